@@ -1,0 +1,88 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "OrderSafe",
+    platforms: [.macOS(.v15), .iOS(.v15)],
+    products: [
+        .executable(name: "ordersafe", targets: ["ordersafe"]),
+        .library(name: "OrderSafeModel", targets: ["OrderSafeModel"]),
+        .library(name: "Ledger", targets: ["Ledger"]),
+        .library(name: "Engine", targets: ["Engine"]),
+        .library(name: "OrderSafeServer", targets: ["OrderSafeServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
+        .package(url: "https://github.com/vapor/postgres-kit", from: "2.14.0"),
+        .package(url: "https://github.com/vapor/sql-kit", from: "3.30.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.0"),
+    ],
+    targets: [
+        .target(name: "OrderSafeModel"),
+        .target(
+            name: "Ledger",
+            dependencies: [
+                "OrderSafeModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ]
+        ),
+        .target(
+            name: "Engine",
+            dependencies: [
+                "OrderSafeModel",
+                "Ledger",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "OrderSafeServer",
+            dependencies: [
+                "OrderSafeModel",
+                "Ledger",
+                "Engine",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Resources/openapi.json"), .copy("Resources/catalog.example.json")]
+        ),
+        .executableTarget(
+            name: "ordersafe",
+            dependencies: [
+                "OrderSafeServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine"]),
+        .testTarget(
+            name: "OrderSafeServerTests",
+            dependencies: [
+                "OrderSafeServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,62 @@
+@preconcurrency import AsyncKit
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresKit
+import SQLKit
+import SQLiteKit
+
+/// Lends one database connection at a time to a closure.
+protocol SQLSessionSource: Sendable {
+    func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    func shutdown() async throws
+}
+
+/// One SQLite connection shared by all callers in turn: SQLite has a single writer, so serialising here
+/// turns lock contention into an orderly queue and keeps `BEGIN IMMEDIATE` transactions from failing busy.
+struct SQLiteSessionSource: SQLSessionSource {
+    let pool: EventLoopConnectionPool<SQLiteConnectionSource>
+    let logger: Logger
+
+    init(storage: SQLiteConfiguration.Storage, logger: Logger) {
+        self.logger = logger
+        pool = EventLoopConnectionPool(
+            source: SQLiteConnectionSource(configuration: .init(storage: storage, enableForeignKeys: true)),
+            maxConnections: 1, requestTimeout: .seconds(30), logger: logger,
+            on: MultiThreadedEventLoopGroup.singleton.next())
+    }
+
+    func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await pool.withConnection(logger: logger) { connection in
+            connection.eventLoop.makeFutureWithTask { try await body(connection.sql(queryLogLevel: .trace)) }
+        }.get()
+    }
+
+    func shutdown() async throws {
+        try await pool.close().get()
+    }
+}
+
+/// A pool of PostgreSQL connections spread over the event loops.
+struct PostgresSessionSource: SQLSessionSource {
+    let pool: EventLoopGroupConnectionPool<PostgresConnectionSource>
+    let logger: Logger
+
+    init(url: String, maxConnectionsPerEventLoop: Int, logger: Logger) throws {
+        self.logger = logger
+        pool = EventLoopGroupConnectionPool(
+            source: PostgresConnectionSource(sqlConfiguration: try SQLPostgresConfiguration(url: url)),
+            maxConnectionsPerEventLoop: maxConnectionsPerEventLoop, requestTimeout: .seconds(30),
+            pruneInterval: .seconds(60), logger: logger, on: MultiThreadedEventLoopGroup.singleton)
+    }
+
+    func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await pool.withConnection(logger: logger) { connection in
+            connection.eventLoop.makeFutureWithTask { try await body(connection.sql(queryLogLevel: .trace)) }
+        }.get()
+    }
+
+    func shutdown() async throws {
+        try await pool.shutdownAsync()
+    }
+}

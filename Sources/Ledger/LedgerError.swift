@@ -1,0 +1,32 @@
+/// Failures the ledger reports as such, as opposed to database faults.
+public enum LedgerError: Error, Equatable, CustomStringConvertible {
+    /// The same idempotency key was used before with a different request.
+    case idempotencyConflict(key: String)
+    /// The database was migrated by a newer OrderSafe; this binary must not write to it.
+    case schemaTooNew(database: Int, binary: Int)
+    /// The database has not been migrated to this binary's schema.
+    case schemaOutdated(database: Int, binary: Int)
+    /// The order to fulfil does not exist.
+    case unknownOrder(String)
+    /// The product is not in the stored catalog version.
+    case unknownProduct(String)
+    /// A unique order number could not be found after several tries (the random source is broken).
+    case orderNumberExhausted
+
+    public var description: String {
+        switch self {
+        case .idempotencyConflict(let key):
+            "Idempotency-Key '\(key)' was already used with a different request"
+        case .schemaTooNew(let database, let binary):
+            "the database schema is at version \(database), newer than this binary's \(binary): upgrade OrderSafe"
+        case .schemaOutdated(let database, let binary):
+            "the database schema is at version \(database), this binary needs \(binary): run `ordersafe migrate`"
+        case .unknownOrder(let orderNo):
+            "no order \(orderNo)"
+        case .unknownProduct(let productID):
+            "no product \(productID) in the stored catalog"
+        case .orderNumberExhausted:
+            "could not allocate a unique order number"
+        }
+    }
+}

@@ -1,0 +1,197 @@
+/// Every migration of the ledger, oldest first.
+enum Schema {
+    static let migrations: [Migration] = [initial]
+
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    private static let statuses =
+        "'created','paying','paid','fulfilled','cancelled','closed','failed','refunded','revoked','flagged'"
+    private static let channels = "'appstore','alipay','wechatpay'"
+    private static let causes = "'app','notification','reconciliation','admin','system'"
+
+    private static let initial = Migration(
+        version: 1, name: "initial ledger",
+        statements: [
+            """
+            CREATE TABLE catalog_versions (
+                id {ID},
+                label TEXT NOT NULL,
+                sha256 TEXT NOT NULL UNIQUE,
+                document TEXT NOT NULL,
+                loaded_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE products (
+                catalog_version_id BIGINT NOT NULL REFERENCES catalog_versions(id),
+                product_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                app_store_product_id TEXT,
+                definition TEXT NOT NULL,
+                PRIMARY KEY (catalog_version_id, product_id)
+            )
+            """,
+            """
+            CREATE TABLE orders (
+                id {ID},
+                order_no TEXT NOT NULL UNIQUE,
+                order_uuid TEXT NOT NULL UNIQUE,
+                user_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                catalog_version_id BIGINT NOT NULL REFERENCES catalog_versions(id),
+                channel TEXT NOT NULL CHECK (channel IN (\(channels))),
+                status TEXT NOT NULL CHECK (status IN (\(statuses))),
+                amount_minor BIGINT NOT NULL CHECK (amount_minor > 0),
+                currency TEXT NOT NULL CHECK (length(currency) = 3),
+                origin TEXT NOT NULL CHECK (origin IN ('api','adopted')),
+                idempotency_key TEXT,
+                request_sha256 TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                UNIQUE (user_id, idempotency_key),
+                UNIQUE (id, user_id),
+                FOREIGN KEY (catalog_version_id, product_id) REFERENCES products(catalog_version_id, product_id)
+            )
+            """,
+            "CREATE INDEX orders_by_user ON orders (user_id, created_at)",
+            "CREATE INDEX orders_by_status ON orders (status, updated_at)",
+            """
+            CREATE TABLE payment_transactions (
+                id {ID},
+                channel TEXT NOT NULL CHECK (channel IN (\(channels))),
+                provider_txn_id TEXT NOT NULL,
+                order_id BIGINT NOT NULL,
+                user_id TEXT NOT NULL,
+                amount_minor BIGINT NOT NULL,
+                currency TEXT NOT NULL,
+                cause TEXT NOT NULL CHECK (cause IN (\(causes))),
+                evidence TEXT NOT NULL,
+                recorded_at BIGINT NOT NULL,
+                UNIQUE (channel, provider_txn_id),
+                UNIQUE (id, user_id),
+                FOREIGN KEY (order_id, user_id) REFERENCES orders(id, user_id)
+            )
+            """,
+            "CREATE INDEX payment_transactions_by_order ON payment_transactions (order_id)",
+            """
+            CREATE TABLE grants (
+                id {ID},
+                payment_transaction_id BIGINT NOT NULL,
+                grant_index INTEGER NOT NULL,
+                user_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('add_balance','unlock_entitlement','extend_entitlement')),
+                target TEXT NOT NULL,
+                amount BIGINT,
+                period TEXT,
+                expires_at BIGINT,
+                reversed_at BIGINT,
+                created_at BIGINT NOT NULL,
+                UNIQUE (payment_transaction_id, grant_index),
+                FOREIGN KEY (payment_transaction_id, user_id) REFERENCES payment_transactions(id, user_id)
+            )
+            """,
+            """
+            CREATE TABLE balances (
+                user_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                amount BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, name)
+            )
+            """,
+            """
+            CREATE TABLE entitlements (
+                user_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                expires_at BIGINT,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, name)
+            )
+            """,
+            """
+            CREATE TABLE order_events (
+                id {ID},
+                order_id BIGINT NOT NULL REFERENCES orders(id),
+                kind TEXT NOT NULL,
+                from_status TEXT,
+                to_status TEXT,
+                cause TEXT NOT NULL CHECK (cause IN (\(causes))),
+                evidence TEXT,
+                detail TEXT,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX order_events_by_order ON order_events (order_id, id)",
+            """
+            CREATE TABLE inbox (
+                id {ID},
+                channel TEXT NOT NULL CHECK (channel IN (\(channels))),
+                kind TEXT NOT NULL,
+                body_sha256 TEXT NOT NULL,
+                headers TEXT NOT NULL,
+                body {BLOB} NOT NULL,
+                received_at BIGINT NOT NULL,
+                processed_at BIGINT,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT,
+                UNIQUE (channel, kind, body_sha256)
+            )
+            """,
+            "CREATE INDEX inbox_unprocessed ON inbox (processed_at, received_at)",
+            """
+            CREATE TABLE jobs (
+                id {ID},
+                kind TEXT NOT NULL,
+                dedupe_key TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                run_at BIGINT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                lease_owner TEXT,
+                lease_until BIGINT,
+                fence BIGINT NOT NULL DEFAULT 0,
+                done_at BIGINT,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                UNIQUE (kind, dedupe_key)
+            )
+            """,
+            "CREATE INDEX jobs_due ON jobs (done_at, run_at)",
+            """
+            CREATE TABLE webhook_outbox (
+                id {ID},
+                event_id TEXT NOT NULL UNIQUE,
+                event_type TEXT NOT NULL,
+                order_id BIGINT REFERENCES orders(id),
+                payload TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                delivered_at BIGINT,
+                last_error TEXT
+            )
+            """,
+            "CREATE INDEX webhook_outbox_due ON webhook_outbox (delivered_at, next_attempt_at)",
+        ],
+        engineStatements: [
+            .sqlite: [
+                """
+                CREATE TRIGGER order_events_no_update BEFORE UPDATE ON order_events
+                BEGIN SELECT RAISE(ABORT, 'order_events is append-only'); END
+                """,
+                """
+                CREATE TRIGGER order_events_no_delete BEFORE DELETE ON order_events
+                BEGIN SELECT RAISE(ABORT, 'order_events is append-only'); END
+                """,
+            ],
+            .postgres: [
+                """
+                CREATE FUNCTION order_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'order_events is append-only'; END $$
+                """,
+                """
+                CREATE TRIGGER order_events_append_only BEFORE UPDATE OR DELETE ON order_events
+                FOR EACH ROW EXECUTE FUNCTION order_events_append_only()
+                """,
+            ],
+        ])
+}

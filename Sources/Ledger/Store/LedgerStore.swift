@@ -1,0 +1,27 @@
+import Foundation
+import OrderSafeModel
+
+/// The ledger's operations: the seam between the order engine and persistence.
+///
+/// Every method is one database transaction; idempotency comes from the schema's constraints.
+public protocol LedgerStore: Sendable {
+    /// Stores a catalog (once per distinct content) and returns the version orders will reference.
+    func saveCatalog(_ catalog: Catalog, at: Date) async throws -> CatalogVersion
+
+    /// Creates an order, or with a repeated idempotency key returns the order the first request created.
+    /// Throws ``LedgerError/idempotencyConflict(key:)`` when the key was used with a different request.
+    func createOrder(_ order: NewOrder, identity: @Sendable () -> OrderIdentity) async throws -> OrderCreation
+
+    func order(number: String) async throws -> Order?
+    func order(uuid: UUID) async throws -> Order?
+    func events(orderNo: String) async throws -> [OrderEvent]
+
+    /// Records a verified payment and applies the order's grants, exactly once per provider transaction.
+    func fulfil(_ payment: VerifiedPayment, at: Date) async throws -> FulfilmentOutcome
+
+    /// The user's balances and entitlements.
+    func holdings(userID: String, at: Date) async throws -> HoldingsResponse
+
+    /// Stores a raw inbound signal before anything else happens to it.
+    func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry
+}

@@ -1,0 +1,157 @@
+import Foundation
+import OrderSafeModel
+
+/// A catalog as stored: every order points at the version it was priced from.
+public struct CatalogVersion: Sendable, Hashable {
+    public var id: Int64
+    public var label: String
+    public var sha256: String
+}
+
+/// How an order came to exist.
+public enum OrderOrigin: String, Sendable {
+    /// Created by the app through `POST /v1/orders`.
+    case api
+    /// Created by the server for a verified payment that named no order (an unbound App Store transaction).
+    case adopted
+}
+
+/// The identity of a new order: its number and StoreKit `appAccountToken`.
+public struct OrderIdentity: Sendable, Hashable {
+    public var orderNo: String
+    public var orderUUID: UUID
+
+    public init(orderNo: String, orderUUID: UUID) {
+        self.orderNo = orderNo
+        self.orderUUID = orderUUID
+    }
+}
+
+/// An `Idempotency-Key` and a digest of the request it came with.
+public struct IdempotencyToken: Sendable, Hashable {
+    public var key: String
+    public var requestSHA256: String
+
+    public init(key: String, requestSHA256: String) {
+        self.key = key
+        self.requestSHA256 = requestSHA256
+    }
+}
+
+/// What the ledger needs to create an order.
+public struct NewOrder: Sendable {
+    public var userID: String
+    public var productID: String
+    public var channel: Channel
+    public var amount: Money
+    public var catalogVersionID: Int64
+    public var origin: OrderOrigin
+    public var idempotency: IdempotencyToken?
+    public var createdAt: Date
+
+    public init(
+        userID: String, productID: String, channel: Channel, amount: Money, catalogVersionID: Int64,
+        origin: OrderOrigin = .api, idempotency: IdempotencyToken? = nil, createdAt: Date
+    ) {
+        self.userID = userID
+        self.productID = productID
+        self.channel = channel
+        self.amount = amount
+        self.catalogVersionID = catalogVersionID
+        self.origin = origin
+        self.idempotency = idempotency
+        self.createdAt = createdAt
+    }
+}
+
+/// Whether `createOrder` made a new order or found the one an earlier request with the same key made.
+public enum OrderCreation: Sendable, Hashable {
+    case created(Order)
+    case replayed(Order)
+
+    public var order: Order {
+        switch self {
+        case .created(let order), .replayed(let order): order
+        }
+    }
+}
+
+/// Who or what caused a state change (DESIGN.md invariant 7).
+public enum EventCause: String, Sendable, Codable, CaseIterable {
+    case app, notification, reconciliation, admin, system
+}
+
+/// A payment whose success we proved: a signature we verified or a provider answer we fetched.
+public struct VerifiedPayment: Sendable, Hashable {
+    public var channel: Channel
+    /// The provider's transaction id (App Store `transactionId`, Alipay `trade_no`, WeChat `transaction_id`).
+    public var providerTransactionID: String
+    public var orderNo: String
+    public var amount: Money
+    public var cause: EventCause
+    /// Names the proof, e.g. `inbox:42` or `jws-sha256:…`; never the payload itself.
+    public var evidence: String
+
+    public init(
+        channel: Channel, providerTransactionID: String, orderNo: String, amount: Money, cause: EventCause,
+        evidence: String
+    ) {
+        self.channel = channel
+        self.providerTransactionID = providerTransactionID
+        self.orderNo = orderNo
+        self.amount = amount
+        self.cause = cause
+        self.evidence = evidence
+    }
+}
+
+/// Why an order needs a human.
+public enum FlagReason: String, Sendable, Hashable, Codable {
+    /// The provider's amount or currency differs from the order's.
+    case amountMismatch = "amount_mismatch"
+    /// A second, different provider transaction paid an order that was already settled.
+    case orderAlreadySettled = "order_already_settled"
+}
+
+/// What `fulfil` did with a verified payment.
+public enum FulfilmentOutcome: Sendable, Hashable {
+    /// Recorded now and granted: the order is fulfilled.
+    case fulfilled(Order)
+    /// This provider transaction was recorded before; nothing changed.
+    case duplicate(orderNo: String)
+    /// Recorded, not granted: the order is flagged for a human.
+    case flagged(Order, FlagReason)
+}
+
+/// One entry of an order's append-only history.
+public struct OrderEvent: Sendable, Hashable {
+    public var kind: String
+    public var fromStatus: OrderStatus?
+    public var toStatus: OrderStatus?
+    public var cause: EventCause
+    public var evidence: String?
+    public var createdAt: Date
+}
+
+/// A raw inbound signal (provider notification), stored before it is processed.
+public struct InboundSignal: Sendable, Hashable {
+    public var channel: Channel
+    public var kind: String
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var receivedAt: Date
+
+    public init(channel: Channel, kind: String, headers: [String: String], body: [UInt8], receivedAt: Date) {
+        self.channel = channel
+        self.kind = kind
+        self.headers = headers
+        self.body = body
+        self.receivedAt = receivedAt
+    }
+}
+
+/// Where a stored inbound signal landed; `isNew` is false for a byte-identical replay.
+public struct InboxEntry: Sendable, Hashable {
+    public var id: Int64
+    public var isNew: Bool
+}

@@ -1,0 +1,165 @@
+import Foundation
+import OrderSafeModel
+import SQLKit
+
+extension SQLLedger {
+    public func fulfil(_ payment: VerifiedPayment, at date: Date) async throws -> FulfilmentOutcome {
+        try await database.transaction { db in
+            guard let order = try await Self.loadOrder(db, where: "order_no", payment.orderNo, forUpdate: true) else {
+                throw LedgerError.unknownOrder(payment.orderNo)
+            }
+            let orderID = try await Self.orderID(db, orderNo: order.orderNo)
+            // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
+            // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
+            guard let inserted = try await db.raw("""
+                INSERT INTO payment_transactions (channel, provider_txn_id, order_id, user_id, amount_minor, currency,
+                                                  cause, evidence, recorded_at)
+                VALUES (\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), \(bind: orderID),
+                        \(bind: order.userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code),
+                        \(bind: payment.cause.rawValue), \(bind: payment.evidence), \(bind: date.millisecondsSince1970))
+                ON CONFLICT (channel, provider_txn_id) DO NOTHING RETURNING id
+                """).first()
+            else {
+                let existing = try await db.raw("""
+                    SELECT o.order_no FROM payment_transactions p JOIN orders o ON o.id = p.order_id
+                    WHERE p.channel = \(bind: payment.channel.rawValue) AND p.provider_txn_id = \(bind: payment.providerTransactionID)
+                    """).first()
+                return .duplicate(orderNo: try existing?.decode(column: "order_no", as: String.self) ?? order.orderNo)
+            }
+            let paymentID = try inserted.decode(column: "id", as: Int64.self)
+            let evidence = "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence)"
+
+            let flag: FlagReason? =
+                if payment.amount != order.amount { .amountMismatch }
+                else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled }
+                else { nil }
+            if let flag {
+                try await Self.setStatus(db, orderID: orderID, from: order.status, to: .flagged, kind: "flagged:\(flag.rawValue)",
+                                         cause: payment.cause, evidence: evidence, at: date)
+                return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, flag)
+            }
+
+            let grants = try await Self.productGrants(db, orderID: orderID)
+            for (index, grant) in grants.enumerated() {
+                try await Self.apply(grant, index: index, paymentID: paymentID, userID: order.userID, db: db, at: date)
+            }
+            if order.status != .paid {
+                try await Self.setStatus(db, orderID: orderID, from: order.status, to: .paid, kind: "paid",
+                                         cause: payment.cause, evidence: evidence, at: date)
+            }
+            try await Self.setStatus(db, orderID: orderID, from: .paid, to: .fulfilled, kind: "fulfilled",
+                                     cause: payment.cause, evidence: evidence, at: date)
+            return .fulfilled(try await Self.loadOrder(db, where: "id", orderID)!)
+        }
+    }
+
+    public func holdings(userID: String, at date: Date) async throws -> HoldingsResponse {
+        try await database.withSession { db in
+            let balances = try await db.raw("""
+                SELECT name, amount FROM balances WHERE user_id = \(bind: userID) ORDER BY name
+                """).all().map { row in
+                Balance(name: try row.decode(column: "name", as: String.self), amount: try row.decode(column: "amount", as: Int64.self))
+            }
+            let now = date.millisecondsSince1970
+            let entitlements = try await db.raw("""
+                SELECT name, expires_at FROM entitlements WHERE user_id = \(bind: userID) ORDER BY name
+                """).all().map { row in
+                let expires = try row.decode(column: "expires_at", as: Int64?.self)
+                return Entitlement(
+                    name: try row.decode(column: "name", as: String.self),
+                    expiresAt: expires.map(Date.init(millisecondsSince1970:)), active: expires.map { $0 > now } ?? true)
+            }
+            return HoldingsResponse(userID: userID, balances: balances, entitlements: entitlements)
+        }
+    }
+
+    private static func orderID(_ db: any SQLDatabase, orderNo: String) async throws -> Int64 {
+        guard let row = try await db.raw("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() else {
+            throw LedgerError.unknownOrder(orderNo)
+        }
+        return try row.decode(column: "id", as: Int64.self)
+    }
+
+    private static func productGrants(_ db: any SQLDatabase, orderID: Int64) async throws -> [Grant] {
+        guard let row = try await db.raw("""
+            SELECT p.definition FROM orders o
+            JOIN products p ON p.catalog_version_id = o.catalog_version_id AND p.product_id = o.product_id
+            WHERE o.id = \(bind: orderID)
+            """).first()
+        else { throw LedgerCorruption(detail: "order \(orderID) has no product definition") }
+        let definition = try row.decode(column: "definition", as: String.self)
+        return try OrderSafeJSON.decoder().decode(Product.self, from: Data(definition.utf8)).grants
+    }
+
+    static func setStatus(
+        _ db: any SQLDatabase, orderID: Int64, from: OrderStatus, to: OrderStatus, kind: String, cause: EventCause,
+        evidence: String?, at date: Date
+    ) async throws {
+        try await db.raw("""
+            UPDATE orders SET status = \(bind: to.rawValue), updated_at = \(bind: date.millisecondsSince1970)
+            WHERE id = \(bind: orderID)
+            """).run()
+        try await appendEvent(db, orderID: orderID, kind: kind, from: from, to: to, cause: cause, evidence: evidence, at: date)
+    }
+
+    private static func apply(
+        _ grant: Grant, index: Int, paymentID: Int64, userID: String, db: any SQLDatabase, at date: Date
+    ) async throws {
+        let now = date.millisecondsSince1970
+        var amount: Int64?
+        var period: String?
+        var expiresAt: Int64?
+        switch grant {
+        case .addBalance(let name, let units):
+            amount = units
+            try await db.raw("""
+                INSERT INTO balances (user_id, name, amount, updated_at)
+                VALUES (\(bind: userID), \(bind: name), \(bind: units), \(bind: now))
+                ON CONFLICT (user_id, name) DO UPDATE SET amount = balances.amount + excluded.amount, updated_at = excluded.updated_at
+                """).run()
+        case .unlockEntitlement(let name):
+            try await db.raw("""
+                INSERT INTO entitlements (user_id, name, expires_at, updated_at)
+                VALUES (\(bind: userID), \(bind: name), NULL, \(bind: now))
+                ON CONFLICT (user_id, name) DO UPDATE SET expires_at = NULL, updated_at = excluded.updated_at
+                """).run()
+        case .extendEntitlement(let name, let grantPeriod):
+            period = grantPeriod.description
+            let current = try await db.raw("""
+                SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: name)
+                """).first()
+            if let current, try current.decodeNil(column: "expires_at") {
+                break  // already unlocked for good: nothing to extend
+            }
+            let start = max(now, try current?.decode(column: "expires_at", as: Int64.self) ?? now)
+            let end = grantPeriod.adding(to: Date(millisecondsSince1970: start)).millisecondsSince1970
+            expiresAt = end
+            try await db.raw("""
+                INSERT INTO entitlements (user_id, name, expires_at, updated_at)
+                VALUES (\(bind: userID), \(bind: name), \(bind: end), \(bind: now))
+                ON CONFLICT (user_id, name) DO UPDATE SET expires_at = excluded.expires_at, updated_at = excluded.updated_at
+                """).run()
+        }
+        try await db.raw("""
+            INSERT INTO grants (payment_transaction_id, grant_index, user_id, kind, target, amount, period, expires_at, created_at)
+            VALUES (\(bind: paymentID), \(bind: index), \(bind: userID), \(bind: grant.kind.rawValue), \(bind: grant.target),
+                    \(bind: amount), \(bind: period), \(bind: expiresAt), \(bind: now))
+            """).run()
+    }
+}
+
+extension GrantPeriod {
+    /// `date` moved forward by this period on the Gregorian calendar in UTC (1 Jan 31 + P1M = 28/29 Feb).
+    func adding(to date: Date) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let component: Calendar.Component =
+            switch unit {
+            case .day: .day
+            case .week: .weekOfYear
+            case .month: .month
+            case .year: .year
+            }
+        return calendar.date(byAdding: component, value: count, to: date) ?? date
+    }
+}

@@ -1,0 +1,191 @@
+import Crypto
+import Foundation
+import OrderSafeModel
+import SQLKit
+
+/// The ledger over SQL: one implementation for SQLite and PostgreSQL.
+public struct SQLLedger: LedgerStore {
+    let database: LedgerDatabase
+
+    public init(database: LedgerDatabase) {
+        self.database = database
+    }
+
+    /// Throws unless the database is at exactly this binary's schema version.
+    public func checkSchema() async throws {
+        let current = try await Migrator(database: database, logger: .init(label: "ordersafe.ledger")).currentVersion()
+        if current < Migrator.latestVersion { throw LedgerError.schemaOutdated(database: current, binary: Migrator.latestVersion) }
+        if current > Migrator.latestVersion { throw LedgerError.schemaTooNew(database: current, binary: Migrator.latestVersion) }
+    }
+
+    public func saveCatalog(_ catalog: Catalog, at date: Date) async throws -> CatalogVersion {
+        let document = try String(decoding: OrderSafeJSON.encoder().encode(catalog), as: UTF8.self)
+        let sha = SHA256.hash(data: Data(document.utf8)).hexString
+        let products = try catalog.products.map { product in
+            (product, try String(decoding: OrderSafeJSON.encoder().encode(product), as: UTF8.self))
+        }
+        return try await database.transaction { db in
+            let inserted = try await db.raw("""
+                INSERT INTO catalog_versions (label, sha256, document, loaded_at)
+                VALUES (\(bind: catalog.version), \(bind: sha), \(bind: document), \(bind: date.millisecondsSince1970))
+                ON CONFLICT (sha256) DO NOTHING RETURNING id
+                """).first()
+            if let inserted {
+                let id = try inserted.decode(column: "id", as: Int64.self)
+                for (product, definition) in products {
+                    try await db.raw("""
+                        INSERT INTO products (catalog_version_id, product_id, kind, app_store_product_id, definition)
+                        VALUES (\(bind: id), \(bind: product.id), \(bind: product.kind.rawValue),
+                                \(bind: product.appStoreProductID), \(bind: definition))
+                        """).run()
+                }
+                return CatalogVersion(id: id, label: catalog.version, sha256: sha)
+            }
+            guard let row = try await db.raw("SELECT id FROM catalog_versions WHERE sha256 = \(bind: sha)").first() else {
+                throw LedgerError.unknownProduct("catalog \(sha)")
+            }
+            return CatalogVersion(id: try row.decode(column: "id", as: Int64.self), label: catalog.version, sha256: sha)
+        }
+    }
+
+    public func createOrder(_ new: NewOrder, identity: @Sendable () -> OrderIdentity) async throws -> OrderCreation {
+        for _ in 0..<5 {
+            let candidate = identity()
+            let outcome: OrderCreation? = try await database.transaction { db in
+                let inserted = try await db.raw("""
+                    INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
+                                        amount_minor, currency, origin, idempotency_key, request_sha256, created_at, updated_at)
+                    VALUES (\(bind: candidate.orderNo), \(bind: candidate.orderUUID.uuidString.lowercased()),
+                            \(bind: new.userID), \(bind: new.productID), \(bind: new.catalogVersionID),
+                            \(bind: new.channel.rawValue), \(bind: OrderStatus.created.rawValue),
+                            \(bind: new.amount.amountMinor), \(bind: new.amount.currency.code), \(bind: new.origin.rawValue),
+                            \(bind: new.idempotency?.key), \(bind: new.idempotency?.requestSHA256),
+                            \(bind: new.createdAt.millisecondsSince1970), \(bind: new.createdAt.millisecondsSince1970))
+                    ON CONFLICT DO NOTHING RETURNING id
+                    """).first()
+                if let inserted {
+                    let id = try inserted.decode(column: "id", as: Int64.self)
+                    try await Self.appendEvent(
+                        db, orderID: id, kind: "created", from: nil, to: .created, cause: new.origin == .api ? .app : .system,
+                        evidence: nil, at: new.createdAt)
+                    return .created(try await Self.loadOrder(db, where: "id", id)!)
+                }
+                if let token = new.idempotency,
+                    let row = try await db.raw("""
+                        SELECT order_no, request_sha256 FROM orders
+                        WHERE user_id = \(bind: new.userID) AND idempotency_key = \(bind: token.key)
+                        """).first()
+                {
+                    guard try row.decode(column: "request_sha256", as: String?.self) == token.requestSHA256 else {
+                        throw LedgerError.idempotencyConflict(key: token.key)
+                    }
+                    let orderNo = try row.decode(column: "order_no", as: String.self)
+                    return .replayed(try await Self.loadOrder(db, where: "order_no", orderNo)!)
+                }
+                return nil  // the random order number or UUID collided: try another
+            }
+            if let outcome { return outcome }
+        }
+        throw LedgerError.orderNumberExhausted
+    }
+
+    public func order(number: String) async throws -> Order? {
+        try await database.withSession { db in try await Self.loadOrder(db, where: "order_no", number) }
+    }
+
+    public func order(uuid: UUID) async throws -> Order? {
+        try await database.withSession { db in
+            try await Self.loadOrder(db, where: "order_uuid", uuid.uuidString.lowercased())
+        }
+    }
+
+    public func events(orderNo: String) async throws -> [OrderEvent] {
+        try await database.withSession { db in
+            try await db.raw("""
+                SELECT e.kind, e.from_status, e.to_status, e.cause, e.evidence, e.created_at
+                FROM order_events e JOIN orders o ON o.id = e.order_id
+                WHERE o.order_no = \(bind: orderNo) ORDER BY e.id
+                """).all().map { row in
+                OrderEvent(
+                    kind: try row.decode(column: "kind", as: String.self),
+                    fromStatus: try row.decode(column: "from_status", as: String?.self).flatMap(OrderStatus.init(rawValue:)),
+                    toStatus: try row.decode(column: "to_status", as: String?.self).flatMap(OrderStatus.init(rawValue:)),
+                    cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .system,
+                    evidence: try row.decode(column: "evidence", as: String?.self),
+                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
+            }
+        }
+    }
+
+    public func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry {
+        let sha = SHA256.hash(data: signal.body).hexString
+        let headers = try String(decoding: JSONEncoder().encode(signal.headers), as: UTF8.self)
+        return try await database.transaction { db in
+            if let row = try await db.raw("""
+                INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at)
+                VALUES (\(bind: signal.channel.rawValue), \(bind: signal.kind), \(bind: sha), \(bind: headers),
+                        \(bind: Data(signal.body)), \(bind: signal.receivedAt.millisecondsSince1970))
+                ON CONFLICT DO NOTHING RETURNING id
+                """).first()
+            {
+                return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true)
+            }
+            let existing = try await db.raw("""
+                SELECT id FROM inbox
+                WHERE channel = \(bind: signal.channel.rawValue) AND kind = \(bind: signal.kind) AND body_sha256 = \(bind: sha)
+                """).first()
+            return InboxEntry(id: try existing!.decode(column: "id", as: Int64.self), isNew: false)
+        }
+    }
+
+    static func appendEvent(
+        _ db: any SQLDatabase, orderID: Int64, kind: String, from: OrderStatus?, to: OrderStatus?, cause: EventCause,
+        evidence: String?, at date: Date
+    ) async throws {
+        try await db.raw("""
+            INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, created_at)
+            VALUES (\(bind: orderID), \(bind: kind), \(bind: from?.rawValue), \(bind: to?.rawValue),
+                    \(bind: cause.rawValue), \(bind: evidence), \(bind: date.millisecondsSince1970))
+            """).run()
+    }
+
+    static let orderColumns =
+        "id, order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor, currency, created_at, updated_at"
+
+    static func loadOrder(_ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false)
+        async throws -> Order?
+    {
+        let lock = forUpdate && db.dialect.name == "postgresql" ? " FOR UPDATE" : ""
+        guard let row = try await db.raw("""
+            SELECT \(unsafeRaw: orderColumns) FROM orders WHERE \(ident: column) = \(bind: value)\(unsafeRaw: lock)
+            """).first()
+        else { return nil }
+        return try decodeOrder(row)
+    }
+
+    static func decodeOrder(_ row: any SQLRow) throws -> Order {
+        let uuidText = try row.decode(column: "order_uuid", as: String.self)
+        guard let uuid = UUID(uuidString: uuidText),
+            let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
+            let status = OrderStatus(rawValue: try row.decode(column: "status", as: String.self)),
+            let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
+        else { throw LedgerCorruption(detail: "order row \(uuidText) has a value this build does not know") }
+        return Order(
+            orderNo: try row.decode(column: "order_no", as: String.self), orderUUID: uuid,
+            userID: try row.decode(column: "user_id", as: String.self),
+            productID: try row.decode(column: "product_id", as: String.self), channel: channel, status: status,
+            amount: Money(amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self)))
+    }
+}
+
+/// A stored row this build cannot interpret: a fault, never an input error.
+struct LedgerCorruption: Error, CustomStringConvertible {
+    var detail: String
+    var description: String { "ledger data is inconsistent: \(detail)" }
+}
+
+extension Digest {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}

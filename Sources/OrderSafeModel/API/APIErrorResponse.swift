@@ -1,0 +1,15 @@
+/// The body of every error answered by the OrderSafe API: `{"error": {"code": …, "message": …}}`.
+public struct APIErrorResponse: Codable, Hashable, Sendable, Error {
+    public struct Detail: Codable, Hashable, Sendable {
+        /// Stable machine-readable code, e.g. `unknown_product`.
+        public var code: String
+        /// English explanation for developers.
+        public var message: String
+    }
+
+    public var error: Detail
+
+    public init(code: String, message: String) {
+        self.error = Detail(code: code, message: message)
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// The merchant's product catalog: a version label and its products, validated as a whole.
+public struct Catalog: Codable, Hashable, Sendable {
+    /// The merchant's label for this catalog revision (shown by `GET /v1/catalog`).
+    public var version: String
+    /// Lets digital goods use Alipay or WeChat Pay (only where the merchant is entitled to external payment).
+    public var allowExternalPaymentForDigitalGoods: Bool
+    public var products: [Product]
+
+    enum CodingKeys: String, CodingKey {
+        case version, products
+        case allowExternalPaymentForDigitalGoods = "allow_external_payment_for_digital_goods"
+    }
+
+    public init(version: String, allowExternalPaymentForDigitalGoods: Bool = false, products: [Product]) throws {
+        self.version = version
+        self.allowExternalPaymentForDigitalGoods = allowExternalPaymentForDigitalGoods
+        self.products = products
+        try validate()
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            version: try container.decode(String.self, forKey: .version),
+            allowExternalPaymentForDigitalGoods: try container.decodeIfPresent(
+                Bool.self, forKey: .allowExternalPaymentForDigitalGoods) ?? false,
+            products: try container.decode([Product].self, forKey: .products))
+    }
+
+    /// Decodes and validates a catalog file's bytes.
+    public init(json data: Data) throws(CatalogError) {
+        do {
+            self = try JSONDecoder().decode(Catalog.self, from: data)
+        } catch let error as CatalogError {
+            throw error
+        } catch let error as DecodingError {
+            throw .malformed(error.readableDescription)
+        } catch {
+            throw .malformed(String(describing: error))
+        }
+    }
+
+    /// The product with this id, if the catalog has it.
+    public func product(id: String) -> Product? {
+        products.first { $0.id == id }
+    }
+
+    private func validate() throws(CatalogError) {
+        guard !version.isEmpty, version.count <= 64 else {
+            throw .invalid(product: nil, reason: "version must be 1 to 64 characters")
+        }
+        guard !products.isEmpty else { throw .invalid(product: nil, reason: "the catalog has no products") }
+        var seenIDs = Set<String>()
+        var seenAppStoreIDs = Set<String>()
+        for product in products {
+            guard seenIDs.insert(product.id).inserted else {
+                throw .invalid(product: product.id, reason: "duplicate product id")
+            }
+            if let appStoreID = product.appStoreProductID, !seenAppStoreIDs.insert(appStoreID).inserted {
+                throw .invalid(product: product.id, reason: "app_store_product_id '\(appStoreID)' is used twice")
+            }
+            try validate(product)
+        }
+    }
+
+    private func validate(_ product: Product) throws(CatalogError) {
+        func fail(_ reason: String) -> CatalogError { .invalid(product: product.id, reason: reason) }
+        guard Identifier.isValid(product.id) else {
+            throw fail("id must be 1 to 64 characters of a-z, 0-9, '_', '.', '-'")
+        }
+        guard !product.title.trimmingCharacters(in: .whitespaces).isEmpty, product.title.count <= 200 else {
+            throw fail("title must be 1 to 200 characters")
+        }
+        guard !product.channels.isEmpty else { throw fail("channels must not be empty") }
+        guard Set(product.channels).count == product.channels.count else { throw fail("channels lists a channel twice") }
+        for channel in product.channels {
+            guard let price = product.prices[channel] else { throw fail("no price for allowed channel '\(channel.rawValue)'") }
+            guard price.amountMinor > 0 else { throw fail("price for '\(channel.rawValue)' must be positive") }
+        }
+        for channel in product.prices.keys where !product.channels.contains(channel) {
+            throw fail("price given for '\(channel.rawValue)', which is not in channels")
+        }
+        if product.channels.contains(.appStore) {
+            guard let appStoreID = product.appStoreProductID, !appStoreID.isEmpty, appStoreID.count <= 255 else {
+                throw fail("app_store_product_id is required for the appstore channel")
+            }
+        }
+        if product.goods == .digital, !allowExternalPaymentForDigitalGoods,
+            let external = product.channels.first(where: { $0 != .appStore })
+        {
+            throw fail(
+                "digital goods sold in an iOS app must use in-app purchase (App Review guideline 3.1.1); "
+                    + "remove '\(external.rawValue)', mark the product physical or service, "
+                    + "or set allow_external_payment_for_digital_goods where you are entitled to it")
+        }
+        if product.kind == .autoRenewableSubscription, product.channels != [.appStore] {
+            throw fail("auto-renewable subscriptions are sold through the App Store only")
+        }
+        guard !product.grants.isEmpty else { throw fail("grants must not be empty") }
+        for grant in product.grants {
+            guard Identifier.isValid(grant.target) else {
+                throw fail("grant target '\(grant.target)' must be 1 to 64 characters of a-z, 0-9, '_', '.', '-'")
+            }
+            switch grant {
+            case .addBalance(_, let amount):
+                guard amount > 0 else { throw fail("add_balance amount must be positive") }
+            case .unlockEntitlement, .extendEntitlement:
+                break
+            }
+        }
+        let hasTimedGrant = product.grants.contains { if case .extendEntitlement = $0 { true } else { false } }
+        let isSubscription = product.kind == .autoRenewableSubscription || product.kind == .nonRenewingSubscription
+        if isSubscription, !hasTimedGrant {
+            throw fail("subscriptions must grant extend_entitlement with a period")
+        }
+    }
+}
+
+/// Why a catalog was refused.
+public enum CatalogError: Error, Equatable, CustomStringConvertible {
+    /// The file is not valid JSON or does not have the catalog's shape.
+    case malformed(String)
+    /// The catalog parsed but breaks a rule; `product` names the offending product.
+    case invalid(product: String?, reason: String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let detail): "catalog is malformed: \(detail)"
+        case .invalid(nil, let reason): "catalog is invalid: \(reason)"
+        case .invalid(let product?, let reason): "catalog product '\(product)' is invalid: \(reason)"
+        }
+    }
+}

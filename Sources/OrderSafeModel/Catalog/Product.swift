@@ -1,0 +1,74 @@
+/// One product a merchant sells, as the catalog file defines it.
+public struct Product: Codable, Hashable, Sendable, Identifiable {
+    /// The merchant's product id (`[a-z0-9_.-]`, at most 64 characters).
+    public var id: String
+    public var kind: ProductKind
+    public var title: String
+    public var goods: GoodsType
+    /// The App Store Connect product id; required when `channels` contains `appstore`.
+    public var appStoreProductID: String?
+    /// Channels the product may be bought through.
+    public var channels: [Channel]
+    /// The order amount for each allowed channel.
+    public var prices: [Channel: Money]
+    public var grants: [Grant]
+
+    public init(
+        id: String, kind: ProductKind, title: String, goods: GoodsType = .digital, appStoreProductID: String? = nil,
+        channels: [Channel], prices: [Channel: Money], grants: [Grant]
+    ) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.goods = goods
+        self.appStoreProductID = appStoreProductID
+        self.channels = channels
+        self.prices = prices
+        self.grants = grants
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, title, goods, channels, prices, grants
+        case appStoreProductID = "app_store_product_id"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        kind = try container.decode(ProductKind.self, forKey: .kind)
+        title = try container.decode(String.self, forKey: .title)
+        goods = try container.decodeIfPresent(GoodsType.self, forKey: .goods) ?? .digital
+        appStoreProductID = try container.decodeIfPresent(String.self, forKey: .appStoreProductID)
+        channels = try container.decodeIfPresent([Channel].self, forKey: .channels) ?? [.appStore]
+        let rawPrices = try container.decode([String: Money].self, forKey: .prices)
+        var prices: [Channel: Money] = [:]
+        for (key, money) in rawPrices {
+            guard let channel = Channel(rawValue: key) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .prices, in: container,
+                    debugDescription: "unknown channel '\(key)' in prices (expected one of appstore, alipay, wechatpay)")
+            }
+            prices[channel] = money
+        }
+        self.prices = prices
+        grants = try container.decode([Grant].self, forKey: .grants)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(title, forKey: .title)
+        try container.encode(goods, forKey: .goods)
+        try container.encodeIfPresent(appStoreProductID, forKey: .appStoreProductID)
+        try container.encode(channels, forKey: .channels)
+        try container.encode(
+            Dictionary(uniqueKeysWithValues: prices.map { ($0.key.rawValue, $0.value) }), forKey: .prices)
+        try container.encode(grants, forKey: .grants)
+    }
+
+    /// The price when bought through `channel`, if the product allows that channel.
+    public func price(for channel: Channel) -> Money? {
+        channels.contains(channel) ? prices[channel] : nil
+    }
+}

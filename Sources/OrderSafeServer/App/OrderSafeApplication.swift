@@ -1,0 +1,75 @@
+import Engine
+import Foundation
+import Hummingbird
+import Ledger
+import Logging
+import OrderSafeModel
+import Prometheus
+
+/// Wiring in one place: database, migrations, catalog, authentication, routes and middleware.
+public enum OrderSafeApplication {
+    /// Builds the server: migrates the database, activates the catalog, and returns the application ready to run.
+    public static func build(
+        settings: Settings,
+        clock: any WallClock = SystemClock(),
+        random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) },
+        logger: Logger
+    ) async throws -> some ApplicationProtocol {
+        let (router, database) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
+            services: [DatabaseService(database: database)],
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? settings.server.port
+                logger.notice("OrderSafe is listening on http://\(settings.server.host):\(port)")
+            },
+            logger: logger)
+    }
+
+    /// The router with every route and middleware, and the database it uses.
+    static func makeRouter(
+        settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger
+    ) async throws -> (Router<OrderSafeRequestContext>, LedgerDatabase) {
+        let database = try LedgerDatabase(url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
+        do {
+            try await Migrator(database: database, logger: logger).migrate(now: clock.now())
+            let ledger = SQLLedger(database: database)
+            let catalog = try await ActiveCatalog.activate(try CatalogLoader.load(settings.catalog), in: ledger, at: clock.now())
+            logger.info("catalog active", metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
+
+            let jwtSecret = try DevelopmentCredentials.resolve(
+                configured: settings.auth.jwtSecret, name: "dev-jwt-secret", settings: settings.server)
+            let adminKey = try DevelopmentCredentials.resolve(
+                configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key",
+                settings: settings.server) ?? ""
+            let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
+
+            let router = Router(context: OrderSafeRequestContext.self)
+            router.add(middleware: RequestIDMiddleware())
+            router.add(middleware: LogRequestsMiddleware(.info))
+            router.add(middleware: MetricsMiddleware())
+            router.add(middleware: ErrorEnvelopeMiddleware())
+            OperationsController(
+                database: database, ledger: ledger, registry: MetricsBootstrap.registry,
+                openAPIDocument: try CatalogLoader.bundledResource("openapi", ext: "json")
+            ).addRoutes(to: router)
+            let v1 = router.group("v1")
+            CatalogController(catalog: catalog).addRoutes(to: v1)
+            let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth))
+            OrdersController(
+                orders: OrderService(
+                    ledger: ledger, catalog: catalog, identities: OrderIdentityGenerator(clock: clock, random: random), clock: clock),
+                maxBodyBytes: settings.server.maxBodyBytes
+            ).addRoutes(to: users)
+            HoldingsController(ledger: ledger, clock: clock).addRoutes(to: users)
+            AdminController(ledger: ledger).addRoutes(
+                to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))
+
+            return (router, database)
+        } catch {
+            try? await database.shutdown()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,12 @@
+import JWTKit
+
+/// The claims of the bearer token the merchant's backend issues for its user.
+struct UserClaims: JWTPayload {
+    var sub: SubjectClaim
+    var exp: ExpirationClaim
+    var iss: IssuerClaim?
+    var aud: AudienceClaim?
+
+    /// Signature checks only: expiry, issuer and audience are checked by ``UserAuthenticator`` against its clock.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Ledger
+import Logging
+
+/// Every setting of the server, validated. See the README's configuration reference.
+public struct Settings: Sendable {
+    /// `sandbox` runs on the built-in provider simulators and may mint development credentials;
+    /// `production` requires every credential to be configured.
+    public enum Environment: String, Sendable, CaseIterable {
+        case sandbox, production
+    }
+
+    public enum LogFormat: String, Sendable, CaseIterable {
+        case text, json
+    }
+
+    public enum JWTAlgorithm: String, Sendable, CaseIterable {
+        case hs256 = "HS256"
+        case es256 = "ES256"
+    }
+
+    public struct Server: Sendable {
+        public var host: String
+        public var port: Int
+        public var environment: Environment
+        public var dataDirectory: String
+        public var logFormat: LogFormat
+        public var logLevel: Logger.Level
+        public var maxBodyBytes: Int
+    }
+
+    public struct Database: Sendable {
+        public var url: DatabaseURL
+        public var poolSize: Int
+    }
+
+    public struct Catalog: Sendable {
+        /// Path of the catalog JSON file; nil means the bundled example catalog.
+        public var file: String?
+    }
+
+    public struct Auth: Sendable {
+        public var jwtAlgorithm: JWTAlgorithm
+        /// The HS256 shared secret (at least 32 bytes), when `jwtAlgorithm` is HS256.
+        public var jwtSecret: String?
+        /// The ES256 public key (PEM), when `jwtAlgorithm` is ES256.
+        public var jwtPublicKeyPEM: String?
+        /// Required `iss` claim, if set.
+        public var jwtIssuer: String?
+        /// Required `aud` claim, if set.
+        public var jwtAudience: String?
+        /// The key for `/v1/admin/…` (at least 32 characters).
+        public var adminKey: String
+    }
+
+    public var server: Server
+    public var database: Database
+    public var catalog: Catalog
+    public var auth: Auth
+}

@@ -1,0 +1,149 @@
+import Configuration
+import Foundation
+import Ledger
+import Logging
+import SystemPackage
+
+/// Reads ``Settings`` from, highest priority first: command-line flags, `ORDERSAFE_<SECTION>_<KEY>` environment
+/// variables, and the JSON config file (`--config` or `ORDERSAFE_CONFIG_FILE`). Secrets may instead be given as a
+/// path in `<key>_file` (`ORDERSAFE_AUTH_JWT_SECRET_FILE`).
+public enum SettingsLoader {
+    /// - Parameters:
+    ///   - flags: dotted keys to values, from the command line.
+    ///   - environment: the process environment.
+    ///   - configFile: an explicit config file path; otherwise `ORDERSAFE_CONFIG_FILE`, if set.
+    public static func load(
+        flags: [String: String] = [:], environment: [String: String], configFile: String? = nil
+    ) async throws -> Settings {
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: Dictionary(uniqueKeysWithValues: flags.map { (AbsoluteConfigKey(ConfigKey($0.key)), ConfigValue(.string($0.value), isSecret: false)) })),
+            EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .dynamic { key, _ in
+                key.contains("SECRET") || key.contains("KEY") || key.contains("DATABASE_URL")
+            }).prefixKeys(with: "ordersafe"),
+        ]
+        if let path = configFile ?? environment["ORDERSAFE_CONFIG_FILE"] {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw SettingsError(key: "config.file", reason: "cannot read config file '\(path)'")
+            }
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+            } catch {
+                throw SettingsError(key: "config.file", reason: "'\(path)' is not a valid JSON config file: \(error)")
+            }
+        }
+        return try SettingsReader(ConfigReader(providers: providers)).settings()
+    }
+}
+
+/// Turns raw configuration values into ``Settings``, naming the key of every bad value.
+struct SettingsReader {
+    let config: ConfigReader
+
+    init(_ config: ConfigReader) {
+        self.config = config
+    }
+
+    func settings() throws -> Settings {
+        let environment = try choice("server.environment", default: Settings.Environment.sandbox)
+        let dataDirectory = try string("server.data_dir") ?? "data"
+        let server = Settings.Server(
+            host: try string("server.host") ?? "127.0.0.1",
+            port: try int("server.port", default: 8080, in: 0...65535),
+            environment: environment,
+            dataDirectory: dataDirectory,
+            logFormat: try choice("server.log_format", default: Settings.LogFormat.text),
+            logLevel: try choice("server.log_level", default: Logger.Level.info),
+            maxBodyBytes: try int("server.max_body_bytes", default: 256 * 1024, in: 1024...(16 * 1024 * 1024)))
+
+        let databaseText = try secret("database.url") ?? "sqlite:\(dataDirectory)/ordersafe.sqlite"
+        let databaseURL: DatabaseURL
+        do {
+            databaseURL = try DatabaseURL(parsing: databaseText)
+        } catch {
+            throw SettingsError(key: "database.url", reason: error.reason)
+        }
+        let database = Settings.Database(url: databaseURL, poolSize: try int("database.pool_size", default: 4, in: 1...64))
+
+        let algorithm = try choice("auth.jwt_algorithm", default: Settings.JWTAlgorithm.hs256)
+        let auth = Settings.Auth(
+            jwtAlgorithm: algorithm,
+            jwtSecret: try secret("auth.jwt_secret"),
+            jwtPublicKeyPEM: try secret("auth.jwt_public_key"),
+            jwtIssuer: try string("auth.jwt_issuer"),
+            jwtAudience: try string("auth.jwt_audience"),
+            adminKey: try secret("auth.admin_key") ?? "")
+        try validate(auth, environment: environment)
+        return Settings(server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth)
+    }
+
+    private func validate(_ auth: Settings.Auth, environment: Settings.Environment) throws {
+        switch auth.jwtAlgorithm {
+        case .hs256:
+            if let secret = auth.jwtSecret, secret.utf8.count < 32 {
+                throw SettingsError(key: "auth.jwt_secret", reason: "must be at least 32 bytes for HS256")
+            }
+            if auth.jwtSecret == nil, environment == .production {
+                throw SettingsError(key: "auth.jwt_secret", reason: "is required in production with HS256")
+            }
+        case .es256:
+            guard auth.jwtPublicKeyPEM != nil else {
+                throw SettingsError(key: "auth.jwt_public_key", reason: "is required with ES256 (a PEM public key)")
+            }
+        }
+        if !auth.adminKey.isEmpty, auth.adminKey.utf8.count < 32 {
+            throw SettingsError(key: "auth.admin_key", reason: "must be at least 32 characters")
+        }
+        if auth.adminKey.isEmpty, environment == .production {
+            throw SettingsError(key: "auth.admin_key", reason: "is required in production")
+        }
+    }
+
+    /// The value as text, whether the source gave a string, an integer or a boolean.
+    func string(_ key: String) throws -> String? {
+        let configKey = ConfigKey(key)
+        let value = config.string(forKey: configKey) ?? config.int(forKey: configKey).map(String.init)
+            ?? config.bool(forKey: configKey).map(String.init)
+        guard let value else { return nil }
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw SettingsError(key: key, reason: "is empty") }
+        return trimmed
+    }
+
+    /// A secret given inline (`key`) or as a file path (`key_file`), never both.
+    func secret(_ key: String) throws -> String? {
+        let configKey = ConfigKey(key)
+        let inline = config.string(forKey: configKey, isSecret: true)
+        let path = try string(key + "_file")
+        switch (inline, path) {
+        case (let value?, nil):
+            guard !value.isEmpty else { throw SettingsError(key: key, reason: "is empty") }
+            return value
+        case (nil, let path?):
+            guard let data = FileManager.default.contents(atPath: path),
+                let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+                !text.isEmpty
+            else { throw SettingsError(key: key + "_file", reason: "cannot read a non-empty UTF-8 secret from '\(path)'") }
+            return text
+        case (nil, nil):
+            return nil
+        case (.some, .some):
+            throw SettingsError(key: key, reason: "is given both inline and as \(key)_file; give one")
+        }
+    }
+
+    func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text = try string(key) else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw SettingsError(key: key, reason: "'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, default defaultValue: T) throws -> T where T.RawValue == String {
+        guard let text = try string(key) else { return defaultValue }
+        if let value = T(rawValue: text) ?? T.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) {
+            return value
+        }
+        throw SettingsError(key: key, reason: "'\(text)' is not one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+}

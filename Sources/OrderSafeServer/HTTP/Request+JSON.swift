@@ -1,0 +1,38 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import OrderSafeModel
+
+extension Request {
+    /// Decodes a JSON body of at most `limit` bytes, with a 4xx ``APIError`` for anything malformed.
+    func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int) async throws -> T {
+        if let contentType = headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
+            throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type",
+                           message: "the body must be application/json")
+        }
+        var body: ByteBuffer
+        var request = self
+        do {
+            body = try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "the body exceeds \(limit) bytes")
+        }
+        guard body.readableBytes > 0 else { throw APIError.badRequest("invalid_json", "the request body is empty") }
+        let bytes = body.readBytes(length: body.readableBytes) ?? []
+        do {
+            return try OrderSafeJSON.decoder().decode(T.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw APIError.badRequest("invalid_json", error.readableDescription)
+        }
+    }
+}
+
+extension Response {
+    /// A JSON response in the API's conventions.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let body = try OrderSafeJSON.encoder().encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

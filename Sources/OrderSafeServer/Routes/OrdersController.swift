@@ -1,0 +1,64 @@
+import Engine
+import Hummingbird
+import Ledger
+import OrderSafeModel
+
+/// `POST /v1/orders` and `GET /v1/orders/{order_no}` for the signed-in user.
+struct OrdersController {
+    let orders: OrderService
+    let maxBodyBytes: Int
+
+    func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
+        group.post("orders", use: create)
+        group.get("orders/:order_no", use: show)
+    }
+
+    func create(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let key = try Self.idempotencyKey(request)
+        let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes)
+        do {
+            let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
+            switch creation {
+            case .created(let order):
+                context.logger.info("order created", metadata: ["order_no": "\(order.orderNo)"])
+                return try Response.json(OrderResponse(order: order), status: .created)
+            case .replayed(let order):
+                return try Response.json(OrderResponse(order: order), status: .ok)
+            }
+        } catch let error as OrderError {
+            throw error.apiError
+        }
+    }
+
+    func show(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let orderNo = try context.parameters.require("order_no")
+        do {
+            return try Response.json(OrderResponse(order: try await orders.order(number: orderNo, userID: user.id)))
+        } catch let error as OrderError {
+            throw error.apiError
+        }
+    }
+
+    /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters.
+    static func idempotencyKey(_ request: Request) throws -> String? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+        }
+        return key
+    }
+}
+
+extension OrderError {
+    var apiError: APIError {
+        let status: HTTPResponse.Status =
+            switch self {
+            case .unknownProduct, .orderNotFound: .notFound
+            case .channelNotAllowed: .unprocessableContent
+            case .idempotencyConflict: .conflict
+            }
+        return APIError(status: status, code: code, message: description)
+    }
+}

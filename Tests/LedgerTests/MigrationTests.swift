@@ -1,0 +1,68 @@
+import Foundation
+import Ledger
+import Logging
+import SQLKit
+import Testing
+
+@Suite("Ledger migrations")
+struct MigrationTests {
+    @Test("migrating twice applies nothing the second time", arguments: TestEngine.available)
+    func idempotent(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let migrator = Migrator(database: database, logger: TestLog.logger)
+            #expect(try await migrator.currentVersion() == Migrator.latestVersion)
+            #expect(try await migrator.migrate() == 0)
+            try await ledger.checkSchema()
+        }
+    }
+
+    @Test("concurrent migrators on one database agree", arguments: TestEngine.available)
+    func concurrent(engine: TestEngine) async throws {
+        try await engine.withLedger { database, _ in
+            let url = database.url
+            // A second connection pool to the same database, as a second replica would have.
+            let other = try LedgerDatabase(url: url, logger: TestLog.logger)
+            let applied = try await withThrowingTaskGroup(of: Int.self) { group in
+                for db in [database, other] {
+                    group.addTask { try await Migrator(database: db, logger: TestLog.logger).migrate() }
+                }
+                return try await group.reduce(0, +)
+            }
+            try await other.shutdown()
+            #expect(applied == 0)
+        }
+    }
+
+    @Test("a database migrated by a newer binary is refused", arguments: TestEngine.available)
+    func tooNew(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            try await database.withSession { db in
+                try await db.raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run()
+            }
+            await #expect(throws: LedgerError.schemaTooNew(database: 999, binary: Migrator.latestVersion)) {
+                try await Migrator(database: database, logger: TestLog.logger).migrate()
+            }
+            await #expect(throws: LedgerError.schemaTooNew(database: 999, binary: Migrator.latestVersion)) {
+                try await ledger.checkSchema()
+            }
+        }
+    }
+
+    @Test("the order event log is append-only in the database itself", arguments: TestEngine.available)
+    func appendOnlyEvents(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            _ = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+            await #expect(throws: (any Error).self) {
+                try await database.withSession { db in try await db.raw("UPDATE order_events SET kind = 'forged'").run() }
+            }
+            await #expect(throws: (any Error).self) {
+                try await database.withSession { db in try await db.raw("DELETE FROM order_events").run() }
+            }
+            let count = try await database.withSession { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM order_events").first()!.decode(column: "n", as: Int.self)
+            }
+            #expect(count == 1)
+        }
+    }
+}

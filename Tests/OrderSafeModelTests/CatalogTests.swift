@@ -1,0 +1,89 @@
+import Foundation
+import OrderSafeModel
+import Testing
+
+@Suite("Catalog validation")
+struct CatalogTests {
+    static let validProduct = """
+        {"id":"coins_60","kind":"consumable","title":"60 Coins","app_store_product_id":"x.coins60",
+         "prices":{"appstore":{"amount_minor":600,"currency":"CNY"}},
+         "grants":[{"type":"add_balance","balance":"coins","amount":60}]}
+        """
+
+    static func catalog(_ products: String...) -> Data {
+        Data(#"{"version":"v1","products":[\#(products.joined(separator: ","))]}"#.utf8)
+    }
+
+    @Test("a valid catalog decodes with App Store as the default channel")
+    func valid() throws {
+        let catalog = try Catalog(json: Self.catalog(Self.validProduct))
+        let product = try #require(catalog.product(id: "coins_60"))
+        #expect(product.channels == [.appStore])
+        #expect(product.goods == .digital)
+        #expect(product.price(for: .appStore) == Money(amountMinor: 600, currency: .cny))
+        #expect(product.price(for: .alipay) == nil)
+        #expect(product.grants == [.addBalance(balance: "coins", amount: 60)])
+    }
+
+    @Test("each broken rule is reported with the product and the reason", arguments: [
+        (#"{"id":"A B","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "id must be"),
+        (#"{"id":"a","kind":"consumable","title":"t","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "app_store_product_id is required"),
+        (#"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":0,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "must be positive"),
+        (#"{"id":"a","kind":"consumable","title":"t","channels":["appstore","alipay"],"app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"},"alipay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "3.1.1"),
+        (#"{"id":"a","kind":"consumable","title":"t","goods":"physical","channels":["alipay"],"prices":{"wechatpay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "no price for allowed channel 'alipay'"),
+        (#"{"id":"a","kind":"non_renewing_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"unlock_entitlement","entitlement":"vip"}]}"#, "subscriptions must grant extend_entitlement"),
+        (#"{"id":"a","kind":"auto_renewable_subscription","title":"t","goods":"service","channels":["alipay"],"prices":{"alipay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}]}"#, "App Store only"),
+        (#"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[]}"#, "grants must not be empty"),
+        (#"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":-5}]}"#, "amount must be positive"),
+    ])
+    func invalid(product: String, reasonFragment: String) {
+        do {
+            _ = try Catalog(json: Self.catalog(product))
+            Issue.record("accepted an invalid product")
+        } catch {
+            #expect(error.description.contains(reasonFragment), "\(error.description)")
+        }
+    }
+
+    @Test("duplicate ids and duplicate App Store product ids are refused")
+    func duplicates() {
+        #expect(throws: CatalogError.invalid(product: "coins_60", reason: "duplicate product id")) {
+            try Catalog(json: Self.catalog(Self.validProduct, Self.validProduct))
+        }
+        let sameAppStoreID = Self.validProduct.replacingOccurrences(of: "\"coins_60\"", with: "\"coins_61\"")
+        #expect(throws: CatalogError.self) { try Catalog(json: Self.catalog(Self.validProduct, sameAppStoreID)) }
+    }
+
+    @Test("malformed files name the offending path", arguments: [
+        ("not json", "not valid JSON"),
+        (#"{"version":"v1"}"#, "products"),
+        (#"{"version":"v1","products":[{"id":"a","kind":"gift","title":"t","prices":{},"grants":[]}]}"#, "products[0].kind"),
+        (#"{"version":"v1","products":[{"id":"a","kind":"consumable","title":"t","prices":{"paypal":{"amount_minor":1,"currency":"USD"}},"grants":[]}]}"#, "paypal"),
+        (#"{"version":"v1","products":[]}"#, "no products"),
+    ])
+    func malformed(text: String, fragment: String) {
+        do {
+            _ = try Catalog(json: Data(text.utf8))
+            Issue.record("accepted a malformed catalog")
+        } catch {
+            #expect(error.description.contains(fragment), "\(error.description)")
+        }
+    }
+
+    @Test("grant periods parse only P<n>D/W/M/Y", arguments: ["P1M", "P30D", "P2W", "P1Y", "P1000D"])
+    func periods(text: String) {
+        #expect(GrantPeriod(iso8601: text)?.description == text)
+    }
+
+    @Test("bad grant periods are refused", arguments: ["1M", "P0M", "P01M", "PM", "P1H", "P1001D", "P-1M", "P1M2"])
+    func badPeriods(text: String) {
+        #expect(GrantPeriod(iso8601: text) == nil)
+    }
+
+    @Test("a catalog survives a JSON round trip unchanged")
+    func roundTrip() throws {
+        let catalog = try Catalog(json: Self.catalog(Self.validProduct))
+        let again = try Catalog(json: try OrderSafeJSON.encoder().encode(catalog))
+        #expect(again == catalog)
+    }
+}
