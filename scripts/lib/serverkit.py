@@ -1,0 +1,70 @@
+"""Helpers for scripts that drive real `ordersafe serve` processes over loopback."""
+import json, os, socket, subprocess, sys, time, urllib.error, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def build_ordersafe():
+    """Builds the ordersafe executable (debug) and returns its path."""
+    build = subprocess.run(["swift", "build", "--product", "ordersafe"], cwd=ROOT, capture_output=True, text=True)
+    if build.returncode != 0:
+        sys.exit(build.stdout + build.stderr)
+    bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout.strip()
+    return os.path.join(bin_path, "ordersafe")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def request(method, url, token=None, body=None):
+    """Returns (status, decoded JSON body)."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+class Server:
+    """One `ordersafe serve` process on a free loopback port; stops with SIGTERM and checks the clean exit."""
+
+    def __init__(self, binary, env):
+        self.binary, self.env = binary, env
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port)], env=env)
+
+    def wait_ready(self):
+        for _ in range(300):
+            if self.proc.poll() is not None:
+                sys.exit(f"server at {self.base} exited with {self.proc.returncode}")
+            try:
+                with urllib.request.urlopen(self.base + "/readyz", timeout=1) as resp:
+                    if resp.status == 200:
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        sys.exit(f"server at {self.base} never became ready")
+
+    def token(self, user):
+        return subprocess.run([self.binary, "token", "--user", user], env=self.env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    def stop(self):
+        """SIGTERM, then the exit code (0 is a graceful shutdown)."""
+        self.proc.terminate()
+        try:
+            return self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return "killed after 20 s"
