@@ -8,17 +8,21 @@ let package = Package(
         .executable(name: "ordersafe", targets: ["ordersafe"]),
         .library(name: "OrderSafeModel", targets: ["OrderSafeModel"]),
         .library(name: "Ledger", targets: ["Ledger"]),
+        .library(name: "Alipay", targets: ["Alipay"]),
         .library(name: "Engine", targets: ["Engine"]),
         .library(name: "OrderSafeServer", targets: ["OrderSafeServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.10.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
@@ -37,6 +41,18 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+            ]
+        ),
+        .target(
+            name: "Alipay",
+            dependencies: [
+                "OrderSafeModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .target(
@@ -75,6 +91,7 @@ let package = Package(
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
+        .testTarget(name: "AlipayTests", dependencies: ["Alipay"]),
         .testTarget(
             name: "OrderSafeServerTests",
             dependencies: [

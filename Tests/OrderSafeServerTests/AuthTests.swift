@@ -7,17 +7,12 @@ import Testing
 
 @Suite("Authentication")
 struct AuthTests {
-    static func base64URL(_ text: String) -> String {
-        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
+    static func base64URL(_ text: String) -> String { TestServer.base64URL(Data(text.utf8)) }
 
     static func hs256(header: String, payload: String, secret: String = TestServer.jwtSecret) -> String {
         let input = "\(base64URL(header)).\(base64URL(payload))"
         let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        let signature = Data(mac).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return "\(input).\(signature)"
+        return "\(input).\(TestServer.base64URL(Data(mac)))"
     }
 
     static let future = Int(TestServer.now.timeIntervalSince1970) + 3600
@@ -62,9 +57,7 @@ struct AuthTests {
     func admin() async throws {
         let alice = try await TestServer.token("alice")
         try await TestServer.run { client in
-            let created = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: TestServer.bearer(alice),
-                body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+            let created = try await TestServer.createOrder(client, token: alice)
             let orderNo = try created.decoded(OrderResponse.self).order.orderNo
             for authorization in ["", "Bearer \(alice)", "Bearer \(TestServer.adminKey)x", "\(TestServer.adminKey)"] {
                 let headers: HTTPFields = authorization.isEmpty ? [:] : [.authorization: authorization]

@@ -42,9 +42,7 @@ struct OpenAPIContractTests {
     func responsesMatchSchemas() async throws {
         let alice = try await TestServer.token("alice")
         try await TestServer.run { client in
-            let created = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: TestServer.bearer(alice),
-                body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+            let created = try await TestServer.createOrder(client, token: alice)
             let orderNo = try created.decoded(OrderResponse.self).order.orderNo
             let cases: [(String, HTTPRequest.Method, HTTPFields, String, TestResponse)] = [
                 ("/v1/orders", .post, [:], "201", created),

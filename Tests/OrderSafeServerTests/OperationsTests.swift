@@ -74,10 +74,7 @@ struct OperationsTests {
             let exp = Int(TestServer.now.timeIntervalSince1970) + 600
             let input = AuthTests.base64URL(#"{"alg":"ES256","typ":"JWT"}"#) + "."
                 + AuthTests.base64URL(#"{"sub":"carol","exp":\#(exp),"iss":"\#(issuer)"}"#)
-            let signature = try signer.signature(for: Data(input.utf8)).rawRepresentation.base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-            return input + "." + signature
+            return input + "." + TestServer.base64URL(try signer.signature(for: Data(input.utf8)).rawRepresentation)
         }
         let good = try token(issuer: "merchant-backend", signer: key)
         let wrongIssuer = try token(issuer: "someone-else", signer: key)

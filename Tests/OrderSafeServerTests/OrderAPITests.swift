@@ -12,9 +12,7 @@ struct OrderAPITests {
         let alice = try await TestServer.token("alice")
         let bob = try await TestServer.token("bob")
         try await TestServer.run { client in
-            let created = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: TestServer.bearer(alice),
-                body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+            let created = try await TestServer.createOrder(client, token: alice)
             #expect(created.status == .created)
             let order = try created.decoded(OrderResponse.self).order
             #expect(order.userID == "alice")
@@ -104,9 +102,7 @@ struct OrderAPITests {
         let alice = try await TestServer.token("alice")
         try await TestServer.run { client in
             for channel in ["alipay", "wechatpay"] {
-                let response = try await client.execute(
-                    uri: "/v1/orders", method: .post, headers: TestServer.bearer(alice),
-                    body: TestServer.json(#"{"product_id":"gift_box","channel":"\#(channel)"}"#))
+                let response = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: channel)
                 #expect(response.status == .created)
                 #expect(try response.decoded(OrderResponse.self).order.amount == Money(amountMinor: 9900, currency: .cny))
             }
@@ -134,9 +130,7 @@ struct OrderAPITests {
         let alice = try await TestServer.token("alice")
         let box = OrderBox()
         try await TestServer.run(database: "sqlite:\(path)") { client in
-            let created = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: TestServer.bearer(alice),
-                body: TestServer.json(#"{"product_id":"remove_ads","channel":"appstore"}"#))
+            let created = try await TestServer.createOrder(client, token: alice, product: "remove_ads")
             box.order = try created.decoded(OrderResponse.self).order
         }
         let order = try #require(box.order)

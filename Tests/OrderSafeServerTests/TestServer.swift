@@ -45,6 +45,21 @@ enum TestServer {
     static func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
 
     static func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+    /// `POST /v1/orders` for `product` as the token's user.
+    static func createOrder(
+        _ client: any TestClientProtocol, token: String, product: String = "coins_60", channel: String = "appstore"
+    ) async throws -> TestResponse {
+        try await client.execute(
+            uri: "/v1/orders", method: .post, headers: bearer(token),
+            body: json(#"{"product_id":"\#(product)","channel":"\#(channel)"}"#))
+    }
+
+    /// Base64url without padding, as JWTs spell it.
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
 }
 
 extension TestResponse {

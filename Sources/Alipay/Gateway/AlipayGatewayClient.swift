@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import OrderSafeModel
+
+/// Calls Alipay's open-platform gateway: query, close, refund, refund query and bill download URL.
+/// Retries network failures, 5xx and system errors with exponential backoff; never retries business errors.
+public struct AlipayGatewayClient: Sendable {
+    public static let productionGateway = "https://openapi.alipay.com/gateway.do"
+    public static let sandboxGateway = "https://openapi-sandbox.dl.alipaydev.com/gateway.do"
+
+    /// How often and how patiently to retry.
+    public struct RetryPolicy: Sendable {
+        public var attempts: Int
+        public var firstDelay: Duration
+        public var timeout: Duration
+
+        public init(attempts: Int = 3, firstDelay: Duration = .milliseconds(200), timeout: Duration = .seconds(10)) {
+            self.attempts = attempts
+            self.firstDelay = firstDelay
+            self.timeout = timeout
+        }
+    }
+
+    let credentials: AlipayCredentials
+    let gatewayURL: String
+    let transport: any AlipayTransport
+    let retry: RetryPolicy
+    let clock: any WallClock
+    let sleep: @Sendable (Duration) async throws -> Void
+    let logger: Logger
+
+    public init(
+        credentials: AlipayCredentials, gatewayURL: String = productionGateway,
+        transport: any AlipayTransport = HTTPClientAlipayTransport(), retry: RetryPolicy = RetryPolicy(),
+        clock: any WallClock = SystemClock(), sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        logger: Logger = Logger(label: "ordersafe.alipay")
+    ) {
+        self.credentials = credentials
+        self.gatewayURL = gatewayURL
+        self.transport = transport
+        self.retry = retry
+        self.clock = clock
+        self.sleep = sleep
+        self.logger = logger
+    }
+
+    public func queryTrade(outTradeNo: String) async throws(AlipayGatewayError) -> AlipayTradeQueryResult {
+        let response = try await call("alipay.trade.query", ["out_trade_no": outTradeNo], notFound: "ACQ.TRADE_NOT_EXIST")
+        guard let response else { return .notFound }
+        return .trade(try trade(from: response))
+    }
+
+    public func closeTrade(outTradeNo: String) async throws(AlipayGatewayError) -> AlipayCloseResult {
+        let response = try await call("alipay.trade.close", ["out_trade_no": outTradeNo], notFound: "ACQ.TRADE_NOT_EXIST")
+        return response == nil ? .notFound : .closed
+    }
+
+    /// Refunds `amount` of a trade; `outRequestNo` makes the call idempotent (a repeat refunds nothing more).
+    public func refund(outTradeNo: String, amount: Money, outRequestNo: String, reason: String? = nil)
+        async throws(AlipayGatewayError) -> AlipayRefundResult
+    {
+        let refundAmount: String
+        do {
+            refundAmount = try AlipayAmount.string(amount)
+        } catch {
+            throw .business(code: "40002", subCode: "local.INVALID_AMOUNT", message: error.description)
+        }
+        var biz = ["out_trade_no": outTradeNo, "refund_amount": refundAmount, "out_request_no": outRequestNo]
+        biz["refund_reason"] = reason
+        guard let response = try await call("alipay.trade.refund", biz, notFound: nil) else {
+            throw .malformedResponse("refund without a response")
+        }
+        guard let tradeNo = response.string("trade_no"), let fee = response.string("refund_fee").flatMap(AlipayAmount.fen) else {
+            throw .malformedResponse("refund response lacks trade_no or refund_fee")
+        }
+        return AlipayRefundResult(
+            tradeNo: tradeNo, outTradeNo: response.string("out_trade_no") ?? outTradeNo,
+            refundFee: Money(amountMinor: fee, currency: .cny), fundChange: response.string("fund_change") == "Y")
+    }
+
+    public func queryRefund(outTradeNo: String, outRequestNo: String) async throws(AlipayGatewayError) -> AlipayRefundQueryResult {
+        let response = try await call(
+            "alipay.trade.fastpay.refund.query", ["out_trade_no": outTradeNo, "out_request_no": outRequestNo],
+            notFound: "ACQ.TRADE_NOT_EXIST")
+        // Alipay answers 10000 without refund_amount when no such refund exists.
+        guard let response, let amount = response.string("refund_amount").flatMap(AlipayAmount.fen) else { return .notFound }
+        return .refund(
+            outRequestNo: response.string("out_request_no") ?? outRequestNo, amount: Money(amountMinor: amount, currency: .cny),
+            status: response.string("refund_status"))
+    }
+
+    /// The short-lived URL of a day's (`yyyy-MM-dd`) or month's (`yyyy-MM`) bill.
+    public func billDownloadURL(billType: String = "trade", billDate: String) async throws(AlipayGatewayError) -> String {
+        guard let response = try await call(
+            "alipay.data.dataservice.bill.downloadurl.query", ["bill_type": billType, "bill_date": billDate], notFound: nil),
+            let url = response.string("bill_download_url")
+        else { throw .malformedResponse("no bill_download_url") }
+        return url
+    }
+
+    private func trade(from response: AlipayGatewayResponse) throws(AlipayGatewayError) -> AlipayTrade {
+        guard let tradeNo = response.string("trade_no"), let outTradeNo = response.string("out_trade_no"),
+            let status = response.string("trade_status").flatMap(AlipayTradeStatus.init(rawValue:)),
+            let amount = response.string("total_amount").flatMap(AlipayAmount.fen)
+        else { throw .malformedResponse("trade query lacks trade_no, out_trade_no, trade_status or total_amount") }
+        return AlipayTrade(
+            tradeNo: tradeNo, outTradeNo: outTradeNo, status: status, totalAmount: Money(amountMinor: amount, currency: .cny),
+            buyerID: response.string("buyer_user_id"))
+    }
+
+    /// One method call with retries. Returns nil when the answer is the `notFound` sub-code.
+    private func call(_ method: String, _ biz: [String: String], notFound: String?) async throws(AlipayGatewayError)
+        -> AlipayGatewayResponse?
+    {
+        var delay = retry.firstDelay
+        var lastError = AlipayGatewayError.unavailable("no attempt made")
+        for attempt in 1...max(1, retry.attempts) {
+            if attempt > 1 {
+                try? await sleep(delay)
+                delay *= 4
+            }
+            do {
+                let form = FormEncoding.encode(
+                    try AlipayRequestSigner(credentials: credentials).signedParameters(method: method, bizContent: biz, at: clock.now()))
+                let (status, body) = try await transport.post(url: gatewayURL, form: form, timeout: retry.timeout)
+                guard (200..<300).contains(status) else {
+                    lastError = .unavailable("HTTP \(status)")
+                    if status >= 500 { continue }
+                    throw lastError
+                }
+                let response = try AlipayGatewayResponse.verified(body: body, method: method, credentials: credentials)
+                if response.isSuccess { return response }
+                if let notFound, response.subCode == notFound { return nil }
+                lastError = response.error
+                guard lastError.isRetryable else { throw lastError }
+            } catch let error as AlipayGatewayError {
+                guard error.isRetryable else { throw error }
+                lastError = error
+            } catch {
+                lastError = .unavailable(String(describing: error))
+            }
+            logger.warning("alipay call failed", metadata: ["method": "\(method)", "attempt": "\(attempt)", "error": "\(lastError)"])
+        }
+        throw lastError
+    }
+}
