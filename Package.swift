@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Ledger", targets: ["Ledger"]),
         .library(name: "Alipay", targets: ["Alipay"]),
         .library(name: "Engine", targets: ["Engine"]),
+        .library(name: "Sandbox", targets: ["Sandbox"]),
         .library(name: "OrderSafeServer", targets: ["OrderSafeServer"]),
     ],
     dependencies: [
@@ -56,6 +57,17 @@ let package = Package(
             ]
         ),
         .target(
+            name: "Sandbox",
+            dependencies: [
+                "Alipay",
+                "OrderSafeModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
             name: "Engine",
             dependencies: [
                 "OrderSafeModel",
@@ -91,7 +103,10 @@ let package = Package(
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
-        .testTarget(name: "AlipayTests", dependencies: ["Alipay"]),
+        .testTarget(
+            name: "AlipayTests",
+            dependencies: ["Alipay", "Sandbox", .product(name: "HummingbirdTesting", package: "hummingbird")]
+        ),
         .testTarget(
             name: "OrderSafeServerTests",
             dependencies: [

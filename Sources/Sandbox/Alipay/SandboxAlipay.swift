@@ -1,0 +1,361 @@
+import Alipay
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import OrderSafeModel
+import _CryptoExtras
+
+/// A local Alipay: verifies the merchant's signed requests, keeps trades, answers the gateway methods with
+/// Alipay's response format and RSA2 signatures, "pays" when told, and posts signed notifications to `notify_url`,
+/// retrying on anything but `success` on Alipay's schedule (time-compressible). Faults can be injected.
+public actor SandboxAlipay {
+    /// Alipay's retry schedule after a notification is not answered `success`.
+    public static let retrySchedule: [Duration] = [
+        .seconds(4 * 60), .seconds(10 * 60), .seconds(10 * 60), .seconds(3600), .seconds(7200), .seconds(6 * 3600),
+        .seconds(15 * 3600),
+    ]
+
+    /// One attempt to deliver a notification.
+    public struct Delivery: Sendable, Hashable {
+        public var outTradeNo: String
+        public var attempt: Int
+        public var accepted: Bool
+    }
+
+    public nonisolated let appID: String
+    public nonisolated let sellerID = "2088000000000001"
+    public nonisolated let signer: AlipaySideSigner
+    private let appPublicKey: _RSA.Signing.PublicKey
+    private let timeScale: Double
+    private let clock: any WallClock
+    private let httpClient: HTTPClient
+    private let logger: Logger
+
+    private var trades: [String: SandboxAlipayTrade] = [:]
+    private var nextTradeSerial = 1
+    private var notificationFaults: [AlipayNotificationFault] = []
+    private var gatewayFaults: [AlipayGatewayFault] = []
+    private var heldNotification: (String, String)?
+    private var pending: [UUID: Task<Void, Never>] = [:]
+    public private(set) var deliveries: [Delivery] = []
+
+    /// - Parameters:
+    ///   - alipayKey: the simulator's own key pair (Alipay's side).
+    ///   - appPublicKey: the merchant's app public key, to verify its requests.
+    ///   - timeScale: multiplies every retry delay (0.0001 turns Alipay's 4 minutes into 24 ms).
+    public init(
+        appID: String, alipayKey: _RSA.Signing.PrivateKey, appPublicKey: _RSA.Signing.PublicKey, timeScale: Double = 1,
+        clock: any WallClock = SystemClock(), httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "sandbox.alipay")
+    ) {
+        self.appID = appID
+        signer = AlipaySideSigner(privateKey: alipayKey)
+        self.appPublicKey = appPublicKey
+        self.timeScale = timeScale
+        self.clock = clock
+        self.httpClient = httpClient
+        self.logger = logger
+    }
+
+    // MARK: Fault injection
+
+    /// The next notification is sent with `fault` applied.
+    public func injectNotificationFault(_ fault: AlipayNotificationFault) {
+        notificationFaults.append(fault)
+    }
+
+    /// The next `count` gateway calls fail with `fault`.
+    public func injectGatewayFault(_ fault: AlipayGatewayFault, count: Int = 1) {
+        gatewayFaults.append(contentsOf: repeatElement(fault, count: count))
+    }
+
+    // MARK: The app side
+
+    /// What the Alipay app does with an order string: verifies the merchant's signature, opens the trade, and
+    /// (when `pay` is true, as after the user confirms) pays it. Returns the trade number.
+    @discardableResult
+    public func open(orderString: String, pay: Bool = true) throws -> String {
+        let parameters = try verifiedRequest(Array(orderString.utf8))
+        guard parameters["method"] == "alipay.trade.app.pay" else {
+            throw SandboxAlipayError.invalidRequest("method must be alipay.trade.app.pay")
+        }
+        let biz = try bizContent(parameters)
+        guard let outTradeNo = biz["out_trade_no"], let amount = biz["total_amount"].flatMap(AlipayAmount.fen), amount > 0 else {
+            throw SandboxAlipayError.invalidRequest("biz_content needs out_trade_no and a positive total_amount")
+        }
+        if let existing = trades[outTradeNo] {
+            guard existing.totalFen == amount else { throw SandboxAlipayError.invalidRequest("out_trade_no reused with another amount") }
+        } else {
+            trades[outTradeNo] = SandboxAlipayTrade(
+                outTradeNo: outTradeNo, tradeNo: makeTradeNo(), appID: appID, totalFen: amount, subject: biz["subject"] ?? "",
+                notifyURL: parameters["notify_url"], passbackParams: biz["passback_params"], status: .waitBuyerPay,
+                buyerID: "2088102" + String(format: "%09d", nextTradeSerial))
+        }
+        if pay { try self.pay(outTradeNo: outTradeNo) }
+        return trades[outTradeNo]!.tradeNo
+    }
+
+    /// The buyer confirms: the trade becomes TRADE_SUCCESS and its notification is scheduled.
+    public func pay(outTradeNo: String) throws {
+        guard var trade = trades[outTradeNo] else { throw SandboxAlipayError.unknownTrade(outTradeNo) }
+        guard trade.status == .waitBuyerPay else { return }
+        trade.status = .tradeSuccess
+        trades[outTradeNo] = trade
+        notify(trade, extra: [:])
+    }
+
+    /// The state of a trade, for tests and the demo.
+    public func status(outTradeNo: String) -> AlipayTradeStatus? { trades[outTradeNo]?.status }
+
+    /// Waits until every scheduled notification has been delivered or given up.
+    public func settle() async {
+        while let (id, task) = pending.first {
+            await task.value
+            pending[id] = nil
+        }
+    }
+
+    // MARK: The gateway
+
+    /// Answers one `POST /gateway.do` form body: (HTTP status, body).
+    public func gateway(body: [UInt8]) async -> (Int, String) {
+        if !gatewayFaults.isEmpty {
+            switch gatewayFaults.removeFirst() {
+            case .serverError: return (502, "Bad Gateway")
+            case .timeout(let delay):
+                try? await Task.sleep(for: delay)
+                return (504, "Gateway Timeout")
+            case .systemError:
+                return (200, (try? signer.responseBody(method: "alipay.trade.query", json: Self.errorJSON(
+                    "20000", "Service Currently Unavailable", "isp.unknow-error", "系统繁忙"))) ?? "")
+            case .badSignature:
+                let json = Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在")
+                let name = "alipay_trade_query_response"
+                return (200, #"{"\#(name)":\#(json),"sign":"\#((try? signer.sign(json + " ")) ?? "")"}"#)
+            }
+        }
+        do {
+            let parameters = try verifiedRequest(body)
+            let method = parameters["method"] ?? ""
+            let json = try answer(method: method, biz: try bizContent(parameters))
+            return (200, try signer.responseBody(method: method, json: json))
+        } catch let error as SandboxAlipayError {
+            let json = Self.errorJSON("40002", "Invalid Arguments", error.subCode, error.description)
+            return (200, (try? signer.responseBody(method: "error", json: json)) ?? "")
+        } catch {
+            return (500, "internal error")
+        }
+    }
+
+    private func answer(method: String, biz: [String: String]) throws -> String {
+        let outTradeNo = biz["out_trade_no"] ?? ""
+        let notExist = Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在")
+        switch method {
+        case "alipay.trade.query":
+            guard let trade = trades[outTradeNo] else { return notExist }
+            return Self.json([
+                "code": "10000", "msg": "Success", "trade_no": trade.tradeNo, "out_trade_no": trade.outTradeNo,
+                "trade_status": trade.status.rawValue, "total_amount": Self.yuan(trade.totalFen), "buyer_user_id": trade.buyerID,
+            ])
+        case "alipay.trade.close":
+            guard var trade = trades[outTradeNo] else { return notExist }
+            guard trade.status == .waitBuyerPay || trade.status == .tradeClosed else {
+                return Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_STATUS_ERROR", "交易状态不合法")
+            }
+            trade.status = .tradeClosed
+            trades[outTradeNo] = trade
+            return Self.json(["code": "10000", "msg": "Success", "trade_no": trade.tradeNo, "out_trade_no": outTradeNo])
+        case "alipay.trade.refund":
+            return try refund(outTradeNo: outTradeNo, biz: biz)
+        case "alipay.trade.fastpay.refund.query":
+            guard let trade = trades[outTradeNo] else { return notExist }
+            let request = biz["out_request_no"] ?? outTradeNo
+            guard let fen = trade.refunds[request] else {
+                return Self.json(["code": "10000", "msg": "Success", "out_trade_no": outTradeNo, "trade_no": trade.tradeNo])
+            }
+            return Self.json([
+                "code": "10000", "msg": "Success", "out_trade_no": outTradeNo, "trade_no": trade.tradeNo, "out_request_no": request,
+                "refund_amount": Self.yuan(fen), "total_amount": Self.yuan(trade.totalFen), "refund_status": "REFUND_SUCCESS",
+            ])
+        case "alipay.data.dataservice.bill.downloadurl.query":
+            guard let date = biz["bill_date"], !date.isEmpty else {
+                return Self.errorJSON("40004", "Business Failed", "isp.bill_not_exist", "账单不存在")
+            }
+            return Self.json(["code": "10000", "msg": "Success", "bill_download_url": "http://sandbox.invalid/bill/\(date).csv.zip"])
+        default:
+            throw SandboxAlipayError.invalidRequest("unknown method '\(method)'")
+        }
+    }
+
+    private func refund(outTradeNo: String, biz: [String: String]) throws -> String {
+        guard var trade = trades[outTradeNo] else {
+            return Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在")
+        }
+        guard let request = biz["out_request_no"], let fen = biz["refund_amount"].flatMap(AlipayAmount.fen), fen > 0 else {
+            throw SandboxAlipayError.invalidRequest("refund needs out_request_no and a positive refund_amount")
+        }
+        var fundChange = "N"
+        if trade.refunds[request] == nil {
+            guard trade.status == .tradeSuccess else {
+                return Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_STATUS_ERROR", "交易状态不合法")
+            }
+            guard trade.refundedFen + fen <= trade.totalFen else {
+                return Self.errorJSON("40004", "Business Failed", "ACQ.REFUND_AMT_NOT_EQUAL_TOTAL", "退款金额超限")
+            }
+            trade.refunds[request] = fen
+            if trade.refundedFen == trade.totalFen { trade.status = .tradeClosed }
+            trades[outTradeNo] = trade
+            fundChange = "Y"
+            notify(trade, extra: [
+                "refund_fee": Self.yuan(trade.refundedFen), "out_biz_no": request, "gmt_refund": BeijingTime.string(clock.now()),
+            ])
+        }
+        return Self.json([
+            "code": "10000", "msg": "Success", "trade_no": trade.tradeNo, "out_trade_no": outTradeNo,
+            "refund_fee": Self.yuan(trade.refundedFen), "fund_change": fundChange, "buyer_user_id": trade.buyerID,
+        ])
+    }
+
+    // MARK: Notifications
+
+    private func notify(_ trade: SandboxAlipayTrade, extra: [String: String]) {
+        guard let url = trade.notifyURL else { return }
+        var fields: [String: String] = [
+            "notify_id": UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
+            "notify_type": "trade_status_sync", "notify_time": BeijingTime.string(clock.now()), "charset": "utf-8", "version": "1.0",
+            "app_id": trade.appID, "auth_app_id": trade.appID, "seller_id": sellerID, "out_trade_no": trade.outTradeNo,
+            "trade_no": trade.tradeNo, "trade_status": trade.status.rawValue, "total_amount": Self.yuan(trade.totalFen),
+            "receipt_amount": Self.yuan(trade.totalFen), "buyer_id": trade.buyerID, "subject": trade.subject,
+            "gmt_create": BeijingTime.string(clock.now()), "gmt_payment": BeijingTime.string(clock.now()),
+        ]
+        fields["passback_params"] = trade.passbackParams
+        fields.merge(extra) { $1 }
+        guard var body = try? signer.notificationBody(fields) else { return }
+        let fault = notificationFaults.isEmpty ? nil : notificationFaults.removeFirst()
+        var extraDelay: Duration = .zero
+        switch fault {
+        case .drop:
+            return
+        case .tamper:
+            body = body.replacingOccurrences(of: "total_amount=", with: "total_amount=1")
+        case .delay(let delay):
+            extraDelay = delay
+        case .reorder:
+            heldNotification = (trade.outTradeNo, body)
+            return
+        case .duplicate, nil:
+            break
+        }
+        deliver(url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: extraDelay)
+        if fault == .duplicate { deliver(url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: .zero) }
+        if let (heldTrade, heldBody) = heldNotification, heldTrade != trade.outTradeNo || fault != .reorder {
+            heldNotification = nil
+            deliver(url: url, outTradeNo: heldTrade, body: heldBody, extraDelay: .zero)
+        }
+    }
+
+    /// Sends the held-back notification of a `.reorder` fault now, if nothing followed it.
+    public func releaseHeldNotification() {
+        guard let (outTradeNo, body) = heldNotification, let url = trades[outTradeNo]?.notifyURL else { return }
+        heldNotification = nil
+        deliver(url: url, outTradeNo: outTradeNo, body: body, extraDelay: .zero)
+    }
+
+    private func deliver(url: String, outTradeNo: String, body: String, extraDelay: Duration) {
+        let id = UUID()
+        let scale = timeScale
+        pending[id] = Task { [httpClient] in
+            if extraDelay > .zero { try? await Task.sleep(for: extraDelay) }
+            for attempt in 0...Self.retrySchedule.count {
+                if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
+                let accepted = await Self.post(url: url, body: body, client: httpClient)
+                self.record(Delivery(outTradeNo: outTradeNo, attempt: attempt + 1, accepted: accepted))
+                if accepted { return }
+            }
+        }
+    }
+
+    private func record(_ delivery: Delivery) {
+        deliveries.append(delivery)
+    }
+
+    /// True only when the merchant answered exactly `success`.
+    private static func post(url: String, body: String, client: HTTPClient) async -> Bool {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded; charset=utf-8")
+        request.body = .bytes(ByteBuffer(string: body))
+        guard let response = try? await client.execute(request, timeout: .seconds(10)),
+            var bytes = try? await response.body.collect(upTo: 4096)
+        else { return false }
+        return response.status.code == 200 && bytes.readString(length: bytes.readableBytes) == "success"
+    }
+
+    // MARK: Helpers
+
+    private func verifiedRequest(_ body: [UInt8]) throws -> [String: String] {
+        let parameters: [String: String]
+        do {
+            parameters = try FormEncoding.parse(body)
+        } catch {
+            throw SandboxAlipayError.invalidRequest("\(error)")
+        }
+        guard parameters["app_id"] == appID else { throw SandboxAlipayError.invalidAppID(parameters["app_id"] ?? "") }
+        guard parameters["sign_type"] == "RSA2", let sign = parameters["sign"],
+            AlipayCredentials.isAppSignature(
+                sign, over: SignContent.make(parameters, excluding: SignContent.requestExclusions), appPublicKey: appPublicKey)
+        else { throw SandboxAlipayError.invalidSignature }
+        return parameters
+    }
+
+    private func bizContent(_ parameters: [String: String]) throws -> [String: String] {
+        guard let text = parameters["biz_content"],
+            let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { throw SandboxAlipayError.invalidRequest("biz_content must be a JSON object") }
+        return object.compactMapValues { $0 as? String }
+    }
+
+    private func makeTradeNo() -> String {
+        defer { nextTradeSerial += 1 }
+        let date = BeijingTime.string(clock.now()).prefix(10).replacingOccurrences(of: "-", with: "")
+        return date + "22001" + String(format: "%015d", nextTradeSerial)
+    }
+
+    static func json(_ object: [String: String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(object)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    static func errorJSON(_ code: String, _ message: String, _ subCode: String, _ subMessage: String) -> String {
+        json(["code": code, "msg": message, "sub_code": subCode, "sub_msg": subMessage])
+    }
+
+    static func yuan(_ fen: Int64) -> String { Money(amountMinor: fen, currency: .cny).decimalString }
+}
+
+/// Why the sandbox refused a request (answered as Alipay's `40002` error).
+public enum SandboxAlipayError: Error, CustomStringConvertible {
+    case invalidRequest(String)
+    case invalidAppID(String)
+    case invalidSignature
+    case unknownTrade(String)
+
+    var subCode: String {
+        switch self {
+        case .invalidRequest: "isv.invalid-parameter"
+        case .invalidAppID: "isv.invalid-app-id"
+        case .invalidSignature: "isv.invalid-signature"
+        case .unknownTrade: "ACQ.TRADE_NOT_EXIST"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidRequest(let detail): "invalid request: \(detail)"
+        case .invalidAppID(let appID): "unknown app_id '\(appID)'"
+        case .invalidSignature: "the request signature does not verify with the app public key"
+        case .unknownTrade(let outTradeNo): "no trade \(outTradeNo)"
+        }
+    }
+}

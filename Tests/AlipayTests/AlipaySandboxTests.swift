@@ -1,0 +1,123 @@
+import Alipay
+import Foundation
+import OrderSafeModel
+import Sandbox
+import Testing
+import _CryptoExtras
+
+@Suite("Alipay client against the sandbox gateway")
+struct AlipaySandboxTests {
+    @Test("query, pay, close, refund (idempotent), refund query and bill URL over HTTP")
+    func lifecycle() async throws {
+        let sandbox = AlipayFixture.sandbox()
+        let receiver = AlipayFixture.Receiver()
+        try await AlipayFixture.live(sandbox: sandbox, receiver: receiver) { (base: String) async throws(any Error) in
+            let client = AlipayFixture.client(base)
+            #expect(try await client.queryTrade(outTradeNo: "OS-1") == .notFound)
+            #expect(try await client.closeTrade(outTradeNo: "OS-1") == .notFound)
+            try await sandbox.open(orderString: try AlipayFixture.orderString("OS-1", notifyURL: base + "/notify"), pay: false)
+            guard case .trade(let waiting) = try await client.queryTrade(outTradeNo: "OS-1") else { Issue.record("no trade"); return }
+            #expect(waiting.status == .waitBuyerPay)
+            #expect(waiting.totalAmount == Money(amountMinor: 9900, currency: .cny))
+            try await sandbox.pay(outTradeNo: "OS-1")
+            guard case .trade(let paid) = try await client.queryTrade(outTradeNo: "OS-1") else { Issue.record("no trade"); return }
+            #expect(paid.status == .tradeSuccess)
+            await #expect(throws: AlipayGatewayError.business(code: "40004", subCode: "ACQ.TRADE_STATUS_ERROR", message: "交易状态不合法")) {
+                try await client.closeTrade(outTradeNo: "OS-1")
+            }
+            let refund = try await client.refund(outTradeNo: "OS-1", amount: Money(amountMinor: 900, currency: .cny), outRequestNo: "R1")
+            #expect(refund.fundChange && refund.refundFee.amountMinor == 900)
+            let again = try await client.refund(outTradeNo: "OS-1", amount: Money(amountMinor: 900, currency: .cny), outRequestNo: "R1")
+            #expect(!again.fundChange && again.refundFee.amountMinor == 900)
+            #expect(try await client.queryRefund(outTradeNo: "OS-1", outRequestNo: "R1")
+                == .refund(outRequestNo: "R1", amount: Money(amountMinor: 900, currency: .cny), status: "REFUND_SUCCESS"))
+            #expect(try await client.queryRefund(outTradeNo: "OS-1", outRequestNo: "R9") == .notFound)
+            #expect(try await client.billDownloadURL(billDate: "2026-11-21").hasSuffix("2026-11-21.csv.zip"))
+            await sandbox.settle()
+            let accepted = await receiver.accepted
+            #expect(accepted.map(\.tradeStatus) == [.tradeSuccess, .tradeSuccess])
+            #expect(accepted.last?.refund?.refundFee == Money(amountMinor: 900, currency: .cny))
+            #expect(accepted.last?.refund?.outBizNo == "R1")
+        }
+    }
+
+    @Test("5xx, timeouts and system errors are retried; a bad response signature is not trusted")
+    func gatewayFaults() async throws {
+        let sandbox = AlipayFixture.sandbox()
+        try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) { (base: String) async throws(any Error) in
+            let client = AlipayFixture.client(base)
+            await sandbox.injectGatewayFault(.serverError, count: 2)
+            #expect(try await client.queryTrade(outTradeNo: "X") == .notFound)
+            await sandbox.injectGatewayFault(.systemError)
+            await sandbox.injectGatewayFault(.timeout(.seconds(3)))
+            #expect(try await client.queryTrade(outTradeNo: "X") == .notFound)
+            await sandbox.injectGatewayFault(.badSignature)
+            await #expect(throws: AlipayGatewayError.badSignature) { try await client.queryTrade(outTradeNo: "X") }
+            await sandbox.injectGatewayFault(.serverError, count: 3)
+            await #expect(throws: AlipayGatewayError.unavailable("HTTP 502")) { try await client.queryTrade(outTradeNo: "X") }
+        }
+    }
+
+    @Test("a request signed with another key is refused by the sandbox")
+    func forgedRequest() async throws {
+        let sandbox = AlipayFixture.sandbox()
+        let otherKey = try _RSAKeyFactory.make()
+        let forged = try AlipayRequestSigner(
+            credentials: try AlipayCredentials(
+                appID: AlipayFixture.appID, appPrivateKey: otherKey, alipayPublicKey: AlipayFixture.alipayKey.publicKey.pemRepresentation)
+        ).orderString(
+            for: AlipayAppPayOrder(outTradeNo: "F", amount: Money(amountMinor: 1, currency: .cny), subject: "s", notifyURL: "http://x"),
+            at: AlipayFixture.now)
+        await #expect(throws: SandboxAlipayError.self) { try await sandbox.open(orderString: forged) }
+    }
+
+    @Test("notifications are retried until `success`, following Alipay's schedule")
+    func notificationRetries() async throws {
+        let sandbox = AlipayFixture.sandbox()
+        let receiver = AlipayFixture.Receiver(failuresFirst: 3)
+        try await AlipayFixture.live(sandbox: sandbox, receiver: receiver) { (base: String) async throws(any Error) in
+            try await sandbox.open(orderString: try AlipayFixture.orderString("OS-2", notifyURL: base + "/notify"))
+            await sandbox.settle()
+            #expect(await sandbox.deliveries.map(\.attempt) == [1, 2, 3, 4])
+            #expect(await sandbox.deliveries.map(\.accepted) == [false, false, false, true])
+            #expect(await receiver.accepted.count == 1)
+        }
+    }
+
+    @Test("dropped, duplicated, reordered and tampered notifications")
+    func notificationFaults() async throws {
+        let sandbox = AlipayFixture.sandbox()
+        let receiver = AlipayFixture.Receiver()
+        try await AlipayFixture.live(sandbox: sandbox, receiver: receiver) { (base: String) async throws(any Error) in
+            let notify = base + "/notify"
+            await sandbox.injectNotificationFault(.drop)
+            try await sandbox.open(orderString: try AlipayFixture.orderString("DROP", notifyURL: notify))
+            await sandbox.injectNotificationFault(.duplicate)
+            try await sandbox.open(orderString: try AlipayFixture.orderString("DUP", notifyURL: notify))
+            await sandbox.settle()
+            #expect(await receiver.accepted.map(\.outTradeNo) == ["DUP", "DUP"])
+
+            await sandbox.injectNotificationFault(.reorder)
+            try await sandbox.open(orderString: try AlipayFixture.orderString("FIRST", notifyURL: notify))
+            await sandbox.settle()
+            try await sandbox.open(orderString: try AlipayFixture.orderString("SECOND", notifyURL: notify))
+            await sandbox.settle()
+            #expect(await receiver.accepted.map(\.outTradeNo).suffix(2) == ["SECOND", "FIRST"])
+
+            await sandbox.injectNotificationFault(.tamper)
+            try await sandbox.open(orderString: try AlipayFixture.orderString("TAMPER", notifyURL: notify))
+            await sandbox.settle()
+            #expect(await receiver.rejected.count == SandboxAlipay.retrySchedule.count + 1)
+            #expect(await receiver.rejected.allSatisfy { $0 == .badSignature })
+            #expect(await !receiver.accepted.map(\.outTradeNo).contains("TAMPER"))
+            #expect(await !receiver.accepted.map(\.outTradeNo).contains("DROP"))
+        }
+    }
+}
+
+/// A fresh RSA key as PEM.
+enum _RSAKeyFactory {
+    static func make() throws -> String {
+        try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
+    }
+}
