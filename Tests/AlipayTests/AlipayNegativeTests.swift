@@ -133,9 +133,10 @@ struct AlipayNegativeTests {
     func keyForms() throws {
         let key = AlipayFixture.appKey
         let pkcs1Base64 = key.derRepresentation.base64EncodedString(options: .lineLength64Characters)
-        let pkcs8PEM = key.pemRepresentation
+        let pkcs8PEM = key.pkcs8PEMRepresentation
+        let pkcs8Base64 = key.pkcs8DERRepresentation.base64EncodedString()
         let alipay = AlipayFixture.alipayKey.publicKey
-        for privateText in [pkcs8PEM, pkcs1Base64, "-----BEGIN RSA PRIVATE KEY-----\n\(pkcs1Base64)\n-----END RSA PRIVATE KEY-----"] {
+        for privateText in [pkcs8PEM, pkcs8Base64, key.pemRepresentation, pkcs1Base64] {
             for publicText in [alipay.pemRepresentation, alipay.derRepresentation.base64EncodedString()] {
                 let credentials = try AlipayCredentials(appID: "a", appPrivateKey: privateText, alipayPublicKey: publicText)
                 #expect(RSA2.verify(try credentials.sign("x"), over: Array("x".utf8), with: key.publicKey))
