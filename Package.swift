@@ -70,14 +70,18 @@ let package = Package(
         .target(
             name: "Engine",
             dependencies: [
+                "Alipay",
                 "OrderSafeModel",
                 "Ledger",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
             name: "OrderSafeServer",
             dependencies: [
+                "Alipay",
+                "Sandbox",
                 "OrderSafeModel",
                 "Ledger",
                 "Engine",
@@ -100,6 +104,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "ordersafe-bench",
+            dependencies: [
+                "Alipay",
+                "OrderSafeModel",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
@@ -111,8 +123,10 @@ let package = Package(
             name: "OrderSafeServerTests",
             dependencies: [
                 "OrderSafeServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ],

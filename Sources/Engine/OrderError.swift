@@ -4,6 +4,8 @@ import OrderSafeModel
 public enum OrderError: Error, Equatable, CustomStringConvertible {
     case unknownProduct(String)
     case channelNotAllowed(productID: String, channel: Channel, allowed: [Channel])
+    /// The catalog allows the channel, but this server has no account for it.
+    case channelUnavailable(Channel)
     case idempotencyConflict(key: String)
     case orderNotFound(String)
 
@@ -12,6 +14,7 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .unknownProduct: "unknown_product"
         case .channelNotAllowed: "channel_not_allowed"
+        case .channelUnavailable: "channel_unavailable"
         case .idempotencyConflict: "idempotency_conflict"
         case .orderNotFound: "order_not_found"
         }
@@ -24,6 +27,8 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
         case .channelNotAllowed(let id, let channel, let allowed):
             "product '\(id)' cannot be bought through \(channel.rawValue); allowed: "
                 + allowed.map(\.rawValue).joined(separator: ", ")
+        case .channelUnavailable(let channel):
+            "\(channel.rawValue) is not configured on this server"
         case .idempotencyConflict(let key):
             "Idempotency-Key '\(key)' was already used with a different request"
         case .orderNotFound(let orderNo):

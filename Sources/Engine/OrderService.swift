@@ -20,12 +20,18 @@ public struct OrderService: Sendable {
     let catalog: ActiveCatalog
     let identities: OrderIdentityGenerator
     let clock: any WallClock
+    /// The channels this server has accounts for; the catalog may allow more.
+    let availableChannels: Set<Channel>
 
-    public init(ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock) {
+    public init(
+        ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock,
+        availableChannels: Set<Channel>
+    ) {
         self.ledger = ledger
         self.catalog = catalog
         self.identities = identities
         self.clock = clock
+        self.availableChannels = availableChannels
     }
 
     /// Creates an order for `userID`; with an idempotency key already used for the same request, returns that order.
@@ -36,6 +42,7 @@ public struct OrderService: Sendable {
         guard let amount = product.price(for: request.channel) else {
             throw OrderError.channelNotAllowed(productID: product.id, channel: request.channel, allowed: product.channels)
         }
+        guard availableChannels.contains(request.channel) else { throw OrderError.channelUnavailable(request.channel) }
         let token = idempotencyKey.map { key in
             IdempotencyToken(key: key, requestSHA256: Self.fingerprint(request))
         }

@@ -33,7 +33,7 @@ struct AlipayVectorTests {
         #expect(notification.totalAmount.amountMinor == 1)
         #expect(notification.outTradeNo == "1703147160")
         #expect(notification.tradeNo == "2023122122001499160501589436")
-        #expect(notification.fields["subject"] == "yansongda+测试 - 1")
+        #expect(notification.subject == "yansongda+测试 - 1")
         let withSignType = SignContent.make(fields, excluding: ["sign"])
         #expect(!credentials.isAlipaySignature(fields["sign"]!, over: Array(withSignType.utf8)))
     }

@@ -97,15 +97,21 @@ struct OrderAPITests {
         }
     }
 
-    @Test("a physical product is sold through Alipay and WeChat Pay")
+    @Test("a physical product is sold through Alipay with a signed order string; an unconfigured channel is refused")
     func externalChannels() async throws {
         let alice = try await TestServer.token("alice")
         try await TestServer.run { client in
-            for channel in ["alipay", "wechatpay"] {
-                let response = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: channel)
-                #expect(response.status == .created)
-                #expect(try response.decoded(OrderResponse.self).order.amount == Money(amountMinor: 9900, currency: .cny))
-            }
+            let response = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "alipay")
+            #expect(response.status == .created)
+            let body = try response.decoded(OrderResponse.self)
+            #expect(body.order.amount == Money(amountMinor: 9900, currency: .cny))
+            let orderString = try #require(body.alipay?.orderString)
+            #expect(orderString.contains("method=alipay.trade.app.pay"))
+            #expect(orderString.contains("sign="))
+            #expect(orderString.contains(body.order.orderNo))
+            let wechat = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "wechatpay")
+            #expect(wechat.status == .unprocessableContent)
+            #expect(try wechat.errorCode() == "channel_unavailable")
         }
     }
 

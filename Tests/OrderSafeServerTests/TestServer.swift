@@ -17,12 +17,15 @@ enum TestServer {
     static let jwtSecret = "test-secret-test-secret-test-secret-0123"
     static let adminKey = "admin-key-admin-key-admin-key-0123456789"
 
+    /// A data folder for this test process, shared by the tests that need no folder of their own.
+    static let sharedDataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-test-\(UUID().uuidString)").path
+
     static func settings(database: String = "sqlite::memory:", extra: [String: String] = [:]) async throws -> Settings {
         try await SettingsLoader.load(environment: [
             "ORDERSAFE_DATABASE_URL": database,
             "ORDERSAFE_AUTH_JWT_SECRET": jwtSecret,
             "ORDERSAFE_AUTH_ADMIN_KEY": adminKey,
-            "ORDERSAFE_SERVER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-test").path,
+            "ORDERSAFE_SERVER_DATA_DIR": sharedDataDirectory,
         ].merging(extra) { $1 })
     }
 

@@ -31,10 +31,9 @@ public struct AlipayNotification: Sendable, Hashable {
     public var totalAmount: Money
     public var buyerID: String?
     public var passbackParams: String?
+    public var subject: String?
     /// Present when the notification reports a refund.
     public var refund: Refund?
-    /// Every field as received (after URL-decoding), for the audit trail.
-    public var fields: [String: String]
 
     /// A refund reported by a notification: `refund_fee` is the total refunded so far.
     public struct Refund: Sendable, Hashable {
@@ -44,7 +43,7 @@ public struct AlipayNotification: Sendable, Hashable {
     }
 
     /// Types the fields of a notification whose signature was already verified.
-    init(fields: [String: String]) throws(AlipayNotificationError) {
+    init(fields: FormFields) throws(AlipayNotificationError) {
         func required(_ name: String) throws(AlipayNotificationError) -> String {
             guard let value = fields[name], !value.isEmpty else { throw .missingField(name) }
             return value
@@ -66,9 +65,9 @@ public struct AlipayNotification: Sendable, Hashable {
         totalAmount = try amount("total_amount")
         buyerID = fields["buyer_id"]
         passbackParams = fields["passback_params"]
+        subject = fields["subject"]
         refund = fields["refund_fee"] == nil ? nil
             : Refund(refundFee: try amount("refund_fee"), outBizNo: fields["out_biz_no"], gmtRefund: fields["gmt_refund"])
-        self.fields = fields
     }
 
     /// The business checks against our order: app id, seller, order number and amount must all be ours.

@@ -24,57 +24,13 @@ public enum FormEncoding {
     }
 
     /// Parses `a=1&b=x+y%20z` into fields (`+` is a space), refusing duplicates, bad escapes and non-UTF-8.
-    public static func parse(_ body: some Collection<UInt8>, maxBytes: Int = 64 * 1024, maxFields: Int = 128)
-        throws(Error) -> [String: String]
-    {
-        guard body.count <= maxBytes else { throw .tooLarge(limit: maxBytes) }
-        var fields: [String: String] = [:]
-        for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            guard fields.count < maxFields else { throw .tooManyFields(limit: maxFields) }
-            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")), equals != pair.startIndex else {
-                throw .malformedPair(String(decoding: pair, as: UTF8.self))
-            }
-            let name = try decode(pair[pair.startIndex..<equals], field: "?")
-            let value = try decode(pair[pair.index(after: equals)...], field: name)
-            guard fields.updateValue(value, forKey: name) == nil else { throw .duplicateField(name) }
-        }
-        return fields
-    }
-
-    /// Percent-decodes one component (`+` is a space) and requires valid UTF-8.
-    static func decode(_ bytes: some Collection<UInt8>, field: String) throws(Error) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var iterator = bytes.makeIterator()
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: "+"):
-                output.append(UInt8(ascii: " "))
-            case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                    throw .badPercentEncoding(field: field)
-                }
-                output.append(high << 4 | low)
-            default:
-                output.append(byte)
-            }
-        }
-        guard let text = String(validating: output, as: UTF8.self) else { throw .notUTF8(field: field) }
-        return text
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+    public static func parse(_ body: [UInt8], maxBytes: Int = 64 * 1024, maxFields: Int = 128) throws(Error) -> [String: String] {
+        try FormFields(parsing: body, maxBytes: maxBytes, maxFields: maxFields).dictionary
     }
 
     /// Encodes fields sorted by name, escaping everything but `A-Z a-z 0-9 - _ .` (space as `%20`).
     public static func encode(_ fields: [String: String]) -> String {
-        fields.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
+        fields.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             .map { "\(escape($0.key))=\(escape($0.value))" }
             .joined(separator: "&")
     }

@@ -24,4 +24,7 @@ public protocol LedgerStore: Sendable {
 
     /// Stores a raw inbound signal before anything else happens to it.
     func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry
+
+    /// Records the outcome of processing an inbound signal: processed, or the error that will be retried.
+    func finishInbound(id: Int64, error: String?, at: Date) async throws
 }

@@ -138,6 +138,22 @@ public struct SQLLedger: LedgerStore {
         }
     }
 
+    public func finishInbound(id: Int64, error: String?, at date: Date) async throws {
+        try await database.withSession { db in
+            if let error {
+                try await db.raw("""
+                    UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: String(error.prefix(500)))
+                    WHERE id = \(bind: id) AND processed_at IS NULL
+                    """).run()
+            } else {
+                try await db.raw("""
+                    UPDATE inbox SET attempts = attempts + 1, last_error = NULL, processed_at = \(bind: date.millisecondsSince1970)
+                    WHERE id = \(bind: id) AND processed_at IS NULL
+                    """).run()
+            }
+        }
+    }
+
     static func appendEvent(
         _ db: any SQLDatabase, orderID: Int64, kind: String, from: OrderStatus?, to: OrderStatus?, cause: EventCause,
         evidence: String?, at date: Date

@@ -44,6 +44,13 @@ public enum OrderSafeApplication {
                 configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key",
                 settings: settings.server) ?? ""
             let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
+            let sandbox = settings.server.environment == .sandbox && settings.alipay == nil
+                ? try SandboxProviders(settings: settings.server, logger: logger) : nil
+            let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
+                AlipayPayments(
+                    credentials: try alipay.credentials(), sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, ledger: ledger,
+                    catalog: catalog, clock: clock, logger: logger)
+            }
 
             let router = Router(context: OrderSafeRequestContext.self)
             router.add(middleware: RequestIDMiddleware())
@@ -59,9 +66,12 @@ public enum OrderSafeApplication {
             let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth))
             OrdersController(
                 orders: OrderService(
-                    ledger: ledger, catalog: catalog, identities: OrderIdentityGenerator(clock: clock, random: random), clock: clock),
-                maxBodyBytes: settings.server.maxBodyBytes
+                    ledger: ledger, catalog: catalog, identities: OrderIdentityGenerator(clock: clock, random: random), clock: clock,
+                    availableChannels: alipay == nil ? [.appStore] : [.appStore, .alipay]),
+                alipay: alipay, maxBodyBytes: settings.server.maxBodyBytes
             ).addRoutes(to: users)
+            NotificationsController(alipay: alipay).addRoutes(to: v1)
+            sandbox?.addRoutes(to: router)
             HoldingsController(ledger: ledger, clock: clock).addRoutes(to: users)
             AdminController(ledger: ledger).addRoutes(
                 to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))

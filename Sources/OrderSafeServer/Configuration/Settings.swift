@@ -53,8 +53,25 @@ public struct Settings: Sendable {
         public var adminKey: String
     }
 
+    /// The merchant's Alipay account. Nil: in the sandbox the built-in simulator stands in; in production the
+    /// channel is off and Alipay orders are refused.
+    public struct Alipay: Sendable {
+        public var appID: String
+        /// PEM or the console's base64 text.
+        public var appPrivateKey: String
+        /// Public-key mode: the Alipay public key (PEM or base64 text).
+        public var publicKey: String?
+        /// Certificate mode: the app certificate, Alipay certificate and Alipay root certificate (PEM texts).
+        public var certificates: (app: String, alipay: String, root: String)?
+        public var sellerID: String?
+        public var gatewayURL: String
+        /// The public URL of `POST /v1/notify/alipay`, sent as `notify_url`.
+        public var notifyURL: String
+    }
+
     public var server: Server
     public var database: Database
     public var catalog: Catalog
     public var auth: Auth
+    public var alipay: Alipay?
 }

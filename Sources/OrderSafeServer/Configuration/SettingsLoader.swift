@@ -73,7 +73,43 @@ struct SettingsReader {
             jwtAudience: try string("auth.jwt_audience"),
             adminKey: try secret("auth.admin_key") ?? "")
         try validate(auth, environment: environment)
-        return Settings(server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth)
+        return Settings(
+            server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
+            alipay: try alipay())
+    }
+
+    /// The Alipay section: nil when `alipay.app_id` is not set.
+    private func alipay() throws -> Settings.Alipay? {
+        guard let appID = try string("alipay.app_id") else { return nil }
+        guard let privateKey = try secret("alipay.app_private_key") else {
+            throw SettingsError(key: "alipay.app_private_key", reason: "is required when alipay.app_id is set")
+        }
+        let publicKey = try secret("alipay.public_key")
+        let certificates = try [file("alipay.app_cert_file"), file("alipay.public_cert_file"), file("alipay.root_cert_file")]
+        let certificateMode = certificates.compactMap { $0 }
+        guard (publicKey != nil) != (certificateMode.count == 3) else {
+            throw SettingsError(
+                key: "alipay.public_key",
+                reason: "give either the Alipay public key (public-key mode) or all three of alipay.app_cert_file, "
+                    + "alipay.public_cert_file and alipay.root_cert_file (certificate mode)")
+        }
+        guard let notifyURL = try string("alipay.notify_url"), notifyURL.hasPrefix("https://") || notifyURL.hasPrefix("http://") else {
+            throw SettingsError(key: "alipay.notify_url", reason: "is required: the public URL of POST /v1/notify/alipay")
+        }
+        return Settings.Alipay(
+            appID: appID, appPrivateKey: privateKey, publicKey: publicKey,
+            certificates: certificateMode.count == 3 ? (certificateMode[0], certificateMode[1], certificateMode[2]) : nil,
+            sellerID: try string("alipay.seller_id"),
+            gatewayURL: try string("alipay.gateway_url") ?? "https://openapi.alipay.com/gateway.do", notifyURL: notifyURL)
+    }
+
+    /// The contents of the file named by `key`, if set.
+    private func file(_ key: String) throws -> String? {
+        guard let path = try string(key) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw SettingsError(key: key, reason: "cannot read '\(path)'")
+        }
+        return text
     }
 
     private func validate(_ auth: Settings.Auth, environment: Settings.Environment) throws {

@@ -6,6 +6,7 @@ import OrderSafeModel
 /// `POST /v1/orders` and `GET /v1/orders/{order_no}` for the signed-in user.
 struct OrdersController {
     let orders: OrderService
+    let alipay: AlipayPayments?
     let maxBodyBytes: Int
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
@@ -19,13 +20,13 @@ struct OrdersController {
         let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes)
         do {
             let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
-            switch creation {
-            case .created(let order):
+            let response = OrderResponse(
+                order: creation.order, alipay: body.channel == .alipay ? try alipay?.invocation(for: creation.order) : nil)
+            if case .created(let order) = creation {
                 context.logger.info("order created", metadata: ["order_no": "\(order.orderNo)"])
-                return try Response.json(OrderResponse(order: order), status: .created)
-            case .replayed(let order):
-                return try Response.json(OrderResponse(order: order), status: .ok)
+                return try Response.json(response, status: .created)
             }
+            return try Response.json(response, status: .ok)
         } catch let error as OrderError {
             throw error.apiError
         }
@@ -56,7 +57,7 @@ extension OrderError {
         let status: HTTPResponse.Status =
             switch self {
             case .unknownProduct, .orderNotFound: .notFound
-            case .channelNotAllowed: .unprocessableContent
+            case .channelNotAllowed, .channelUnavailable: .unprocessableContent
             case .idempotencyConflict: .conflict
             }
         return APIError(status: status, code: code, message: description)

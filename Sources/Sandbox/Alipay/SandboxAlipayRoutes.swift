@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 /// The sandbox Alipay over HTTP: `POST {prefix}/gateway.do` (the open-platform gateway) and
-/// `POST {prefix}/sandbox/pay` (what the Alipay app does when the user confirms: body = the order string).
+/// `POST {prefix}/pay` (what the Alipay app does when the user confirms: body = the order string).
 public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
     let alipay: SandboxAlipay
 
@@ -19,7 +19,7 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                 status: .init(code: status), headers: [.contentType: "application/json;charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: text)))
         }
-        group.post("sandbox/pay") { request, _ in
+        group.post("pay") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 64 * 1024)
             do {

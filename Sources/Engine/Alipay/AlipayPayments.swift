@@ -1,0 +1,83 @@
+import Alipay
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+
+/// The Alipay channel of the order engine: signs order strings for new orders, and turns notifications into
+/// ledger changes — stored first, then verified, matched to the order, and fulfilled exactly once.
+public struct AlipayPayments: Sendable {
+    let credentials: AlipayCredentials
+    let sellerID: String?
+    let notifyURL: String
+    let ledger: any LedgerStore
+    let catalog: ActiveCatalog
+    let clock: any WallClock
+    let logger: Logger
+    /// How long an unpaid order stays payable at Alipay (`time_expire`).
+    let paymentWindow: TimeInterval
+
+    public init(
+        credentials: AlipayCredentials, sellerID: String?, notifyURL: String, ledger: any LedgerStore, catalog: ActiveCatalog,
+        clock: any WallClock, logger: Logger, paymentWindow: TimeInterval = 30 * 60
+    ) {
+        self.credentials = credentials
+        self.sellerID = sellerID
+        self.notifyURL = notifyURL
+        self.ledger = ledger
+        self.catalog = catalog
+        self.clock = clock
+        self.logger = logger
+        self.paymentWindow = paymentWindow
+    }
+
+    /// The signed order string the app passes to the Alipay SDK.
+    public func invocation(for order: Order) throws -> AlipayInvocation {
+        let subject = catalog.catalog.product(id: order.productID)?.title ?? order.productID
+        let request = AlipayAppPayOrder(
+            outTradeNo: order.orderNo, amount: order.amount, subject: subject, notifyURL: notifyURL,
+            expiresAt: order.createdAt.addingTimeInterval(paymentWindow))
+        return AlipayInvocation(orderString: try AlipayRequestSigner(credentials: credentials).orderString(for: request, at: clock.now()))
+    }
+
+    /// What to answer Alipay: the 7 bytes `success` stop its retries; anything else makes it try again later.
+    public enum Reply: String, Sendable {
+        case success, failure
+    }
+
+    /// Handles one notification body exactly as received. Nothing is acknowledged before it is stored.
+    public func handleNotification(body: [UInt8], headers: [String: String]) async throws -> Reply {
+        let entry = try await ledger.storeInbound(
+            InboundSignal(channel: .alipay, kind: "notify", headers: headers, body: body, receivedAt: clock.now()))
+        do {
+            try await apply(body: body, inboxID: entry.id)
+            try await ledger.finishInbound(id: entry.id, error: nil, at: clock.now())
+            return .success
+        } catch let error as AlipayNotificationError {
+            logger.warning("alipay notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(error)"])
+            try await ledger.finishInbound(id: entry.id, error: error.description, at: clock.now())
+            return .failure
+        }
+    }
+
+    private func apply(body: [UInt8], inboxID: Int64) async throws {
+        let notification = try AlipayNotificationVerifier(credentials: credentials).verify(body: body)
+        guard let order = try await ledger.order(number: notification.outTradeNo), order.channel == .alipay else {
+            throw AlipayNotificationError.unknownOrder(notification.outTradeNo)
+        }
+        // App and seller must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
+        try notification.check(against: .init(
+            appID: credentials.appID, sellerID: sellerID, outTradeNo: order.orderNo, amount: notification.totalAmount))
+        if notification.refund != nil {
+            logger.notice("alipay refund notification stored", metadata: ["order_no": "\(order.orderNo)", "inbox_id": "\(inboxID)"])
+            return
+        }
+        guard notification.tradeStatus.isPaid else { return }
+        let outcome = try await ledger.fulfil(
+            VerifiedPayment(
+                channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
+                amount: notification.totalAmount, cause: .notification, evidence: "inbox:\(inboxID)"),
+            at: clock.now())
+        logger.info("alipay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+    }
+}

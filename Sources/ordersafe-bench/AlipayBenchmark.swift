@@ -1,0 +1,41 @@
+import Alipay
+import Foundation
+import OrderSafeModel
+import _CryptoExtras
+
+/// Alipay notification verification (parse + canonicalise + RSA2 verify + typing) against the raw RSA-2048
+/// verification it is built on, both measured here on one core.
+enum AlipayBenchmark {
+    static func run() throws -> Bool {
+        let appKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let alipayKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let credentials = try AlipayCredentials(
+            appID: "2021000000000001", appPrivateKey: appKey.pemRepresentation, alipayPublicKey: alipayKey.publicKey.pemRepresentation)
+        let body = Array(try AlipaySideSigner(privateKey: alipayKey).notificationBody([
+            "notify_id": "2026112201222162644199160501632046", "notify_type": "trade_status_sync",
+            "notify_time": "2026-11-22 16:26:45", "gmt_create": "2026-11-22 16:26:32", "gmt_payment": "2026-11-22 16:26:43",
+            "charset": "utf-8", "version": "1.0", "app_id": "2021000000000001", "auth_app_id": "2021000000000001",
+            "seller_id": "2088721003899159", "buyer_id": "2088722003899169", "out_trade_no": "OS20261122-K7QZ3M9X2A",
+            "trade_no": "2026112222001499160501589436", "trade_status": "TRADE_SUCCESS", "total_amount": "99.00",
+            "receipt_amount": "99.00", "invoice_amount": "99.00", "buyer_pay_amount": "99.00", "point_amount": "0.00",
+            "subject": "礼盒 Gift box", "fund_bill_list": #"[{"amount":"99.00","fundChannel":"ALIPAYACCOUNT"}]"#,
+        ]).utf8)
+        let verifier = AlipayNotificationVerifier(credentials: credentials)
+        guard (try? verifier.verify(body: body)) != nil else { fatalError("benchmark notification does not verify") }
+
+        let content = Data(repeating: UInt8(ascii: "a"), count: 600)  // about the length of a notification's sign content
+        let signature = try alipayKey.signature(for: content, padding: .insecurePKCS1v1_5)
+        let publicKey = alipayKey.publicKey
+        let raw = operationsPerSecond {
+            guard publicKey.isValidSignature(signature, for: content, padding: .insecurePKCS1v1_5) else { fatalError() }
+        }
+        let notifications = try operationsPerSecond { _ = try verifier.verify(body: body) }
+        print("Alipay (one core, release build)")
+        report("raw RSA-2048 PKCS#1 v1.5 SHA-256 verifications", raw)
+        report("notification verifications (parse+verify+type)", notifications)
+        print(String(format: "  ratio notification / raw RSA verify: %.2f", notifications / raw))
+        let target = 20_000.0
+        print(String(format: "  target ≥ %.0f notification verifications/s: %@", target, notifications >= target ? "met" : "NOT met"))
+        return notifications >= target
+    }
+}

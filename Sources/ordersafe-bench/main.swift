@@ -1,0 +1,10 @@
+// Benchmarks, apart from the tests: `swift run -c release ordersafe-bench [alipay]`.
+// Each prints its own operations per second beside the baseline it is built on, measured in the same run.
+import Foundation
+
+let selected = Set(CommandLine.arguments.dropFirst())
+var allMet = true
+if selected.isEmpty || selected.contains("alipay") {
+    allMet = try AlipayBenchmark.run() && allMet
+}
+exit(allMet ? 0 : 1)
