@@ -117,7 +117,11 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
         .testTarget(
             name: "AlipayTests",
-            dependencies: ["Alipay", "Sandbox", .product(name: "HummingbirdTesting", package: "hummingbird")]
+            dependencies: [
+                "Alipay", "Sandbox",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
         .testTarget(
             name: "OrderSafeServerTests",

@@ -1,4 +1,6 @@
 import Alipay
+import AsyncHTTPClient
+import NIOCore
 import Foundation
 import OrderSafeModel
 import Sandbox
@@ -119,5 +121,32 @@ struct AlipaySandboxTests {
 enum _RSAKeyFactory {
     static func make() throws -> String {
         try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
+    }
+}
+
+@Suite("Sandbox Alipay fault requests")
+struct AlipayFaultRequestTests {
+    @Test("faults queued over HTTP are parsed strictly")
+    func parse() async throws {
+        let sandbox = AlipayFixture.sandbox()
+        try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) { (base: String) async throws(any Error) in
+            let ok = try await Self.post(base, #"{"notifications":["drop","delay_ms:5"],"gateway":["server_error","timeout_ms:10"]}"#)
+            #expect(ok.0 == 200)
+            let pending = await sandbox.pendingFaults
+            #expect(pending.notifications == [.drop, .delay(.milliseconds(5))])
+            #expect(pending.gateway == [.serverError, .timeout(.milliseconds(10))])
+            #expect(try await Self.post(base, #"{"notifications":["explode"]}"#).0 == 400)
+            #expect(try await Self.post(base, #"{"gateway":["timeout_ms:-1"]}"#).0 == 400)
+            #expect(try await Self.post(base, "not json").0 == 400)
+        }
+    }
+
+    static func post(_ base: String, _ body: String) async throws -> (Int, String) {
+        var request = HTTPClientRequest(url: base + "/alipay/faults")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+        var bytes = try await response.body.collect(upTo: 65536)
+        return (Int(response.status.code), bytes.readString(length: bytes.readableBytes) ?? "")
     }
 }

@@ -5,6 +5,7 @@ Operations:
   {"op": "verify", "params": {...}, "sign": S, "public_key": PEM} -> its verify() (drops sign_type) result
   {"op": "verify_request", "params": {...}, "sign": S, "public_key": PEM}
                                                                   -> verifies over its own ordering, sign_type kept
+  {"op": "sign_raw", "content": TEXT, "private_key": PEM}         -> its _sign() over raw text
   {"op": "verify_raw", "content": TEXT, "sign": S, "public_key": PEM} -> its _verify() over raw text
 """
 import json, sys
@@ -38,6 +39,8 @@ def run(op):
         alipay = client(public_key=op["public_key"])
         message = "&".join("{}={}".format(k, v) for k, v in alipay._ordered_data(dict(op["params"])))
         return alipay._verify(message, op["sign"])
+    if kind == "sign_raw":
+        return client(private_key=op["private_key"])._sign(op["content"])
     if kind == "verify_raw":
         try:
             return client(public_key=op["public_key"])._verify(op["content"], op["sign"])

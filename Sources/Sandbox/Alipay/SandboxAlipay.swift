@@ -69,6 +69,11 @@ public actor SandboxAlipay {
         gatewayFaults.append(contentsOf: repeatElement(fault, count: count))
     }
 
+    /// Faults still waiting for a notification or a gateway call.
+    public var pendingFaults: (notifications: [AlipayNotificationFault], gateway: [AlipayGatewayFault]) {
+        (notificationFaults, gatewayFaults)
+    }
+
     // MARK: The app side
 
     /// What the Alipay app does with an order string: verifies the merchant's signature, opens the trade, and

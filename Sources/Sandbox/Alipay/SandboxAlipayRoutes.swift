@@ -1,8 +1,9 @@
 import Foundation
 import Hummingbird
 
-/// The sandbox Alipay over HTTP: `POST {prefix}/gateway.do` (the open-platform gateway) and
-/// `POST {prefix}/pay` (what the Alipay app does when the user confirms: body = the order string).
+/// The sandbox Alipay over HTTP: `POST {prefix}/gateway.do` (the open-platform gateway),
+/// `POST {prefix}/pay` (what the Alipay app does when the user confirms: body = the order string), and
+/// `POST {prefix}/faults` (faults for the next notifications and gateway calls, see ``AlipayFaultRequest``).
 public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
     let alipay: SandboxAlipay
 
@@ -19,6 +20,19 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                 status: .init(code: status), headers: [.contentType: "application/json;charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: text)))
         }
+        group.post("faults") { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 16 * 1024)
+            do {
+                let faults = try JSONDecoder().decode(AlipayFaultRequest.self, from: Data(buffer: body))
+                let notifications = try faults.notificationFaults(), gateway = try faults.gatewayFaults()
+                for fault in notifications { await alipay.injectNotificationFault(fault) }
+                for fault in gateway { await alipay.injectGatewayFault(fault) }
+                return Self.json(["queued": "\(notifications.count + gateway.count)"], status: .ok)
+            } catch {
+                return Self.json(["error": "\(error)"], status: .badRequest)
+            }
+        }
         group.post("pay") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 64 * 1024)
@@ -28,10 +42,13 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                     status: .ok, headers: [.contentType: "application/json"],
                     body: .init(byteBuffer: ByteBuffer(string: #"{"resultStatus":"9000","trade_no":"\#(tradeNo)"}"#)))
             } catch {
-                let body = try JSONEncoder().encode(["resultStatus": "4000", "memo": "\(error)"])
-                return Response(
-                    status: .badRequest, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+                return Self.json(["resultStatus": "4000", "memo": "\(error)"], status: .badRequest)
             }
         }
+    }
+
+    static func json(_ object: [String: String], status: HTTPResponse.Status) -> Response {
+        let body = (try? JSONEncoder().encode(object)) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Body of `POST /sandbox/alipay/faults`: faults for the next notifications and gateway calls, in order.
+///
+/// `{"notifications": ["drop", "duplicate", "reorder", "tamper", "delay_ms:500"],
+///   "gateway": ["server_error", "system_error", "bad_signature", "timeout_ms:3000"]}`
+struct AlipayFaultRequest: Decodable {
+    var notifications: [String]?
+    var gateway: [String]?
+
+    enum Failure: Error, CustomStringConvertible {
+        case unknown(String)
+        var description: String {
+            switch self {
+            case .unknown(let text):
+                "unknown fault '\(text)': notifications take drop, duplicate, reorder, tamper, delay_ms:N; "
+                    + "gateway takes server_error, system_error, bad_signature, timeout_ms:N"
+            }
+        }
+    }
+
+    func notificationFaults() throws -> [AlipayNotificationFault] {
+        try (notifications ?? []).map { text in
+            switch text {
+            case "drop": .drop
+            case "duplicate": .duplicate
+            case "reorder": .reorder
+            case "tamper": .tamper
+            default: .delay(try Self.milliseconds(text, prefix: "delay_ms:"))
+            }
+        }
+    }
+
+    func gatewayFaults() throws -> [AlipayGatewayFault] {
+        try (gateway ?? []).map { text in
+            switch text {
+            case "server_error": .serverError
+            case "system_error": .systemError
+            case "bad_signature": .badSignature
+            default: .timeout(try Self.milliseconds(text, prefix: "timeout_ms:"))
+            }
+        }
+    }
+
+    private static func milliseconds(_ text: String, prefix: String) throws -> Duration {
+        guard text.hasPrefix(prefix), let value = Int(text.dropFirst(prefix.count)), (0...600_000).contains(value) else {
+            throw Failure.unknown(text)
+        }
+        return .milliseconds(value)
+    }
+}
