@@ -40,14 +40,23 @@ struct AlipayFlowTests {
         return (response.status, String(buffer: response.body))
     }
 
-    @Test("a verified notification fulfils once; replays, duplicates and forgeries change nothing")
-    func notifications() async throws {
-        let (settings, alipay) = try await Self.settings()
+    /// Runs `body` on a fresh server with one Alipay order of alice's for the gift box.
+    static func withAlipayOrder(
+        _ body: @escaping @Sendable (any TestClientProtocol, AlipaySideSigner, String, Order) async throws -> Void
+    ) async throws {
+        let (settings, alipay) = try await settings()
         let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
         let alice = try await TestServer.token("alice")
         try await app.test(.router) { client in
             let order = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "alipay")
                 .decoded(OrderResponse.self).order
+            try await body(client, alipay, alice, order)
+        }
+    }
+
+    @Test("a verified notification fulfils once; replays, duplicates and forgeries change nothing")
+    func notifications() async throws {
+        try await Self.withAlipayOrder { client, alipay, alice, order in
             let body = try alipay.notificationBody(Self.notification(for: order, tradeNo: "2026111822001"))
             #expect(try await Self.post(client, body) == (.ok, "success"))
             #expect(try await Self.post(client, body) == (.ok, "success"))  // byte-identical replay
@@ -79,12 +88,7 @@ struct AlipayFlowTests {
 
     @Test("a notification whose amount differs from the order is recorded and flagged, never credited")
     func amountMismatch() async throws {
-        let (settings, alipay) = try await Self.settings()
-        let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
-        let alice = try await TestServer.token("alice")
-        try await app.test(.router) { client in
-            let order = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "alipay")
-                .decoded(OrderResponse.self).order
+        try await Self.withAlipayOrder { client, alipay, alice, order in
             let body = try alipay.notificationBody(Self.notification(for: order, tradeNo: "2026111822002", amount: "0.01"))
             #expect(try await Self.post(client, body) == (.ok, "success"))
             let read = try await client.execute(uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
