@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OrderSafeModel", targets: ["OrderSafeModel"]),
         .library(name: "Ledger", targets: ["Ledger"]),
         .library(name: "Alipay", targets: ["Alipay"]),
+        .library(name: "WeChatPay", targets: ["WeChatPay"]),
         .library(name: "Engine", targets: ["Engine"]),
         .library(name: "Sandbox", targets: ["Sandbox"]),
         .library(name: "OrderSafeServer", targets: ["OrderSafeServer"]),
@@ -53,6 +54,15 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .target(
+            name: "WeChatPay",
+            dependencies: [
+                "OrderSafeModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
@@ -115,6 +125,7 @@ let package = Package(
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
+        .testTarget(name: "WeChatPayTests", dependencies: ["WeChatPay"]),
         .testTarget(
             name: "AlipayTests",
             dependencies: [
