@@ -118,6 +118,7 @@ let package = Package(
             name: "ordersafe-bench",
             dependencies: [
                 "Alipay",
+                "WeChatPay",
                 "OrderSafeModel",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
