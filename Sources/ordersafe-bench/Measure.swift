@@ -1,4 +1,5 @@
 import Foundation
+import _CryptoExtras
 
 /// Runs `body` repeatedly on the calling thread for about `seconds` and returns operations per second.
 /// A short warm-up runs first; the best of three rounds is reported, so a busy neighbour skews it less.
@@ -21,4 +22,25 @@ func operationsPerSecond(seconds: Double = 1.0, _ body: () throws -> Void) rethr
 
 func report(_ name: String, _ value: Double, unit: String = "ops/s") {
     print(String(format: "%-52@ %12.0f %@", name as NSString, value, unit))
+}
+
+/// Raw RSA-2048 PKCS#1 v1.5 SHA-256 verifications per second of `length` bytes: the baseline a signed-message
+/// benchmark is compared with.
+func rawRSAVerifications(key: _RSA.Signing.PrivateKey, length: Int) throws -> Double {
+    let content = Data(repeating: UInt8(ascii: "a"), count: length)
+    let signature = try key.signature(for: content, padding: .insecurePKCS1v1_5)
+    let publicKey = key.publicKey
+    return operationsPerSecond {
+        guard publicKey.isValidSignature(signature, for: content, padding: .insecurePKCS1v1_5) else { fatalError("baseline") }
+    }
+}
+
+/// Prints a result beside its RSA baseline, the ratio, and whether it met `target`; returns whether it did.
+func compare(_ title: String, operation: String, value: Double, raw: Double, target: Double) -> Bool {
+    print("\(title) (one core, release build)")
+    report("raw RSA-2048 PKCS#1 v1.5 SHA-256 verifications", raw)
+    report(operation, value)
+    print(String(format: "  ratio to raw RSA verify: %.2f", value / raw))
+    print(String(format: "  target ≥ %.0f/s: %@", target, value >= target ? "met" : "NOT met"))
+    return value >= target
 }

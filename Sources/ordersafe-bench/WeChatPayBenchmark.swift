@@ -24,21 +24,10 @@ enum WeChatPayBenchmark {
         let parser = WeChatPayNotificationParser(verifier: SignedMessageVerifier(keys: keys, clock: Now()), cipher: cipher)
         let bytes = Array(body.utf8)
 
-        let content = Data(repeating: UInt8(ascii: "a"), count: bytes.count + 50)
-        let signature = try platformKey.signature(for: content, padding: .insecurePKCS1v1_5)
-        let publicKey = platformKey.publicKey
-        let raw = operationsPerSecond {
-            guard publicKey.isValidSignature(signature, for: content, padding: .insecurePKCS1v1_5) else { fatalError() }
-        }
+        let raw = try rawRSAVerifications(key: platformKey, length: bytes.count + 50)
         let notifications = try operationsPerSecond {
             _ = try WeChatPayTransaction(resource: try parser.parse(headers: headers, body: bytes).plaintext)
         }
-        print("WeChat Pay v3 (one core, release build)")
-        report("raw RSA-2048 PKCS#1 v1.5 SHA-256 verifications", raw)
-        report("notification verify+decrypt+type", notifications)
-        print(String(format: "  ratio notification / raw RSA verify: %.2f", notifications / raw))
-        let target = 20_000.0
-        print(String(format: "  target ≥ %.0f notification verify+decrypt/s: %@", target, notifications >= target ? "met" : "NOT met"))
-        return notifications >= target
+        return compare("WeChat Pay v3", operation: "notification verify+decrypt+type", value: notifications, raw: raw, target: 20_000)
     }
 }
