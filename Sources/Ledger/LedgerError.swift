@@ -8,8 +8,6 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     case schemaOutdated(database: Int, binary: Int)
     /// The order to fulfil does not exist.
     case unknownOrder(String)
-    /// The product is not in the stored catalog version.
-    case unknownProduct(String)
     /// A unique order number could not be found after several tries (the random source is broken).
     case orderNumberExhausted
 
@@ -23,8 +21,6 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
             "the database schema is at version \(database), this binary needs \(binary): run `ordersafe migrate`"
         case .unknownOrder(let orderNo):
             "no order \(orderNo)"
-        case .unknownProduct(let productID):
-            "no product \(productID) in the stored catalog"
         case .orderNumberExhausted:
             "could not allocate a unique order number"
         }

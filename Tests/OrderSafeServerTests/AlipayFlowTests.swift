@@ -54,6 +54,31 @@ struct AlipayFlowTests {
         }
     }
 
+    @Test("a bad Alipay key is reported under the setting it came from")
+    func keyErrorsNameTheirSetting() async throws {
+        let alipayKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let appKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let base = [
+            "ORDERSAFE_ALIPAY_APP_ID": "2021000000000009", "ORDERSAFE_ALIPAY_NOTIFY_URL": "https://merchant.example/v1/notify/alipay",
+        ]
+        for (extra, key) in [
+            (["ORDERSAFE_ALIPAY_APP_PRIVATE_KEY": "not a key", "ORDERSAFE_ALIPAY_PUBLIC_KEY": alipayKey.publicKey.pemRepresentation],
+             "alipay.app_private_key"),
+            (["ORDERSAFE_ALIPAY_APP_PRIVATE_KEY": appKey.pemRepresentation, "ORDERSAFE_ALIPAY_PUBLIC_KEY": "not a key"],
+             "alipay.public_key"),
+            (["ORDERSAFE_ALIPAY_APP_PRIVATE_KEY": appKey.pemRepresentation, "ORDERSAFE_ALIPAY_PUBLIC_KEY": appKey.publicKey.pemRepresentation],
+             "alipay.public_key"),
+        ] {
+            let settings = try await TestServer.settings(extra: base.merging(extra) { $1 })
+            #expect(throws: SettingsError.self) { try settings.alipay!.credentials() }
+            do {
+                _ = try settings.alipay!.credentials()
+            } catch let error as SettingsError {
+                #expect(error.key == key, "\(error)")
+            }
+        }
+    }
+
     @Test("a verified notification fulfils once; replays, duplicates and forgeries change nothing")
     func notifications() async throws {
         try await Self.withAlipayOrder { client, alipay, alice, order in

@@ -42,7 +42,7 @@ public struct SQLLedger: LedgerStore {
                 return CatalogVersion(id: id, label: catalog.version, sha256: sha)
             }
             guard let row = try await db.raw("SELECT id FROM catalog_versions WHERE sha256 = \(bind: sha)").first() else {
-                throw LedgerError.unknownProduct("catalog \(sha)")
+                throw LedgerCorruption(detail: "catalog \(sha) neither inserted nor found")
             }
             return CatalogVersion(id: try row.decode(column: "id", as: Int64.self), label: catalog.version, sha256: sha)
         }
