@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "ordersafe", targets: ["ordersafe"]),
         .library(name: "OrderSafeModel", targets: ["OrderSafeModel"]),
         .library(name: "Ledger", targets: ["Ledger"]),
+        .library(name: "ChannelSupport", targets: ["ChannelSupport"]),
         .library(name: "Alipay", targets: ["Alipay"]),
         .library(name: "WeChatPay", targets: ["WeChatPay"]),
         .library(name: "Engine", targets: ["Engine"]),
@@ -20,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.10.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
@@ -35,6 +37,12 @@ let package = Package(
     targets: [
         .target(name: "OrderSafeModel"),
         .target(
+            name: "ChannelSupport",
+            dependencies: [
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
             name: "Ledger",
             dependencies: [
                 "OrderSafeModel",
@@ -48,11 +56,14 @@ let package = Package(
         .target(
             name: "Alipay",
             dependencies: [
+                "ChannelSupport",
                 "OrderSafeModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -60,9 +71,15 @@ let package = Package(
         .target(
             name: "WeChatPay",
             dependencies: [
+                "ChannelSupport",
                 "OrderSafeModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
@@ -70,17 +87,24 @@ let package = Package(
             name: "Sandbox",
             dependencies: [
                 "Alipay",
+                "ChannelSupport",
+                "WeChatPay",
                 "OrderSafeModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .target(
             name: "Engine",
             dependencies: [
                 "Alipay",
+                "WeChatPay",
                 "OrderSafeModel",
                 "Ledger",
                 .product(name: "Logging", package: "swift-log"),
@@ -91,6 +115,7 @@ let package = Package(
             name: "OrderSafeServer",
             dependencies: [
                 "Alipay",
+                "WeChatPay",
                 "Sandbox",
                 "OrderSafeModel",
                 "Ledger",
@@ -126,11 +151,19 @@ let package = Package(
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
-        .testTarget(name: "WeChatPayTests", dependencies: ["WeChatPay"]),
+        .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport"]),
+        .testTarget(
+            name: "WeChatPayTests",
+            dependencies: [
+                "WeChatPay", "Sandbox",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(
             name: "AlipayTests",
             dependencies: [
-                "Alipay", "Sandbox",
+                "Alipay", "ChannelSupport", "Sandbox",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -6,7 +6,7 @@ import _CryptoExtras
 /// Alipay notification verification (parse + canonicalise + RSA2 verify + typing) against the raw RSA-2048
 /// verification it is built on, both measured here on one core.
 enum AlipayBenchmark {
-    static func run() throws -> Bool {
+    static func run() async throws -> Bool {
         let appKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let alipayKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let credentials = try AlipayCredentials(
@@ -24,8 +24,8 @@ enum AlipayBenchmark {
         guard (try? verifier.verify(body: body)) != nil else { fatalError("benchmark notification does not verify") }
 
         // The sign content of this notification is about 600 bytes.
-        let raw = try rawRSAVerifications(key: alipayKey, length: 600)
-        let notifications = try operationsPerSecond { _ = try verifier.verify(body: body) }
+        let raw = try await rawRSAVerifications(key: alipayKey, length: 600)
+        let notifications = try await operationsPerSecond { _ = try verifier.verify(body: body) }
         return compare("Alipay", operation: "notification verifications (parse+verify+type)", value: notifications, raw: raw, target: 20_000)
     }
 }

@@ -3,15 +3,15 @@ import _CryptoExtras
 
 /// Runs `body` repeatedly on the calling thread for about `seconds` and returns operations per second.
 /// A short warm-up runs first; the best of three rounds is reported, so a busy neighbour skews it less.
-func operationsPerSecond(seconds: Double = 1.0, _ body: () throws -> Void) rethrows -> Double {
-    for _ in 0..<200 { try body() }
+func operationsPerSecond(seconds: Double = 1.0, _ body: () async throws -> Void) async rethrows -> Double {
+    for _ in 0..<200 { try await body() }
     var best = 0.0
     for _ in 0..<3 {
         var count = 0
         let start = DispatchTime.now().uptimeNanoseconds
         var elapsed: UInt64 = 0
         while elapsed < UInt64(seconds * 1e9 / 3) {
-            for _ in 0..<100 { try body() }
+            for _ in 0..<100 { try await body() }
             count += 100
             elapsed = DispatchTime.now().uptimeNanoseconds - start
         }
@@ -26,11 +26,11 @@ func report(_ name: String, _ value: Double, unit: String = "ops/s") {
 
 /// Raw RSA-2048 PKCS#1 v1.5 SHA-256 verifications per second of `length` bytes: the baseline a signed-message
 /// benchmark is compared with.
-func rawRSAVerifications(key: _RSA.Signing.PrivateKey, length: Int) throws -> Double {
+func rawRSAVerifications(key: _RSA.Signing.PrivateKey, length: Int) async throws -> Double {
     let content = Data(repeating: UInt8(ascii: "a"), count: length)
     let signature = try key.signature(for: content, padding: .insecurePKCS1v1_5)
     let publicKey = key.publicKey
-    return operationsPerSecond {
+    return await operationsPerSecond {
         guard publicKey.isValidSignature(signature, for: content, padding: .insecurePKCS1v1_5) else { fatalError("baseline") }
     }
 }

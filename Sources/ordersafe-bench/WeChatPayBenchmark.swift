@@ -10,7 +10,7 @@ enum WeChatPayBenchmark {
         func now() -> Date { Date(timeIntervalSince1970: 1_795_000_000) }
     }
 
-    static func run() throws -> Bool {
+    static func run() async throws -> Bool {
         let platformKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let side = WeChatPaySideSigner(platformKey: platformKey, serial: "PUB_KEY_ID_0112345678")
         let cipher = try APIv3Cipher(apiV3Key: "0123456789abcdef0123456789abcdef")
@@ -24,9 +24,9 @@ enum WeChatPayBenchmark {
         let parser = WeChatPayNotificationParser(verifier: SignedMessageVerifier(keys: keys, clock: Now()), cipher: cipher)
         let bytes = Array(body.utf8)
 
-        let raw = try rawRSAVerifications(key: platformKey, length: bytes.count + 50)
-        let notifications = try operationsPerSecond {
-            _ = try WeChatPayTransaction(resource: try parser.parse(headers: headers, body: bytes).plaintext)
+        let raw = try await rawRSAVerifications(key: platformKey, length: bytes.count + 50)
+        let notifications = try await operationsPerSecond {
+            _ = try WeChatPayTransaction(resource: try await parser.parse(headers: headers, body: bytes).plaintext)
         }
         return compare("WeChat Pay v3", operation: "notification verify+decrypt+type", value: notifications, raw: raw, target: 20_000)
     }

@@ -5,9 +5,9 @@ import Foundation
 let selected = Set(CommandLine.arguments.dropFirst())
 var allMet = true
 if selected.isEmpty || selected.contains("alipay") {
-    allMet = try AlipayBenchmark.run() && allMet
+    allMet = try await AlipayBenchmark.run() && allMet
 }
 if selected.isEmpty || selected.contains("wechatpay") {
-    allMet = try WeChatPayBenchmark.run() && allMet
+    allMet = try await WeChatPayBenchmark.run() && allMet
 }
 exit(allMet ? 0 : 1)

@@ -2,6 +2,7 @@ import Foundation
 import OrderSafeModel
 import Testing
 import _CryptoExtras
+import ChannelSupport
 @testable import Alipay
 
 @Suite("Alipay: hostile and broken input")

@@ -1,5 +1,6 @@
 import Foundation
 import OrderSafeModel
+import ChannelSupport
 import Testing
 import _CryptoExtras
 @testable import WeChatPay
@@ -28,9 +29,9 @@ struct WeChatPayNotificationTests {
     }
 
     @Test("a signed, encrypted TRANSACTION.SUCCESS decodes to a typed transaction that matches the order")
-    func transactionSuccess() throws {
+    func transactionSuccess() async throws {
         let (headers, body) = try Self.signed()
-        let notification = try Self.parser().parse(headers: headers, body: Array(body.utf8))
+        let notification = try await Self.parser().parse(headers: headers, body: Array(body.utf8))
         #expect(notification.eventType == "TRANSACTION.SUCCESS")
         let transaction = try WeChatPayTransaction(resource: notification.plaintext)
         #expect(transaction.tradeState == .success && transaction.tradeState.isPaid)
@@ -49,33 +50,33 @@ struct WeChatPayNotificationTests {
     }
 
     @Test("the skew check follows the injected clock: within 5 minutes either way passes, beyond fails")
-    func skew() throws {
+    func skew() async throws {
         let (headers, body) = try Self.signed()
-        _ = try Self.parser(now: Self.now + 300).parse(headers: headers, body: Array(body.utf8))
-        _ = try Self.parser(now: Self.now - 300).parse(headers: headers, body: Array(body.utf8))
-        #expect(throws: WeChatPayError.staleTimestamp(seconds: Self.now, now: Self.now + 301)) {
-            try Self.parser(now: Self.now + 301).parse(headers: headers, body: Array(body.utf8))
+        _ = try await Self.parser(now: Self.now + 300).parse(headers: headers, body: Array(body.utf8))
+        _ = try await Self.parser(now: Self.now - 300).parse(headers: headers, body: Array(body.utf8))
+        await #expect(throws: WeChatPayError.staleTimestamp(seconds: Self.now, now: Self.now + 301)) {
+            try await Self.parser(now: Self.now + 301).parse(headers: headers, body: Array(body.utf8))
         }
     }
 
     @Test("wrong APIv3 key, altered body, truncated ciphertext, unknown serial, bad JSON are each typed errors")
-    func hostile() throws {
+    func hostile() async throws {
         let (headers, body) = try Self.signed()
-        #expect(throws: WeChatPayError.decryptionFailed) {
-            try Self.parser(key: "ffffffffffffffffffffffffffffffff").parse(headers: headers, body: Array(body.utf8))
+        await #expect(throws: WeChatPayError.decryptionFailed) {
+            try await Self.parser(key: "ffffffffffffffffffffffffffffffff").parse(headers: headers, body: Array(body.utf8))
         }
-        #expect(throws: WeChatPayError.badSignature) {
-            try Self.parser().parse(headers: headers, body: Array(body.replacingOccurrences(of: "EV-1", with: "EV-2").utf8))
+        await #expect(throws: WeChatPayError.badSignature) {
+            try await Self.parser().parse(headers: headers, body: Array(body.replacingOccurrences(of: "EV-1", with: "EV-2").utf8))
         }
         var wrongSerial = headers
         wrongSerial["Wechatpay-Serial"] = "MERCHANT_CERT_SERIAL"
-        #expect(throws: WeChatPayError.unknownSerial("MERCHANT_CERT_SERIAL")) {
-            try Self.parser().parse(headers: wrongSerial, body: Array(body.utf8))
+        await #expect(throws: WeChatPayError.unknownSerial("MERCHANT_CERT_SERIAL")) {
+            try await Self.parser().parse(headers: wrongSerial, body: Array(body.utf8))
         }
         var otherType = headers
         otherType["Wechatpay-Signature-Type"] = "WECHATPAY2-SM2-WITH-SM3"
-        #expect(throws: WeChatPayError.unsupportedAlgorithm("WECHATPAY2-SM2-WITH-SM3")) {
-            try Self.parser().parse(headers: otherType, body: Array(body.utf8))
+        await #expect(throws: WeChatPayError.unsupportedAlgorithm("WECHATPAY2-SM2-WITH-SM3")) {
+            try await Self.parser().parse(headers: otherType, body: Array(body.utf8))
         }
         // A truncated ciphertext, re-signed so that only the decryption can catch it.
         var envelope = try JSONSerialization.jsonObject(with: Data(body.utf8)) as! [String: Any]
@@ -83,28 +84,28 @@ struct WeChatPayNotificationTests {
         resource["ciphertext"] = String(resource["ciphertext"]!.dropLast(8))
         envelope["resource"] = resource
         let truncated = String(decoding: try JSONSerialization.data(withJSONObject: envelope), as: UTF8.self)
-        #expect(throws: WeChatPayError.decryptionFailed) {
-            try Self.parser().parse(headers: try Self.side.headers(body: truncated, timestamp: Self.now, nonce: "n"), body: Array(truncated.utf8))
+        await #expect(throws: WeChatPayError.decryptionFailed) {
+            try await Self.parser().parse(headers: try Self.side.headers(body: truncated, timestamp: Self.now, nonce: "n"), body: Array(truncated.utf8))
         }
         resource["associated_data"] = "refund"
         envelope["resource"] = resource
         let otherAAD = String(decoding: try JSONSerialization.data(withJSONObject: envelope), as: UTF8.self)
-        #expect(throws: WeChatPayError.decryptionFailed) {
-            try Self.parser().parse(headers: try Self.side.headers(body: otherAAD, timestamp: Self.now, nonce: "n"), body: Array(otherAAD.utf8))
+        await #expect(throws: WeChatPayError.decryptionFailed) {
+            try await Self.parser().parse(headers: try Self.side.headers(body: otherAAD, timestamp: Self.now, nonce: "n"), body: Array(otherAAD.utf8))
         }
         let garbage = "not json"
-        #expect(throws: WeChatPayError.malformedNotification("the body is not a v3 notification envelope")) {
-            try Self.parser().parse(headers: try Self.side.headers(body: garbage, timestamp: Self.now, nonce: "n"), body: Array(garbage.utf8))
+        await #expect(throws: WeChatPayError.malformedNotification("the body is not a v3 notification envelope (not a JSON object (notAnObject))")) {
+            try await Self.parser().parse(headers: try Self.side.headers(body: garbage, timestamp: Self.now, nonce: "n"), body: Array(garbage.utf8))
         }
         let (badHeaders, badBody) = try Self.signed(#"{"appid":"wx","mchid":"1","out_trade_no":"x","trade_state":"PAID","amount":{"total":1}}"#)
-        let notification = try Self.parser().parse(headers: badHeaders, body: Array(badBody.utf8))
+        let notification = try await Self.parser().parse(headers: badHeaders, body: Array(badBody.utf8))
         #expect(throws: WeChatPayError.self) { try WeChatPayTransaction(resource: notification.plaintext) }
     }
 
     @Test("refund resources decode with their status and amounts")
     func refund() throws {
         let json = #"{"mchid":"1900000001","out_trade_no":"OS20261118-WX01","transaction_id":"4200001234","out_refund_no":"RF-1","refund_id":"50000000382019052709732678859","refund_status":"SUCCESS","success_time":"2026-11-18T20:00:00+08:00","user_received_account":"招商银行信用卡0403","amount":{"total":9900,"refund":900,"payer_total":9900,"payer_refund":900}}"#
-        let refund = try JSONDecoder().decode(WeChatPayRefund.self, from: Data(json.utf8))
+        let refund = try WeChatPayRefund(resource: Array(json.utf8))
         #expect(refund.status == .success && refund.refundFen == 900 && refund.totalFen == 9900 && refund.outRefundNo == "RF-1")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import OrderSafeModel
+import ChannelSupport
 import Testing
 @testable import WeChatPay
 
@@ -87,7 +88,7 @@ struct WeChatPayVectorTests {
     }
 
     @Test("W4: the full notification verifies and decrypts at its own time, and is stale five minutes later")
-    func notification() throws {
+    func notification() async throws {
         let vector = try Vectors.json("go/notify_vector.json")
         var keys = WeChatPayVerificationKeys()
         try keys.addCertificate(pem: try Vectors.text("go/platform_cert_D7CE59D1F522D701.pem"))
@@ -98,29 +99,29 @@ struct WeChatPayVectorTests {
                 verifier: SignedMessageVerifier(keys: keys, clock: FixedClock(date: Date(timeIntervalSince1970: seconds))),
                 cipher: APIv3Cipher(rawKey: Array((vector["apiv3_key"] as! String).utf8)))
         }
-        let notification = try parser(at: 1_624_523_846).parse(headers: headers, body: body)
+        let notification = try await parser(at: 1_624_523_846).parse(headers: headers, body: body)
         #expect(notification.eventType == "PAYSCORE.USER_OPEN_SERVICE")
         #expect(String(decoding: notification.plaintext, as: UTF8.self) == vector["expected_plaintext"] as? String)
-        #expect(throws: WeChatPayError.staleTimestamp(seconds: 1_624_523_846, now: 1_624_524_147)) {
-            try parser(at: 1_624_524_147).parse(headers: headers, body: body)
+        await #expect(throws: WeChatPayError.staleTimestamp(seconds: 1_624_523_846, now: 1_624_524_147)) {
+            try await parser(at: 1_624_524_147).parse(headers: headers, body: body)
         }
         var altered = body
         altered[10] ^= 1
-        #expect(throws: WeChatPayError.badSignature) { try parser(at: 1_624_523_846).parse(headers: headers, body: altered) }
+        await #expect(throws: WeChatPayError.badSignature) { try await parser(at: 1_624_523_846).parse(headers: headers, body: altered) }
         for name in ["Wechatpay-Nonce", "Wechatpay-Timestamp", "Wechatpay-Serial", "Wechatpay-Signature"] {
             var missing = headers
             missing[name] = nil
-            #expect(throws: WeChatPayError.missingHeader(name)) { try parser(at: 1_624_523_846).parse(headers: missing, body: body) }
+            await #expect(throws: WeChatPayError.missingHeader(name)) { try await parser(at: 1_624_523_846).parse(headers: missing, body: body) }
         }
         var wrongSerial = headers
         wrongSerial["Wechatpay-Serial"] = "F5765756002FDD77"
-        #expect(throws: WeChatPayError.unknownSerial("F5765756002FDD77")) {
-            try parser(at: 1_624_523_846).parse(headers: wrongSerial, body: body)
+        await #expect(throws: WeChatPayError.unknownSerial("F5765756002FDD77")) {
+            try await parser(at: 1_624_523_846).parse(headers: wrongSerial, body: body)
         }
         let wrongKey = WeChatPayNotificationParser(
             verifier: SignedMessageVerifier(keys: keys, clock: FixedClock(date: Date(timeIntervalSince1970: 1_624_523_846))),
             cipher: APIv3Cipher(rawKey: Array("testMchAPIv3Key1".utf8)))
-        #expect(throws: WeChatPayError.decryptionFailed) { try wrongKey.parse(headers: headers, body: body) }
+        await #expect(throws: WeChatPayError.decryptionFailed) { try await wrongKey.parse(headers: headers, body: body) }
     }
 
     @Test("W5: the /v3/certificates resource decrypts to the platform certificate with its serial")
@@ -137,7 +138,7 @@ struct WeChatPayVectorTests {
     }
 
     @Test("W6: a PHP-escaped body verifies only as received, and decrypts to a certificate")
-    func escapedBody() throws {
+    func escapedBody() async throws {
         let vector = try Vectors.json("yansongda/v3_callback_vector.json")
         var keys = WeChatPayVerificationKeys()
         // yansongda's test configuration files this certificate under the serial the notification names.
@@ -147,11 +148,11 @@ struct WeChatPayVectorTests {
         let parser = WeChatPayNotificationParser(
             verifier: SignedMessageVerifier(keys: keys, clock: FixedClock(date: Date(timeIntervalSince1970: 1_626_444_144))),
             cipher: try APIv3Cipher(apiV3Key: vector["apiv3_key"] as! String))
-        let notification = try parser.parse(headers: headers, body: Array(raw.utf8))
+        let notification = try await parser.parse(headers: headers, body: Array(raw.utf8))
         #expect(String(decoding: notification.plaintext, as: UTF8.self)
             .hasPrefix("-----BEGIN CERTIFICATE-----\nMIID3DCCAsSgAwIBAgIURfWdTavzGRivzsVW1dLG43ZnXVcw"))
         let reserialised = raw.replacingOccurrences(of: "\\/", with: "/")
-        #expect(throws: WeChatPayError.badSignature) { try parser.parse(headers: headers, body: Array(reserialised.utf8)) }
+        await #expect(throws: WeChatPayError.badSignature) { try await parser.parse(headers: headers, body: Array(reserialised.utf8)) }
     }
 
     @Test("W7: the Authorization message and header format")

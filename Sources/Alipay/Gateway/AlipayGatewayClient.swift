@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import Logging
 import OrderSafeModel
@@ -9,17 +10,7 @@ public struct AlipayGatewayClient: Sendable {
     public static let sandboxGateway = "https://openapi-sandbox.dl.alipaydev.com/gateway.do"
 
     /// How often and how patiently to retry.
-    public struct RetryPolicy: Sendable {
-        public var attempts: Int
-        public var firstDelay: Duration
-        public var timeout: Duration
-
-        public init(attempts: Int = 3, firstDelay: Duration = .milliseconds(200), timeout: Duration = .seconds(10)) {
-            self.attempts = attempts
-            self.firstDelay = firstDelay
-            self.timeout = timeout
-        }
-    }
+    public typealias RetryPolicy = ChannelSupport.RetryPolicy
 
     let credentials: AlipayCredentials
     let gatewayURL: String
@@ -112,13 +103,9 @@ public struct AlipayGatewayClient: Sendable {
     private func call(_ method: String, _ biz: [String: String], notFound: String?) async throws(AlipayGatewayError)
         -> AlipayGatewayResponse?
     {
-        var delay = retry.firstDelay
         var lastError = AlipayGatewayError.unavailable("no attempt made")
         for attempt in 1...max(1, retry.attempts) {
-            if attempt > 1 {
-                try? await sleep(delay)
-                delay *= 4
-            }
+            if attempt > 1 { try? await sleep(retry.delay(before: attempt)) }
             do {
                 let form = FormEncoding.encode(
                     try AlipayRequestSigner(credentials: credentials).signedParameters(method: method, bizContent: biz, at: clock.now()))

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 
 /// A gateway answer whose signature was checked: the `*_response` member decoded, plus its status codes.

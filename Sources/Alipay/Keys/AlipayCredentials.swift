@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import _CryptoExtras
 
@@ -59,7 +60,7 @@ public struct AlipayCredentials: Sendable {
 
     /// SHA256withRSA (PKCS#1 v1.5) of `content`, base64: Alipay's RSA2.
     func sign(_ content: String) throws -> String {
-        try appPrivateKey.signature(for: Data(content.utf8), padding: .insecurePKCS1v1_5).rawRepresentation.base64EncodedString()
+        try RSA2.sign(content, with: appPrivateKey)
     }
 
     /// True when `signature` (base64) is Alipay's RSA2 signature over `content`.
@@ -69,9 +70,4 @@ public struct AlipayCredentials: Sendable {
 }
 
 /// Alipay's RSA2: SHA256withRSA, PKCS#1 v1.5 padding, base64 signatures.
-public enum RSA2 {
-    public static func verify(_ signature: String, over content: some DataProtocol, with key: _RSA.Signing.PublicKey) -> Bool {
-        guard let bytes = Data(base64Encoded: signature), bytes.count == key.keySizeInBits / 8 else { return false }
-        return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: bytes), for: content, padding: .insecurePKCS1v1_5)
-    }
-}
+public typealias RSA2 = SHA256WithRSA

@@ -28,7 +28,7 @@ public struct AlipaySideSigner: Sendable {
     }
 
     public func sign(_ content: String) throws -> String {
-        try privateKey.signature(for: Data(content.utf8), padding: .insecurePKCS1v1_5).rawRepresentation.base64EncodedString()
+        try RSA2.sign(content, with: privateKey)
     }
 }
 

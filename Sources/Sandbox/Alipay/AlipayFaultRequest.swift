@@ -8,17 +8,6 @@ struct AlipayFaultRequest: Decodable {
     var notifications: [String]?
     var gateway: [String]?
 
-    enum Failure: Error, CustomStringConvertible {
-        case unknown(String)
-        var description: String {
-            switch self {
-            case .unknown(let text):
-                "unknown fault '\(text)': notifications take drop, duplicate, reorder, tamper, delay_ms:N; "
-                    + "gateway takes server_error, system_error, bad_signature, timeout_ms:N"
-            }
-        }
-    }
-
     func notificationFaults() throws -> [AlipayNotificationFault] {
         try (notifications ?? []).map { text in
             switch text {
@@ -26,7 +15,7 @@ struct AlipayFaultRequest: Decodable {
             case "duplicate": .duplicate
             case "reorder": .reorder
             case "tamper": .tamper
-            default: .delay(try Self.milliseconds(text, prefix: "delay_ms:"))
+            default: .delay(try FaultText.milliseconds(text, prefix: "delay_ms:", known: Self.known))
             }
         }
     }
@@ -37,15 +26,11 @@ struct AlipayFaultRequest: Decodable {
             case "server_error": .serverError
             case "system_error": .systemError
             case "bad_signature": .badSignature
-            default: .timeout(try Self.milliseconds(text, prefix: "timeout_ms:"))
+            default: .timeout(try FaultText.milliseconds(text, prefix: "timeout_ms:", known: Self.known))
             }
         }
     }
 
-    private static func milliseconds(_ text: String, prefix: String) throws -> Duration {
-        guard text.hasPrefix(prefix), let value = Int(text.dropFirst(prefix.count)), (0...600_000).contains(value) else {
-            throw Failure.unknown(text)
-        }
-        return .milliseconds(value)
-    }
+    static let known = "notifications take drop, duplicate, reorder, tamper, delay_ms:N; "
+        + "gateway takes server_error, system_error, bad_signature, timeout_ms:N"
 }

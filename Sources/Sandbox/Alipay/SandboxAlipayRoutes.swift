@@ -28,9 +28,9 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                 let notifications = try faults.notificationFaults(), gateway = try faults.gatewayFaults()
                 for fault in notifications { await alipay.injectNotificationFault(fault) }
                 for fault in gateway { await alipay.injectGatewayFault(fault) }
-                return Self.json(["queued": "\(notifications.count + gateway.count)"], status: .ok)
+                return SandboxJSON.response(["queued": "\(notifications.count + gateway.count)"], status: .ok)
             } catch {
-                return Self.json(["error": "\(error)"], status: .badRequest)
+                return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
             }
         }
         group.post("pay") { request, _ in
@@ -42,13 +42,8 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                     status: .ok, headers: [.contentType: "application/json"],
                     body: .init(byteBuffer: ByteBuffer(string: #"{"resultStatus":"9000","trade_no":"\#(tradeNo)"}"#)))
             } catch {
-                return Self.json(["resultStatus": "4000", "memo": "\(error)"], status: .badRequest)
+                return SandboxJSON.response(["resultStatus": "4000", "memo": "\(error)"], status: .badRequest)
             }
         }
-    }
-
-    static func json(_ object: [String: String], status: HTTPResponse.Status) -> Response {
-        let body = (try? JSONEncoder().encode(object)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 
 /// A v3 notification envelope, verified and with its resource decrypted.
@@ -9,20 +10,25 @@ public struct WeChatPayNotification: Sendable, Hashable {
     public var summary: String?
     /// The decrypted `resource`: JSON text (a transaction, a refund, …) or, for certificates, PEM.
     public var plaintext: [UInt8]
+}
 
-    struct Envelope: Decodable {
-        struct Resource: Decodable {
-            var algorithm: String
-            var ciphertext: String
-            var nonce: String
-            var associated_data: String?
-        }
+/// An encrypted `resource` (notification) or `encrypt_certificate` (`/v3/certificates`) object.
+struct EncryptedResource {
+    var algorithm: String
+    var ciphertext: String
+    var nonce: String
+    var associatedData: String
 
-        var id: String?
-        var create_time: String?
-        var event_type: String?
-        var summary: String?
-        var resource: Resource
+    init(_ object: JSONObject) throws(JSONObject.Error) {
+        algorithm = try object.string("algorithm")
+        ciphertext = try object.string("ciphertext")
+        nonce = try object.string("nonce")
+        associatedData = try object.optionalString("associated_data") ?? ""
+    }
+
+    func decrypt(with cipher: APIv3Cipher) throws(WeChatPayError) -> [UInt8] {
+        guard algorithm == "AEAD_AES_256_GCM" else { throw .unsupportedAlgorithm(algorithm) }
+        return try cipher.decrypt(ciphertext: ciphertext, nonce: nonce, associatedData: associatedData)
     }
 }
 
@@ -36,20 +42,25 @@ public struct WeChatPayNotificationParser: Sendable {
         self.cipher = cipher
     }
 
-    public func parse(headers: [String: String], body: [UInt8]) throws(WeChatPayError) -> WeChatPayNotification {
-        try verifier.verify(headers: headers, body: body)
-        let envelope: WeChatPayNotification.Envelope
+    public func parse(headers: [String: String], body: [UInt8]) async throws(WeChatPayError) -> WeChatPayNotification {
+        try await verifier.verify(headers: headers, body: body)
+        return try Self.decrypt(body: body, cipher: cipher)
+    }
+
+    /// Decrypts a body whose signature has already been verified.
+    static func decrypt(body: [UInt8], cipher: APIv3Cipher) throws(WeChatPayError) -> WeChatPayNotification {
+        let envelope: JSONObject
+        let resource: EncryptedResource
         do {
-            envelope = try JSONDecoder().decode(WeChatPayNotification.Envelope.self, from: Data(body))
+            envelope = try JSONObject(body)
+            resource = try EncryptedResource(try envelope.object("resource"))
         } catch {
-            throw .malformedNotification("the body is not a v3 notification envelope")
+            throw .malformedNotification("the body is not a v3 notification envelope (\(error))")
         }
-        guard envelope.resource.algorithm == "AEAD_AES_256_GCM" else { throw .unsupportedAlgorithm(envelope.resource.algorithm) }
-        let plaintext = try cipher.decrypt(
-            ciphertext: envelope.resource.ciphertext, nonce: envelope.resource.nonce,
-            associatedData: envelope.resource.associated_data ?? "")
+        let plaintext = try resource.decrypt(with: cipher)
         return WeChatPayNotification(
-            id: envelope.id, eventType: envelope.event_type, createTime: envelope.create_time, summary: envelope.summary,
+            id: try? envelope.optionalString("id"), eventType: try? envelope.optionalString("event_type"),
+            createTime: try? envelope.optionalString("create_time"), summary: try? envelope.optionalString("summary"),
             plaintext: plaintext)
     }
 }

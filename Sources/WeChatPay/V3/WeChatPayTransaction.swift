@@ -1,8 +1,9 @@
+import ChannelSupport
 import Foundation
 import OrderSafeModel
 
 /// `trade_state` of a v3 transaction.
-public enum WeChatPayTradeState: String, Sendable, Hashable, Codable, CaseIterable {
+public enum WeChatPayTradeState: String, Sendable, Hashable, CaseIterable {
     case success = "SUCCESS"
     case refund = "REFUND"
     case notPay = "NOTPAY"
@@ -17,11 +18,11 @@ public enum WeChatPayTradeState: String, Sendable, Hashable, Codable, CaseIterab
 }
 
 /// A v3 transaction, as a `TRANSACTION.SUCCESS` notification's resource or a query answer carries it.
-public struct WeChatPayTransaction: Sendable, Hashable, Decodable {
+public struct WeChatPayTransaction: Sendable, Hashable {
     public var appID: String
     public var merchantID: String
     public var outTradeNo: String
-    /// WeChat Pay's transaction id: the provider transaction id.
+    /// WeChat Pay's transaction id: the provider transaction id (absent until paid).
     public var transactionID: String?
     public var tradeState: WeChatPayTradeState
     public var tradeStateDescription: String?
@@ -30,43 +31,49 @@ public struct WeChatPayTransaction: Sendable, Hashable, Decodable {
     /// `amount.total` in fen with `amount.currency`.
     public var amount: Money
 
-    enum CodingKeys: String, CodingKey {
-        case appID = "appid", merchantID = "mchid", outTradeNo = "out_trade_no", transactionID = "transaction_id"
-        case tradeState = "trade_state", tradeStateDescription = "trade_state_desc", successTime = "success_time"
-        case attach, amount
+    public init(
+        appID: String, merchantID: String, outTradeNo: String, transactionID: String?, tradeState: WeChatPayTradeState,
+        tradeStateDescription: String? = nil, successTime: String? = nil, attach: String? = nil, amount: Money
+    ) {
+        self.appID = appID
+        self.merchantID = merchantID
+        self.outTradeNo = outTradeNo
+        self.transactionID = transactionID
+        self.tradeState = tradeState
+        self.tradeStateDescription = tradeStateDescription
+        self.successTime = successTime
+        self.attach = attach
+        self.amount = amount
     }
 
-    struct Amount: Decodable {
-        var total: Int64
-        var currency: CurrencyCode?
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        appID = try container.decode(String.self, forKey: .appID)
-        merchantID = try container.decode(String.self, forKey: .merchantID)
-        outTradeNo = try container.decode(String.self, forKey: .outTradeNo)
-        transactionID = try container.decodeIfPresent(String.self, forKey: .transactionID)
-        tradeState = try container.decode(WeChatPayTradeState.self, forKey: .tradeState)
-        tradeStateDescription = try container.decodeIfPresent(String.self, forKey: .tradeStateDescription)
-        successTime = try container.decodeIfPresent(String.self, forKey: .successTime)
-        attach = try container.decodeIfPresent(String.self, forKey: .attach)
-        let amount = try container.decode(Amount.self, forKey: .amount)
-        guard amount.total > 0 else {
-            throw DecodingError.dataCorruptedError(forKey: .amount, in: container, debugDescription: "amount.total must be positive")
-        }
-        self.amount = Money(amountMinor: amount.total, currency: amount.currency ?? .cny)
-    }
-
-    /// Decodes a decrypted resource.
+    /// Decodes a decrypted resource or a query answer.
     public init(resource: [UInt8]) throws(WeChatPayError) {
         do {
-            self = try JSONDecoder().decode(Self.self, from: Data(resource))
-        } catch let error as DecodingError {
-            throw .malformedNotification("transaction: \(error.readableDescription)")
+            try self.init(JSONObject(resource))
+        } catch let error as WeChatPayError {
+            throw error
         } catch {
             throw .malformedNotification("transaction: \(error)")
         }
+    }
+
+    init(_ object: JSONObject) throws {
+        let stateText = try object.string("trade_state")
+        guard let state = WeChatPayTradeState(rawValue: stateText) else {
+            throw WeChatPayError.malformedNotification("transaction: unknown trade_state '\(stateText)'")
+        }
+        let amount = try object.object("amount")
+        let total = try amount.int("total")
+        guard total > 0 else { throw WeChatPayError.malformedNotification("transaction: amount.total must be positive") }
+        let currencyText = try amount.optionalString("currency") ?? "CNY"
+        guard let currency = CurrencyCode(currencyText) else {
+            throw WeChatPayError.malformedNotification("transaction: '\(currencyText)' is not a currency code")
+        }
+        self.init(
+            appID: try object.string("appid"), merchantID: try object.string("mchid"), outTradeNo: try object.string("out_trade_no"),
+            transactionID: try object.optionalString("transaction_id").flatMap { $0.isEmpty ? nil : $0 }, tradeState: state,
+            tradeStateDescription: try object.optionalString("trade_state_desc"), successTime: try object.optionalString("success_time"),
+            attach: try object.optionalString("attach"), amount: Money(amountMinor: total, currency: currency))
     }
 
     /// The business checks against our order: app and merchant ours, order number and amount equal.
@@ -78,13 +85,14 @@ public struct WeChatPayTransaction: Sendable, Hashable, Decodable {
     }
 }
 
-/// A refund resource (`REFUND.SUCCESS`, `REFUND.ABNORMAL`, `REFUND.CLOSED`).
-public struct WeChatPayRefund: Sendable, Hashable, Decodable {
-    public enum Status: String, Sendable, Hashable, Decodable {
+/// A refund, as a refund notification's resource (`REFUND.SUCCESS`, `REFUND.ABNORMAL`, `REFUND.CLOSED`) or the
+/// refund API's answer carries it.
+public struct WeChatPayRefund: Sendable, Hashable {
+    public enum Status: String, Sendable, Hashable {
         case success = "SUCCESS", closed = "CLOSED", processing = "PROCESSING", abnormal = "ABNORMAL"
     }
 
-    public var merchantID: String
+    public var merchantID: String?
     public var outTradeNo: String
     public var transactionID: String
     public var outRefundNo: String
@@ -95,27 +103,39 @@ public struct WeChatPayRefund: Sendable, Hashable, Decodable {
     /// `amount.total` of the original transaction, in fen.
     public var totalFen: Int64
 
-    enum CodingKeys: String, CodingKey {
-        case merchantID = "mchid", outTradeNo = "out_trade_no", transactionID = "transaction_id"
-        case outRefundNo = "out_refund_no", refundID = "refund_id", status = "refund_status", amount
+    public init(
+        merchantID: String?, outTradeNo: String, transactionID: String, outRefundNo: String, refundID: String, status: Status,
+        refundFen: Int64, totalFen: Int64
+    ) {
+        self.merchantID = merchantID
+        self.outTradeNo = outTradeNo
+        self.transactionID = transactionID
+        self.outRefundNo = outRefundNo
+        self.refundID = refundID
+        self.status = status
+        self.refundFen = refundFen
+        self.totalFen = totalFen
     }
 
-    struct Amount: Decodable {
-        var total: Int64
-        var refund: Int64
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        merchantID = try container.decode(String.self, forKey: .merchantID)
-        outTradeNo = try container.decode(String.self, forKey: .outTradeNo)
-        transactionID = try container.decode(String.self, forKey: .transactionID)
-        outRefundNo = try container.decode(String.self, forKey: .outRefundNo)
-        refundID = try container.decode(String.self, forKey: .refundID)
-        status = try container.decode(Status.self, forKey: .status)
-        let amount = try container.decode(Amount.self, forKey: .amount)
-        refundFen = amount.refund
-        totalFen = amount.total
+    /// Decodes a decrypted refund resource or a refund API answer (which names the status `status`).
+    public init(resource: [UInt8]) throws(WeChatPayError) {
+        do {
+            let object = try JSONObject(resource)
+            let statusText = try object.optionalString("refund_status") ?? object.string("status")
+            guard let status = Status(rawValue: statusText) else {
+                throw WeChatPayError.malformedNotification("refund: unknown status '\(statusText)'")
+            }
+            let amount = try object.object("amount")
+            self.init(
+                merchantID: try object.optionalString("mchid"), outTradeNo: try object.string("out_trade_no"),
+                transactionID: try object.string("transaction_id"), outRefundNo: try object.string("out_refund_no"),
+                refundID: try object.string("refund_id"), status: status, refundFen: try amount.int("refund"),
+                totalFen: try amount.int("total"))
+        } catch let error as WeChatPayError {
+            throw error
+        } catch {
+            throw .malformedNotification("refund: \(error)")
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import X509
 import _CryptoExtras
@@ -43,16 +44,4 @@ public struct WeChatPayVerificationKeys: Sendable {
     }
 
     public var serials: [String] { keys.keys.sorted() }
-}
-
-/// SHA256withRSA (PKCS#1 v1.5), base64: every v3 signature.
-enum SHA256WithRSA {
-    static func sign(_ message: String, with key: _RSA.Signing.PrivateKey) throws -> String {
-        try key.signature(for: Data(message.utf8), padding: .insecurePKCS1v1_5).rawRepresentation.base64EncodedString()
-    }
-
-    static func verify(_ signature: String, over message: [UInt8], with key: _RSA.Signing.PublicKey) -> Bool {
-        guard let bytes = Data(base64Encoded: signature), bytes.count == key.keySizeInBits / 8 else { return false }
-        return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: bytes), for: message, padding: .insecurePKCS1v1_5)
-    }
 }

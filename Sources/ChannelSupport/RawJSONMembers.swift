@@ -1,14 +1,15 @@
 /// Finds the exact bytes of each top-level member's value in a JSON object, without re-serialising anything:
-/// Alipay signs the `*_response` member's text exactly as it appears in the body.
-enum RawJSONMembers {
-    enum Error: Swift.Error, Equatable {
+/// Alipay signs the `*_response` member's text exactly as it appears in the body, and the fast decoders of
+/// provider payloads read members without a general-purpose JSON decoder.
+public enum RawJSONMembers {
+    public enum Error: Swift.Error, Equatable {
         case notAnObject
         case malformed(offset: Int)
         case tooDeep
     }
 
     /// Top-level member names to the raw bytes of their values (strings keep their quotes and escapes).
-    static func extract(_ bytes: [UInt8], maxDepth: Int = 64) throws(Error) -> [String: ArraySlice<UInt8>] {
+    public static func extract(_ bytes: [UInt8], maxDepth: Int = 64) throws(Error) -> [String: ArraySlice<UInt8>] {
         var scanner = Scanner(bytes: bytes, maxDepth: maxDepth)
         scanner.skipWhitespace()
         guard scanner.peek() == UInt8(ascii: "{") else { throw .notAnObject }

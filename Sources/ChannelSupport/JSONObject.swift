@@ -1,0 +1,223 @@
+/// A JSON object read strictly and quickly: members located by ``RawJSONMembers``, values decoded only when
+/// asked for. Provider payloads (notification envelopes, transactions) are small, flat and hot; this reads them
+/// several times faster than a general-purpose decoder and names the member at fault on every error.
+public struct JSONObject: Sendable {
+    /// Why a member could not be read.
+    public enum Error: Swift.Error, Equatable, CustomStringConvertible {
+        case notAnObject(String)
+        case missing(String)
+        case wrongType(String, expected: String)
+
+        public var description: String {
+            switch self {
+            case .notAnObject(let detail): "not a JSON object (\(detail))"
+            case .missing(let name): "'\(name)' is missing"
+            case .wrongType(let name, let expected): "'\(name)' is not \(expected)"
+            }
+        }
+    }
+
+    public let members: [String: ArraySlice<UInt8>]
+
+    public init(_ bytes: [UInt8]) throws(Error) {
+        do {
+            members = try RawJSONMembers.extract(bytes)
+        } catch {
+            throw .notAnObject("\(error)")
+        }
+    }
+
+    public init(_ bytes: ArraySlice<UInt8>) throws(Error) {
+        try self.init(Array(bytes))
+    }
+
+    public func contains(_ name: String) -> Bool { members[name] != nil }
+
+    /// A string member; `nil` when absent or `null`.
+    public func optionalString(_ name: String) throws(Error) -> String? {
+        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard let value = JSONString.decode(raw) else { throw .wrongType(name, expected: "a string") }
+        return value
+    }
+
+    public func string(_ name: String) throws(Error) -> String {
+        guard let value = try optionalString(name) else { throw .missing(name) }
+        return value
+    }
+
+    /// An integer member (no fraction, no exponent, within Int64); `nil` when absent or `null`.
+    public func optionalInt(_ name: String) throws(Error) -> Int64? {
+        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard let value = JSONNumber.int64(raw) else { throw .wrongType(name, expected: "an integer") }
+        return value
+    }
+
+    public func int(_ name: String) throws(Error) -> Int64 {
+        guard let value = try optionalInt(name) else { throw .missing(name) }
+        return value
+    }
+
+    /// A nested object member; `nil` when absent or `null`.
+    public func optionalObject(_ name: String) throws(Error) -> JSONObject? {
+        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard raw.first == UInt8(ascii: "{") else { throw .wrongType(name, expected: "an object") }
+        return try JSONObject(raw)
+    }
+
+    public func object(_ name: String) throws(Error) -> JSONObject {
+        guard let value = try optionalObject(name) else { throw .missing(name) }
+        return value
+    }
+
+    /// The elements of an array member, as raw slices; `nil` when absent or `null`.
+    public func optionalArray(_ name: String) throws(Error) -> [ArraySlice<UInt8>]? {
+        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard raw.first == UInt8(ascii: "[") else { throw .wrongType(name, expected: "an array") }
+        return JSONArray.elements(raw)
+    }
+
+    private static func isNull(_ raw: ArraySlice<UInt8>) -> Bool { raw.elementsEqual("null".utf8) }
+}
+
+/// JSON string literals (with their quotes) to Swift strings.
+public enum JSONString {
+    /// Decodes a string literal including its quotes; `nil` when it is not one or holds a bad escape.
+    public static func decode(_ raw: ArraySlice<UInt8>) -> String? {
+        guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\"") else { return nil }
+        let content = raw.dropFirst().dropLast()
+        guard content.contains(UInt8(ascii: "\\")) else { return String(validating: content, as: UTF8.self) }
+        var output: [UInt8] = []
+        output.reserveCapacity(content.count)
+        var index = content.startIndex
+        while index < content.endIndex {
+            let byte = content[index]
+            index += 1
+            guard byte == UInt8(ascii: "\\") else {
+                output.append(byte)
+                continue
+            }
+            guard index < content.endIndex else { return nil }
+            let escape = content[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escape)
+            case UInt8(ascii: "b"): output.append(0x08)
+            case UInt8(ascii: "f"): output.append(0x0C)
+            case UInt8(ascii: "n"): output.append(0x0A)
+            case UInt8(ascii: "r"): output.append(0x0D)
+            case UInt8(ascii: "t"): output.append(0x09)
+            case UInt8(ascii: "u"):
+                guard var scalar = hex4(content, &index) else { return nil }
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard index + 1 < content.endIndex, content[index] == UInt8(ascii: "\\"), content[index + 1] == UInt8(ascii: "u")
+                    else { return nil }
+                    index += 2
+                    guard let low = hex4(content, &index), (0xDC00...0xDFFF).contains(low) else { return nil }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    return nil
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                output.append(contentsOf: Array(String(Character(unicode)).utf8))
+            default:
+                return nil
+            }
+        }
+        return String(validating: output, as: UTF8.self)
+    }
+
+    private static func hex4(_ bytes: ArraySlice<UInt8>, _ index: inout Int) -> UInt32? {
+        guard index + 4 <= bytes.endIndex else { return nil }
+        var value: UInt32 = 0
+        for byte in bytes[index..<index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        index += 4
+        return value
+    }
+
+    /// A JSON string literal for `value`, quotes included.
+    public static func encode(_ value: String) -> String {
+        var output = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20: output += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return output + "\""
+    }
+}
+
+/// JSON integers, strictly: an optional minus and digits, no leading zeros, no fraction or exponent.
+public enum JSONNumber {
+    public static func int64(_ raw: ArraySlice<UInt8>) -> Int64? {
+        var digits = raw[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { digits = digits.dropFirst() }
+        guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            digits.count == 1 || digits.first != UInt8(ascii: "0")
+        else { return nil }
+        var value: Int64 = 0
+        for digit in digits {
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = shifted.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return negative ? -value : value
+    }
+}
+
+/// The top-level elements of a JSON array literal that ``RawJSONMembers`` has already validated.
+enum JSONArray {
+    static func elements(_ raw: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        var elements: [ArraySlice<UInt8>] = []
+        var depth = 0, inString = false, escaped = false
+        var start = raw.startIndex + 1
+        for index in raw.indices.dropFirst() {
+            let byte = raw[index]
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            let closes = byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]")
+            if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+                depth += 1
+            } else if closes && depth > 0 {
+                depth -= 1
+            } else if depth == 0 && (byte == UInt8(ascii: ",") || closes) {
+                let element = trim(raw[start..<index])
+                if !element.isEmpty { elements.append(element) }
+                start = index + 1
+            }
+        }
+        return elements
+    }
+
+    private static func trim(_ slice: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        guard let first = slice.firstIndex(where: { !isSpace($0) }), let last = slice.lastIndex(where: { !isSpace($0) }) else { return [] }
+        return slice[first...last]
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import Hummingbird
+
+/// JSON answers of the simulators' own control routes (`pay`, `faults`).
+enum SandboxJSON {
+    static func response(_ object: [String: String], status: HTTPResponse.Status) -> Response {
+        let body = (try? JSONEncoder().encode(object)) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// A fault named in a `faults` request body.
+enum FaultText {
+    struct Unknown: Error, CustomStringConvertible {
+        var text: String
+        var known: String
+        var description: String { "unknown fault '\(text)': \(known)" }
+    }
+
+    /// `prefix` followed by 0…600,000 milliseconds.
+    static func milliseconds(_ text: String, prefix: String, known: String) throws -> Duration {
+        guard text.hasPrefix(prefix), let value = Int(text.dropFirst(prefix.count)), (0...600_000).contains(value) else {
+            throw Unknown(text: text, known: known)
+        }
+        return .milliseconds(value)
+    }
+}

@@ -1,0 +1,531 @@
+import AsyncHTTPClient
+import ChannelSupport
+import Foundation
+import Logging
+import NIOCore
+import OrderSafeModel
+import WeChatPay
+import _CryptoExtras
+
+/// A local WeChat Pay (API v3): verifies the merchant's `Authorization` on every call, keeps transactions,
+/// answers the pay, query, close, refund, bill and `/v3/certificates` endpoints with signed responses, "pays" when
+/// the app's invoke parameters are presented, and posts encrypted, signed notifications to `notify_url`,
+/// retrying on anything but 2xx on WeChat Pay's schedule (time-compressible). Faults can be injected, and the
+/// platform certificate rotated.
+public actor SandboxWeChatPay {
+    /// WeChat Pay's retry schedule after a notification is not acknowledged.
+    public static let retrySchedule: [Duration] = [15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600]
+        .map { .seconds($0) }
+
+    /// How the sandbox signs: with a platform certificate's key (certificate mode) or a `PUB_KEY_ID_…` key.
+    public enum Mode: Sendable {
+        case platformCertificate
+        case publicKey(id: String)
+    }
+
+    /// One attempt to deliver a notification.
+    public struct Delivery: Sendable, Hashable {
+        public var outTradeNo: String
+        public var eventType: String
+        public var attempt: Int
+        public var accepted: Bool
+    }
+
+    /// Delivers a notification: (url, headers, body) → acknowledged. Defaults to an HTTP POST.
+    public typealias NotificationSink = @Sendable (String, [String: String], [UInt8]) async -> Bool
+
+    public nonisolated let merchantID: String
+    public nonisolated let appID: String
+    public nonisolated let mode: Mode
+    private let merchantSerial: String
+    private let merchantPublicKey: _RSA.Signing.PublicKey
+    private let cipher: APIv3Cipher
+    private let timeScale: Double
+    private let clock: any WallClock
+    private let sink: NotificationSink
+    private let logger: Logger
+
+    private var platforms: [PlatformIdentity]
+    private let publicKeyIdentity: _RSA.Signing.PrivateKey
+    private var trades: [String: SandboxWeChatPayTrade] = [:]
+    private var serial = 1
+    private var notificationFaults: [WeChatPayNotificationFault] = []
+    private var apiFaults: [WeChatPayAPIFault] = []
+    private var held: (url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8])?
+    private var pending: [UUID: Task<Void, Never>] = [:]
+    public private(set) var deliveries: [Delivery] = []
+
+    /// - Parameters:
+    ///   - platformKey: the key of the first platform certificate, and of the public key in public-key mode.
+    ///   - merchantPublicKey: the merchant API key's public half, to verify `Authorization` and app signatures.
+    ///   - timeScale: multiplies every retry delay (0.001 turns 15 seconds into 15 ms).
+    public init(
+        merchantID: String, appID: String, merchantSerial: String, merchantPublicKey: _RSA.Signing.PublicKey, apiV3Key: String,
+        platformKey: _RSA.Signing.PrivateKey, mode: Mode = .platformCertificate, timeScale: Double = 1,
+        clock: any WallClock = SystemClock(), sink: NotificationSink? = nil, logger: Logger = Logger(label: "sandbox.wechatpay")
+    ) throws {
+        self.merchantID = merchantID
+        self.appID = appID
+        self.mode = mode
+        self.merchantSerial = merchantSerial
+        self.merchantPublicKey = merchantPublicKey
+        cipher = try APIv3Cipher(apiV3Key: apiV3Key)
+        self.timeScale = timeScale
+        self.clock = clock
+        self.sink = sink ?? Self.post
+        self.logger = logger
+        publicKeyIdentity = platformKey
+        platforms = [try PlatformIdentity(
+            key: platformKey, serialNumber: Array("OS-WXPAY-1".utf8), notBefore: clock.now() - 86400, lifetime: 5 * 365 * 86400)]
+    }
+
+    /// The public key merchants configure in public-key mode, PEM.
+    public nonisolated var publicKeyPEM: String { publicKeyIdentity.publicKey.pemRepresentation }
+
+    /// The serial WeChat Pay currently signs with.
+    public var signingSerial: String {
+        if case .publicKey(let id) = mode { return id }
+        return platforms.last!.serial
+    }
+
+    /// The current platform certificates, PEM by serial (what `/v3/certificates` serves, decrypted).
+    public var platformCertificates: [String: String] {
+        Dictionary(uniqueKeysWithValues: platforms.map { ($0.serial, $0.certificatePEM) })
+    }
+
+    // MARK: Fault injection
+
+    public func injectNotificationFault(_ fault: WeChatPayNotificationFault) {
+        notificationFaults.append(fault)
+    }
+
+    public func injectAPIFault(_ fault: WeChatPayAPIFault, count: Int = 1) {
+        apiFaults.append(contentsOf: repeatElement(fault, count: count))
+    }
+
+    /// Issues a new platform certificate and signs with it from now on; the old one stays listed (and valid)
+    /// while merchants catch up, as during WeChat Pay's rotations.
+    @discardableResult
+    public func rotatePlatformCertificate() throws -> String {
+        let number = platforms.count + 1
+        platforms.append(try PlatformIdentity(
+            key: try _RSA.Signing.PrivateKey(keySize: .bits2048), serialNumber: Array("OS-WXPAY-\(number)".utf8),
+            notBefore: clock.now() - 60, lifetime: 5 * 365 * 86400))
+        return platforms.last!.serial
+    }
+
+    // MARK: The app side
+
+    /// What the WeChat app does with the invoke parameters: checks the merchant's signature over
+    /// `appid\ntimestamp\nnoncestr\nprepayid\n`, then (when `pay`) pays. Returns the `out_trade_no`.
+    @discardableResult
+    public func open(_ invocation: WeChatPayAppInvocation, pay: Bool = true) throws -> String {
+        guard invocation.appid == appID, invocation.partnerid == merchantID, invocation.package == "Sign=WXPay" else {
+            throw SandboxWeChatPayError.invalidRequest("appid, partnerid or package do not match")
+        }
+        let message = "\(invocation.appid)\n\(invocation.timestamp)\n\(invocation.noncestr)\n\(invocation.prepayid)\n"
+        guard SHA256WithRSA.verify(invocation.sign, over: Array(message.utf8), with: merchantPublicKey) else {
+            throw SandboxWeChatPayError.invalidSignature
+        }
+        guard let trade = trades.values.first(where: { $0.prepayID == invocation.prepayid }) else {
+            throw SandboxWeChatPayError.invalidRequest("unknown prepayid")
+        }
+        if pay { try self.pay(outTradeNo: trade.outTradeNo) }
+        return trade.outTradeNo
+    }
+
+    /// The buyer confirms: the transaction becomes SUCCESS and its notification is scheduled.
+    public func pay(outTradeNo: String) throws {
+        guard var trade = trades[outTradeNo] else { throw SandboxWeChatPayError.unknownTrade(outTradeNo) }
+        guard trade.state == .notPay else { return }
+        trade.state = .success
+        trade.successTime = RFC3339Beijing.string(clock.now())
+        trades[outTradeNo] = trade
+        notify(url: trade.notifyURL, outTradeNo: outTradeNo, eventType: "TRANSACTION.SUCCESS", summary: "支付成功",
+               originalType: "transaction", resource: Self.transactionJSON(trade, merchantID: merchantID))
+    }
+
+    /// A transaction's state, for tests and the demo.
+    public func state(outTradeNo: String) -> WeChatPayTradeState? { trades[outTradeNo]?.state }
+
+    /// Every paid transaction (`out_trade_no` → amount): the sandbox's own record, for invariant checks.
+    public var paidTransactions: [String: Money] {
+        trades.values.filter { $0.state.isPaid }.reduce(into: [:]) { $0[$1.outTradeNo] = $1.amount }
+    }
+
+    /// Waits until every scheduled notification has been delivered or given up.
+    public func settle() async {
+        while let (id, task) = pending.first {
+            await task.value
+            pending[id] = nil
+        }
+    }
+
+    // MARK: The API
+
+    /// Answers one API request. `pathAndQuery` is exactly what the client signed (it may carry a prefix before
+    /// `/v3/`, as the built-in sandbox's does).
+    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async -> WeChatPayHTTPResponse {
+        if !apiFaults.isEmpty {
+            switch apiFaults.removeFirst() {
+            case .serverError: return signed(500, Self.error("SYSTEM_ERROR", "系统错误"))
+            case .frequencyLimited: return signed(429, Self.error("FREQUENCY_LIMITED", "频率超限"))
+            case .timeout(let delay):
+                try? await Task.sleep(for: delay)
+                return WeChatPayHTTPResponse(status: 504, headers: [:], body: Array("Gateway Timeout".utf8))
+            case .badSignature:
+                var response = answer(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
+                response.body += Array(" ".utf8)
+                return response
+            }
+        }
+        return answer(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
+    }
+
+    private func answer(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) -> WeChatPayHTTPResponse {
+        guard let v3 = pathAndQuery.range(of: "/v3/") else { return signed(404, Self.error("NOT_FOUND", "no such API")) }
+        let route = String(pathAndQuery[v3.lowerBound...])
+        let (path, parameters) = Self.split(route)
+        if path == "/v3/billdownload/file" {
+            // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
+            return WeChatPayHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Self.bill(date: parameters["token"] ?? ""))
+        }
+        do {
+            try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
+            switch (method, path) {
+            case ("POST", "/v3/pay/transactions/app"):
+                return try prepay(body)
+            case ("GET", _) where path.hasPrefix("/v3/pay/transactions/out-trade-no/"):
+                return query(trades[String(path.dropFirst("/v3/pay/transactions/out-trade-no/".count))])
+            case ("GET", _) where path.hasPrefix("/v3/pay/transactions/id/"):
+                let id = String(path.dropFirst("/v3/pay/transactions/id/".count))
+                return query(trades.values.first { $0.transactionID == id })
+            case ("POST", _) where path.hasPrefix("/v3/pay/transactions/out-trade-no/") && path.hasSuffix("/close"):
+                return close(String(path.dropFirst("/v3/pay/transactions/out-trade-no/".count).dropLast("/close".count)))
+            case ("POST", "/v3/refund/domestic/refunds"):
+                return try refund(body)
+            case ("GET", _) where path.hasPrefix("/v3/refund/domestic/refunds/"):
+                let outRefundNo = String(path.dropFirst("/v3/refund/domestic/refunds/".count))
+                guard let trade = trades.values.first(where: { $0.refunds[outRefundNo] != nil }) else {
+                    return signed(404, Self.error("RESOURCE_NOT_EXISTS", "退款单不存在"))
+                }
+                return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
+            case ("GET", "/v3/bill/tradebill"):
+                let date = parameters["bill_date"] ?? ""
+                let digest = Insecure.SHA1.hash(data: Self.bill(date: date)).map { String(format: "%02x", $0) }.joined()
+                let base = String(pathAndQuery[..<v3.lowerBound])
+                return signed(200, #"{"hash_type":"SHA1","hash_value":"\#(digest)","download_url":"\#(downloadBase)\#(base)/v3/billdownload/file?token=\#(date)"}"#)
+            case ("GET", "/v3/certificates"):
+                return try certificates()
+            default:
+                return signed(404, Self.error("NOT_FOUND", "no such API: \(method) \(path)"))
+            }
+        } catch let error as SandboxWeChatPayError {
+            return signed(error.status, Self.error(error.code, error.description))
+        } catch {
+            return signed(500, Self.error("SYSTEM_ERROR", "\(error)"))
+        }
+    }
+
+    /// Where bill download URLs point (the routes set it to the server's own address).
+    private var downloadBase = "http://127.0.0.1"
+
+    public func setDownloadBase(_ base: String) {
+        downloadBase = base
+    }
+
+    private func prepay(_ body: [UInt8]) throws -> WeChatPayHTTPResponse {
+        let object = try Self.object(body)
+        let amount = try Self.read { try object.object("amount") }
+        let total = try Self.read { try amount.int("total") }
+        let currency = try Self.read { try amount.optionalString("currency") } ?? "CNY"
+        guard try Self.read({ try object.string("appid") }) == appID else { throw SandboxWeChatPayError.invalidRequest("appid is not ours") }
+        guard try Self.read({ try object.string("mchid") }) == merchantID else { throw SandboxWeChatPayError.invalidRequest("mchid mismatch") }
+        guard total > 0, let code = CurrencyCode(currency) else { throw SandboxWeChatPayError.invalidRequest("amount.total must be positive") }
+        let outTradeNo = try Self.read { try object.string("out_trade_no") }
+        guard (6...32).contains(outTradeNo.utf8.count) else { throw SandboxWeChatPayError.invalidRequest("out_trade_no must be 6 to 32 characters") }
+        let money = Money(amountMinor: total, currency: code)
+        if let existing = trades[outTradeNo] {
+            guard existing.amount == money else { throw SandboxWeChatPayError.outTradeNoUsed }
+            return signed(200, #"{"prepay_id":"\#(existing.prepayID)"}"#)
+        }
+        let number = String(format: "%010d", serial)
+        serial += 1
+        trades[outTradeNo] = SandboxWeChatPayTrade(
+            outTradeNo: outTradeNo, transactionID: "42000" + Self.day(clock.now()) + number + "00", prepayID: "wx" + Self.day(clock.now()) + number,
+            appID: appID, description: try Self.read { try object.string("description") }, amount: money,
+            notifyURL: try Self.read { try object.string("notify_url") }, attach: try Self.read { try object.optionalString("attach") },
+            state: .notPay)
+        return signed(200, #"{"prepay_id":"\#(trades[outTradeNo]!.prepayID)"}"#)
+    }
+
+    private func query(_ trade: SandboxWeChatPayTrade?) -> WeChatPayHTTPResponse {
+        guard let trade else { return signed(404, Self.error("ORDER_NOT_EXIST", "订单不存在")) }
+        return signed(200, Self.transactionJSON(trade, merchantID: merchantID))
+    }
+
+    private func close(_ outTradeNo: String) -> WeChatPayHTTPResponse {
+        guard var trade = trades[outTradeNo] else { return signed(204, "") }
+        guard !trade.state.isPaid else { return signed(400, Self.error("ORDER_PAID", "订单已支付")) }
+        trade.state = .closed
+        trades[outTradeNo] = trade
+        return signed(204, "")
+    }
+
+    private func refund(_ body: [UInt8]) throws -> WeChatPayHTTPResponse {
+        let object = try Self.object(body)
+        let outTradeNo = try Self.read { try object.string("out_trade_no") }
+        let outRefundNo = try Self.read { try object.string("out_refund_no") }
+        let amount = try Self.read { try object.object("amount") }
+        let fen = try Self.read { try amount.int("refund") }
+        guard var trade = trades[outTradeNo] else { return signed(404, Self.error("RESOURCE_NOT_EXISTS", "订单不存在")) }
+        if trade.refunds[outRefundNo] == nil {
+            guard trade.state.isPaid else { return signed(403, Self.error("TRADE_ERROR", "订单未支付")) }
+            guard fen > 0, trade.refundedFen + fen <= trade.amount.amountMinor,
+                try Self.read({ try amount.int("total") }) == trade.amount.amountMinor
+            else { return signed(400, Self.error("PARAM_ERROR", "退款金额不合法")) }
+            let notifyURL = try Self.read { try object.optionalString("notify_url") }
+            trade.refunds[outRefundNo] = SandboxWeChatPayRefund(
+                refundID: "50300" + String(format: "%015d", serial), fen: fen, notifyURL: notifyURL)
+            serial += 1
+            trade.state = WeChatPayTradeState.refund
+            trades[outTradeNo] = trade
+            if let notifyURL {
+                notify(url: notifyURL, outTradeNo: outTradeNo, eventType: "REFUND.SUCCESS", summary: "退款成功", originalType: "refund",
+                       resource: Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "refund_status", merchantID: merchantID))
+            }
+        }
+        return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
+    }
+
+    private func certificates() throws -> WeChatPayHTTPResponse {
+        let items = try platforms.map { platform in
+            let nonce = Self.nonce()
+            let ciphertext = try cipher.encrypt(Array(platform.certificatePEM.utf8), nonce: nonce, associatedData: "certificate")
+            return #"{"serial_no":"\#(platform.serial)","effective_time":"\#(RFC3339Beijing.string(platform.notBefore))","expire_time":"\#(RFC3339Beijing.string(platform.notAfter))","encrypt_certificate":{"algorithm":"AEAD_AES_256_GCM","nonce":"\#(nonce)","associated_data":"certificate","ciphertext":"\#(ciphertext)"}}"#
+        }
+        // /v3/certificates is always signed with a platform certificate, whatever the merchant's mode.
+        return signed(200, #"{"data":[\#(items.joined(separator: ","))]}"#, platform: platforms.last!)
+    }
+
+    private func verifyAuthorization(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) throws {
+        guard let header = headers.first(where: { $0.key.lowercased() == "authorization" })?.value,
+            header.hasPrefix("WECHATPAY2-SHA256-RSA2048 ")
+        else { throw SandboxWeChatPayError.unauthorized("missing or unsupported Authorization") }
+        var fields: [String: String] = [:]
+        for part in header.dropFirst("WECHATPAY2-SHA256-RSA2048 ".count).split(separator: ",") {
+            guard let equals = part.firstIndex(of: "=") else { continue }
+            fields[String(part[..<equals]).trimmingCharacters(in: .whitespaces)] = String(part[part.index(after: equals)...])
+                .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        guard fields["mchid"] == merchantID else { throw SandboxWeChatPayError.unauthorized("mchid does not match") }
+        guard fields["serial_no"]?.uppercased() == merchantSerial.uppercased() else {
+            throw SandboxWeChatPayError.unauthorized("serial_no is not the merchant certificate's")
+        }
+        guard let timestamp = fields["timestamp"].flatMap({ Int64($0) }), let nonce = fields["nonce_str"], let signature = fields["signature"],
+            abs(Int64(clock.now().timeIntervalSince1970) - timestamp) <= 300
+        else { throw SandboxWeChatPayError.unauthorized("timestamp, nonce_str or signature missing or expired") }
+        var message = Array("\(method)\n\(pathAndQuery)\n\(timestamp)\n\(nonce)\n".utf8)
+        message += body
+        message.append(UInt8(ascii: "\n"))
+        guard SHA256WithRSA.verify(signature, over: message, with: merchantPublicKey) else {
+            throw SandboxWeChatPayError.unauthorized("the Authorization signature does not verify")
+        }
+    }
+
+    // MARK: Notifications
+
+    private func notify(url: String, outTradeNo: String, eventType: String, summary: String, originalType: String, resource: String) {
+        let nonce = Self.nonce()
+        guard let ciphertext = try? cipher.encrypt(Array(resource.utf8), nonce: nonce, associatedData: originalType) else { return }
+        let id = UUID().uuidString
+        let body = Array(#"{"id":"\#(id)","create_time":"\#(RFC3339Beijing.string(clock.now()))","resource_type":"encrypt-resource","event_type":"\#(eventType)","summary":"\#(summary)","resource":{"original_type":"\#(originalType)","algorithm":"AEAD_AES_256_GCM","ciphertext":"\#(ciphertext)","associated_data":"\#(originalType)","nonce":"\#(nonce)"}}"#.utf8)
+        let fault = notificationFaults.isEmpty ? nil : notificationFaults.removeFirst()
+        let timestamp = Int64(clock.now().timeIntervalSince1970) - (fault == .staleTimestamp ? 600 : 0)
+        guard let headers = try? signatureHeaders(body: body, timestamp: timestamp, platform: signingPlatform) else { return }
+        var extraDelay: Duration = .zero
+        switch fault {
+        case .drop:
+            return
+        case .delay(let delay):
+            extraDelay = delay
+        case .reorder:
+            held = (url, outTradeNo, eventType, headers, body)
+            return
+        case .duplicate, .staleTimestamp, nil:
+            break
+        }
+        deliver(url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: extraDelay)
+        if fault == .duplicate {
+            deliver(url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: .zero)
+        }
+        if fault != .reorder, let held {
+            self.held = nil
+            deliver(url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body, extraDelay: .zero)
+        }
+    }
+
+    /// Sends the held-back notification of a `.reorder` fault now, if nothing followed it.
+    public func releaseHeldNotification() {
+        guard let held else { return }
+        self.held = nil
+        deliver(url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body, extraDelay: .zero)
+    }
+
+    private func deliver(url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8], extraDelay: Duration) {
+        let id = UUID()
+        let scale = timeScale
+        pending[id] = Task { [sink] in
+            if extraDelay > .zero { try? await Task.sleep(for: extraDelay) }
+            for attempt in 0...Self.retrySchedule.count {
+                if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
+                let accepted = await sink(url, headers, body)
+                self.record(Delivery(outTradeNo: outTradeNo, eventType: eventType, attempt: attempt + 1, accepted: accepted))
+                if accepted { return }
+            }
+        }
+    }
+
+    private func record(_ delivery: Delivery) {
+        deliveries.append(delivery)
+    }
+
+    /// POSTs the notification; acknowledged on any 2xx.
+    static let post: NotificationSink = { url, headers, body in
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(10)) else { return false }
+        _ = try? await response.body.collect(upTo: 64 * 1024)
+        return (200..<300).contains(response.status.code)
+    }
+
+    // MARK: Signing
+
+    private var signingPlatform: PlatformIdentity? {
+        if case .publicKey = mode { return nil }
+        return platforms.last!
+    }
+
+    private func signed(_ status: Int, _ json: String, platform: PlatformIdentity? = nil) -> WeChatPayHTTPResponse {
+        let body = Array(json.utf8)
+        var headers = (try? signatureHeaders(body: body, timestamp: Int64(clock.now().timeIntervalSince1970), platform: platform ?? signingPlatform)) ?? [:]
+        headers["Content-Type"] = "application/json; charset=utf-8"
+        headers["Request-ID"] = UUID().uuidString
+        return WeChatPayHTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// Signs with `platform`'s key, or with the public-key-mode key when nil.
+    private func signatureHeaders(body: [UInt8], timestamp: Int64, platform: PlatformIdentity?) throws -> [String: String] {
+        let signer = WeChatPaySideSigner(
+            platformKey: platform?.key ?? publicKeyIdentity, serial: platform?.serial ?? signingSerial)
+        return try signer.headers(body: String(decoding: body, as: UTF8.self), timestamp: timestamp, nonce: Self.nonce())
+    }
+
+    // MARK: Helpers
+
+    static func transactionJSON(_ trade: SandboxWeChatPayTrade, merchantID: String) -> String {
+        var members = [
+            "\"appid\":\(JSONString.encode(trade.appID))", "\"mchid\":\(JSONString.encode(merchantID))",
+            "\"out_trade_no\":\(JSONString.encode(trade.outTradeNo))", "\"trade_type\":\"APP\"",
+            "\"trade_state\":\"\(trade.state.rawValue)\"", "\"trade_state_desc\":\(JSONString.encode(trade.state == .success ? "支付成功" : trade.state.rawValue))",
+            "\"amount\":{\"total\":\(trade.amount.amountMinor),\"payer_total\":\(trade.amount.amountMinor),\"currency\":\"\(trade.amount.currency.code)\",\"payer_currency\":\"\(trade.amount.currency.code)\"}",
+        ]
+        if trade.state.isPaid {
+            members.append("\"transaction_id\":\(JSONString.encode(trade.transactionID))")
+            members.append("\"success_time\":\(JSONString.encode(trade.successTime ?? ""))")
+            members.append("\"bank_type\":\"OTHERS\"")
+            members.append("\"payer\":{\"openid\":\"oSandbox\(trade.transactionID.suffix(8))\"}")
+        }
+        if let attach = trade.attach { members.append("\"attach\":\(JSONString.encode(attach))") }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    static func refundJSON(_ trade: SandboxWeChatPayTrade, outRefundNo: String, statusKey: String, merchantID: String? = nil) -> String {
+        let refund = trade.refunds[outRefundNo]!
+        var members = [
+            "\"out_trade_no\":\(JSONString.encode(trade.outTradeNo))", "\"transaction_id\":\(JSONString.encode(trade.transactionID))",
+            "\"out_refund_no\":\(JSONString.encode(outRefundNo))", "\"refund_id\":\(JSONString.encode(refund.refundID))",
+            "\"\(statusKey)\":\"SUCCESS\"", "\"channel\":\"ORIGINAL\"", "\"user_received_account\":\"支付用户零钱\"",
+            "\"amount\":{\"total\":\(trade.amount.amountMinor),\"refund\":\(refund.fen),\"payer_total\":\(trade.amount.amountMinor),\"payer_refund\":\(refund.fen),\"currency\":\"\(trade.amount.currency.code)\"}",
+        ]
+        if let merchantID { members.append("\"mchid\":\(JSONString.encode(merchantID))") }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    static func bill(date: String) -> [UInt8] {
+        Array("交易时间,公众账号ID,商户号,微信订单号,商户订单号,交易状态,应结订单金额\n总交易单数,应结订单总金额\n`0,`0.00\n# sandbox bill for \(date)\n".utf8)
+    }
+
+    static func error(_ code: String, _ message: String) -> String {
+        "{\"code\":\(JSONString.encode(code)),\"message\":\(JSONString.encode(message))}"
+    }
+
+    static func split(_ route: String) -> (String, [String: String]) {
+        guard let mark = route.firstIndex(of: "?") else { return (route, [:]) }
+        var query: [String: String] = [:]
+        for pair in route[route.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            query[String(parts[0])] = parts.count > 1 ? String(parts[1]).removingPercentEncoding : ""
+        }
+        return (String(route[..<mark]), query)
+    }
+
+    static func object(_ body: [UInt8]) throws -> JSONObject {
+        do {
+            return try JSONObject(body)
+        } catch {
+            throw SandboxWeChatPayError.invalidRequest("the body is not a JSON object")
+        }
+    }
+
+    static func read<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw SandboxWeChatPayError.invalidRequest("\(error)")
+        }
+    }
+
+    static func day(_ date: Date) -> String { String(RFC3339Beijing.string(date).prefix(10).filter(\.isNumber)) }
+
+    static func nonce() -> String { WeChatPayNonce.random() }
+}
+
+/// Why the sandbox refused a request (answered with WeChat Pay's error JSON and status).
+public enum SandboxWeChatPayError: Error, CustomStringConvertible {
+    case invalidRequest(String)
+    case unauthorized(String)
+    case invalidSignature
+    case unknownTrade(String)
+    case outTradeNoUsed
+
+    var status: Int {
+        switch self {
+        case .invalidRequest, .outTradeNoUsed: 400
+        case .unauthorized, .invalidSignature: 401
+        case .unknownTrade: 404
+        }
+    }
+
+    var code: String {
+        switch self {
+        case .invalidRequest: "PARAM_ERROR"
+        case .unauthorized, .invalidSignature: "SIGN_ERROR"
+        case .unknownTrade: "ORDER_NOT_EXIST"
+        case .outTradeNoUsed: "OUT_TRADE_NO_USED"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidRequest(let detail): "invalid request: \(detail)"
+        case .unauthorized(let detail): "unauthorized: \(detail)"
+        case .invalidSignature: "the app signature does not verify with the merchant key"
+        case .unknownTrade(let outTradeNo): "no transaction \(outTradeNo)"
+        case .outTradeNoUsed: "out_trade_no was used with other parameters"
+        }
+    }
+}

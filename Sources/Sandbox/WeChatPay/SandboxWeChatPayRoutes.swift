@@ -1,0 +1,57 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import WeChatPay
+
+/// The sandbox WeChat Pay over HTTP: the v3 API under `{prefix}/v3/…`, `POST {prefix}/pay` (what the WeChat app
+/// does with the invoke parameters: body = their JSON), and `POST {prefix}/faults` (see ``WeChatPayFaultRequest``).
+public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
+    let wechatpay: SandboxWeChatPay
+
+    public init(wechatpay: SandboxWeChatPay) {
+        self.wechatpay = wechatpay
+    }
+
+    public func addRoutes(to group: RouterGroup<Context>) {
+        let api: @Sendable (Request, Context) async throws -> Response = { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 64 * 1024)
+            var headers: [String: String] = [:]
+            for field in request.headers { headers[field.name.canonicalName] = field.value }
+            let answer = await wechatpay.handle(
+                method: request.method.rawValue, pathAndQuery: request.uri.description, headers: headers, body: Array(buffer: body))
+            var fields = HTTPFields()
+            for (name, value) in answer.headers {
+                if let name = HTTPField.Name(name) { fields[name] = value }
+            }
+            return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+        }
+        group.get("v3/**", use: api)
+        group.post("v3/**", use: api)
+        group.post("faults") { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 16 * 1024)
+            do {
+                let faults = try JSONDecoder().decode(WeChatPayFaultRequest.self, from: Data(buffer: body))
+                let notifications = try faults.notificationFaults(), api = try faults.apiFaults()
+                for fault in notifications { await wechatpay.injectNotificationFault(fault) }
+                for fault in api { await wechatpay.injectAPIFault(fault) }
+                if faults.rotate_certificate == true { try await wechatpay.rotatePlatformCertificate() }
+                return SandboxJSON.response(["queued": "\(notifications.count + api.count)"], status: .ok)
+            } catch {
+                return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
+            }
+        }
+        group.post("pay") { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 16 * 1024)
+            do {
+                let invocation = try JSONDecoder().decode(WeChatPayAppInvocation.self, from: Data(buffer: body))
+                let outTradeNo = try await wechatpay.open(invocation)
+                return SandboxJSON.response(["errCode": "0", "out_trade_no": outTradeNo], status: .ok)
+            } catch {
+                return SandboxJSON.response(["errCode": "-1", "errStr": "\(error)"], status: .badRequest)
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import ChannelSupport
+import Testing
+
+@Suite("JSONObject: strict, fast member reading")
+struct JSONObjectTests {
+    @Test("strings with every escape, surrogate pairs, integers, nested objects and arrays")
+    func reads() throws {
+        let text = #"{"s":"a\"b\\c\/d\n\u00e9\ud83d\ude00","n":-42,"big":9223372036854775807,"o":{"x":1},"a":[1,{"y":[2,3]},"z"],"nil":null}"#
+        let object = try JSONObject(Array(text.utf8))
+        #expect(try object.string("s") == "a\"b\\c/d\né😀")
+        #expect(try object.int("n") == -42)
+        #expect(try object.int("big") == Int64.max)
+        #expect(try object.object("o").int("x") == 1)
+        #expect(try object.optionalArray("a")?.map { String(decoding: $0, as: UTF8.self) } == ["1", #"{"y":[2,3]}"#, #""z""#])
+        #expect(try object.optionalString("nil") == nil)
+        #expect(try object.optionalString("absent") == nil)
+    }
+
+    @Test("wrong types, missing members, bad escapes, overflow and leading zeros are errors")
+    func refuses() throws {
+        let object = try JSONObject(Array(#"{"s":"x","n":1.5,"z":012,"o":9223372036854775808,"e":"\q","lone":"\ud800"}"#.utf8))
+        #expect(throws: JSONObject.Error.missing("m")) { try object.string("m") }
+        #expect(throws: JSONObject.Error.wrongType("s", expected: "an integer")) { try object.int("s") }
+        #expect(throws: JSONObject.Error.wrongType("n", expected: "an integer")) { try object.int("n") }
+        #expect(throws: JSONObject.Error.wrongType("z", expected: "an integer")) { try object.int("z") }
+        #expect(throws: JSONObject.Error.wrongType("o", expected: "an integer")) { try object.int("o") }
+        #expect(try JSONObject(Array(#"{"z":0}"#.utf8)).int("z") == 0)
+        #expect(throws: JSONObject.Error.wrongType("e", expected: "a string")) { try object.string("e") }
+        #expect(throws: JSONObject.Error.wrongType("lone", expected: "a string")) { try object.string("lone") }
+        #expect(throws: JSONObject.Error.wrongType("s", expected: "an object")) { try object.object("s") }
+        #expect(throws: JSONObject.Error.self) { try JSONObject(Array("[1]".utf8)) }
+        #expect(throws: JSONObject.Error.self) { try JSONObject(Array(#"{"a":1"#.utf8)) }
+    }
+
+    @Test("encode round-trips through decode")
+    func encode() throws {
+        for value in ["plain", "quote\" backslash\\ newline\n tab\t ctrl\u{01}", "中文 😀"] {
+            #expect(JSONString.decode(ArraySlice(JSONString.encode(value).utf8)) == value)
+        }
+    }
+}

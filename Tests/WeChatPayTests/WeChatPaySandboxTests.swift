@@ -1,0 +1,276 @@
+import ChannelSupport
+import Foundation
+import OrderSafeModel
+import Sandbox
+import Testing
+import _CryptoExtras
+@testable import WeChatPay
+
+/// A merchant, a sandbox WeChat Pay and a client wired to it in process; notifications land in `inbox`.
+struct WeChatPayWorld {
+    static let merchantKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let platformKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let apiV3Key = "0123456789abcdef0123456789abcdef"
+    static let merchantSerial = "3775B6A45ACD588826D15E583A95F5DD********".replacingOccurrences(of: "*", with: "0")
+
+    let sandbox: SandboxWeChatPay
+    let merchant: MerchantSigner
+    let inbox: Inbox
+    let mode: SandboxWeChatPay.Mode
+
+    /// What the sandbox delivered, and what the merchant answers (2xx unless `refuse` is set).
+    actor Inbox {
+        var received: [(headers: [String: String], body: [UInt8])] = []
+        var refuseNext = 0
+
+        func take(_ headers: [String: String], _ body: [UInt8]) -> Bool {
+            if refuseNext > 0 {
+                refuseNext -= 1
+                return false
+            }
+            received.append((headers, body))
+            return true
+        }
+
+        func refuse(_ count: Int) { refuseNext = count }
+    }
+
+    init(mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001")) throws {
+        let inbox = Inbox()
+        self.inbox = inbox
+        self.mode = mode
+        merchant = try MerchantSigner(merchantID: "1900000001", certificateSerial: Self.merchantSerial, privateKey: Self.merchantKey.pemRepresentation)
+        sandbox = try SandboxWeChatPay(
+            merchantID: "1900000001", appID: "wx0123456789abcdef", merchantSerial: Self.merchantSerial,
+            merchantPublicKey: Self.merchantKey.publicKey, apiV3Key: Self.apiV3Key, platformKey: Self.platformKey, mode: mode,
+            timeScale: 0.0001, sink: { _, headers, body in await inbox.take(headers, body) })
+    }
+
+    var transport: SandboxWeChatPayTransport { SandboxWeChatPayTransport(sandbox) }
+    static let retry = RetryPolicy(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(2))
+
+    func keys() throws -> any WeChatPayKeyProvider {
+        switch mode {
+        case .publicKey(let id):
+            var keys = WeChatPayVerificationKeys()
+            try keys.addPublicKey(id: id, pem: Self.platformKey.publicKey.pemRepresentation)
+            return keys
+        case .platformCertificate:
+            return certificateStore()
+        }
+    }
+
+    func certificateStore(apiV3Key: String = apiV3Key) -> PlatformCertificateStore {
+        PlatformCertificateStore(
+            merchant: merchant, cipher: try! APIv3Cipher(apiV3Key: apiV3Key), baseURL: "http://sandbox.local/sandbox/wechatpay",
+            transport: transport, retry: Self.retry, unknownSerialCooldown: 0)
+    }
+
+    func client(keys: (any WeChatPayKeyProvider)? = nil) throws -> WeChatPayClient {
+        WeChatPayClient(
+            merchant: merchant, appID: "wx0123456789abcdef", keys: try keys ?? self.keys(),
+            baseURL: "http://sandbox.local/sandbox/wechatpay", transport: transport, retry: Self.retry)
+    }
+
+    func order(_ outTradeNo: String, fen: Int64 = 9900) -> WeChatPayAppOrder {
+        WeChatPayAppOrder(
+            outTradeNo: outTradeNo, description: "礼盒 Gift box", amount: Money(amountMinor: fen, currency: .cny),
+            notifyURL: "https://merchant.example/v1/notify/wechatpay", attach: "user=alice")
+    }
+}
+
+@Suite("WeChat Pay client against the sandbox")
+struct WeChatPaySandboxTests {
+    @Test("prepay → app invocation → pay → signed, encrypted notification → query, in public-key mode")
+    func paymentFlow() async throws {
+        let world = try WeChatPayWorld()
+        let client = try world.client()
+        #expect(try await client.queryTransaction(outTradeNo: "OS20261122-WX0001") == .notFound)
+        let prepayID = try await client.prepayApp(world.order("OS20261122-WX0001"))
+        #expect(prepayID.hasPrefix("wx"))
+        // The same order asked again gets the same prepay_id; another amount is refused.
+        #expect(try await client.prepayApp(world.order("OS20261122-WX0001")) == prepayID)
+        await #expect(throws: WeChatPayAPIError.business(status: 400, code: "OUT_TRADE_NO_USED", message: "out_trade_no was used with other parameters")) {
+            try await client.prepayApp(world.order("OS20261122-WX0001", fen: 1))
+        }
+        guard case .transaction(let unpaid) = try await client.queryTransaction(outTradeNo: "OS20261122-WX0001") else {
+            Issue.record("an opened order must be found")
+            return
+        }
+        #expect(unpaid.tradeState == .notPay && unpaid.transactionID == nil)
+
+        let invocation = try client.appInvocation(prepayID: prepayID)
+        #expect(invocation.package == "Sign=WXPay" && invocation.partnerid == "1900000001")
+        var forged = invocation
+        forged.prepayid = "wx-other"
+        await #expect(throws: SandboxWeChatPayError.self) { try await world.sandbox.open(forged) }
+        try await world.sandbox.open(invocation)
+        await world.sandbox.settle()
+
+        let received = await world.inbox.received
+        #expect(received.count == 1)
+        let parser = WeChatPayNotificationParser(
+            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+        let notification = try await parser.parse(headers: received[0].headers, body: received[0].body)
+        #expect(notification.eventType == "TRANSACTION.SUCCESS")
+        let transaction = try WeChatPayTransaction(resource: notification.plaintext)
+        try transaction.check(appID: "wx0123456789abcdef", merchantID: "1900000001", outTradeNo: "OS20261122-WX0001",
+                              amount: Money(amountMinor: 9900, currency: .cny))
+        #expect(transaction.attach == "user=alice")
+        guard case .transaction(let paid) = try await client.queryTransaction(transactionID: transaction.transactionID!) else {
+            Issue.record("query by transaction id")
+            return
+        }
+        #expect(paid == transaction)
+    }
+
+    @Test("close, refund (idempotent by out_refund_no), refund query, refund notification, bill download")
+    func closeRefundBill() async throws {
+        let world = try WeChatPayWorld()
+        let client = try world.client()
+        _ = try await client.prepayApp(world.order("OS20261122-CLOSE1"))
+        try await client.closeTransaction(outTradeNo: "OS20261122-CLOSE1")
+        #expect(await world.sandbox.state(outTradeNo: "OS20261122-CLOSE1") == .closed)
+        try await client.closeTransaction(outTradeNo: "OS20261122-NEVER1")
+
+        let prepayID = try await client.prepayApp(world.order("OS20261122-PAID01"))
+        try await world.sandbox.open(try client.appInvocation(prepayID: prepayID))
+        await #expect(throws: WeChatPayAPIError.business(status: 400, code: "ORDER_PAID", message: "订单已支付")) {
+            try await client.closeTransaction(outTradeNo: "OS20261122-PAID01")
+        }
+        let request = WeChatPayRefundRequest(
+            outTradeNo: "OS20261122-PAID01", outRefundNo: "RF-1", refund: Money(amountMinor: 900, currency: .cny),
+            total: Money(amountMinor: 9900, currency: .cny), reason: "test", notifyURL: "https://merchant.example/v1/notify/wechatpay")
+        let refund = try await client.refund(request)
+        #expect(refund.status == .success && refund.refundFen == 900 && refund.totalFen == 9900)
+        #expect(try await client.refund(request) == refund)
+        #expect(try await client.queryRefund(outRefundNo: "RF-1") == .refund(refund))
+        #expect(try await client.queryRefund(outRefundNo: "RF-404") == .notFound)
+        var tooMuch = request
+        tooMuch.outRefundNo = "RF-2"
+        tooMuch.refund = Money(amountMinor: 9001, currency: .cny)
+        await #expect(throws: WeChatPayAPIError.self) { try await client.refund(tooMuch) }
+
+        await world.sandbox.settle()
+        let received = await world.inbox.received
+        #expect(received.count == 2)
+        let parser = WeChatPayNotificationParser(
+            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+        let refundNotification = try await parser.parse(headers: received[1].headers, body: received[1].body)
+        #expect(refundNotification.eventType == "REFUND.SUCCESS")
+        #expect(try WeChatPayRefund(resource: refundNotification.plaintext).outRefundNo == "RF-1")
+
+        let bill = try await client.tradeBill(date: "2026-11-21")
+        #expect(bill.hashType == "SHA1")
+        await world.sandbox.setDownloadBase("http://sandbox.local")
+        let downloaded = try await client.download(try await client.tradeBill(date: "2026-11-21"))
+        #expect(String(decoding: downloaded, as: UTF8.self).contains("2026-11-21"))
+        var altered = bill
+        altered.digest = String(repeating: "0", count: 40)
+        altered.downloadURL = "http://sandbox.local/sandbox/wechatpay/v3/billdownload/file?token=2026-11-21"
+        await #expect(throws: WeChatPayAPIError.billHashMismatch) { try await client.download(altered) }
+    }
+
+    @Test("5xx and FREQUENCY_LIMITED are retried; a timeout is retried; a bad response signature is never trusted")
+    func apiFaults() async throws {
+        let world = try WeChatPayWorld()
+        let client = try world.client()
+        await world.sandbox.injectAPIFault(.serverError)
+        await world.sandbox.injectAPIFault(.frequencyLimited)
+        #expect(try await client.queryTransaction(outTradeNo: "OS20261122-RETRY1") == .notFound)
+        await world.sandbox.injectAPIFault(.serverError, count: 3)
+        await #expect(throws: WeChatPayAPIError.systemError(status: 500, code: "SYSTEM_ERROR", message: "系统错误")) {
+            try await client.queryTransaction(outTradeNo: "OS20261122-RETRY1")
+        }
+        let impatient = WeChatPayClient(
+            merchant: world.merchant, appID: "wx0123456789abcdef", keys: try world.keys(), baseURL: "http://sandbox.local/sandbox/wechatpay",
+            transport: world.transport, retry: RetryPolicy(attempts: 2, firstDelay: .milliseconds(1), timeout: .milliseconds(50)))
+        await world.sandbox.injectAPIFault(.timeout(.milliseconds(400)))
+        #expect(try await impatient.queryTransaction(outTradeNo: "OS20261122-RETRY1") == .notFound)
+        // A 2xx answer is read only once verified (an unsigned 404 can only ever mean "not yet").
+        _ = try await client.prepayApp(world.order("OS20261122-RETRY1"))
+        await world.sandbox.injectAPIFault(.badSignature)
+        await #expect(throws: WeChatPayAPIError.verification(.badSignature)) {
+            try await client.queryTransaction(outTradeNo: "OS20261122-RETRY1")
+        }
+        // A request signed with another merchant key is refused by WeChat Pay's side, and not retried.
+        let stranger = try MerchantSigner(
+            merchantID: "1900000001", certificateSerial: WeChatPayWorld.merchantSerial,
+            privateKey: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
+        let forged = WeChatPayClient(
+            merchant: stranger, appID: "wx0123456789abcdef", keys: try world.keys(), baseURL: "http://sandbox.local/sandbox/wechatpay",
+            transport: world.transport, retry: WeChatPayWorld.retry)
+        await #expect(throws: WeChatPayAPIError.business(
+            status: 401, code: "SIGN_ERROR", message: "unauthorized: the Authorization signature does not verify")) {
+            try await forged.queryTransaction(outTradeNo: "OS20261122-RETRY1")
+        }
+    }
+
+    @Test("certificate mode: downloaded, decrypted and verified; rotation picked up on the unknown serial")
+    func certificateRotation() async throws {
+        let world = try WeChatPayWorld(mode: .platformCertificate)
+        let store = world.certificateStore()
+        let client = try world.client(keys: store)
+        let first = await world.sandbox.signingSerial
+        _ = try await client.prepayApp(world.order("OS20261122-CERT01"))
+        #expect(await store.entries.map(\.serial) == [first])
+        let second = try await world.sandbox.rotatePlatformCertificate()
+        #expect(second != first)
+        // The next answer is signed with the new certificate: the store refreshes on the unknown serial.
+        _ = try await client.queryTransaction(outTradeNo: "OS20261122-CERT01")
+        #expect(Set(await store.entries.map(\.serial)) == [first, second])
+
+        // A wrong APIv3 key cannot decrypt the certificates: the error says so.
+        let wrongKey = world.certificateStore(apiV3Key: "ffffffffffffffffffffffffffffffff")
+        await #expect(throws: WeChatPayError.decryptionFailed) { try await wrongKey.refresh() }
+        let unusable = try world.client(keys: wrongKey)
+        await #expect(throws: WeChatPayAPIError.self) { try await unusable.queryTransaction(outTradeNo: "OS20261122-CERT01") }
+    }
+
+    @Test("notification faults: drop, duplicate, reorder, stale timestamp; refused deliveries are retried")
+    func notificationFaults() async throws {
+        let world = try WeChatPayWorld()
+        let client = try world.client()
+        let parser = WeChatPayNotificationParser(
+            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+        func pay(_ outTradeNo: String) async throws {
+            try await world.sandbox.open(try client.appInvocation(prepayID: try await client.prepayApp(world.order(outTradeNo))))
+        }
+        await world.sandbox.injectNotificationFault(.drop)
+        try await pay("OS20261122-DROP01")
+        await world.sandbox.injectNotificationFault(.duplicate)
+        try await pay("OS20261122-DUPL01")
+        await world.sandbox.injectNotificationFault(.reorder)
+        try await pay("OS20261122-REOR01")
+        try await pay("OS20261122-REOR02")
+        await world.sandbox.injectNotificationFault(.staleTimestamp)
+        try await pay("OS20261122-STALE1")
+        await world.sandbox.settle()
+        await world.inbox.refuse(2)
+        try await pay("OS20261122-RETRY1")
+        await world.sandbox.settle()
+
+        var delivered: [String] = []
+        var stale = 0
+        for (headers, body) in await world.inbox.received {
+            let notification: WeChatPayNotification
+            do {
+                notification = try await parser.parse(headers: headers, body: body)
+            } catch {
+                #expect("\(error)".contains("more than 5 minutes"))
+                stale += 1
+                continue
+            }
+            delivered.append(try WeChatPayTransaction(resource: notification.plaintext).outTradeNo)
+        }
+        #expect(!delivered.contains("OS20261122-DROP01"))
+        #expect(delivered.filter { $0 == "OS20261122-DUPL01" }.count == 2)
+        #expect(delivered.firstIndex(of: "OS20261122-REOR02")! < delivered.firstIndex(of: "OS20261122-REOR01")!)
+        #expect(stale == 1)
+        #expect(delivered.contains("OS20261122-RETRY1"))
+        let attempts = await world.sandbox.deliveries.filter { $0.outTradeNo == "OS20261122-RETRY1" }.map(\.attempt)
+        #expect(attempts == [1, 2, 3])
+        // The sandbox's own record: what was paid, whatever the notifications did.
+        #expect(await world.sandbox.paidTransactions.count == 6)
+    }
+}
