@@ -148,6 +148,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        .target(name: "OracleSupport", path: "Tests/OracleSupport"),
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
@@ -155,7 +156,7 @@ let package = Package(
         .testTarget(
             name: "WeChatPayTests",
             dependencies: [
-                "WeChatPay", "Sandbox",
+                "OracleSupport", "WeChatPay", "Sandbox",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
@@ -163,7 +164,7 @@ let package = Package(
         .testTarget(
             name: "AlipayTests",
             dependencies: [
-                "Alipay", "ChannelSupport", "Sandbox",
+                "Alipay", "ChannelSupport", "OracleSupport", "Sandbox",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

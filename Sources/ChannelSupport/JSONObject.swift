@@ -17,25 +17,49 @@ public struct JSONObject: Sendable {
         }
     }
 
-    public let members: [String: ArraySlice<UInt8>]
+    /// The document, shared by nested objects (no copies), and this object's members within it.
+    private let bytes: [UInt8]
+    private let members: [(name: Range<Int>, value: Range<Int>)]
 
     public init(_ bytes: [UInt8]) throws(Error) {
-        do {
-            members = try RawJSONMembers.extract(bytes)
-        } catch {
-            throw .notAnObject("\(error)")
-        }
+        try self.init(bytes, range: 0..<bytes.count)
     }
 
     public init(_ bytes: ArraySlice<UInt8>) throws(Error) {
         try self.init(Array(bytes))
     }
 
-    public func contains(_ name: String) -> Bool { members[name] != nil }
+    private init(_ bytes: [UInt8], range: Range<Int>) throws(Error) {
+        do {
+            members = try RawJSONMembers.scan(bytes, in: range)
+        } catch {
+            throw .notAnObject("\(error)")
+        }
+        self.bytes = bytes
+        // A name given twice could mean one thing to us and another to whoever checked the payload.
+        for (index, member) in members.enumerated() {
+            for other in members[..<index] where bytes[other.name].elementsEqual(bytes[member.name]) {
+                throw .notAnObject("duplicate member '\(String(decoding: bytes[member.name], as: UTF8.self))'")
+            }
+        }
+    }
+
+    /// The raw bytes of a member's value (strings keep their quotes), or nil when absent.
+    public func raw(_ name: String) -> ArraySlice<UInt8>? {
+        var name = name
+        return name.withUTF8 { wanted in
+            for member in members where member.name.count == wanted.count && bytes[member.name].elementsEqual(wanted) {
+                return bytes[member.value]
+            }
+            return nil
+        }
+    }
+
+    public func contains(_ name: String) -> Bool { raw(name) != nil }
 
     /// A string member; `nil` when absent or `null`.
     public func optionalString(_ name: String) throws(Error) -> String? {
-        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard let raw = raw(name), !Self.isNull(raw) else { return nil }
         guard let value = JSONString.decode(raw) else { throw .wrongType(name, expected: "a string") }
         return value
     }
@@ -47,7 +71,7 @@ public struct JSONObject: Sendable {
 
     /// An integer member (no fraction, no exponent, within Int64); `nil` when absent or `null`.
     public func optionalInt(_ name: String) throws(Error) -> Int64? {
-        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard let raw = raw(name), !Self.isNull(raw) else { return nil }
         guard let value = JSONNumber.int64(raw) else { throw .wrongType(name, expected: "an integer") }
         return value
     }
@@ -59,9 +83,9 @@ public struct JSONObject: Sendable {
 
     /// A nested object member; `nil` when absent or `null`.
     public func optionalObject(_ name: String) throws(Error) -> JSONObject? {
-        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard let raw = raw(name), !Self.isNull(raw) else { return nil }
         guard raw.first == UInt8(ascii: "{") else { throw .wrongType(name, expected: "an object") }
-        return try JSONObject(raw)
+        return try JSONObject(bytes, range: raw.startIndex..<raw.endIndex)
     }
 
     public func object(_ name: String) throws(Error) -> JSONObject {
@@ -71,7 +95,7 @@ public struct JSONObject: Sendable {
 
     /// The elements of an array member, as raw slices; `nil` when absent or `null`.
     public func optionalArray(_ name: String) throws(Error) -> [ArraySlice<UInt8>]? {
-        guard let raw = members[name], !Self.isNull(raw) else { return nil }
+        guard let raw = raw(name), !Self.isNull(raw) else { return nil }
         guard raw.first == UInt8(ascii: "[") else { throw .wrongType(name, expected: "an array") }
         return JSONArray.elements(raw)
     }
@@ -85,7 +109,7 @@ public enum JSONString {
     public static func decode(_ raw: ArraySlice<UInt8>) -> String? {
         guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\"") else { return nil }
         let content = raw.dropFirst().dropLast()
-        guard content.contains(UInt8(ascii: "\\")) else { return String(validating: content, as: UTF8.self) }
+        guard content.contains(UInt8(ascii: "\\")) else { return UTF8Text.string(content) }
         var output: [UInt8] = []
         output.reserveCapacity(content.count)
         var index = content.startIndex
@@ -123,7 +147,7 @@ public enum JSONString {
                 return nil
             }
         }
-        return String(validating: output, as: UTF8.self)
+        return UTF8Text.string(output)
     }
 
     private static func hex4(_ bytes: ArraySlice<UInt8>, _ index: inout Int) -> UInt32? {
@@ -219,5 +243,23 @@ enum JSONArray {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         guard let first = slice.firstIndex(where: { !isSpace($0) }), let last = slice.lastIndex(where: { !isSpace($0) }) else { return [] }
         return slice[first...last]
+    }
+}
+
+/// Strict UTF-8 decoding through contiguous storage (the generic `String(validating:)` walks byte by byte).
+enum UTF8Text {
+    static func string(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer(string)
+    }
+
+    static func string(_ bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBufferPointer(string)
+    }
+
+    /// ASCII (most provider text) cannot be invalid: decoded directly; anything else is validated.
+    private static func string(_ buffer: UnsafeBufferPointer<UInt8>) -> String? {
+        var high: UInt8 = 0
+        for byte in buffer { high |= byte }
+        return high < 0x80 ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
     }
 }

@@ -10,32 +10,48 @@ public enum RawJSONMembers {
 
     /// Top-level member names to the raw bytes of their values (strings keep their quotes and escapes).
     public static func extract(_ bytes: [UInt8], maxDepth: Int = 64) throws(Error) -> [String: ArraySlice<UInt8>] {
-        var scanner = Scanner(bytes: bytes, maxDepth: maxDepth)
+        var members: [String: ArraySlice<UInt8>] = [:]
+        for member in try scan(bytes, in: 0..<bytes.count, maxDepth: maxDepth) {
+            guard let name = UTF8Text.string(bytes[member.name]) else { throw .malformed(offset: member.name.lowerBound) }
+            members[name] = bytes[member.value]
+        }
+        return members
+    }
+
+    /// The members of the object that spans exactly `range` of `bytes`: each name's range (inside its quotes,
+    /// escapes untouched) and its value's range, in document order.
+    public static func scan(_ bytes: [UInt8], in range: Range<Int>, maxDepth: Int = 64) throws(Error)
+        -> [(name: Range<Int>, value: Range<Int>)]
+    {
+        var scanner = Scanner(bytes: bytes, maxDepth: maxDepth, index: range.lowerBound, end: range.upperBound)
         scanner.skipWhitespace()
         guard scanner.peek() == UInt8(ascii: "{") else { throw .notAnObject }
         scanner.index += 1
-        var members: [String: ArraySlice<UInt8>] = [:]
+        var members: [(name: Range<Int>, value: Range<Int>)] = []
+        members.reserveCapacity(16)
         scanner.skipWhitespace()
-        if scanner.peek() == UInt8(ascii: "}") { return members }
+        if scanner.peek() == UInt8(ascii: "}") {
+            scanner.index += 1
+            scanner.skipWhitespace()
+            guard scanner.index == scanner.end else { throw .malformed(offset: scanner.index) }
+            return members
+        }
         while true {
             scanner.skipWhitespace()
             let nameRange = try scanner.skipString()
-            guard let name = String(validating: bytes[nameRange].dropFirst().dropLast(), as: UTF8.self) else {
-                throw .malformed(offset: nameRange.lowerBound)
-            }
             scanner.skipWhitespace()
             try scanner.expect(UInt8(ascii: ":"))
             scanner.skipWhitespace()
             let start = scanner.index
             try scanner.skipValue(depth: 1)
-            members[name] = bytes[start..<scanner.index]
+            members.append((nameRange.lowerBound + 1..<nameRange.upperBound - 1, start..<scanner.index))
             scanner.skipWhitespace()
             switch scanner.peek() {
             case UInt8(ascii: ","): scanner.index += 1
             case UInt8(ascii: "}"):
                 scanner.index += 1
                 scanner.skipWhitespace()
-                guard scanner.index == bytes.count else { throw .malformed(offset: scanner.index) }
+                guard scanner.index == scanner.end else { throw .malformed(offset: scanner.index) }
                 return members
             default: throw .malformed(offset: scanner.index)
             }
@@ -45,9 +61,10 @@ public enum RawJSONMembers {
     private struct Scanner {
         let bytes: [UInt8]
         let maxDepth: Int
-        var index = 0
+        var index: Int
+        let end: Int
 
-        func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+        func peek() -> UInt8? { index < end ? bytes[index] : nil }
 
         mutating func skipWhitespace() {
             while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
@@ -104,7 +121,7 @@ public enum RawJSONMembers {
             case .some(let byte) where byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte):
                 while let next = peek(), "0123456789+-.eE".utf8.contains(next) { index += 1 }
             case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
-                for literal in ["true", "false", "null"] where bytes[index...].starts(with: literal.utf8) {
+                for literal in ["true", "false", "null"] where bytes[index..<end].starts(with: literal.utf8) {
                     index += literal.utf8.count
                     return
                 }

@@ -28,6 +28,10 @@ enum WeChatPayBenchmark {
         let notifications = try await operationsPerSecond {
             _ = try WeChatPayTransaction(resource: try await parser.parse(headers: headers, body: bytes).plaintext)
         }
+        let verifier = SignedMessageVerifier(keys: keys, clock: Now())
+        report("  of which: signature check (headers + RSA)", try await operationsPerSecond { try await verifier.verify(headers: headers, body: bytes) })
+        let plaintext = try await parser.parse(headers: headers, body: bytes).plaintext
+        report("  of which: transaction decoding", try await operationsPerSecond { _ = try WeChatPayTransaction(resource: plaintext) })
         return compare("WeChat Pay v3", operation: "notification verify+decrypt+type", value: notifications, raw: raw, target: 20_000)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OrderSafeModel
+import OracleSupport
 import Testing
 @testable import Alipay
 

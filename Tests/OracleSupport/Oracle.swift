@@ -1,19 +1,23 @@
 import Foundation
-import Testing
 
 /// An independent implementation installed by `scripts/oracles/setup` into `.build/oracles/NAME`, driven by the
 /// matching script in `scripts/oracles/` with a JSON list of operations on standard input.
-struct Oracle {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+public struct Oracle: Sendable {
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
     let name: String
     let script: String
 
+    public init(name: String, script: String) {
+        self.name = name
+        self.script = script
+    }
+
     var python: URL { Self.repository.appendingPathComponent(".build/oracles/\(name)/bin/python") }
 
     /// True when installed. When missing, says so loudly; `scripts/test` requires them (ORDERSAFE_TEST_REQUIRE_ORACLES=1).
-    var isAvailable: Bool {
+    public var isAvailable: Bool {
         let present = FileManager.default.isExecutableFile(atPath: python.path)
         if !present {
             print("⚠️  oracle \(name) is not installed: interoperability tests against it are SKIPPED (run scripts/oracles/setup)")
@@ -22,7 +26,7 @@ struct Oracle {
     }
 
     /// Runs the operations and returns one result per operation.
-    func run(_ operations: [[String: Any]]) throws -> [Any] {
+    public func run(_ operations: [[String: Any]]) throws -> [Any] {
         let process = Process()
         process.executableURL = python
         process.arguments = [Self.repository.appendingPathComponent("scripts/oracles/\(script)").path]
@@ -42,8 +46,8 @@ struct Oracle {
         return results
     }
 
-    struct OracleFailure: Error, CustomStringConvertible {
+    public struct OracleFailure: Error, CustomStringConvertible {
         var detail: String
-        var description: String { "oracle failed: \(detail)" }
+        public var description: String { "oracle failed: \(detail)" }
     }
 }
