@@ -115,6 +115,7 @@ let package = Package(
             name: "OrderSafeServer",
             dependencies: [
                 "Alipay",
+                "ChannelSupport",
                 "WeChatPay",
                 "Sandbox",
                 "OrderSafeModel",
@@ -122,6 +123,8 @@ let package = Package(
                 "Engine",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -172,7 +175,9 @@ let package = Package(
         .testTarget(
             name: "OrderSafeServerTests",
             dependencies: [
+                "ChannelSupport",
                 "OrderSafeServer",
+                "WeChatPay",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

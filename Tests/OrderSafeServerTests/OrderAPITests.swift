@@ -97,7 +97,7 @@ struct OrderAPITests {
         }
     }
 
-    @Test("a physical product is sold through Alipay with a signed order string; an unconfigured channel is refused")
+    @Test("a physical product is sold through Alipay with a signed order string and through WeChat Pay with signed invoke parameters")
     func externalChannels() async throws {
         let alice = try await TestServer.token("alice")
         try await TestServer.run { client in
@@ -110,8 +110,9 @@ struct OrderAPITests {
             #expect(orderString.contains("sign="))
             #expect(orderString.contains(body.order.orderNo))
             let wechat = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "wechatpay")
-            #expect(wechat.status == .unprocessableContent)
-            #expect(try wechat.errorCode() == "channel_unavailable")
+            #expect(wechat.status == .created)
+            let invocation = try #require(try wechat.decoded(OrderResponse.self).wechatpay)
+            #expect(invocation.package == "Sign=WXPay" && invocation.prepayid.hasPrefix("wx") && !invocation.sign.isEmpty)
         }
     }
 

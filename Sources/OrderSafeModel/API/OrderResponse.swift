@@ -3,10 +3,13 @@ public struct OrderResponse: Codable, Hashable, Sendable {
     public var order: Order
     /// For Alipay orders when created: what the app hands to the Alipay SDK.
     public var alipay: AlipayInvocation?
+    /// For WeChat Pay orders when created: what the app hands to the WeChat SDK's `PayReq`.
+    public var wechatpay: WeChatPayInvocation?
 
-    public init(order: Order, alipay: AlipayInvocation? = nil) {
+    public init(order: Order, alipay: AlipayInvocation? = nil, wechatpay: WeChatPayInvocation? = nil) {
         self.order = order
         self.alipay = alipay
+        self.wechatpay = wechatpay
     }
 }
 
@@ -20,5 +23,27 @@ public struct AlipayInvocation: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case orderString = "order_string"
+    }
+}
+
+/// The signed parameters for the WeChat SDK's `PayReq` (`partnerId`, `prepayId`, `package`, `nonceStr`,
+/// `timeStamp`, `sign`), field names as WeChat Pay spells them.
+public struct WeChatPayInvocation: Codable, Hashable, Sendable {
+    public var appid: String
+    public var partnerid: String
+    public var prepayid: String
+    public var package: String
+    public var noncestr: String
+    public var timestamp: String
+    public var sign: String
+
+    public init(appid: String, partnerid: String, prepayid: String, package: String, noncestr: String, timestamp: String, sign: String) {
+        self.appid = appid
+        self.partnerid = partnerid
+        self.prepayid = prepayid
+        self.package = package
+        self.noncestr = noncestr
+        self.timestamp = timestamp
+        self.sign = sign
     }
 }

@@ -5,6 +5,7 @@ import Ledger
 import Logging
 import OrderSafeModel
 import Prometheus
+import WeChatPay
 
 /// Wiring in one place: database, migrations, catalog, authentication, routes and middleware.
 public enum OrderSafeApplication {
@@ -44,13 +45,21 @@ public enum OrderSafeApplication {
                 configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key",
                 settings: settings.server) ?? ""
             let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
-            let sandbox = settings.server.environment == .sandbox && settings.alipay == nil
-                ? try SandboxProviders(settings: settings.server, logger: logger) : nil
+            let sandbox = settings.server.environment == .sandbox && (settings.alipay == nil || settings.wechatpay == nil)
+                ? try SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
             let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
                 AlipayPayments(
                     credentials: try alipay.credentials(), sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, ledger: ledger,
                     catalog: catalog, clock: clock, logger: logger)
             }
+            let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
+                try wechatpay.payments(
+                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientWeChatPayTransport(),
+                    ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+            }
+            var channels: Set<Channel> = [.appStore]
+            if alipay != nil { channels.insert(.alipay) }
+            if wechatpay != nil { channels.insert(.wechatPay) }
 
             let router = Router(context: OrderSafeRequestContext.self)
             router.add(middleware: RequestIDMiddleware())
@@ -67,10 +76,10 @@ public enum OrderSafeApplication {
             OrdersController(
                 orders: OrderService(
                     ledger: ledger, catalog: catalog, identities: OrderIdentityGenerator(clock: clock, random: random), clock: clock,
-                    availableChannels: alipay == nil ? [.appStore] : [.appStore, .alipay]),
-                alipay: alipay, maxBodyBytes: settings.server.maxBodyBytes
+                    availableChannels: channels),
+                alipay: alipay, wechatpay: wechatpay, maxBodyBytes: settings.server.maxBodyBytes
             ).addRoutes(to: users)
-            NotificationsController(alipay: alipay).addRoutes(to: v1)
+            NotificationsController(alipay: alipay, wechatpay: wechatpay).addRoutes(to: v1)
             sandbox?.addRoutes(to: router)
             HoldingsController(ledger: ledger, clock: clock).addRoutes(to: users)
             AdminController(ledger: ledger).addRoutes(

@@ -2,34 +2,76 @@ import Alipay
 import Foundation
 import Hummingbird
 import Logging
+import OrderSafeModel
 import Sandbox
+import WeChatPay
 import _CryptoExtras
 
 /// The built-in provider simulators `serve` runs in the sandbox when no real account is configured, with their
 /// keys generated on first start and kept in the data folder.
 struct SandboxProviders {
     static let alipayAppID = "2021000000000000"
+    static let wechatpayMerchantID = "1900000001"
+    static let wechatpayAppID = "wx0000000000sandbox"
+    static let wechatpayMerchantSerial = "5A0D5A0D5A0D5A0D5A0D5A0D5A0D5A0D5A0D5A0D"
+    static let wechatpayPublicKeyID = "PUB_KEY_ID_0119000000012026000000000000"
 
     let alipay: SandboxAlipay
     let alipaySettings: Settings.Alipay
+    let wechatpay: SandboxWeChatPay
+    let wechatpaySettings: Settings.WeChatPay
 
-    init(settings: Settings.Server, logger: Logger) throws {
+    init(settings: Settings.Server, clock: any WallClock = SystemClock(), logger: Logger) throws {
         let folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let appKey = try Self.key(folder.appendingPathComponent("alipay-app-private-key.pem"))
         let alipayKey = try Self.key(folder.appendingPathComponent("alipay-simulator-private-key.pem"))
         // Alipay's retry schedule runs 60 times faster: its first retry comes after 4 seconds, not 4 minutes.
         alipay = SandboxAlipay(
-            appID: Self.alipayAppID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: 1.0 / 60, logger: logger)
+            appID: Self.alipayAppID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: 1.0 / 60, clock: clock,
+            logger: logger)
         let base = "http://\(settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host):\(settings.port)"
         alipaySettings = Settings.Alipay(
             appID: Self.alipayAppID, appPrivateKey: appKey.pemRepresentation, publicKey: alipayKey.publicKey.pemRepresentation,
             certificates: nil, sellerID: alipay.sellerID, gatewayURL: base + "/sandbox/alipay/gateway.do",
             notifyURL: base + "/v1/notify/alipay")
+
+        let merchantKey = try Self.key(folder.appendingPathComponent("wechatpay-merchant-private-key.pem"))
+        let platformKey = try Self.key(folder.appendingPathComponent("wechatpay-simulator-private-key.pem"))
+        let apiV3Key = try Self.secret(folder.appendingPathComponent("wechatpay-apiv3-key"))
+        // WeChat Pay's retry schedule runs 60 times faster: its first retry comes after a quarter second.
+        wechatpay = try SandboxWeChatPay(
+            merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantSerial: Self.wechatpayMerchantSerial,
+            merchantPublicKey: merchantKey.publicKey, apiV3Key: apiV3Key, platformKey: platformKey,
+            mode: .publicKey(id: Self.wechatpayPublicKeyID), timeScale: 1.0 / 60, clock: clock, logger: logger)
+        wechatpaySettings = Settings.WeChatPay(
+            merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantPrivateKey: merchantKey.pemRepresentation,
+            merchantSerial: Self.wechatpayMerchantSerial, apiV3Key: apiV3Key,
+            publicKey: (Self.wechatpayPublicKeyID, wechatpay.publicKeyPEM), notifyURL: base + "/v1/notify/wechatpay",
+            baseURL: base + "/sandbox/wechatpay")
     }
+
+    /// The built-in WeChat Pay is called in process (no network hop to ourselves).
+    var wechatpayTransport: any WeChatPayTransport { SandboxWeChatPayTransport(wechatpay) }
 
     func addRoutes(to router: Router<OrderSafeRequestContext>) {
         SandboxAlipayRoutes<OrderSafeRequestContext>(alipay: alipay).addRoutes(to: router.group("sandbox/alipay"))
+        SandboxWeChatPayRoutes<OrderSafeRequestContext>(wechatpay: wechatpay).addRoutes(to: router.group("sandbox/wechatpay"))
+    }
+
+    /// A 32-character secret kept at `url` (mode 0600), generated when missing.
+    private static func secret(_ url: URL) throws -> String {
+        if let text = try? String(contentsOf: url, encoding: .utf8) { return text.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        let secret = String((0..<32).map { _ in alphabet.randomElement()! })
+        try write(secret, to: url)
+        return secret
+    }
+
+    private static func write(_ text: String, to url: URL) throws {
+        guard FileManager.default.createFile(atPath: url.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw SettingsError(key: "server.data_dir", reason: "cannot write \(url.path)")
+        }
     }
 
     /// The RSA key kept at `url` (mode 0600), generated when missing.
@@ -38,9 +80,7 @@ struct SandboxProviders {
             return try _RSA.Signing.PrivateKey(pemRepresentation: text)
         }
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        guard FileManager.default.createFile(
-            atPath: url.path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw SettingsError(key: "server.data_dir", reason: "cannot write \(url.path)") }
+        try write(key.pemRepresentation, to: url)
         return key
     }
 }

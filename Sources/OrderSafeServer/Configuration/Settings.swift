@@ -69,9 +69,29 @@ public struct Settings: Sendable {
         public var notifyURL: String
     }
 
+    /// The merchant's WeChat Pay (API v3) account. Nil: in the sandbox the built-in simulator stands in; in
+    /// production the channel is off.
+    public struct WeChatPay: Sendable {
+        public var merchantID: String
+        public var appID: String
+        /// The merchant API private key, PEM (PKCS#1 or PKCS#8).
+        public var merchantPrivateKey: String
+        /// The merchant API certificate's serial number.
+        public var merchantSerial: String
+        /// The 32-byte APIv3 key.
+        public var apiV3Key: String
+        /// Public-key mode: WeChat Pay's public key and its `PUB_KEY_ID_…`. Nil: platform-certificate mode
+        /// (downloaded from `/v3/certificates` and refreshed).
+        public var publicKey: (id: String, pem: String)?
+        /// The public URL of `POST /v1/notify/wechatpay`.
+        public var notifyURL: String
+        public var baseURL: String
+    }
+
     public var server: Server
     public var database: Database
     public var catalog: Catalog
     public var auth: Auth
     public var alipay: Alipay?
+    public var wechatpay: WeChatPay?
 }

@@ -75,7 +75,7 @@ struct SettingsReader {
         try validate(auth, environment: environment)
         return Settings(
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
-            alipay: try alipay())
+            alipay: try alipay(), wechatpay: try wechatpay())
     }
 
     /// The Alipay section: nil when `alipay.app_id` is not set.
@@ -101,6 +101,32 @@ struct SettingsReader {
             certificates: certificateMode.count == 3 ? (certificateMode[0], certificateMode[1], certificateMode[2]) : nil,
             sellerID: try string("alipay.seller_id"),
             gatewayURL: try string("alipay.gateway_url") ?? "https://openapi.alipay.com/gateway.do", notifyURL: notifyURL)
+    }
+
+    /// The WeChat Pay section: nil when `wechatpay.mch_id` is not set.
+    private func wechatpay() throws -> Settings.WeChatPay? {
+        guard let merchantID = try string("wechatpay.mch_id") else { return nil }
+        func required(_ key: String, secret isSecret: Bool = false) throws -> String {
+            guard let value = isSecret ? try secret(key) : try string(key) else {
+                throw SettingsError(key: key, reason: "is required when wechatpay.mch_id is set")
+            }
+            return value
+        }
+        let publicKeyID = try string("wechatpay.public_key_id")
+        let publicKey = try secret("wechatpay.public_key")
+        guard (publicKeyID == nil) == (publicKey == nil) else {
+            throw SettingsError(
+                key: "wechatpay.public_key", reason: "public-key mode needs both wechatpay.public_key_id and wechatpay.public_key")
+        }
+        guard let notifyURL = try string("wechatpay.notify_url"), notifyURL.hasPrefix("https://") || notifyURL.hasPrefix("http://") else {
+            throw SettingsError(key: "wechatpay.notify_url", reason: "is required: the public URL of POST /v1/notify/wechatpay")
+        }
+        return Settings.WeChatPay(
+            merchantID: merchantID, appID: try required("wechatpay.app_id"),
+            merchantPrivateKey: try required("wechatpay.merchant_private_key", secret: true),
+            merchantSerial: try required("wechatpay.merchant_serial"), apiV3Key: try required("wechatpay.apiv3_key", secret: true),
+            publicKey: publicKeyID.map { ($0, publicKey!) }, notifyURL: notifyURL,
+            baseURL: try string("wechatpay.base_url") ?? "https://api.mch.weixin.qq.com")
     }
 
     /// The contents of the file named by `key`, if set.

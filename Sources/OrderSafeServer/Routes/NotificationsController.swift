@@ -1,11 +1,15 @@
+import ChannelSupport
 import Engine
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
 /// Provider notifications. `POST /v1/notify/alipay` answers the 7 bytes `success` once the notification is
-/// stored and applied, `failure` otherwise (Alipay then retries on its schedule).
+/// stored and applied, `failure` otherwise (Alipay then retries on its schedule). `POST /v1/notify/wechatpay`
+/// answers 204 once stored and applied, otherwise 4xx/5xx with `{"code":"FAIL","message":…}` (WeChat Pay retries).
 struct NotificationsController {
     let alipay: AlipayPayments?
+    let wechatpay: WeChatPayPayments?
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.post("notify/alipay") { request, context in
@@ -26,6 +30,36 @@ struct NotificationsController {
                 return Self.text("failure", status: .internalServerError)
             }
         }
+        group.post("notify/wechatpay") { request, context in
+            guard let wechatpay else { return Self.wechatpayFailure("WeChat Pay is not configured", status: 404) }
+            var request = request
+            let body: ByteBuffer
+            do {
+                body = try await request.collectBody(upTo: 64 * 1024)
+            } catch {
+                return Self.wechatpayFailure("body too large", status: 413)
+            }
+            var headers = ["content-type": request.headers[.contentType] ?? ""]
+            for name in WeChatPayPayments.signatureHeaders {
+                if let field = HTTPField.Name(name), let value = request.headers[field] { headers[name] = value }
+            }
+            do {
+                switch try await wechatpay.handleNotification(headers: headers, body: Array(buffer: body)) {
+                case .accepted: return Response(status: .noContent)
+                case .refused(let status, let message): return Self.wechatpayFailure(message, status: status)
+                }
+            } catch {
+                context.logger.error("wechatpay notification not stored", metadata: ["error": "\(String(reflecting: error))"])
+                return Self.wechatpayFailure("not stored, retry later", status: 500)
+            }
+        }
+    }
+
+    static func wechatpayFailure(_ message: String, status: Int) -> Response {
+        let body = #"{"code":"FAIL","message":\#(JSONString.encode(message))}"#
+        return Response(
+            status: .init(code: status), headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
     static func text(_ text: String, status: HTTPResponse.Status) -> Response {

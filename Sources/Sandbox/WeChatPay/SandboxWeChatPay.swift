@@ -119,7 +119,7 @@ public actor SandboxWeChatPay {
     /// What the WeChat app does with the invoke parameters: checks the merchant's signature over
     /// `appid\ntimestamp\nnoncestr\nprepayid\n`, then (when `pay`) pays. Returns the `out_trade_no`.
     @discardableResult
-    public func open(_ invocation: WeChatPayAppInvocation, pay: Bool = true) throws -> String {
+    public func open(_ invocation: WeChatPayInvocation, pay: Bool = true) throws -> String {
         guard invocation.appid == appID, invocation.partnerid == merchantID, invocation.package == "Sign=WXPay" else {
             throw SandboxWeChatPayError.invalidRequest("appid, partnerid or package do not match")
         }

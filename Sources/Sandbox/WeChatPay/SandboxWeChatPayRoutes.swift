@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import OrderSafeModel
 import WeChatPay
 
 /// The sandbox WeChat Pay over HTTP: the v3 API under `{prefix}/v3/…`, `POST {prefix}/pay` (what the WeChat app
@@ -26,8 +27,9 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
             }
             return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
-        group.get("v3/**", use: api)
-        group.post("v3/**", use: api)
+        for (method, path) in SandboxWeChatPayAPI.routes {
+            group.on(RouterPath(path), method: method == "GET" ? .get : .post, use: api)
+        }
         group.post("faults") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)
@@ -46,7 +48,7 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)
             do {
-                let invocation = try JSONDecoder().decode(WeChatPayAppInvocation.self, from: Data(buffer: body))
+                let invocation = try JSONDecoder().decode(WeChatPayInvocation.self, from: Data(buffer: body))
                 let outTradeNo = try await wechatpay.open(invocation)
                 return SandboxJSON.response(["errCode": "0", "out_trade_no": outTradeNo], status: .ok)
             } catch {
@@ -54,4 +56,19 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
             }
         }
     }
+}
+
+/// The WeChat Pay API v3 endpoints the sandbox serves.
+public enum SandboxWeChatPayAPI {
+    public static let routes: [(method: String, path: String)] = [
+        ("POST", "v3/pay/transactions/app"),
+        ("GET", "v3/pay/transactions/out-trade-no/:out_trade_no"),
+        ("GET", "v3/pay/transactions/id/:transaction_id"),
+        ("POST", "v3/pay/transactions/out-trade-no/:out_trade_no/close"),
+        ("POST", "v3/refund/domestic/refunds"),
+        ("GET", "v3/refund/domestic/refunds/:out_refund_no"),
+        ("GET", "v3/bill/tradebill"),
+        ("GET", "v3/billdownload/file"),
+        ("GET", "v3/certificates"),
+    ]
 }

@@ -33,7 +33,7 @@ public struct WeChatPayClient: Sendable {
         verifier = SignedMessageVerifier(keys: keys, clock: clock)
     }
 
-    var merchantID: String { requester.merchant.merchantID }
+    public var merchantID: String { requester.merchant.merchantID }
 
     /// `POST /v3/pay/transactions/app`: the `prepay_id` (valid for two hours) for an app payment.
     public func prepayApp(_ order: WeChatPayAppOrder) async throws(WeChatPayAPIError) -> String {
@@ -43,8 +43,8 @@ public struct WeChatPayClient: Sendable {
     }
 
     /// The signed parameters the app hands to the WeChat SDK for `prepayID`.
-    public func appInvocation(prepayID: String) throws -> WeChatPayAppInvocation {
-        WeChatPayAppInvocation(try requester.merchant.appInvocation(
+    public func appInvocation(prepayID: String) throws -> WeChatPayInvocation {
+        WeChatPayInvocation(try requester.merchant.appInvocation(
             appID: appID, prepayID: prepayID, timestamp: Int64(requester.clock.now().timeIntervalSince1970), nonce: requester.nonce()))
     }
 

@@ -85,24 +85,13 @@ public struct WeChatPayBill: Sendable, Hashable {
     public var downloadURL: String
 }
 
-/// The parameters the app passes to the WeChat SDK's `PayReq`.
-public struct WeChatPayAppInvocation: Sendable, Hashable, Codable {
-    public var appid: String
-    public var partnerid: String
-    public var prepayid: String
-    public var package: String
-    public var noncestr: String
-    public var timestamp: String
-    public var sign: String
-
-    public init(_ parameters: [String: String]) {
-        appid = parameters["appid"] ?? ""
-        partnerid = parameters["partnerid"] ?? ""
-        prepayid = parameters["prepayid"] ?? ""
-        package = parameters["package"] ?? ""
-        noncestr = parameters["noncestr"] ?? ""
-        timestamp = parameters["timestamp"] ?? ""
-        sign = parameters["sign"] ?? ""
+extension WeChatPayInvocation {
+    /// From the seven signed parameters.
+    init(_ parameters: [String: String]) {
+        self.init(
+            appid: parameters["appid"] ?? "", partnerid: parameters["partnerid"] ?? "", prepayid: parameters["prepayid"] ?? "",
+            package: parameters["package"] ?? "", noncestr: parameters["noncestr"] ?? "", timestamp: parameters["timestamp"] ?? "",
+            sign: parameters["sign"] ?? "")
     }
 }
 

@@ -59,13 +59,13 @@ public struct V2Merchant: Sendable {
     }
 
     /// The v2 parameters for the app's `PayReq` (signed over exactly these seven keys).
-    public func appInvocation(prepayID: String, timestamp: Int64, nonce: String) -> WeChatPayAppInvocation {
+    public func appInvocation(prepayID: String, timestamp: Int64, nonce: String) -> WeChatPayInvocation {
         var parameters = [
             "appid": appID, "partnerid": merchantID, "prepayid": prepayID, "package": "Sign=WXPay", "noncestr": nonce,
             "timestamp": String(timestamp),
         ]
         parameters["sign"] = V2Signature.sign(parameters, apiKey: apiKey, algorithm: signType)
-        return WeChatPayAppInvocation(parameters)
+        return WeChatPayInvocation(parameters)
     }
 
     /// Verifies a v2 payment notification (`return_code`, signature with its own `sign_type`, our app and merchant).

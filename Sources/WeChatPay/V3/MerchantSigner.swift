@@ -20,6 +20,9 @@ public struct MerchantSigner: Sendable {
         self.certificateSerial = certificateSerial
     }
 
+    /// The public half of the merchant key (DER), to spot it configured where WeChat Pay's key belongs.
+    public var publicKeyDER: Data { privateKey.publicKey.derRepresentation }
+
     /// The message an `Authorization` signature covers: `METHOD\nPATH?QUERY\nTIMESTAMP\nNONCE\nBODY\n`.
     public static func requestMessage(method: String, pathAndQuery: String, timestamp: Int64, nonce: String, body: String) -> String {
         "\(method)\n\(pathAndQuery)\n\(timestamp)\n\(nonce)\n\(body)\n"

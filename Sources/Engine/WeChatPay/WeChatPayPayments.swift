@@ -1,0 +1,118 @@
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+import WeChatPay
+
+/// The WeChat Pay channel of the order engine: prepays new orders and signs the app's invoke parameters, and
+/// turns v3 notifications into ledger changes — stored first, then verified on the raw bytes, decrypted, matched
+/// to the order, and fulfilled exactly once.
+public struct WeChatPayPayments: Sendable {
+    let client: WeChatPayClient
+    let notifications: WeChatPayNotificationParser
+    let notifyURL: String
+    let ledger: any LedgerStore
+    let catalog: ActiveCatalog
+    let clock: any WallClock
+    let logger: Logger
+    /// How long an unpaid order stays payable at WeChat Pay (`time_expire`).
+    let paymentWindow: TimeInterval
+
+    public init(
+        client: WeChatPayClient, notifications: WeChatPayNotificationParser, notifyURL: String,
+        ledger: any LedgerStore, catalog: ActiveCatalog, clock: any WallClock, logger: Logger, paymentWindow: TimeInterval = 30 * 60
+    ) {
+        self.client = client
+        self.notifications = notifications
+        self.notifyURL = notifyURL
+        self.ledger = ledger
+        self.catalog = catalog
+        self.clock = clock
+        self.logger = logger
+        self.paymentWindow = paymentWindow
+    }
+
+    /// Prepays the order (idempotent at WeChat Pay for the same `out_trade_no` and amount) and signs the
+    /// parameters the app hands to the WeChat SDK.
+    public func invocation(for order: Order) async throws -> WeChatPayInvocation {
+        let description = catalog.catalog.product(id: order.productID)?.title ?? order.productID
+        let prepayID = try await client.prepayApp(WeChatPayAppOrder(
+            outTradeNo: order.orderNo, description: String(description.prefix(127)), amount: order.amount, notifyURL: notifyURL,
+            expiresAt: order.createdAt.addingTimeInterval(paymentWindow)))
+        return try client.appInvocation(prepayID: prepayID)
+    }
+
+    /// What to answer WeChat Pay: 204 stops its retries; anything else makes it try again on its schedule.
+    public enum Reply: Sendable, Equatable {
+        case accepted
+        case refused(status: Int, message: String)
+    }
+
+    /// The headers a notification is verified with, kept in the inbox beside its body.
+    public static let signatureHeaders = [
+        "Wechatpay-Timestamp", "Wechatpay-Nonce", "Wechatpay-Signature", "Wechatpay-Serial", "Wechatpay-Signature-Type",
+    ]
+
+    /// Handles one notification exactly as received. Nothing is acknowledged before it is stored.
+    public func handleNotification(headers: [String: String], body: [UInt8]) async throws -> Reply {
+        let entry = try await ledger.storeInbound(
+            InboundSignal(channel: .wechatPay, kind: "notify", headers: headers, body: body, receivedAt: clock.now()))
+        do {
+            try await apply(headers: headers, body: body, inboxID: entry.id)
+            try await ledger.finishInbound(id: entry.id, error: nil, at: clock.now())
+            return .accepted
+        } catch let refusal as Refusal {
+            logger.warning("wechatpay notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
+            try await ledger.finishInbound(id: entry.id, error: refusal.message, at: clock.now())
+            return .refused(status: refusal.status, message: refusal.message)
+        }
+    }
+
+    struct Refusal: Error {
+        var status: Int
+        var message: String
+    }
+
+    private func apply(headers: [String: String], body: [UInt8], inboxID: Int64) async throws {
+        let notification: WeChatPayNotification
+        do {
+            notification = try await notifications.parse(headers: headers, body: body)
+        } catch {
+            throw Refusal(status: 401, message: error.description)
+        }
+        switch notification.eventType ?? "" {
+        case "TRANSACTION.SUCCESS":
+            try await applyTransaction(notification.plaintext, inboxID: inboxID)
+        case let type where type.hasPrefix("REFUND."):
+            // Stored in the inbox; reversing grants is the order engine's refund flow.
+            logger.notice("wechatpay refund notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(type)"])
+        default:
+            logger.info("wechatpay notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(notification.eventType ?? "-")"])
+        }
+    }
+
+    private func applyTransaction(_ resource: [UInt8], inboxID: Int64) async throws {
+        let transaction: WeChatPayTransaction
+        do {
+            transaction = try WeChatPayTransaction(resource: resource)
+        } catch {
+            throw Refusal(status: 400, message: error.description)
+        }
+        guard let order = try await ledger.order(number: transaction.outTradeNo), order.channel == .wechatPay else {
+            throw Refusal(status: 404, message: "unknown order \(transaction.outTradeNo)")
+        }
+        // App and merchant must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
+        do {
+            try transaction.check(appID: client.appID, merchantID: client.merchantID, outTradeNo: order.orderNo, amount: transaction.amount)
+        } catch {
+            throw Refusal(status: 400, message: error.description)
+        }
+        guard transaction.tradeState.isPaid, let transactionID = transaction.transactionID else { return }
+        let outcome = try await ledger.fulfil(
+            VerifiedPayment(
+                channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
+                cause: .notification, evidence: "inbox:\(inboxID)"),
+            at: clock.now())
+        logger.info("wechatpay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+    }
+}
