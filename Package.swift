@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Ledger", targets: ["Ledger"]),
         .library(name: "ChannelSupport", targets: ["ChannelSupport"]),
         .library(name: "Alipay", targets: ["Alipay"]),
+        .library(name: "AppStore", targets: ["AppStore"]),
         .library(name: "WeChatPay", targets: ["WeChatPay"]),
         .library(name: "Engine", targets: ["Engine"]),
         .library(name: "Sandbox", targets: ["Sandbox"]),
@@ -64,6 +65,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .target(
+            name: "AppStore",
+            dependencies: [
+                "ChannelSupport",
+                "OrderSafeModel",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -156,6 +167,14 @@ let package = Package(
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
         .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport"]),
+        .testTarget(
+            name: "AppStoreTests",
+            dependencies: [
+                "AppStore", "OracleSupport", "Sandbox",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         .testTarget(
             name: "WeChatPayTests",
             dependencies: [

@@ -81,6 +81,36 @@ public struct JSONObject: Sendable {
         return value
     }
 
+    /// A boolean member; `nil` when absent or `null`.
+    public func optionalBool(_ name: String) throws(Error) -> Bool? {
+        guard let raw = raw(name), !Self.isNull(raw) else { return nil }
+        if raw.elementsEqual("true".utf8) { return true }
+        if raw.elementsEqual("false".utf8) { return false }
+        throw .wrongType(name, expected: "a boolean")
+    }
+
+    /// An array of strings; `nil` when absent or `null`.
+    public func optionalStrings(_ name: String) throws(Error) -> [String]? {
+        guard let elements = try optionalArray(name) else { return nil }
+        var strings: [String] = []
+        for element in elements {
+            guard let string = JSONString.decode(element) else { throw .wrongType(name, expected: "an array of strings") }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// A number that may carry a fraction (Xcode writes dates as fractional milliseconds), rounded down to an
+    /// integer; `nil` when absent or `null`.
+    public func optionalFlooredInt(_ name: String) throws(Error) -> Int64? {
+        guard let raw = raw(name), !Self.isNull(raw) else { return nil }
+        if let value = JSONNumber.int64(raw) { return value }
+        guard let text = UTF8Text.string(raw), let value = Double(text), value.isFinite, abs(value) < 9.0e15,
+            raw.allSatisfy({ "0123456789.-eE+".utf8.contains($0) })
+        else { throw .wrongType(name, expected: "a number") }
+        return Int64(value.rounded(.down))
+    }
+
     /// A nested object member; `nil` when absent or `null`.
     public func optionalObject(_ name: String) throws(Error) -> JSONObject? {
         guard let raw = raw(name), !Self.isNull(raw) else { return nil }

@@ -1,0 +1,113 @@
+import Crypto
+import Foundation
+import Synchronization
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+
+/// Verifies `x5c` chains: leaf → intermediate → a trusted root (by signature; `x5c[2]` is ignored, as Apple's
+/// libraries do), with Apple's OIDs on the leaf and the intermediate, valid at the validation time.
+struct ChainVerifier: Sendable {
+    static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    let roots: [Certificate]
+
+    /// A verified chain: the leaf's key and the interval in which every certificate of the chain is valid.
+    struct Verified: Sendable {
+        var leafKey: P256.Signing.PublicKey
+        var validFrom: Date
+        var validUntil: Date
+
+        func covers(_ date: Date) -> Bool { validFrom <= date && date <= validUntil }
+    }
+
+    func verify(x5c: [String], at validationTime: Date) async throws(VerificationError) -> Verified {
+        guard x5c.count == 3 else { throw .invalidChainLength(x5c.count) }
+        let leaf = try Self.certificate(x5c[0])
+        let intermediate = try Self.certificate(x5c[1])
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: validationTime)
+            AppleOIDPolicy()
+        }
+        switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {
+        case .validCertificate(let chain):
+            guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
+                throw .invalidCertificate("the leaf certificate does not hold a P-256 key")
+            }
+            let certificates = Array(chain)
+            return Verified(
+                leafKey: key, validFrom: certificates.map(\.notValidBefore).max()!, validUntil: certificates.map(\.notValidAfter).min()!)
+        case .couldNotValidate(let failures):
+            throw .invalidChain(failures.first.map { "\($0.policyFailureReason)" } ?? "no chain to a trusted root")
+        }
+    }
+
+    static func certificate(_ base64: String) throws(VerificationError) -> Certificate {
+        guard let der = Data(base64Encoded: base64) else { throw .invalidCertificate("an x5c entry is not base64") }
+        do {
+            return try Certificate(derEncoded: Array(der))
+        } catch {
+            throw .invalidCertificate("an x5c entry is not an X.509 certificate: \(error)")
+        }
+    }
+}
+
+/// The leaf must carry Apple's receipt-signing OID and the intermediate Apple's WWDR OID.
+struct AppleOIDPolicy: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = []
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        let certificates = Array(chain)
+        guard certificates.count == 3 else {
+            return .failsToMeetPolicy(reason: "the chain must be leaf, intermediate and root, not \(certificates.count) certificates")
+        }
+        guard certificates[0].extensions[oid: ChainVerifier.leafOID] != nil else {
+            return .failsToMeetPolicy(reason: "the leaf lacks Apple's OID 1.2.840.113635.100.6.11.1")
+        }
+        guard certificates[1].extensions[oid: ChainVerifier.intermediateOID] != nil else {
+            return .failsToMeetPolicy(reason: "the intermediate lacks Apple's OID 1.2.840.113635.100.6.2.1")
+        }
+        return .meetsPolicy
+    }
+}
+
+/// Verified chains by the exact JWS header that carried them: a typical JWS then costs one P-256 signature
+/// check. Bounded (the oldest entry goes first) and expiring, so a revoked certificate stops being trusted.
+public final class VerifiedChainCache: Sendable {
+    struct Entry {
+        var verified: ChainVerifier.Verified
+        var storedAt: Date
+    }
+
+    private let entries = Mutex<[ArraySlice<UInt8>: Entry]>([:])
+    let capacity: Int
+    let lifetime: TimeInterval
+
+    public init(capacity: Int = 32, lifetime: TimeInterval = 15 * 60) {
+        self.capacity = capacity
+        self.lifetime = lifetime
+    }
+
+    func lookup(_ header: ArraySlice<UInt8>, at validationTime: Date, now: Date) -> ChainVerifier.Verified? {
+        entries.withLock { entries in
+            guard let entry = entries[header] else { return nil }
+            guard now.timeIntervalSince(entry.storedAt) < lifetime else {
+                entries[header] = nil
+                return nil
+            }
+            return entry.verified.covers(validationTime) ? entry.verified : nil
+        }
+    }
+
+    func store(_ verified: ChainVerifier.Verified, for header: ArraySlice<UInt8>, now: Date) {
+        entries.withLock { entries in
+            if entries.count >= capacity, entries[header] == nil, let oldest = entries.min(by: { $0.value.storedAt < $1.value.storedAt }) {
+                entries[oldest.key] = nil
+            }
+            entries[ArraySlice(Array(header))] = Entry(verified: verified, storedAt: now)
+        }
+    }
+
+    /// How many chains are cached (for tests and metrics).
+    public var count: Int { entries.withLock { $0.count } }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// A JWS in compact serialisation, split but not yet trusted: `header.payload.signature`, each base64url.
+struct CompactJWS {
+    /// `header.payload` as received: what the signature covers.
+    let signingInput: ArraySlice<UInt8>
+    /// The header segment as received (the key of the verified-chain cache).
+    let headerSegment: ArraySlice<UInt8>
+    let payload: [UInt8]
+    let signature: [UInt8]
+
+    init(_ text: some StringProtocol) throws(VerificationError) {
+        let bytes = Array(text.utf8)
+        guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
+            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+            !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
+        else { throw .invalidJWTFormat("not three dot-separated segments") }
+        headerSegment = bytes[..<firstDot]
+        signingInput = bytes[..<secondDot]
+        guard let payload = Base64URL.decode(bytes[(firstDot + 1)..<secondDot]), !payload.isEmpty,
+            let signature = Base64URL.decode(bytes[(secondDot + 1)...])
+        else { throw .invalidJWTFormat("a segment is not base64url") }
+        self.payload = payload
+        self.signature = signature
+    }
+
+    /// The decoded header.
+    func header() throws(VerificationError) -> [UInt8] {
+        guard let header = Base64URL.decode(headerSegment), !header.isEmpty else {
+            throw .invalidJWTFormat("the header is not base64url")
+        }
+        return header
+    }
+}
+
+/// Base64url without padding (RFC 7515), strictly.
+enum Base64URL {
+    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        guard text.count % 4 != 1 else { return nil }
+        var standard = [UInt8]()
+        standard.reserveCapacity(text.count + 3)
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                standard.append(byte)
+            case UInt8(ascii: "="): continue
+            default: return nil
+            }
+        }
+        while standard.count % 4 != 0 { standard.append(UInt8(ascii: "=")) }
+        return Data(base64Encoded: Data(standard)).map(Array.init)
+    }
+
+    static func encode(_ bytes: some DataProtocol) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

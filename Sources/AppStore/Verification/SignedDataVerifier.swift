@@ -1,0 +1,163 @@
+import ChannelSupport
+import Crypto
+import Foundation
+import OrderSafeModel
+import X509
+
+/// Verifies and decodes the App Store's signed data: transactions, renewal info, notifications (with their
+/// nested signed data) and app transactions. ES256 only; `x5c` of exactly three certificates chained to a
+/// trusted root with Apple's OIDs, valid at the validation time; then bundle id, environment and, in production,
+/// the app Apple id. Xcode and LocalTesting data carry no chain to check: they are accepted only by a verifier
+/// configured for that environment, never by a production or sandbox one.
+public struct SignedDataVerifier: Sendable {
+    /// When certificates must be valid.
+    public enum ValidationTime: Sendable, Hashable {
+        /// The payload's `signedDate` (app transactions: `receiptCreationDate`), or now when it has none: old
+        /// data verifies at its own date.
+        case signed
+        /// Now.
+        case now
+        case fixed(Date)
+    }
+
+    public let environment: AppStoreEnvironment
+    /// Nil: not checked (the offline tool without `--bundle-id`).
+    public let bundleID: String?
+    /// Checked in production when set.
+    public let appAppleID: Int64?
+    let chains: ChainVerifier
+    let cache: VerifiedChainCache
+    let validationTime: ValidationTime
+    let clock: any WallClock
+
+    public init(
+        rootCertificates: [Certificate], bundleID: String?, appAppleID: Int64?, environment: AppStoreEnvironment,
+        validationTime: ValidationTime = .signed, cache: VerifiedChainCache = VerifiedChainCache(), clock: any WallClock = SystemClock()
+    ) {
+        chains = ChainVerifier(roots: rootCertificates)
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.environment = environment
+        self.validationTime = validationTime
+        self.cache = cache
+        self.clock = clock
+    }
+
+    public func verifyTransaction(_ jws: some StringProtocol) async throws(VerificationError) -> JWSTransaction {
+        let object = try await verified(jws, dateField: "signedDate")
+        let transaction = try decode { () throws(JSONObject.Error) in try JWSTransaction(object) }
+        try check(bundleID: transaction.bundleId)
+        try check(environment: transaction.environment)
+        return transaction
+    }
+
+    public func verifyRenewalInfo(_ jws: some StringProtocol) async throws(VerificationError) -> JWSRenewalInfo {
+        let object = try await verified(jws, dateField: "signedDate")
+        let renewal = try decode { () throws(JSONObject.Error) in try JWSRenewalInfo(object) }
+        try check(environment: renewal.environment)
+        return renewal
+    }
+
+    public func verifyAppTransaction(_ jws: some StringProtocol) async throws(VerificationError) -> AppTransaction {
+        let object = try await verified(jws, dateField: "receiptCreationDate")
+        let app = try decode { () throws(JSONObject.Error) in try AppTransaction(object) }
+        try check(bundleID: app.bundleId)
+        try check(appAppleID: app.appAppleId)
+        try check(environment: app.receiptType)
+        return app
+    }
+
+    /// A notification, with `data.signedTransactionInfo` and `data.signedRenewalInfo` verified as well.
+    public func verifyNotification(_ jws: some StringProtocol) async throws(VerificationError) -> AppStoreNotification {
+        let object = try await verified(jws, dateField: "signedDate")
+        var notification = try decode { () throws(JSONObject.Error) in try AppStoreNotification(object) }
+        let (bundleID, appAppleID, environment): (String?, Int64?, String?) =
+            if let data = notification.data { (data.bundleId, data.appAppleId, data.environment) }
+            else if let summary = notification.summary { (summary.bundleId, summary.appAppleId, summary.environment) }
+            else if let token = notification.externalPurchaseToken { (token.bundleId, token.appAppleId, token.environment.rawValue) }
+            else if let app = notification.appData { (app.bundleId, app.appAppleId, app.environment) }
+            else { (nil, nil, nil) }
+        try check(bundleID: bundleID)
+        try check(appAppleID: appAppleID)
+        try check(environment: environment)
+        if let signed = notification.data?.signedTransactionInfo { notification.transaction = try await verifyTransaction(signed) }
+        if let signed = notification.data?.signedRenewalInfo { notification.renewalInfo = try await verifyRenewalInfo(signed) }
+        return notification
+    }
+
+    // MARK: Signature and chain
+
+    /// The payload of `jws`, once its signature and chain are verified (or, for local testing, just decoded).
+    func verified(_ jws: some StringProtocol, dateField: String) async throws(VerificationError) -> JSONObject {
+        let token = try CompactJWS(jws)
+        let payload: JSONObject
+        do {
+            payload = try JSONObject(token.payload)
+        } catch {
+            throw .invalidJWTFormat("the payload is not a JSON object (\(error))")
+        }
+        if environment.isLocal { return payload }
+
+        let now = clock.now()
+        let at: Date
+        switch validationTime {
+        case .signed:
+            let signed = (try? payload.optionalFlooredInt(dateField)) ?? nil
+            at = signed.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? now
+        case .now: at = now
+        case .fixed(let date): at = date
+        }
+        let key: P256.Signing.PublicKey
+        if let cached = cache.lookup(token.headerSegment, at: at, now: now) {
+            key = cached.leafKey
+        } else {
+            let verified = try await chains.verify(x5c: try Self.x5c(header: token.header()), at: at)
+            cache.store(verified, for: token.headerSegment, now: now)
+            key = verified.leafKey
+        }
+        guard token.signature.count == 64,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
+            key.isValidSignature(signature, for: token.signingInput)
+        else { throw .verificationFailure }
+        return payload
+    }
+
+    /// The `x5c` of an ES256 header.
+    static func x5c(header: [UInt8]) throws(VerificationError) -> [String] {
+        do {
+            let object = try JSONObject(header)
+            guard try object.optionalString("alg") == "ES256" else { throw VerificationError.invalidJWTFormat("alg is not ES256") }
+            guard let x5c = try object.optionalStrings("x5c") else { throw VerificationError.invalidJWTFormat("the header has no x5c") }
+            return x5c
+        } catch let error as VerificationError {
+            throw error
+        } catch {
+            throw .invalidJWTFormat("the header is not a JSON object (\(error))")
+        }
+    }
+
+    // MARK: Checks
+
+    private func decode<T>(_ body: () throws(JSONObject.Error) -> T) throws(VerificationError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .invalidJWTFormat("payload: \(error)")
+        }
+    }
+
+    private func check(bundleID: String?) throws(VerificationError) {
+        guard let expected = self.bundleID, bundleID != expected else { return }
+        throw .invalidAppIdentifier("bundle id \(bundleID ?? "(none)") is not \(expected)")
+    }
+
+    private func check(appAppleID: Int64?) throws(VerificationError) {
+        guard environment == .production, let expected = self.appAppleID, appAppleID != expected else { return }
+        throw .invalidAppIdentifier("app Apple id \(appAppleID.map(String.init) ?? "(none)") is not \(expected)")
+    }
+
+    private func check(environment: String?) throws(VerificationError) {
+        guard environment != self.environment.rawValue else { return }
+        throw .invalidEnvironment("data from \(environment ?? "(no environment)") at a \(self.environment.rawValue) verifier")
+    }
+}

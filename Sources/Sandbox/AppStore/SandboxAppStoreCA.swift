@@ -1,0 +1,108 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// The sandbox App Store's certificate authority: a root, an intermediate and a leaf carrying Apple's OIDs
+/// (intermediate `1.2.840.113635.100.6.2.1`, leaf `1.2.840.113635.100.6.11.1`), P-256 throughout, as Apple's
+/// chain is built. Generated on first use and kept in a folder, so the merchant can trust its root.
+public struct SandboxAppStoreCA: Sendable {
+    public let rootDER: [UInt8]
+    public let intermediateDER: [UInt8]
+    public let leafDER: [UInt8]
+    let leafKey: P256.Signing.PrivateKey
+
+    static let appleLeafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    static let appleIntermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    /// A new authority valid from a day before `now` for ten years.
+    public init(now: Date = Date()) throws {
+        let rootKey = P256.Signing.PrivateKey(), intermediateKey = P256.Signing.PrivateKey(), leafKey = P256.Signing.PrivateKey()
+        let start = now - 86400, end = now + 10 * 365 * 86400
+        let rootName = try Self.name("OrderSafe Sandbox Apple Root CA")
+        let intermediateName = try Self.name("OrderSafe Sandbox Apple Worldwide Developer Relations CA")
+        let leafName = try Self.name("OrderSafe Sandbox StoreKit Signing")
+        let root = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start, notValidAfter: end,
+            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            }, issuerPrivateKey: .init(rootKey))
+        let intermediate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: start, notValidAfter: end,
+            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                Certificate.Extension(oid: Self.appleIntermediateOID, critical: false, value: [0x05, 0x00])
+            }, issuerPrivateKey: .init(rootKey))
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: start, notValidAfter: end,
+            issuer: intermediateName, subject: leafName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                Certificate.Extension(oid: Self.appleLeafOID, critical: false, value: [0x05, 0x00])
+            }, issuerPrivateKey: .init(intermediateKey))
+        self.init(rootDER: try Self.der(root), intermediateDER: try Self.der(intermediate), leafDER: try Self.der(leaf), leafKey: leafKey)
+    }
+
+    init(rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey) {
+        self.rootDER = rootDER
+        self.intermediateDER = intermediateDER
+        self.leafDER = leafDER
+        self.leafKey = leafKey
+    }
+
+    /// The authority kept in `folder` (`appstore-ca.json`, mode 0600), created when missing.
+    public static func loadOrCreate(in folder: URL, now: Date = Date()) throws -> SandboxAppStoreCA {
+        let file = folder.appendingPathComponent("appstore-ca.json")
+        if let data = FileManager.default.contents(atPath: file.path),
+            let stored = try? JSONDecoder().decode([String: String].self, from: data),
+            let root = stored["root"].flatMap({ Data(base64Encoded: $0) }), let intermediate = stored["intermediate"].flatMap({ Data(base64Encoded: $0) }),
+            let leaf = stored["leaf"].flatMap({ Data(base64Encoded: $0) }), let key = stored["leaf_key"]
+        {
+            return SandboxAppStoreCA(
+                rootDER: Array(root), intermediateDER: Array(intermediate), leafDER: Array(leaf),
+                leafKey: try P256.Signing.PrivateKey(pemRepresentation: key))
+        }
+        let authority = try SandboxAppStoreCA(now: now)
+        let stored = [
+            "root": Data(authority.rootDER).base64EncodedString(), "intermediate": Data(authority.intermediateDER).base64EncodedString(),
+            "leaf": Data(authority.leafDER).base64EncodedString(), "leaf_key": authority.leafKey.pemRepresentation,
+        ]
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: file.path, contents: try JSONEncoder().encode(stored), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+        return authority
+    }
+
+    /// Signs `payload` (JSON text) as the App Store signs transactions, renewal info, notifications and app
+    /// transactions: ES256 with `x5c` = [leaf, intermediate, root].
+    public func sign(_ payload: String) throws -> String {
+        let header = #"{"alg":"ES256","x5c":["\#(Data(leafDER).base64EncodedString())","\#(Data(intermediateDER).base64EncodedString())","\#(Data(rootDER).base64EncodedString())"]}"#
+        let input = Self.base64URL(Data(header.utf8)) + "." + Self.base64URL(Data(payload.utf8))
+        let signature = try leafKey.signature(for: Data(input.utf8))
+        return input + "." + Self.base64URL(signature.rawRepresentation)
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func name(_ commonName: String) throws -> DistinguishedName {
+        try DistinguishedName {
+            CountryName("US")
+            OrganizationName("OrderSafe Sandbox")
+            CommonName(commonName)
+        }
+    }
+
+    static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+}
