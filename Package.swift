@@ -98,6 +98,7 @@ let package = Package(
             name: "Sandbox",
             dependencies: [
                 "Alipay",
+                "AppStore",
                 "ChannelSupport",
                 "WeChatPay",
                 "OrderSafeModel",
@@ -157,6 +158,9 @@ let package = Package(
             name: "ordersafe-bench",
             dependencies: [
                 "Alipay",
+                "AppStore",
+                "Sandbox",
+                .product(name: "Crypto", package: "swift-crypto"),
                 "WeChatPay",
                 "OrderSafeModel",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

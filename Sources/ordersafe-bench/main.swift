@@ -1,13 +1,22 @@
-// Benchmarks, apart from the tests: `swift run -c release ordersafe-bench [alipay] [wechatpay]`.
+// Benchmarks, apart from the tests: `swift run -c release ordersafe-bench [alipay] [wechatpay] [appstore [--export DIR]]`.
 // Each prints its own operations per second beside the baseline it is built on, measured in the same run.
 import Foundation
 
-let selected = Set(CommandLine.arguments.dropFirst())
+var arguments = Array(CommandLine.arguments.dropFirst())
+var export: String?
+if let flag = arguments.firstIndex(of: "--export"), flag + 1 < arguments.count {
+    export = arguments[flag + 1]
+    arguments.removeSubrange(flag...(flag + 1))
+}
+let selected = Set(arguments)
 var allMet = true
 if selected.isEmpty || selected.contains("alipay") {
     allMet = try await AlipayBenchmark.run() && allMet
 }
 if selected.isEmpty || selected.contains("wechatpay") {
     allMet = try await WeChatPayBenchmark.run() && allMet
+}
+if selected.isEmpty || selected.contains("appstore") {
+    allMet = try await AppStoreBenchmark.run(export: export) && allMet
 }
 exit(allMet ? 0 : 1)

@@ -34,8 +34,8 @@ struct CompactJWS {
 }
 
 /// Base64url without padding (RFC 7515), strictly.
-enum Base64URL {
-    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+public enum Base64URL {
+    public static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         guard text.count % 4 != 1 else { return nil }
         var standard = [UInt8]()
         standard.reserveCapacity(text.count + 3)
@@ -53,7 +53,7 @@ enum Base64URL {
         return Data(base64Encoded: Data(standard)).map(Array.init)
     }
 
-    static func encode(_ bytes: some DataProtocol) -> String {
+    public static func encode(_ bytes: some DataProtocol) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }

@@ -1,3 +1,4 @@
+import AppStore
 import Crypto
 import Foundation
 import SwiftASN1
@@ -28,6 +29,7 @@ public struct SandboxAppStoreCA: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
             }, issuerPrivateKey: .init(rootKey))
         let intermediate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: start, notValidAfter: end,
@@ -35,6 +37,8 @@ public struct SandboxAppStoreCA: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
+                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(rootKey.publicKey)).keyIdentifier)
                 Certificate.Extension(oid: Self.appleIntermediateOID, critical: false, value: [0x05, 0x00])
             }, issuerPrivateKey: .init(rootKey))
         let leaf = try Certificate(
@@ -43,6 +47,7 @@ public struct SandboxAppStoreCA: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
+                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey)).keyIdentifier)
                 Certificate.Extension(oid: Self.appleLeafOID, critical: false, value: [0x05, 0x00])
             }, issuerPrivateKey: .init(intermediateKey))
         self.init(rootDER: try Self.der(root), intermediateDER: try Self.der(intermediate), leafDER: try Self.der(leaf), leafKey: leafKey)
@@ -82,14 +87,9 @@ public struct SandboxAppStoreCA: Sendable {
     /// transactions: ES256 with `x5c` = [leaf, intermediate, root].
     public func sign(_ payload: String) throws -> String {
         let header = #"{"alg":"ES256","x5c":["\#(Data(leafDER).base64EncodedString())","\#(Data(intermediateDER).base64EncodedString())","\#(Data(rootDER).base64EncodedString())"]}"#
-        let input = Self.base64URL(Data(header.utf8)) + "." + Self.base64URL(Data(payload.utf8))
+        let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(payload.utf8))
         let signature = try leafKey.signature(for: Data(input.utf8))
-        return input + "." + Self.base64URL(signature.rawRepresentation)
-    }
-
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     static func name(_ commonName: String) throws -> DistinguishedName {
