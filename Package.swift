@@ -150,6 +150,7 @@ let package = Package(
         .executableTarget(
             name: "ordersafe",
             dependencies: [
+                "AppStore",
                 "OrderSafeServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

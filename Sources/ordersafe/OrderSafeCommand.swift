@@ -1,9 +1,28 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct OrderSafeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ordersafe",
         abstract: "In-app payments for iOS apps that never lose an order.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, TokenCommand.self])
+        subcommands: [ServeCommand.self, MigrateCommand.self, TokenCommand.self, AppStoreCommand.self])
+
+    /// As `AsyncParsableCommand.main()`, but usage errors exit with 2 (the interface DESIGN.md promises), not 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }

@@ -85,6 +85,30 @@ public struct SignedDataVerifier: Sendable {
         return notification
     }
 
+    /// What a JWS turned out to be, for tools that take any of them.
+    public enum Kind: String, Sendable {
+        case transaction, renewalInfo, notification, appTransaction
+    }
+
+    /// Verifies any kind of signed data, telling which it is by its payload; returns the kind and the payload's
+    /// JSON exactly as signed (Apple's field names).
+    public func verifyAny(_ jws: some StringProtocol) async throws(VerificationError) -> (kind: Kind, payload: [UInt8]) {
+        let token = try CompactJWS(jws)
+        guard let object = try? JSONObject(token.payload) else { throw .invalidJWTFormat("the payload is not a JSON object") }
+        let kind: Kind =
+            if object.contains("notificationType") { .notification }
+            else if object.contains("receiptType") || object.contains("appTransactionId") && !object.contains("transactionId") { .appTransaction }
+            else if object.contains("transactionId") || object.contains("bundleId") { .transaction }
+            else { .renewalInfo }
+        switch kind {
+        case .transaction: _ = try await verifyTransaction(jws)
+        case .renewalInfo: _ = try await verifyRenewalInfo(jws)
+        case .notification: _ = try await verifyNotification(jws)
+        case .appTransaction: _ = try await verifyAppTransaction(jws)
+        }
+        return (kind, token.payload)
+    }
+
     // MARK: Signature and chain
 
     /// The payload of `jws`, once its signature and chain are verified (or, for local testing, just decoded).

@@ -1,0 +1,86 @@
+import AppStore
+import ArgumentParser
+import Foundation
+import OrderSafeModel
+
+/// `ordersafe appstore …`: offline tools for App Store signed data and receipts (DESIGN.md's stable interface).
+struct AppStoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "appstore", abstract: "Verify App Store signed data offline.", subcommands: [AppStoreVerifyCommand.self])
+}
+
+struct AppStoreVerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify StoreKit 2 JWS files (transactions, renewal info, notifications with their nested JWS, app transactions).",
+        discussion: "Prints one JSON object per file. Exit 0 if all are valid, 1 if any is invalid, 2 on usage errors.")
+
+    @Argument(help: "JWS files (compact serialisation; surrounding white space is ignored).")
+    var files: [String]
+
+    @Option(name: .customLong("root"), help: "A trusted root certificate, DER or PEM (repeatable). Required unless the environment is Xcode or LocalTesting.")
+    var roots: [String] = []
+
+    @Option(name: .customLong("bundle-id"), help: "The app's bundle id; not checked when omitted.")
+    var bundleID: String?
+
+    @Option(name: .customLong("app-apple-id"), help: "The app's Apple id (checked in Production).")
+    var appAppleID: Int64?
+
+    @Option(help: "Production, Sandbox, Xcode or LocalTesting.")
+    var environment: String = "Production"
+
+    @Option(help: "Validation time: signed (the payload's signedDate), now, or UNIX seconds.")
+    var at: String = "signed"
+
+    func validate() throws {
+        guard AppStoreEnvironment(rawValue: environment) != nil else {
+            throw ValidationError("--environment must be Production, Sandbox, Xcode or LocalTesting")
+        }
+        guard ["signed", "now"].contains(at) || Int64(at) != nil else { throw ValidationError("--at must be signed, now or UNIX seconds") }
+        guard !roots.isEmpty || AppStoreEnvironment(rawValue: environment)!.isLocal else {
+            throw ValidationError("--root is required (Apple Root CA - G3 for App Store data)")
+        }
+    }
+
+    var validationTime: SignedDataVerifier.ValidationTime {
+        switch at {
+        case "signed": .signed
+        case "now": .now
+        default: .fixed(Date(timeIntervalSince1970: Double(Int64(at)!)))
+        }
+    }
+
+    func run() async throws {
+        let environment = AppStoreEnvironment(rawValue: self.environment)!
+        let verifier: SignedDataVerifier
+        do {
+            verifier = SignedDataVerifier(
+                rootCertificates: try AppleRootCertificates.read(paths: roots, requireApple: environment == .production),
+                bundleID: bundleID, appAppleID: appAppleID, environment: environment, validationTime: validationTime)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        var allValid = true
+        for file in files {
+            var line: [String: Any] = ["file": file]
+            do {
+                guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+                    throw VerificationError.invalidJWTFormat("cannot read \(file) as text")
+                }
+                let (kind, payload) = try await verifier.verifyAny(text.trimmingCharacters(in: .whitespacesAndNewlines))
+                line["result"] = "valid"
+                line["kind"] = kind.rawValue
+                line["payload"] = try JSONSerialization.jsonObject(with: Data(payload))
+            } catch let error as VerificationError {
+                allValid = false
+                line["result"] = "invalid"
+                line["error"] = error.name
+                line["detail"] = error.description
+            }
+            let json = try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes])
+            print(String(decoding: json, as: UTF8.self))
+        }
+        if !allValid { throw ExitCode(1) }
+    }
+}
