@@ -75,6 +75,7 @@ let package = Package(
                 "ChannelSupport",
                 "OrderSafeModel",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -152,6 +153,7 @@ let package = Package(
             dependencies: [
                 "AppStore",
                 "OrderSafeServer",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
