@@ -164,6 +164,7 @@ let package = Package(
                 "AppStore",
                 "Sandbox",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 "WeChatPay",
                 "OrderSafeModel",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

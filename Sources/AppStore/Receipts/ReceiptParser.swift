@@ -35,6 +35,7 @@ public enum ReceiptParser {
 
     /// The signed content of the PKCS#7 container: ContentInfo → [0] SignedData → encapContentInfo → [0] OCTET STRING.
     static func payload(_ der: [UInt8]) throws(Error) -> [UInt8] {
+        if let fast = try? fastPayload(der) { return fast }
         do {
             let contentInfo = try BER.parse(der)
             let signedData = try child(try child(contentInfo, 1, "ContentInfo"), 0, "[0] SignedData")
@@ -46,6 +47,29 @@ public enum ReceiptParser {
         } catch {
             throw .notAReceipt("\(error)")
         }
+    }
+
+    /// The same walk over raw TLVs, without parsing the certificates: nil-throwing on anything unexpected.
+    private static func fastPayload(_ der: [UInt8]) throws -> [UInt8] {
+        var reader = TLVReader(der[...])
+        func into(_ element: TLVReader.Element, tag: UInt8) throws -> TLVReader {
+            guard element.tag == tag else { throw TLVReader.Failure.malformed }
+            return TLVReader(element.value)
+        }
+        var contentInfo = try into(try reader.next(), tag: 0x30)
+        guard try contentInfo.next().tag == 0x06 else { throw TLVReader.Failure.malformed }
+        var explicit = try into(try contentInfo.next(), tag: 0xA0)
+        var signedData = try into(try explicit.next(), tag: 0x30)
+        for expected: UInt8 in [0x02, 0x31] {
+            let element = try signedData.next()
+            guard element.tag == expected, !element.isIndefinite else { throw TLVReader.Failure.malformed }
+        }
+        var encapsulated = try into(try signedData.next(), tag: 0x30)
+        guard try encapsulated.next().tag == 0x06 else { throw TLVReader.Failure.malformed }
+        var content = try into(try encapsulated.next(), tag: 0xA0)
+        let octets = try content.next()
+        guard octets.tag == 0x04, !octets.isIndefinite else { throw TLVReader.Failure.malformed }
+        return Array(octets.value)
     }
 
     static func decodePayload(_ payload: [UInt8]) throws(Error) -> AppReceipt {
@@ -96,27 +120,38 @@ public enum ReceiptParser {
         return purchase
     }
 
-    /// The receipt's SET of SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }.
+    /// The receipt's SET of SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING } (DER).
     static func attributes(_ bytes: [UInt8]) throws(Error) -> [(Int, ArraySlice<UInt8>)] {
         do {
-            let set = try BER.parse(bytes)
-            guard set.identifier == .set, case .constructed(let items) = set.content else { throw Error.malformed("the payload is not a SET") }
+            var outer = TLVReader(bytes[...])
+            let set = try outer.next()
+            guard set.tag == 0x31, !set.isIndefinite, outer.isAtEnd else { throw Error.malformed("the payload is not a DER SET") }
+            var items = TLVReader(set.value)
             var result: [(Int, ArraySlice<UInt8>)] = []
-            for item in items {
-                guard case .constructed(let fields) = item.content else { throw Error.malformed("an attribute is not a SEQUENCE") }
-                var iterator = fields.makeIterator()
-                guard let typeNode = iterator.next(), iterator.next() != nil, let valueNode = iterator.next() else {
-                    throw Error.malformed("an attribute lacks type, version or value")
-                }
-                let type = try Int(berEncoded: typeNode)
-                result.append((type, try octets(valueNode)[...]))
+            result.reserveCapacity(32)
+            while !items.rest.isEmpty {
+                let item = try items.next()
+                guard item.tag == 0x30, !item.isIndefinite else { throw Error.malformed("an attribute is not a SEQUENCE") }
+                var fields = TLVReader(item.value)
+                let type = try fields.next(), version = try fields.next(), value = try fields.next()
+                guard type.tag == 0x02, version.tag == 0x02, value.tag == 0x04, let number = integerValue(type.value), number >= 0, number < Int64(Int32.max)
+                else { throw Error.malformed("an attribute is not (INTEGER, INTEGER, OCTET STRING)") }
+                result.append((Int(number), value.value))
             }
             return result
         } catch let error as Error {
             throw error
         } catch {
-            throw .malformed("\(error)")
+            throw .malformed("truncated or mis-encoded attributes")
         }
+    }
+
+    /// A two's-complement INTEGER's content, within Int64.
+    private static func integerValue(_ content: ArraySlice<UInt8>) -> Int64? {
+        guard !content.isEmpty, content.count <= 8 else { return nil }
+        var value: Int64 = content.first! & 0x80 != 0 ? -1 : 0
+        for byte in content { value = value << 8 | Int64(byte) }
+        return value
     }
 
     private static func child(_ node: ASN1Node, _ index: Int, _ what: String) throws(Error) -> ASN1Node {
@@ -140,17 +175,18 @@ public enum ReceiptParser {
 
     /// A value whose content is a DER UTF8String or IA5String.
     static func string(_ value: ArraySlice<UInt8>) throws(Error) -> String {
-        guard let node = try? BER.parse(value), case .primitive(let bytes) = node.content,
-            node.identifier == .utf8String || node.identifier == .ia5String,
-            let text = String(validating: bytes, as: UTF8.self)
+        var reader = TLVReader(value)
+        guard let element = try? reader.next(), element.tag == 0x0C || element.tag == 0x16, !element.isIndefinite, reader.rest.isEmpty,
+            let text = UTF8Strict.string(element.value)
         else { throw .malformed("a string field is not a UTF8String or IA5String") }
         return text
     }
 
     static func integer(_ value: ArraySlice<UInt8>) throws(Error) -> Int64? {
-        guard let node = try? BER.parse(value), let number = try? Int64(berEncoded: node) else {
-            throw .malformed("an integer field is not an INTEGER")
-        }
+        var reader = TLVReader(value)
+        guard let element = try? reader.next(), element.tag == 0x02, !element.isIndefinite, reader.rest.isEmpty,
+            let number = integerValue(element.value)
+        else { throw .malformed("an integer field is not an INTEGER") }
         return number
     }
 
@@ -223,5 +259,16 @@ enum ReceiptDate {
         let days = era * 146_097 + doe - 719_468
         let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + Double(milliseconds) / 1000)
+    }
+}
+
+/// Strict UTF-8 through contiguous storage (ASCII directly).
+enum UTF8Strict {
+    static func string(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var high: UInt8 = 0
+            for byte in buffer { high |= byte }
+            return high < 0x80 ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
+        }
     }
 }
