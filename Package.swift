@@ -40,6 +40,9 @@ let package = Package(
         .target(
             name: "ChannelSupport",
             dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
@@ -74,6 +77,7 @@ let package = Package(
             dependencies: [
                 "ChannelSupport",
                 "OrderSafeModel",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -178,7 +182,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreTests",
             dependencies: [
-                "AppStore", "OracleSupport", "Sandbox",
+                "AppStore", "ChannelSupport", "OracleSupport", "Sandbox",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Engine
 import Foundation
 import Hummingbird
@@ -54,7 +55,7 @@ public enum OrderSafeApplication {
             }
             let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
                 try wechatpay.payments(
-                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientWeChatPayTransport(),
+                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(),
                     ledger: ledger, catalog: catalog, clock: clock, logger: logger)
             }
             var channels: Set<Channel> = [.appStore]

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Alipay
 import Foundation
 import Hummingbird
@@ -52,7 +53,7 @@ struct SandboxProviders {
     }
 
     /// The built-in WeChat Pay is called in process (no network hop to ourselves).
-    var wechatpayTransport: any WeChatPayTransport { SandboxWeChatPayTransport(wechatpay) }
+    var wechatpayTransport: any ProviderTransport { SandboxWeChatPayTransport(wechatpay) }
 
     func addRoutes(to router: Router<OrderSafeRequestContext>) {
         SandboxAlipayRoutes<OrderSafeRequestContext>(alipay: alipay).addRoutes(to: router.group("sandbox/alipay"))

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Engine
 import Foundation
 import Ledger
@@ -9,7 +10,7 @@ import _CryptoExtras
 extension Settings.WeChatPay {
     /// The channel these settings describe, with a configuration error naming the key on any mistake.
     func payments(
-        transport: any WeChatPayTransport, ledger: any LedgerStore, catalog: ActiveCatalog, clock: any WallClock, logger: Logger
+        transport: any ProviderTransport, ledger: any LedgerStore, catalog: ActiveCatalog, clock: any WallClock, logger: Logger
     ) throws -> WeChatPayPayments {
         let merchant: MerchantSigner
         let cipher: APIv3Cipher

@@ -165,14 +165,14 @@ public actor SandboxWeChatPay {
 
     /// Answers one API request. `pathAndQuery` is exactly what the client signed (it may carry a prefix before
     /// `/v3/`, as the built-in sandbox's does).
-    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async -> WeChatPayHTTPResponse {
+    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async -> ProviderHTTPResponse {
         if !apiFaults.isEmpty {
             switch apiFaults.removeFirst() {
             case .serverError: return signed(500, Self.error("SYSTEM_ERROR", "系统错误"))
             case .frequencyLimited: return signed(429, Self.error("FREQUENCY_LIMITED", "频率超限"))
             case .timeout(let delay):
                 try? await Task.sleep(for: delay)
-                return WeChatPayHTTPResponse(status: 504, headers: [:], body: Array("Gateway Timeout".utf8))
+                return ProviderHTTPResponse(status: 504, headers: [:], body: Array("Gateway Timeout".utf8))
             case .badSignature:
                 var response = answer(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
                 response.body += Array(" ".utf8)
@@ -182,13 +182,13 @@ public actor SandboxWeChatPay {
         return answer(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
     }
 
-    private func answer(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) -> WeChatPayHTTPResponse {
+    private func answer(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) -> ProviderHTTPResponse {
         guard let v3 = pathAndQuery.range(of: "/v3/") else { return signed(404, Self.error("NOT_FOUND", "no such API")) }
         let route = String(pathAndQuery[v3.lowerBound...])
         let (path, parameters) = Self.split(route)
         if path == "/v3/billdownload/file" {
             // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
-            return WeChatPayHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Self.bill(date: parameters["token"] ?? ""))
+            return ProviderHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Self.bill(date: parameters["token"] ?? ""))
         }
         do {
             try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
@@ -234,7 +234,7 @@ public actor SandboxWeChatPay {
         downloadBase = base
     }
 
-    private func prepay(_ body: [UInt8]) throws -> WeChatPayHTTPResponse {
+    private func prepay(_ body: [UInt8]) throws -> ProviderHTTPResponse {
         let object = try Self.object(body)
         let amount = try Self.read { try object.object("amount") }
         let total = try Self.read { try amount.int("total") }
@@ -259,12 +259,12 @@ public actor SandboxWeChatPay {
         return signed(200, #"{"prepay_id":"\#(trades[outTradeNo]!.prepayID)"}"#)
     }
 
-    private func query(_ trade: SandboxWeChatPayTrade?) -> WeChatPayHTTPResponse {
+    private func query(_ trade: SandboxWeChatPayTrade?) -> ProviderHTTPResponse {
         guard let trade else { return signed(404, Self.error("ORDER_NOT_EXIST", "订单不存在")) }
         return signed(200, Self.transactionJSON(trade, merchantID: merchantID))
     }
 
-    private func close(_ outTradeNo: String) -> WeChatPayHTTPResponse {
+    private func close(_ outTradeNo: String) -> ProviderHTTPResponse {
         guard var trade = trades[outTradeNo] else { return signed(204, "") }
         guard !trade.state.isPaid else { return signed(400, Self.error("ORDER_PAID", "订单已支付")) }
         trade.state = .closed
@@ -272,7 +272,7 @@ public actor SandboxWeChatPay {
         return signed(204, "")
     }
 
-    private func refund(_ body: [UInt8]) throws -> WeChatPayHTTPResponse {
+    private func refund(_ body: [UInt8]) throws -> ProviderHTTPResponse {
         let object = try Self.object(body)
         let outTradeNo = try Self.read { try object.string("out_trade_no") }
         let outRefundNo = try Self.read { try object.string("out_refund_no") }
@@ -298,7 +298,7 @@ public actor SandboxWeChatPay {
         return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
     }
 
-    private func certificates() throws -> WeChatPayHTTPResponse {
+    private func certificates() throws -> ProviderHTTPResponse {
         let items = try platforms.map { platform in
             let nonce = Self.nonce()
             let ciphertext = try cipher.encrypt(Array(platform.certificatePEM.utf8), nonce: nonce, associatedData: "certificate")
@@ -409,12 +409,12 @@ public actor SandboxWeChatPay {
         return platforms.last!
     }
 
-    private func signed(_ status: Int, _ json: String, platform: PlatformIdentity? = nil) -> WeChatPayHTTPResponse {
+    private func signed(_ status: Int, _ json: String, platform: PlatformIdentity? = nil) -> ProviderHTTPResponse {
         let body = Array(json.utf8)
         var headers = (try? signatureHeaders(body: body, timestamp: Int64(clock.now().timeIntervalSince1970), platform: platform ?? signingPlatform)) ?? [:]
         headers["Content-Type"] = "application/json; charset=utf-8"
         headers["Request-ID"] = UUID().uuidString
-        return WeChatPayHTTPResponse(status: status, headers: headers, body: body)
+        return ProviderHTTPResponse(status: status, headers: headers, body: body)
     }
 
     /// Signs with `platform`'s key, or with the public-key-mode key when nil.

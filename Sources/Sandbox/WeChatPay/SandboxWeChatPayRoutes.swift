@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -21,7 +21,7 @@ public struct WeChatPayClient: Sendable {
     ///   - nonce: the `nonce_str` of each request (injected so tests are deterministic).
     public init(
         merchant: MerchantSigner, appID: String, keys: any WeChatPayKeyProvider, baseURL: String = productionBaseURL,
-        transport: any WeChatPayTransport = HTTPClientWeChatPayTransport(), retry: RetryPolicy = RetryPolicy(),
+        transport: any ProviderTransport = HTTPClientProviderTransport(), retry: RetryPolicy = RetryPolicy(),
         clock: any WallClock = SystemClock(), nonce: @escaping @Sendable () -> String = WeChatPayNonce.random,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         logger: Logger = Logger(label: "ordersafe.wechatpay")
@@ -128,7 +128,7 @@ public struct WeChatPayClient: Sendable {
         }
     }
 
-    private func verified(_ response: WeChatPayHTTPResponse) async throws(WeChatPayAPIError) -> WeChatPayHTTPResponse {
+    private func verified(_ response: ProviderHTTPResponse) async throws(WeChatPayAPIError) -> ProviderHTTPResponse {
         do {
             try await verifier.verify(headers: response.headers, body: response.body)
         } catch {

@@ -11,7 +11,7 @@ struct WeChatPayRequester: Sendable {
     /// The path part of `baseURL` (empty for WeChat Pay itself, `/sandbox/wechatpay` for the built-in sandbox):
     /// the `Authorization` signature covers the path as sent.
     let basePath: String
-    let transport: any WeChatPayTransport
+    let transport: any ProviderTransport
     let retry: RetryPolicy
     let clock: any WallClock
     let nonce: @Sendable () -> String
@@ -19,7 +19,7 @@ struct WeChatPayRequester: Sendable {
     let logger: Logger
 
     init(
-        merchant: MerchantSigner, baseURL: String, transport: any WeChatPayTransport, retry: RetryPolicy, clock: any WallClock,
+        merchant: MerchantSigner, baseURL: String, transport: any ProviderTransport, retry: RetryPolicy, clock: any WallClock,
         nonce: @escaping @Sendable () -> String, sleep: @escaping @Sendable (Duration) async throws -> Void, logger: Logger
     ) {
         self.merchant = merchant
@@ -35,7 +35,7 @@ struct WeChatPayRequester: Sendable {
 
     /// `pathAndQuery` starts with `/v3/`; `url` overrides it with an absolute URL (bill downloads).
     func send(_ method: String, _ pathAndQuery: String, body: String = "", url: String? = nil) async throws(WeChatPayAPIError)
-        -> WeChatPayHTTPResponse
+        -> ProviderHTTPResponse
     {
         let target = url ?? baseURL + pathAndQuery
         let signedPath = url.flatMap { URLComponents(string: $0) }.map { $0.percentEncodedPath + ($0.percentEncodedQuery.map { "?" + $0 } ?? "") }
@@ -67,7 +67,7 @@ struct WeChatPayRequester: Sendable {
     }
 
     /// `{"code": …, "message": …}` of a non-2xx answer, typed.
-    static func error(for response: WeChatPayHTTPResponse) -> WeChatPayAPIError {
+    static func error(for response: ProviderHTTPResponse) -> WeChatPayAPIError {
         let object = try? JSONObject(response.body)
         let code = (try? object?.optionalString("code")) ?? nil
         let message = ((try? object?.optionalString("message")) ?? nil) ?? "HTTP \(response.status)"

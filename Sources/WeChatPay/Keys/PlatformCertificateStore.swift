@@ -29,7 +29,7 @@ public actor PlatformCertificateStore: WeChatPayKeyProvider {
 
     public init(
         merchant: MerchantSigner, cipher: APIv3Cipher, baseURL: String = WeChatPayClient.productionBaseURL,
-        transport: any WeChatPayTransport = HTTPClientWeChatPayTransport(), retry: RetryPolicy = RetryPolicy(),
+        transport: any ProviderTransport = HTTPClientProviderTransport(), retry: RetryPolicy = RetryPolicy(),
         clock: any WallClock = SystemClock(), nonce: @escaping @Sendable () -> String = WeChatPayNonce.random,
         refreshInterval: TimeInterval = 12 * 3600, unknownSerialCooldown: TimeInterval = 60,
         logger: Logger = Logger(label: "ordersafe.wechatpay")

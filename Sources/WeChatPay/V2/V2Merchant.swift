@@ -1,3 +1,4 @@
+import ChannelSupport
 import Crypto
 import Foundation
 import OrderSafeModel
@@ -39,7 +40,7 @@ public struct V2Merchant: Sendable {
     /// Calls `unifiedorder` and returns the checked `prepay_id`.
     public func unifiedOrder(
         outTradeNo: String, body: String, amount: Money, notifyURL: String, clientIP: String, nonce: String,
-        url: String = unifiedOrderURL, transport: any WeChatPayTransport = HTTPClientWeChatPayTransport(), timeout: Duration = .seconds(10)
+        url: String = unifiedOrderURL, transport: any ProviderTransport = HTTPClientProviderTransport(), timeout: Duration = .seconds(10)
     ) async throws -> String {
         let xml = try unifiedOrderXML(
             outTradeNo: outTradeNo, body: body, amount: amount, notifyURL: notifyURL, clientIP: clientIP, nonce: nonce)

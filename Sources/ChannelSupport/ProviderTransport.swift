@@ -3,14 +3,14 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// One HTTP exchange with WeChat Pay, as bytes: the seam tests and the sandbox plug into.
-public protocol WeChatPayTransport: Sendable {
+/// One HTTP exchange with a provider, as bytes: the seam tests and the sandboxes plug into.
+public protocol ProviderTransport: Sendable {
     /// Returns the status, the headers (names as received) and the body; throws on network failure or timeout.
     func send(method: String, url: String, headers: [String: String], body: [UInt8], timeout: Duration) async throws
-        -> WeChatPayHTTPResponse
+        -> ProviderHTTPResponse
 }
 
-public struct WeChatPayHTTPResponse: Sendable {
+public struct ProviderHTTPResponse: Sendable {
     public var status: Int
     public var headers: [String: String]
     public var body: [UInt8]
@@ -23,7 +23,7 @@ public struct WeChatPayHTTPResponse: Sendable {
 }
 
 /// The real transport over async-http-client.
-public struct HTTPClientWeChatPayTransport: WeChatPayTransport {
+public struct HTTPClientProviderTransport: ProviderTransport {
     let client: HTTPClient
     let maxResponseBytes: Int
 
@@ -33,7 +33,7 @@ public struct HTTPClientWeChatPayTransport: WeChatPayTransport {
     }
 
     public func send(method: String, url: String, headers: [String: String], body: [UInt8], timeout: Duration) async throws
-        -> WeChatPayHTTPResponse
+        -> ProviderHTTPResponse
     {
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
@@ -43,7 +43,7 @@ public struct HTTPClientWeChatPayTransport: WeChatPayTransport {
         var bytes = try await response.body.collect(upTo: maxResponseBytes)
         var received: [String: String] = [:]
         for header in response.headers { received[header.name] = header.value }
-        return WeChatPayHTTPResponse(
+        return ProviderHTTPResponse(
             status: Int(response.status.code), headers: received, body: bytes.readBytes(length: bytes.readableBytes) ?? [])
     }
 }
