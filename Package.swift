@@ -77,6 +77,7 @@ let package = Package(
             dependencies: [
                 "ChannelSupport",
                 "OrderSafeModel",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
