@@ -46,7 +46,7 @@ struct WeChatPayWorld {
             timeScale: 0.0001, sink: { _, headers, body in await inbox.take(headers, body) })
     }
 
-    var transport: SandboxWeChatPayTransport { SandboxWeChatPayTransport(sandbox) }
+    var transport: InProcessTransport { sandbox.transport }
     static let retry = RetryPolicy(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(2))
 
     func keys() throws -> any WeChatPayKeyProvider {

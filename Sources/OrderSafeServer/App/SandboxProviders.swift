@@ -53,7 +53,7 @@ struct SandboxProviders {
     }
 
     /// The built-in WeChat Pay is called in process (no network hop to ourselves).
-    var wechatpayTransport: any ProviderTransport { SandboxWeChatPayTransport(wechatpay) }
+    var wechatpayTransport: any ProviderTransport { wechatpay.transport }
 
     func addRoutes(to router: Router<OrderSafeRequestContext>) {
         SandboxAlipayRoutes<OrderSafeRequestContext>(alipay: alipay).addRoutes(to: router.group("sandbox/alipay"))
