@@ -25,3 +25,16 @@ enum FaultText {
         return .milliseconds(value)
     }
 }
+
+/// A request target split into its path and decoded query parameters.
+enum PathAndQuery {
+    static func split(_ target: String) -> (path: String, query: [String: String]) {
+        guard let mark = target.firstIndex(of: "?") else { return (target, [:]) }
+        var query: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            query[String(parts[0])] = parts.count > 1 ? String(parts[1]).removingPercentEncoding : ""
+        }
+        return (String(target[..<mark]), query)
+    }
+}

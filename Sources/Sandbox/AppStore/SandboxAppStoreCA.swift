@@ -12,6 +12,7 @@ public struct SandboxAppStoreCA: Sendable {
     public let intermediateDER: [UInt8]
     public let leafDER: [UInt8]
     let leafKey: P256.Signing.PrivateKey
+    let intermediateKey: P256.Signing.PrivateKey
 
     static let appleLeafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     static let appleIntermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
@@ -22,7 +23,6 @@ public struct SandboxAppStoreCA: Sendable {
         let start = now - 86400, end = now + 10 * 365 * 86400
         let rootName = try Self.name("OrderSafe Sandbox Apple Root CA")
         let intermediateName = try Self.name("OrderSafe Sandbox Apple Worldwide Developer Relations CA")
-        let leafName = try Self.name("OrderSafe Sandbox StoreKit Signing")
         let root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start, notValidAfter: end,
             issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
@@ -41,23 +41,39 @@ public struct SandboxAppStoreCA: Sendable {
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(rootKey.publicKey)).keyIdentifier)
                 Certificate.Extension(oid: Self.appleIntermediateOID, critical: false, value: [0x05, 0x00])
             }, issuerPrivateKey: .init(rootKey))
-        let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: start, notValidAfter: end,
-            issuer: intermediateName, subject: leafName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey)).keyIdentifier)
-                Certificate.Extension(oid: Self.appleLeafOID, critical: false, value: [0x05, 0x00])
-            }, issuerPrivateKey: .init(intermediateKey))
-        self.init(rootDER: try Self.der(root), intermediateDER: try Self.der(intermediate), leafDER: try Self.der(leaf), leafKey: leafKey)
+        self.init(
+            rootDER: try Self.der(root), intermediateDER: try Self.der(intermediate),
+            leafDER: try Self.leaf(key: leafKey, issuerKey: intermediateKey, from: start, to: end), leafKey: leafKey,
+            intermediateKey: intermediateKey)
     }
 
-    init(rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey) {
+    init(rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey, intermediateKey: P256.Signing.PrivateKey) {
         self.rootDER = rootDER
         self.intermediateDER = intermediateDER
         self.leafDER = leafDER
         self.leafKey = leafKey
+        self.intermediateKey = intermediateKey
+    }
+
+    /// The same authority signing with a new leaf valid only from `start` to `end` (an expired leaf, for faults).
+    public func withLeaf(validFrom start: Date, to end: Date) throws -> SandboxAppStoreCA {
+        let key = P256.Signing.PrivateKey()
+        return SandboxAppStoreCA(
+            rootDER: rootDER, intermediateDER: intermediateDER, leafDER: try Self.leaf(key: key, issuerKey: intermediateKey, from: start, to: end),
+            leafKey: key, intermediateKey: intermediateKey)
+    }
+
+    static func leaf(key: P256.Signing.PrivateKey, issuerKey: P256.Signing.PrivateKey, from start: Date, to end: Date) throws -> [UInt8] {
+        try der(Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: start, notValidAfter: end,
+            issuer: try name("OrderSafe Sandbox Apple Worldwide Developer Relations CA"), subject: try name("OrderSafe Sandbox StoreKit Signing"),
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(issuerKey.publicKey)).keyIdentifier)
+                Certificate.Extension(oid: appleLeafOID, critical: false, value: [0x05, 0x00])
+            }, issuerPrivateKey: .init(issuerKey)))
     }
 
     /// The authority kept in `folder` (`appstore-ca.json`, mode 0600), created when missing.
@@ -66,16 +82,19 @@ public struct SandboxAppStoreCA: Sendable {
         if let data = FileManager.default.contents(atPath: file.path),
             let stored = try? JSONDecoder().decode([String: String].self, from: data),
             let root = stored["root"].flatMap({ Data(base64Encoded: $0) }), let intermediate = stored["intermediate"].flatMap({ Data(base64Encoded: $0) }),
-            let leaf = stored["leaf"].flatMap({ Data(base64Encoded: $0) }), let key = stored["leaf_key"]
+            let leaf = stored["leaf"].flatMap({ Data(base64Encoded: $0) }), let key = stored["leaf_key"],
+            let intermediateKey = stored["intermediate_key"]
         {
             return SandboxAppStoreCA(
                 rootDER: Array(root), intermediateDER: Array(intermediate), leafDER: Array(leaf),
-                leafKey: try P256.Signing.PrivateKey(pemRepresentation: key))
+                leafKey: try P256.Signing.PrivateKey(pemRepresentation: key),
+                intermediateKey: try P256.Signing.PrivateKey(pemRepresentation: intermediateKey))
         }
         let authority = try SandboxAppStoreCA(now: now)
         let stored = [
             "root": Data(authority.rootDER).base64EncodedString(), "intermediate": Data(authority.intermediateDER).base64EncodedString(),
             "leaf": Data(authority.leafDER).base64EncodedString(), "leaf_key": authority.leafKey.pemRepresentation,
+            "intermediate_key": authority.intermediateKey.pemRepresentation,
         ]
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: file.path, contents: try JSONEncoder().encode(stored), attributes: [.posixPermissions: 0o600])

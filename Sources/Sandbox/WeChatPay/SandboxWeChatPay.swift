@@ -185,7 +185,7 @@ public actor SandboxWeChatPay {
     private func answer(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) -> ProviderHTTPResponse {
         guard let v3 = pathAndQuery.range(of: "/v3/") else { return signed(404, Self.error("NOT_FOUND", "no such API")) }
         let route = String(pathAndQuery[v3.lowerBound...])
-        let (path, parameters) = Self.split(route)
+        let (path, parameters) = PathAndQuery.split(route)
         if path == "/v3/billdownload/file" {
             // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
             return ProviderHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Self.bill(date: parameters["token"] ?? ""))
@@ -461,16 +461,6 @@ public actor SandboxWeChatPay {
 
     static func error(_ code: String, _ message: String) -> String {
         "{\"code\":\(JSONString.encode(code)),\"message\":\(JSONString.encode(message))}"
-    }
-
-    static func split(_ route: String) -> (String, [String: String]) {
-        guard let mark = route.firstIndex(of: "?") else { return (route, [:]) }
-        var query: [String: String] = [:]
-        for pair in route[route.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            query[String(parts[0])] = parts.count > 1 ? String(parts[1]).removingPercentEncoding : ""
-        }
-        return (String(route[..<mark]), query)
     }
 
     static func object(_ body: [UInt8]) throws -> JSONObject {

@@ -1,0 +1,222 @@
+import AppStore
+import ChannelSupport
+import Crypto
+import Foundation
+import OrderSafeModel
+
+/// A local App Store: records purchases, signs transactions, renewal info and notifications with its own
+/// authority exactly as the App Store does (ES256, `x5c` of leaf, intermediate and root carrying Apple's OIDs),
+/// and serves the App Store Server API endpoints, checking the merchant's ES256 bearer token. Faults can be
+/// injected: 5xx, 429 with `Retry-After`, timeouts, and signatures by an expired leaf.
+public actor SandboxAppStore {
+    /// A fault applied to the next API calls (or, for `expiredLeaf`, to the next signed data).
+    public enum Fault: Sendable, Hashable {
+        case serverError
+        case rateLimited(retryAfterSeconds: Int)
+        case timeout(Duration)
+        case expiredLeaf
+    }
+
+    public nonisolated let authority: SandboxAppStoreCA
+    public nonisolated let bundleID: String
+    public nonisolated let appAppleID: Int64
+    private let merchantKeyID: String
+    private let merchantKey: P256.Signing.PublicKey
+    private let clock: any WallClock
+
+    private var transactions: [String: String] = [:]
+    private var originals: [String: [String]] = [:]
+    private var notifications: [(signedDate: Int64, payload: String)] = []
+    private var testNotifications: [String: String] = [:]
+    private var nextID: Int64 = 2_000_000_900_000_001
+    private var faults: [Fault] = []
+
+    public init(
+        authority: SandboxAppStoreCA, bundleID: String, appAppleID: Int64, merchantKeyID: String, merchantKey: P256.Signing.PublicKey,
+        clock: any WallClock = SystemClock()
+    ) {
+        self.authority = authority
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.merchantKeyID = merchantKeyID
+        self.merchantKey = merchantKey
+        self.clock = clock
+    }
+
+    public func inject(_ fault: Fault, count: Int = 1) {
+        faults.append(contentsOf: repeatElement(fault, count: count))
+    }
+
+    // MARK: The store
+
+    /// A purchase as StoreKit 2 reports it: the signed transaction (also recorded, with its notification).
+    @discardableResult
+    public func purchase(
+        productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil
+    ) throws -> (transactionID: String, signed: String) {
+        let id = String(nextID)
+        nextID += 1
+        let now = Self.milliseconds(clock.now())
+        var payload: [String: Any] = [
+            "transactionId": id, "originalTransactionId": originalTransactionID ?? id, "bundleId": bundleID, "productId": productID,
+            "purchaseDate": now, "originalPurchaseDate": now, "quantity": 1, "type": type, "inAppOwnershipType": "PURCHASED",
+            "signedDate": now, "environment": "Sandbox", "transactionReason": originalTransactionID == nil ? "PURCHASE" : "RENEWAL",
+            "storefront": "CHN", "storefrontId": "143465", "appTransactionId": "704330170000000001",
+        ]
+        payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
+        let signed = try sign(payload)
+        transactions[id] = signed
+        originals[originalTransactionID ?? id, default: []].append(id)
+        try record(notificationType: originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", subtype: nil, signedTransaction: signed)
+        return (id, signed)
+    }
+
+    /// Apple refunds a transaction: a `REFUND` notification is recorded in the history.
+    public func refund(transactionID: String) throws {
+        guard let signed = transactions[transactionID] else { throw SandboxAppStoreError.unknownTransaction(transactionID) }
+        try record(notificationType: "REFUND", subtype: nil, signedTransaction: signed)
+    }
+
+    /// A signed V2 notification carrying `signedTransaction` (what the App Store would POST to the merchant).
+    public func notification(type: String, subtype: String? = nil, signedTransaction: String?) throws -> String {
+        var data: [String: Any] = ["appAppleId": appAppleID, "bundleId": bundleID, "bundleVersion": "1", "environment": "Sandbox"]
+        data["signedTransactionInfo"] = signedTransaction
+        var payload: [String: Any] = [
+            "notificationType": type, "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
+            "signedDate": Self.milliseconds(clock.now()), "data": data,
+        ]
+        payload["subtype"] = subtype
+        return try sign(payload)
+    }
+
+    private func record(notificationType: String, subtype: String?, signedTransaction: String) throws {
+        notifications.append((Self.milliseconds(clock.now()), try notification(type: notificationType, subtype: subtype, signedTransaction: signedTransaction)))
+    }
+
+    private func sign(_ payload: [String: Any]) throws -> String {
+        var signer = authority
+        if faults.first == .expiredLeaf {
+            faults.removeFirst()
+            let now = clock.now()
+            signer = try authority.withLeaf(validFrom: now - 2 * 365 * 86400, to: now - 365 * 86400)
+        }
+        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes])
+        return try signer.sign(String(decoding: json, as: UTF8.self))
+    }
+
+    // MARK: The App Store Server API
+
+    /// Answers one request (path and query after the base URL).
+    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async -> ProviderHTTPResponse {
+        if let fault = faults.first, fault != .expiredLeaf {
+            faults.removeFirst()
+            switch fault {
+            case .serverError: return Self.json(500, #"{"errorCode":5000001,"errorMessage":"An unknown error occurred. Please try again."}"#)
+            case .rateLimited(let seconds):
+                var response = Self.json(429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#)
+                response.headers["Retry-After"] = String(seconds)
+                return response
+            case .timeout(let delay):
+                try? await Task.sleep(for: delay)
+                return ProviderHTTPResponse(status: 504, headers: [:], body: [])
+            case .expiredLeaf: break
+            }
+        }
+        guard authorized(headers) else { return Self.json(401, "") }
+        let (path, query) = PathAndQuery.split(pathAndQuery)
+        let segments = path.split(separator: "/").map(String.init)
+        do {
+            switch (method, Array(segments.suffix(from: min(segments.count, segments.firstIndex(of: "inApps") ?? segments.count)))) {
+            case ("GET", let s) where s.count == 4 && s[1] == "v1" && s[2] == "transactions":
+                guard let signed = transactions[s[3]] else { return Self.notFound }
+                return Self.json(200, try Self.encode(["signedTransactionInfo": signed]))
+            case ("GET", let s) where s.count == 4 && s[2] == "history":
+                let ids = originals[s[3]] ?? originals.first { $0.value.contains(s[3]) }?.value ?? []
+                guard !ids.isEmpty else { return Self.notFound }
+                let start = Int(query["revision"] ?? "0") ?? 0
+                let page = Array(ids.dropFirst(start).prefix(2))
+                let end = start + page.count
+                return Self.json(200, try Self.encode([
+                    "signedTransactions": page.compactMap { transactions[$0] }, "revision": String(end), "hasMore": end < ids.count,
+                    "bundleId": bundleID, "appAppleId": appAppleID, "environment": "Sandbox",
+                ]))
+            case ("POST", let s) where s == ["inApps", "v1", "notifications", "history"]:
+                let request = try JSONObject(body)
+                let (from, to) = (try request.int("startDate"), try request.int("endDate"))
+                let matching = notifications.filter { $0.signedDate >= from && $0.signedDate <= to }
+                let start = Int(query["paginationToken"] ?? "0") ?? 0
+                let page = Array(matching.dropFirst(start).prefix(2))
+                let end = start + page.count
+                var answer: [String: Any] = [
+                    "notificationHistory": page.map { ["signedPayload": $0.payload, "sendAttempts": [] as [Any]] }, "hasMore": end < matching.count,
+                ]
+                if end < matching.count { answer["paginationToken"] = String(end) }
+                return Self.json(200, try Self.encode(answer))
+            case ("POST", let s) where s == ["inApps", "v1", "notifications", "test"]:
+                let token = UUID().uuidString.lowercased()
+                testNotifications[token] = try notification(type: "TEST", signedTransaction: nil)
+                return Self.json(200, try Self.encode(["testNotificationToken": token]))
+            case ("GET", let s) where s.count == 5 && s[2] == "notifications" && s[3] == "test":
+                guard let payload = testNotifications[s[4]] else { return Self.notFound }
+                return Self.json(200, try Self.encode(["signedPayload": payload, "sendAttempts": [["attemptDate": Self.milliseconds(clock.now()), "sendAttemptResult": "SUCCESS"]]]))
+            case ("GET", let s) where s.count == 4 && s[2] == "lookup":
+                return Self.json(200, try Self.encode(["status": transactions.isEmpty ? 1 : 0, "signedTransactions": Array(transactions.values.prefix(1))]))
+            case ("GET", let s) where s.count == 5 && s[2] == "refund":
+                return Self.json(200, try Self.encode(["signedTransactions": [] as [String], "revision": "0", "hasMore": false]))
+            case ("PUT", let s) where s.count == 5 && s[2] == "transactions" && s[3] == "consumption":
+                guard transactions[s[4]] != nil else { return Self.notFound }
+                return ProviderHTTPResponse(status: 202, headers: [:], body: [])
+            default:
+                return Self.json(404, #"{"errorCode":4040000,"errorMessage":"Not found."}"#)
+            }
+        } catch {
+            return Self.json(400, #"{"errorCode":4000000,"errorMessage":"Invalid request."}"#)
+        }
+    }
+
+    /// The merchant's bearer token: ES256 by the configured key, `aud` appstoreconnect-v1, our bundle, not expired.
+    private func authorized(_ headers: [String: String]) -> Bool {
+        guard let value = headers.first(where: { $0.key.caseInsensitiveCompare("Authorization") == .orderedSame })?.value,
+            value.hasPrefix("Bearer ")
+        else { return false }
+        let parts = value.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(ArraySlice(parts[0].utf8)),
+            let claimsBytes = Base64URL.decode(ArraySlice(parts[1].utf8)), let signatureBytes = Base64URL.decode(ArraySlice(parts[2].utf8)),
+            let header = try? JSONObject(headerBytes), let claims = try? JSONObject(claimsBytes),
+            (try? header.string("alg")) == "ES256", (try? header.string("kid")) == merchantKeyID,
+            (try? claims.string("aud")) == "appstoreconnect-v1", (try? claims.string("bid")) == bundleID,
+            let expiry = try? claims.int("exp"), expiry > Int64(clock.now().timeIntervalSince1970),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        else { return false }
+        return merchantKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
+    }
+
+    static let notFound = json(404, #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
+
+    static func json(_ status: Int, _ text: String) -> ProviderHTTPResponse {
+        ProviderHTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(text.utf8))
+    }
+
+    static func encode(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
+
+    /// This simulator behind an ``InProcessTransport``.
+    public nonisolated var transport: InProcessTransport {
+        InProcessTransport { method, pathAndQuery, headers, body in
+            await self.handle(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
+        }
+    }
+}
+
+public enum SandboxAppStoreError: Error, CustomStringConvertible {
+    case unknownTransaction(String)
+
+    public var description: String {
+        switch self {
+        case .unknownTransaction(let id): "no transaction \(id)"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import ChannelSupport
+import Crypto
+import Foundation
+import Sandbox
+import Testing
+@testable import AppStore
+
+@Suite("App Store clients against the sandbox App Store")
+struct AppStoreSandboxTests {
+    static let merchantKey = P256.Signing.PrivateKey()
+    static let now = Date(timeIntervalSince1970: 1_795_000_000)
+
+    static func world() async throws -> (SandboxAppStore, AppStoreServerAPIClient, SignedDataVerifier) {
+        let authority = try SandboxAppStoreCA(now: now)
+        let store = SandboxAppStore(
+            authority: authority, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1", merchantKey: merchantKey.publicKey,
+            clock: FixedClock(date: now))
+        let client = try await AppStoreServerAPIClient(
+            signingKey: merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer", bundleID: "com.example.app",
+            baseURL: "http://sandbox.local/sandbox/appstore", transport: store.transport,
+            retry: RetryPolicy(attempts: 3, firstDelay: .milliseconds(1), timeout: .milliseconds(200)), clock: FixedClock(date: now),
+            sleep: { _ in })
+        let verifier = SignedDataVerifier(
+            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false), bundleID: "com.example.app",
+            appAppleID: 1234, environment: .sandbox)
+        return (store, client, verifier)
+    }
+
+    @Test("a purchase is signed as the App Store signs it; transaction info, history pages and notification history follow it")
+    func purchases() async throws {
+        let (store, client, verifier) = try await Self.world()
+        let token = UUID()
+        let (id, signed) = try await store.purchase(productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription", appAccountToken: token)
+        let transaction = try await verifier.verifyTransaction(signed)
+        #expect(transaction.transactionId == id && transaction.appAccountToken == token && transaction.environment == "Sandbox")
+        #expect(try await verifier.verifyTransaction(try await client.transactionInfo(transactionID: id)).transactionId == id)
+        for _ in 0..<2 { try await store.purchase(productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription", originalTransactionID: id) }
+        let history = try await client.fullTransactionHistory(transactionID: id)
+        #expect(history.count == 3)
+        for jws in history { #expect(try await verifier.verifyTransaction(jws).originalTransactionId == id) }
+        try await store.refund(transactionID: id)
+        var payloads: [String] = []
+        var pagination: String?
+        repeat {
+            let page = try await client.notificationHistory(startDate: 0, endDate: Int64(Self.now.timeIntervalSince1970 * 1000) + 1, paginationToken: pagination)
+            payloads += page.signedPayloads
+            pagination = page.hasMore ? page.paginationToken : nil
+        } while pagination != nil
+        var types: [String] = []
+        for payload in payloads { types.append(try await verifier.verifyNotification(payload).notificationType) }
+        #expect(types == ["ONE_TIME_CHARGE", "DID_RENEW", "DID_RENEW", "REFUND"])
+        let test = try await client.requestTestNotification()
+        #expect(!test.isEmpty)
+        await #expect(throws: AppStoreServerAPIError.self) { try await client.transactionInfo(transactionID: "404") }
+    }
+
+    @Test("faults: 5xx and 429 with Retry-After are retried, a timeout is retried, an expired leaf is refused")
+    func faults() async throws {
+        let (store, client, verifier) = try await Self.world()
+        let (id, _) = try await store.purchase(productID: "coins")
+        await store.inject(.serverError)
+        await store.inject(.rateLimited(retryAfterSeconds: 2))
+        #expect(!(try await client.transactionInfo(transactionID: id)).isEmpty)
+        await store.inject(.timeout(.seconds(2)))
+        #expect(!(try await client.transactionInfo(transactionID: id)).isEmpty)
+        await store.inject(.expiredLeaf)
+        let (_, expired) = try await store.purchase(productID: "coins")
+        do {
+            _ = try await verifier.verifyTransaction(expired)
+            Issue.record("a transaction signed by an expired leaf verified")
+        } catch {
+            #expect(error.name == "INVALID_CHAIN", "\(error)")
+        }
+        // A request signed with another key is not the merchant's.
+        let stranger = try await AppStoreServerAPIClient(
+            signingKey: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1", issuerID: "issuer", bundleID: "com.example.app",
+            baseURL: "http://sandbox.local", transport: store.transport, clock: FixedClock(date: Self.now))
+        await #expect(throws: AppStoreServerAPIError.api(status: 401, code: nil, message: "HTTP 401")) {
+            try await stranger.transactionInfo(transactionID: id)
+        }
+    }
+}
