@@ -22,17 +22,6 @@ struct AppStoreNegativeTests {
             environment: environment, cache: cache)
     }
 
-    static func named(_ name: String, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("expected \(name), but it verified")
-        } catch let error as VerificationError {
-            #expect(error.name == name, "\(error)")
-        } catch {
-            Issue.record("unexpected \(error)")
-        }
-    }
-
     /// A JWS with `header` (JSON) over `transaction`, signed by `key`.
     static func forge(header: String, key: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) throws -> String {
         let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(transaction.utf8))
@@ -52,25 +41,25 @@ struct AppStoreNegativeTests {
     func headers() async throws {
         for alg in ["none", "HS256", "RS256"] {
             let header = #"{"alg":"\#(alg)","x5c":["\#(Self.x5c.joined(separator: "\",\""))"]}"#
-            await Self.named("INVALID_JWT_FORMAT") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: header)) }
+            await expectVerificationError("INVALID_JWT_FORMAT") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: header)) }
         }
         for count in [2, 4] {
             let certificates = Array((Self.x5c + Self.x5c).prefix(count))
             let header = #"{"alg":"ES256","x5c":["\#(certificates.joined(separator: "\",\""))"]}"#
-            await Self.named("INVALID_CHAIN_LENGTH") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: header)) }
+            await expectVerificationError("INVALID_CHAIN_LENGTH") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: header)) }
         }
-        await Self.named("INVALID_JWT_FORMAT") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: #"{"alg":"ES256"}"#)) }
+        await expectVerificationError("INVALID_JWT_FORMAT") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: #"{"alg":"ES256"}"#)) }
         let garbage = #"{"alg":"ES256","x5c":["bm90IGEgY2VydA==","bm90IGEgY2VydA==","bm90IGEgY2VydA=="]}"#
-        await Self.named("INVALID_CERTIFICATE") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: garbage)) }
+        await expectVerificationError("INVALID_CERTIFICATE") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: garbage)) }
     }
 
     @Test("a self-made authority with Apple's OIDs is not trusted; the right chain with a key that is not the leaf's fails")
     func selfMadeRoot() async throws {
         let impostor = try SandboxAppStoreCA(now: Date(timeIntervalSince1970: 1_795_000_000))
-        await Self.named("INVALID_CHAIN") { _ = try await Self.verifier().verifyTransaction(try impostor.sign(Self.transaction)) }
+        await expectVerificationError("INVALID_CHAIN") { _ = try await Self.verifier().verifyTransaction(try impostor.sign(Self.transaction)) }
         // The genuine x5c, but signed by another key.
         let header = #"{"alg":"ES256","x5c":["\#(Self.x5c.joined(separator: "\",\""))"]}"#
-        await Self.named("VERIFICATION_FAILURE") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: header)) }
+        await expectVerificationError("VERIFICATION_FAILURE") { _ = try await Self.verifier().verifyTransaction(try Self.forge(header: header)) }
     }
 
     @Test("one flipped bit in the header, the payload or the signature is refused")
@@ -93,10 +82,10 @@ struct AppStoreNegativeTests {
     @Test("wrong bundle id; a production verifier fed sandbox data; a certificate outside its validity at the signed date")
     func appAndEnvironment() async throws {
         let jws = try Self.authority.sign(Self.transaction)
-        await Self.named("INVALID_APP_IDENTIFIER") { _ = try await Self.verifier(bundleID: "com.other.app").verifyTransaction(jws) }
-        await Self.named("INVALID_ENVIRONMENT") { _ = try await Self.verifier(.production).verifyTransaction(jws) }
+        await expectVerificationError("INVALID_APP_IDENTIFIER") { _ = try await Self.verifier(bundleID: "com.other.app").verifyTransaction(jws) }
+        await expectVerificationError("INVALID_ENVIRONMENT") { _ = try await Self.verifier(.production).verifyTransaction(jws) }
         let old = Self.transaction.replacingOccurrences(of: #""signedDate":1795000100000"#, with: #""signedDate":1600000000000"#)
-        await Self.named("INVALID_CHAIN") { _ = try await Self.verifier().verifyTransaction(try Self.authority.sign(old)) }
+        await expectVerificationError("INVALID_CHAIN") { _ = try await Self.verifier().verifyTransaction(try Self.authority.sign(old)) }
     }
 
     @Test("a verified chain is cached by header: one chain check, then signature checks only; a cached chain never covers other dates")
@@ -106,7 +95,7 @@ struct AppStoreNegativeTests {
         for _ in 0..<5 { _ = try await verifier.verifyTransaction(try Self.authority.sign(Self.transaction)) }
         #expect(cache.count == 1)
         let old = Self.transaction.replacingOccurrences(of: #""signedDate":1795000100000"#, with: #""signedDate":1600000000000"#)
-        await Self.named("INVALID_CHAIN") { _ = try await verifier.verifyTransaction(try Self.authority.sign(old)) }
+        await expectVerificationError("INVALID_CHAIN") { _ = try await verifier.verifyTransaction(try Self.authority.sign(old)) }
         #expect(cache.count == 1)
         // Bounded: three trusted authorities, two places.
         let others = try (0..<2).map { _ in try SandboxAppStoreCA(now: Date(timeIntervalSince1970: 1_795_000_000)) }

@@ -43,47 +43,48 @@ enum Vectors {
     static let xcodeBundle = "com.example.naturelab.backyardbirds.example"
 }
 
+/// Expects `body` to fail with Apple's error `name`.
+func expectVerificationError(_ name: String, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected \(name), but it verified")
+    } catch let error as VerificationError {
+        #expect(error.name == name, "\(error)")
+    } catch {
+        Issue.record("unexpected \(error)")
+    }
+}
+
 /// `../shared/vectors/appstore/EXPECTED-apple-library.md`, sections 1, 2, 4 and 5.
 @Suite("App Store signed data: Apple's vectors", .enabled(if: Vectors.available))
 struct AppStoreVectorTests {
-    func expect(_ error: VerificationError.Type = VerificationError.self, name: String, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("expected \(name), but it verified")
-        } catch let error as VerificationError {
-            #expect(error.name == name, "\(error)")
-        } catch {
-            Issue.record("unexpected \(error)")
-        }
-    }
-
     @Test("1: mock signed data: valid, wrong environment, wrong app, missing x5c, malformed")
     func mockSignedData() async throws {
         let notification = try Vectors.text("mock_signed_data/testNotification")
         let decoded = try await Vectors.verifier(.sandbox).verifyNotification(notification)
         #expect(decoded.notificationType == "TEST" && decoded.data?.bundleId == "com.example")
-        await expect(name: "INVALID_ENVIRONMENT") { _ = try await Vectors.verifier(.production).verifyNotification(notification) }
-        await expect(name: "INVALID_APP_IDENTIFIER") {
+        await expectVerificationError("INVALID_ENVIRONMENT") { _ = try await Vectors.verifier(.production).verifyNotification(notification) }
+        await expectVerificationError("INVALID_APP_IDENTIFIER") {
             _ = try await Vectors.verifier(.production, appAppleID: 1235).verifyNotification(notification)
         }
-        await expect(name: "INVALID_APP_IDENTIFIER") {
+        await expectVerificationError("INVALID_APP_IDENTIFIER") {
             _ = try await Vectors.verifier(.sandbox, appAppleID: 1235).verifyTransaction(notification)
         }
-        await expect(name: "INVALID_JWT_FORMAT") {
+        await expectVerificationError("INVALID_JWT_FORMAT") {
             _ = try await Vectors.verifier(.sandbox).verifyNotification(try Vectors.text("mock_signed_data/missingX5CHeaderClaim"))
         }
-        await expect(name: "INVALID_APP_IDENTIFIER") {
+        await expectVerificationError("INVALID_APP_IDENTIFIER") {
             _ = try await Vectors.verifier(.sandbox).verifyNotification(try Vectors.text("mock_signed_data/wrongBundleId"))
         }
         let transaction = try await Vectors.verifier(.sandbox).verifyTransaction(try Vectors.text("mock_signed_data/transactionInfo"))
         #expect(transaction.environment == "Sandbox" && transaction.signedDate == 1_672_956_154_000)
-        await expect(name: "INVALID_APP_IDENTIFIER") {
+        await expectVerificationError("INVALID_APP_IDENTIFIER") {
             _ = try await Vectors.verifier(.sandbox, bundleID: "com.example.x").verifyTransaction(try Vectors.text("mock_signed_data/transactionInfo"))
         }
         let renewal = try await Vectors.verifier(.sandbox).verifyRenewalInfo(try Vectors.text("mock_signed_data/renewalInfo"))
         #expect(renewal.environment == "Sandbox")
         for malformed in ["a.b.c.d", "a.b.c"] {
-            await expect(name: "INVALID_JWT_FORMAT") { _ = try await Vectors.verifier(.localTesting).verifyNotification(malformed) }
+            await expectVerificationError("INVALID_JWT_FORMAT") { _ = try await Vectors.verifier(.localTesting).verifyNotification(malformed) }
         }
     }
 
@@ -112,11 +113,11 @@ struct AppStoreVectorTests {
         #expect(app.deviceVerificationNonce == "48c8b92d-ce0d-4229-bedf-e61b4f9cfc92")
 
         // Never outside Xcode: a production verifier finds one self-signed certificate where three must be.
-        await expect(name: "INVALID_CHAIN_LENGTH") {
+        await expectVerificationError("INVALID_CHAIN_LENGTH") {
             _ = try await Vectors.verifier(.production, bundleID: Vectors.xcodeBundle).verifyAppTransaction(
                 try Vectors.text("xcode/xcode-signed-app-transaction"))
         }
-        await expect(name: "INVALID_CHAIN_LENGTH") {
+        await expectVerificationError("INVALID_CHAIN_LENGTH") {
             _ = try await Vectors.verifier(.sandbox, bundleID: Vectors.xcodeBundle).verifyTransaction(
                 try Vectors.text("xcode/xcode-signed-transaction"))
         }
@@ -135,15 +136,15 @@ struct AppStoreVectorTests {
             (try x5c("LEAF_CERT_INVALID_OID", "INTERMEDIATE_CA", "ROOT_CA"), effective),
             (try x5c("LEAF_CERT", "INTERMEDIATE_CA", "ROOT_CA"), Date(timeIntervalSince1970: 2_280_946_846)),
         ] {
-            await expect(name: "INVALID_CHAIN") { _ = try await testRoot.verify(x5c: chain, at: at) }
+            await expectVerificationError("INVALID_CHAIN") { _ = try await testRoot.verify(x5c: chain, at: at) }
         }
         let appleRoot = ChainVerifier(
             roots: try AppleRootCertificates.load([try Vectors.der("chain_test_certs/REAL_APPLE_ROOT.der")], requireApple: true))
-        await expect(name: "INVALID_CHAIN") {
+        await expectVerificationError("INVALID_CHAIN") {
             _ = try await appleRoot.verify(x5c: try x5c("LEAF_CERT", "INTERMEDIATE_CA", "ROOT_CA"), at: effective)
         }
-        await expect(name: "INVALID_CHAIN_LENGTH") { _ = try await testRoot.verify(x5c: try x5c("LEAF_CERT", "INTERMEDIATE_CA"), at: effective) }
-        await expect(name: "INVALID_CHAIN_LENGTH") {
+        await expectVerificationError("INVALID_CHAIN_LENGTH") { _ = try await testRoot.verify(x5c: try x5c("LEAF_CERT", "INTERMEDIATE_CA"), at: effective) }
+        await expectVerificationError("INVALID_CHAIN_LENGTH") {
             _ = try await testRoot.verify(x5c: try x5c("LEAF_CERT", "INTERMEDIATE_CA", "ROOT_CA", "ROOT_CA"), at: effective)
         }
         // Apple's published fingerprint names the real root; our test CA is refused as a production root.
@@ -158,7 +159,7 @@ struct AppStoreVectorTests {
         let jws = try Vectors.text("real_apple_jws/go-iap_sandbox_renewalInfo_2000000335310644.jws")
         let renewal = try await Vectors.verifier(.sandbox, bundleID: nil, roots: roots).verifyRenewalInfo(jws)
         #expect(renewal.originalTransactionId == "2000000335310644" && renewal.autoRenewProductId == "co.ringalarm.swtich.quarterly2")
-        await expect(name: "INVALID_CHAIN") {
+        await expectVerificationError("INVALID_CHAIN") {
             _ = try await Vectors.verifier(.sandbox, bundleID: nil, roots: roots, at: .fixed(Date(timeIntervalSince1970: 1_795_000_000)))
                 .verifyRenewalInfo(jws)
         }

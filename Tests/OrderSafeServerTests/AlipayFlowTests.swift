@@ -127,32 +127,44 @@ struct AlipayFlowTests {
     func endToEnd() async throws {
         let port = Int.random(in: 30_000...60_000)
         let (settings, _) = try await Self.settings(port: port)
-        let app = try await OrderSafeApplication.build(settings: settings, logger: TestLog.logger)
-        let alice = try await TestServer.token("alice", issuedAt: Date())
-        let base = "http://127.0.0.1:\(port)"
-        let services = ServiceGroup(configuration: .init(services: [app], logger: TestLog.logger))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            defer { Task { await services.triggerGracefulShutdown() } }
-            try await Self.waitUntilUp(base)
+        try await Self.live(settings) { base, alice in
             let created = try await Self.request(base + "/v1/orders", method: .POST, token: alice,
                                                  body: #"{"product_id":"consultation","channel":"alipay"}"#)
             let response = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(created))
             let orderString = try #require(response.alipay?.orderString)
             _ = try await Self.request(base + "/sandbox/alipay/pay", method: .POST, token: nil, body: orderString)
-            var status = OrderStatus.created
-            for _ in 0..<100 where status != .fulfilled {
-                try await Task.sleep(for: .milliseconds(50))
-                let read = try await Self.request(base + "/v1/orders/\(response.order.orderNo)", method: .GET, token: alice, body: nil)
-                status = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(read)).order.status
-            }
-            #expect(status == .fulfilled)
+            #expect(try await Self.waitForStatus(.fulfilled, base: base, orderNo: response.order.orderNo, token: alice) == .fulfilled)
             let holdings = try await Self.request(base + "/v1/me/entitlements", method: .GET, token: alice, body: nil)
             #expect(try OrderSafeJSON.decoder().decode(HoldingsResponse.self, from: Data(holdings)).balances
                 == [Balance(name: "consultations", amount: 1)])
+        }
+    }
+
+    /// Runs the real server on `settings` (its port) around `body`, which gets the base URL and alice's token.
+    static func live(_ settings: Settings, _ body: @escaping @Sendable (String, String) async throws -> Void) async throws {
+        let app = try await OrderSafeApplication.build(settings: settings, logger: TestLog.logger)
+        let alice = try await TestServer.token("alice", issuedAt: Date())
+        let base = "http://127.0.0.1:\(settings.server.port)"
+        let services = ServiceGroup(configuration: .init(services: [app], logger: TestLog.logger))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await services.run() }
+            defer { Task { await services.triggerGracefulShutdown() } }
+            try await Self.waitUntilUp(base)
+            try await body(base, alice)
             await services.triggerGracefulShutdown()
             try await group.waitForAll()
         }
+    }
+
+    /// Polls the order until it reaches `wanted` (five seconds at most); returns the last status seen.
+    static func waitForStatus(_ wanted: OrderStatus, base: String, orderNo: String, token: String) async throws -> OrderStatus {
+        var status = OrderStatus.created
+        for _ in 0..<100 where status != wanted {
+            try await Task.sleep(for: .milliseconds(50))
+            let read = try await request(base + "/v1/orders/\(orderNo)", method: .GET, token: token, body: nil)
+            status = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(read)).order.status
+        }
+        return status
     }
 
     static func waitUntilUp(_ base: String) async throws {

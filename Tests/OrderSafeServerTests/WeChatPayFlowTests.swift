@@ -151,31 +151,15 @@ struct WeChatPayFlowTests {
 
     @Test("end to end over loopback: order, the sandbox WeChat Pay pays, its notification fulfils the order")
     func endToEnd() async throws {
-        let port = Int.random(in: 30_000...60_000)
-        let (settings, _) = try await Self.settings(port: port)
-        let app = try await OrderSafeApplication.build(settings: settings, logger: TestLog.logger)
-        let alice = try await TestServer.token("alice", issuedAt: Date())
-        let base = "http://127.0.0.1:\(port)"
-        let services = ServiceGroup(configuration: .init(services: [app], logger: TestLog.logger))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            defer { Task { await services.triggerGracefulShutdown() } }
-            try await AlipayFlowTests.waitUntilUp(base)
+        let (settings, _) = try await Self.settings(port: Int.random(in: 30_000...60_000))
+        try await AlipayFlowTests.live(settings) { base, alice in
             let created = try await AlipayFlowTests.request(
                 base + "/v1/orders", method: .POST, token: alice, body: #"{"product_id":"consultation","channel":"wechatpay"}"#)
             let response = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(created))
             let invocation = try #require(response.wechatpay)
             let json = String(decoding: try JSONEncoder().encode(invocation), as: UTF8.self)
             _ = try await AlipayFlowTests.request(base + "/sandbox/wechatpay/pay", method: .POST, token: nil, body: json)
-            var status = OrderStatus.created
-            for _ in 0..<100 where status != .fulfilled {
-                try await Task.sleep(for: .milliseconds(50))
-                let read = try await AlipayFlowTests.request(base + "/v1/orders/\(response.order.orderNo)", method: .GET, token: alice, body: nil)
-                status = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(read)).order.status
-            }
-            #expect(status == .fulfilled)
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
+            #expect(try await AlipayFlowTests.waitForStatus(.fulfilled, base: base, orderNo: response.order.orderNo, token: alice) == .fulfilled)
         }
     }
 }

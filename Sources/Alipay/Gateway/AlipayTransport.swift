@@ -1,6 +1,5 @@
-import AsyncHTTPClient
+import ChannelSupport
 import Foundation
-import NIOCore
 
 /// Sends one form POST to the gateway: the seam tests and the sandbox plug into.
 public protocol AlipayTransport: Sendable {
@@ -8,23 +7,18 @@ public protocol AlipayTransport: Sendable {
     func post(url: String, form: String, timeout: Duration) async throws -> (status: Int, body: [UInt8])
 }
 
-/// The real transport over async-http-client.
+/// The real transport: a form POST over the shared provider transport (async-http-client).
 public struct HTTPClientAlipayTransport: AlipayTransport {
-    let client: HTTPClient
-    let maxResponseBytes: Int
+    let transport: any ProviderTransport
 
-    public init(client: HTTPClient = .shared, maxResponseBytes: Int = 1 << 20) {
-        self.client = client
-        self.maxResponseBytes = maxResponseBytes
+    public init(transport: any ProviderTransport = HTTPClientProviderTransport(maxResponseBytes: 1 << 20)) {
+        self.transport = transport
     }
 
     public func post(url: String, form: String, timeout: Duration) async throws -> (status: Int, body: [UInt8]) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded;charset=utf-8")
-        request.body = .bytes(ByteBuffer(string: form))
-        let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
-        var body = try await response.body.collect(upTo: maxResponseBytes)
-        return (Int(response.status.code), body.readBytes(length: body.readableBytes) ?? [])
+        let response = try await transport.send(
+            method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded;charset=utf-8"], body: Array(form.utf8),
+            timeout: timeout)
+        return (response.status, response.body)
     }
 }
