@@ -9,12 +9,13 @@ import Testing
 struct AppStoreSandboxTests {
     static let merchantKey = P256.Signing.PrivateKey()
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
+    static let receiptSigner = try! SandboxReceiptSigner(now: now)
 
     static func world() async throws -> (SandboxAppStore, AppStoreServerAPIClient, SignedDataVerifier) {
         let authority = try SandboxAppStoreCA(now: now)
         let store = SandboxAppStore(
-            authority: authority, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1", merchantKey: merchantKey.publicKey,
-            clock: FixedClock(date: now))
+            authority: authority, receipts: receiptSigner, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1",
+            merchantKey: merchantKey.publicKey, sharedSecret: "shared-secret", clock: FixedClock(date: now))
         let client = try await AppStoreServerAPIClient(
             signingKey: merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer", bundleID: "com.example.app",
             baseURL: "http://sandbox.local/sandbox/appstore", transport: store.transport,
@@ -78,5 +79,33 @@ struct AppStoreSandboxTests {
         await #expect(throws: AppStoreServerAPIError.api(status: 401, code: nil, message: "HTTP 401")) {
             try await stranger.transactionInfo(transactionID: id)
         }
+    }
+
+    @Test("StoreKit 1: the sandbox signs receipts our validator accepts; verifyReceipt goes production → 21007 → sandbox, 21005 is retried")
+    func receipts() async throws {
+        let (store, _, _) = try await Self.world()
+        let (first, _) = try await store.purchase(productID: "coins_60")
+        let (second, _) = try await store.purchase(productID: "remove_ads", type: "Non-Consumable")
+        let receipt = try await store.appReceipt()
+        let roots = try AppleRootCertificates.load([Self.receiptSigner.rootDER], requireApple: false)
+        guard case .valid(let decoded) = try await ReceiptValidator(rootCertificates: roots).validate(try ReceiptParser.bytes(Array(receipt.utf8))) else {
+            Issue.record("a sandbox-signed receipt must validate against the sandbox receipt root")
+            return
+        }
+        #expect(decoded.bundleID == "com.example.app" && decoded.inApp.map(\.transactionID) == [first, second])
+        #expect(decoded.receiptCreationDateMS == Int64(Self.now.timeIntervalSince1970) * 1000)
+
+        let client = VerifyReceiptClient(
+            sharedSecret: "shared-secret", productionURL: "http://sandbox.local/appstore/production/verifyReceipt",
+            sandboxURL: "http://sandbox.local/appstore/sandbox/verifyReceipt", transport: store.transport,
+            retry: RetryPolicy(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(2)), sleep: { _ in })
+        await store.inject(.receiptServerUnavailable)
+        let response = try await client.verify(receiptData: receipt)
+        #expect(response.status == 0 && response.environment == "Sandbox" && response.inApp.map(\.transactionID) == [first, second])
+        let wrongSecret = VerifyReceiptClient(
+            sharedSecret: "nope", productionURL: "http://sandbox.local/appstore/production/verifyReceipt",
+            sandboxURL: "http://sandbox.local/appstore/sandbox/verifyReceipt", transport: store.transport)
+        await #expect(throws: VerifyReceiptError.status(VerifyReceiptStatus(21004))) { try await wrongSecret.verify(receiptData: receipt) }
+        await #expect(throws: VerifyReceiptError.status(VerifyReceiptStatus(21002))) { try await client.verify(receiptData: "not base64!") }
     }
 }

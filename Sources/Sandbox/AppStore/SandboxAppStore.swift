@@ -11,6 +11,8 @@ import OrderSafeModel
 public actor SandboxAppStore {
     /// A fault applied to the next API calls (or, for `expiredLeaf`, to the next signed data).
     public enum Fault: Sendable, Hashable {
+        /// `verifyReceipt` answers status 21005 (receipt server unavailable).
+        case receiptServerUnavailable
         case serverError
         case rateLimited(retryAfterSeconds: Int)
         case timeout(Duration)
@@ -23,6 +25,10 @@ public actor SandboxAppStore {
     private let merchantKeyID: String
     private let merchantKey: P256.Signing.PublicKey
     private let clock: any WallClock
+    /// Signs StoreKit 1 receipts; its root is what merchants trust for sandbox receipts.
+    public nonisolated let receipts: SandboxReceiptSigner
+    private let sharedSecret: String?
+    private var receiptPurchases: [SandboxReceiptSigner.Purchase] = []
 
     private var transactions: [String: String] = [:]
     private var originals: [String: [String]] = [:]
@@ -32,10 +38,12 @@ public actor SandboxAppStore {
     private var faults: [Fault] = []
 
     public init(
-        authority: SandboxAppStoreCA, bundleID: String, appAppleID: Int64, merchantKeyID: String, merchantKey: P256.Signing.PublicKey,
-        clock: any WallClock = SystemClock()
+        authority: SandboxAppStoreCA, receipts: SandboxReceiptSigner, bundleID: String, appAppleID: Int64, merchantKeyID: String,
+        merchantKey: P256.Signing.PublicKey, sharedSecret: String? = nil, clock: any WallClock = SystemClock()
     ) {
         self.authority = authority
+        self.receipts = receipts
+        self.sharedSecret = sharedSecret
         self.bundleID = bundleID
         self.appAppleID = appAppleID
         self.merchantKeyID = merchantKeyID
@@ -66,9 +74,15 @@ public actor SandboxAppStore {
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         let signed = try sign(payload)
         transactions[id] = signed
+        receiptPurchases.append(.init(productID: productID, transactionID: id, originalTransactionID: originalTransactionID, purchaseDate: clock.now()))
         originals[originalTransactionID ?? id, default: []].append(id)
         try record(notificationType: originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", subtype: nil, signedTransaction: signed)
         return (id, signed)
+    }
+
+    /// The app's StoreKit 1 receipt now: every purchase so far, signed, base64 (what `appStoreReceiptURL` holds).
+    public func appReceipt() throws -> String {
+        Data(try receipts.receipt(bundleID: bundleID, purchases: receiptPurchases, createdAt: clock.now())).base64EncodedString()
     }
 
     /// Apple refunds a transaction: a `REFUND` notification is recorded in the history.
@@ -108,7 +122,10 @@ public actor SandboxAppStore {
 
     /// Answers one request (path and query after the base URL).
     public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async -> ProviderHTTPResponse {
-        if let fault = faults.first, fault != .expiredLeaf {
+        if method == "POST", pathAndQuery.hasSuffix("/verifyReceipt") {
+            return await verifyReceipt(body: body, atProduction: !pathAndQuery.hasSuffix("/sandbox/verifyReceipt"))
+        }
+        if let fault = faults.first, fault != .expiredLeaf, fault != .receiptServerUnavailable {
             faults.removeFirst()
             switch fault {
             case .serverError: return Self.json(500, #"{"errorCode":5000001,"errorMessage":"An unknown error occurred. Please try again."}"#)
@@ -119,7 +136,7 @@ public actor SandboxAppStore {
             case .timeout(let delay):
                 try? await Task.sleep(for: delay)
                 return ProviderHTTPResponse(status: 504, headers: [:], body: [])
-            case .expiredLeaf: break
+            case .expiredLeaf, .receiptServerUnavailable: break
             }
         }
         guard authorized(headers) else { return Self.json(401, "") }
@@ -172,6 +189,27 @@ public actor SandboxAppStore {
         } catch {
             return Self.json(400, #"{"errorCode":4000000,"errorMessage":"Invalid request."}"#)
         }
+    }
+
+    /// `verifyReceipt`: the sandbox's receipts are sandbox receipts, so the production endpoint answers 21007.
+    private func verifyReceipt(body: [UInt8], atProduction: Bool) async -> ProviderHTTPResponse {
+        if faults.first == .receiptServerUnavailable {
+            faults.removeFirst()
+            return Self.json(200, #"{"status":21005,"is-retryable":true}"#)
+        }
+        guard let request = try? JSONObject(body), let data = try? request.string("receipt-data"),
+            let der = try? ReceiptParser.bytes(Array(data.utf8))
+        else { return Self.json(200, #"{"status":21002}"#) }
+        if let sharedSecret, (try? request.optionalString("password")) != sharedSecret { return Self.json(200, #"{"status":21004}"#) }
+        if atProduction { return Self.json(200, #"{"status":21007}"#) }
+        guard let roots = try? AppleRootCertificates.load([receipts.rootDER], requireApple: false),
+            case .valid(let receipt)? = try? await ReceiptValidator(rootCertificates: roots).validate(der)
+        else { return Self.json(200, #"{"status":21003}"#) }
+        let answer: [String: Any] = [
+            "status": 0, "environment": "Sandbox", "receipt": receipt.json, "latest_receipt_info": receipt.inApp.map(\.json),
+            "latest_receipt": data,
+        ]
+        return Self.json(200, (try? Self.encode(answer)) ?? #"{"status":21009}"#)
     }
 
     /// The merchant's bearer token: ES256 by the configured key, `aud` appstoreconnect-v1, our bundle, not expired.
