@@ -207,6 +207,7 @@ let package = Package(
         .testTarget(
             name: "OrderSafeServerTests",
             dependencies: [
+                "AppStore",
                 "ChannelSupport",
                 "OrderSafeServer",
                 "WeChatPay",

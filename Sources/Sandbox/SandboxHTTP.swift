@@ -38,3 +38,17 @@ enum PathAndQuery {
         return (String(target[..<mark]), query)
     }
 }
+
+/// Credentials a simulator keeps between runs: a JSON object of strings in a file of mode 0600.
+enum StoredCredentials {
+    static func load(_ file: URL) -> [String: String]? {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        return try? JSONDecoder().decode([String: String].self, from: data)
+    }
+
+    static func save(_ fields: [String: String], to file: URL) throws {
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: file.path, contents: try JSONEncoder().encode(fields), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+    }
+}

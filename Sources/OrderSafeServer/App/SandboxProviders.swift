@@ -1,5 +1,6 @@
 import ChannelSupport
 import Alipay
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -21,6 +22,11 @@ struct SandboxProviders {
     let alipaySettings: Settings.Alipay
     let wechatpay: SandboxWeChatPay
     let wechatpaySettings: Settings.WeChatPay
+    /// The built-in App Store; its roots are written to `data/sandbox/appstore-root.der` (signed data) and
+    /// `appstore-receipt-root.der` (receipts) for `ordersafe appstore verify|receipt --root`.
+    let appStore: SandboxAppStore
+    static let appStoreBundleID = "com.example.ordersafe"
+    static let appStoreKeyID = "SANDBOXKEY1"
 
     init(settings: Settings.Server, clock: any WallClock = SystemClock(), logger: Logger) throws {
         let folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
@@ -50,6 +56,23 @@ struct SandboxProviders {
             merchantSerial: Self.wechatpayMerchantSerial, apiV3Key: apiV3Key,
             publicKey: (Self.wechatpayPublicKeyID, wechatpay.publicKeyPEM), notifyURL: base + "/v1/notify/wechatpay",
             baseURL: base + "/sandbox/wechatpay")
+
+        let authority = try SandboxAppStoreCA.loadOrCreate(in: folder, now: clock.now())
+        let receipts = try SandboxReceiptSigner.loadOrCreate(in: folder, now: clock.now())
+        try Data(authority.rootDER).write(to: folder.appendingPathComponent("appstore-root.der"))
+        try Data(receipts.rootDER).write(to: folder.appendingPathComponent("appstore-receipt-root.der"))
+        appStore = SandboxAppStore(
+            authority: authority, receipts: receipts, bundleID: Self.appStoreBundleID, appAppleID: 1_234_567_890,
+            merchantKeyID: Self.appStoreKeyID,
+            merchantKey: try Self.appStoreKey(folder.appendingPathComponent("appstore-api-key.pem")).publicKey, clock: clock)
+    }
+
+    /// The App Store Server API key the merchant would download from App Store Connect, kept in the data folder.
+    static func appStoreKey(_ url: URL) throws -> P256.Signing.PrivateKey {
+        if let text = try? String(contentsOf: url, encoding: .utf8) { return try P256.Signing.PrivateKey(pemRepresentation: text) }
+        let key = P256.Signing.PrivateKey()
+        try write(key.pemRepresentation, to: url)
+        return key
     }
 
     /// The built-in WeChat Pay is called in process (no network hop to ourselves).
@@ -58,6 +81,7 @@ struct SandboxProviders {
     func addRoutes(to router: Router<OrderSafeRequestContext>) {
         SandboxAlipayRoutes<OrderSafeRequestContext>(alipay: alipay).addRoutes(to: router.group("sandbox/alipay"))
         SandboxWeChatPayRoutes<OrderSafeRequestContext>(wechatpay: wechatpay).addRoutes(to: router.group("sandbox/wechatpay"))
+        SandboxAppStoreRoutes<OrderSafeRequestContext>(store: appStore).addRoutes(to: router.group("sandbox/appstore"))
     }
 
     /// A 32-character secret kept at `url` (mode 0600), generated when missing.

@@ -79,8 +79,7 @@ public struct SandboxAppStoreCA: Sendable {
     /// The authority kept in `folder` (`appstore-ca.json`, mode 0600), created when missing.
     public static func loadOrCreate(in folder: URL, now: Date = Date()) throws -> SandboxAppStoreCA {
         let file = folder.appendingPathComponent("appstore-ca.json")
-        if let data = FileManager.default.contents(atPath: file.path),
-            let stored = try? JSONDecoder().decode([String: String].self, from: data),
+        if let stored = StoredCredentials.load(file),
             let root = stored["root"].flatMap({ Data(base64Encoded: $0) }), let intermediate = stored["intermediate"].flatMap({ Data(base64Encoded: $0) }),
             let leaf = stored["leaf"].flatMap({ Data(base64Encoded: $0) }), let key = stored["leaf_key"],
             let intermediateKey = stored["intermediate_key"]
@@ -96,9 +95,7 @@ public struct SandboxAppStoreCA: Sendable {
             "leaf": Data(authority.leafDER).base64EncodedString(), "leaf_key": authority.leafKey.pemRepresentation,
             "intermediate_key": authority.intermediateKey.pemRepresentation,
         ]
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        guard FileManager.default.createFile(atPath: file.path, contents: try JSONEncoder().encode(stored), attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown) }
+        try StoredCredentials.save(stored, to: file)
         return authority
     }
 

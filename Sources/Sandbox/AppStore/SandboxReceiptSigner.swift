@@ -64,6 +64,34 @@ public struct SandboxReceiptSigner: Sendable {
         rootDER = try SandboxAppStoreCA.der(root)
     }
 
+    init(rootDER: [UInt8], intermediate: Certificate, leaf: Certificate, leafKey: _RSA.Signing.PrivateKey) {
+        self.rootDER = rootDER
+        self.intermediate = intermediate
+        self.leaf = leaf
+        self.leafKey = leafKey
+    }
+
+    /// The signer kept in `folder` (`appstore-receipt-ca.json`, mode 0600), created when missing.
+    public static func loadOrCreate(in folder: URL, now: Date = Date()) throws -> SandboxReceiptSigner {
+        let file = folder.appendingPathComponent("appstore-receipt-ca.json")
+        if let stored = StoredCredentials.load(file),
+            let root = stored["root"].flatMap({ Data(base64Encoded: $0) }), let intermediate = stored["intermediate"].flatMap({ Data(base64Encoded: $0) }),
+            let leaf = stored["leaf"].flatMap({ Data(base64Encoded: $0) }), let key = stored["leaf_key"]
+        {
+            return SandboxReceiptSigner(
+                rootDER: Array(root), intermediate: try Certificate(derEncoded: Array(intermediate)), leaf: try Certificate(derEncoded: Array(leaf)),
+                leafKey: try _RSA.Signing.PrivateKey(pemRepresentation: key))
+        }
+        let signer = try SandboxReceiptSigner(now: now)
+        let stored = [
+            "root": Data(signer.rootDER).base64EncodedString(),
+            "intermediate": Data(try SandboxAppStoreCA.der(signer.intermediate)).base64EncodedString(),
+            "leaf": Data(try SandboxAppStoreCA.der(signer.leaf)).base64EncodedString(), "leaf_key": signer.leafKey.pemRepresentation,
+        ]
+        try StoredCredentials.save(stored, to: file)
+        return signer
+    }
+
     /// A signed receipt (DER) for `bundleID` holding `purchases`, created at `createdAt`.
     public func receipt(bundleID: String, applicationVersion: String = "1", purchases: [Purchase], createdAt: Date) throws -> [UInt8] {
         var attributes: [(Int, [UInt8])] = [

@@ -1,0 +1,98 @@
+import ChannelSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The sandbox App Store over HTTP: the App Store Server API under `{prefix}/inApps/…` and `verifyReceipt` under
+/// `{prefix}/production/verifyReceipt` and `{prefix}/sandbox/verifyReceipt`, as the real hosts serve them; plus
+/// `POST {prefix}/purchase` (what StoreKit returns after a purchase), `GET {prefix}/receipt` (the app receipt) and
+/// `POST {prefix}/faults`.
+public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
+    let store: SandboxAppStore
+
+    public init(store: SandboxAppStore) {
+        self.store = store
+    }
+
+    /// The Apple endpoints the sandbox serves.
+    public static var appleRoutes: [(method: HTTPRequest.Method, path: String)] {
+        [
+            (.post, "production/verifyReceipt"), (.post, "sandbox/verifyReceipt"),
+            (.get, "inApps/v1/transactions/:transaction_id"), (.get, "inApps/v2/history/:transaction_id"),
+            (.get, "inApps/v2/refund/lookup/:transaction_id"), (.get, "inApps/v1/lookup/:order_id"),
+            (.put, "inApps/v1/transactions/consumption/:transaction_id"), (.post, "inApps/v1/notifications/history"),
+            (.post, "inApps/v1/notifications/test"), (.get, "inApps/v1/notifications/test/:token"),
+        ]
+    }
+
+    public func addRoutes(to group: RouterGroup<Context>) {
+        for (method, path) in Self.appleRoutes {
+            group.on(RouterPath(path), method: method) { request, _ in
+                var request = request
+                let body = try await request.collectBody(upTo: 1 << 20)
+                var headers: [String: String] = [:]
+                for field in request.headers { headers[field.name.canonicalName] = field.value }
+                let answer = await store.handle(
+                    method: request.method.rawValue, pathAndQuery: request.uri.description, headers: headers, body: Array(buffer: body))
+                var fields = HTTPFields()
+                for (name, value) in answer.headers {
+                    if let name = HTTPField.Name(name) { fields[name] = value }
+                }
+                return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+            }
+        }
+        group.post("purchase") { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 16 * 1024)
+            do {
+                let object = try JSONObject(Array(buffer: body))
+                let token = try object.optionalString("app_account_token").flatMap(UUID.init(uuidString:))
+                let (id, signed) = try await store.purchase(
+                    productID: try object.string("product_id"), type: try object.optionalString("type") ?? "Consumable", appAccountToken: token)
+                return SandboxJSON.response(["transaction_id": id, "signed_transaction": signed], status: .ok)
+            } catch {
+                return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
+            }
+        }
+        group.get("receipt") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: try await store.appReceipt())))
+        }
+        group.post("faults") { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 16 * 1024)
+            do {
+                let faults = try JSONDecoder().decode(AppStoreFaultRequest.self, from: Data(buffer: body)).parsed()
+                for fault in faults { await store.inject(fault) }
+                return SandboxJSON.response(["queued": "\(faults.count)"], status: .ok)
+            } catch {
+                return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
+            }
+        }
+    }
+}
+
+/// Body of `POST /sandbox/appstore/faults`: `{"faults": ["server_error", "rate_limited:30", "timeout_ms:3000",
+/// "expired_leaf", "receipt_server_unavailable"]}`, applied in order.
+struct AppStoreFaultRequest: Decodable {
+    var faults: [String]
+
+    static func seconds(_ digits: Substring, text: String) throws -> Int {
+        guard let seconds = Int(digits), (0...3600).contains(seconds) else { throw FaultText.Unknown(text: text, known: known) }
+        return seconds
+    }
+
+    static let known = "faults take server_error, rate_limited:SECONDS, timeout_ms:N, expired_leaf, receipt_server_unavailable"
+
+    func parsed() throws -> [SandboxAppStore.Fault] {
+        try faults.map { text in
+            switch text {
+            case "server_error": .serverError
+            case "expired_leaf": .expiredLeaf
+            case "receipt_server_unavailable": .receiptServerUnavailable
+            case _ where text.hasPrefix("rate_limited:"):
+                .rateLimited(retryAfterSeconds: try Self.seconds(text.dropFirst("rate_limited:".count), text: text))
+            default: .timeout(try FaultText.milliseconds(text, prefix: "timeout_ms:", known: Self.known))
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import AppStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import OrderSafeServer
+
+@Suite("The built-in App Store over HTTP")
+struct SandboxAppStoreRouteTests {
+    @Test("a purchase is signed by the root written to the data folder; the receipt validates; verifyReceipt answers 21007 then 0")
+    func purchaseAndReceipt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-appstore-\(UUID().uuidString)").path
+        let settings = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory])
+        let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+        try await app.test(.router) { client in
+            let bought = try await client.execute(
+                uri: "/sandbox/appstore/purchase", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"product_id":"com.example.coins60"}"#))
+            #expect(bought.status == .ok)
+            let signed = try #require(try JSONSerialization.jsonObject(with: Data(buffer: bought.body)) as? [String: String])["signed_transaction"]
+            let roots = try AppleRootCertificates.read(paths: [directory + "/sandbox/appstore-root.der"], requireApple: false)
+            let verifier = SignedDataVerifier(
+                rootCertificates: roots, bundleID: SandboxProviders.appStoreBundleID, appAppleID: nil, environment: .sandbox)
+            #expect(try await verifier.verifyTransaction(try #require(signed)).productId == "com.example.coins60")
+
+            let receipt = String(buffer: try await client.execute(uri: "/sandbox/appstore/receipt", method: .get).body)
+            let receiptRoots = try AppleRootCertificates.read(paths: [directory + "/sandbox/appstore-receipt-root.der"], requireApple: false)
+            guard case .valid(let decoded) = try await ReceiptValidator(rootCertificates: receiptRoots).validate(try ReceiptParser.bytes(Array(receipt.utf8)))
+            else {
+                Issue.record("the sandbox receipt must validate against the root in the data folder")
+                return
+            }
+            #expect(decoded.inApp.count == 1)
+            for (path, status) in [("production", 21007), ("sandbox", 0)] {
+                let answer = try await client.execute(
+                    uri: "/sandbox/appstore/\(path)/verifyReceipt", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"receipt-data":"\#(receipt)"}"#))
+                #expect(try VerifyReceiptResponse(body: Array(buffer: answer.body)).status == status)
+            }
+            let faults = try await client.execute(
+                uri: "/sandbox/appstore/faults", method: .post, body: ByteBuffer(string: #"{"faults":["rate_limited:5","nonsense"]}"#))
+            #expect(faults.status == .badRequest)
+        }
+    }
+}
