@@ -38,7 +38,8 @@ public struct JSONObject: Sendable {
         self.bytes = bytes
         // A name given twice could mean one thing to us and another to whoever checked the payload.
         for (index, member) in members.enumerated() {
-            for other in members[..<index] where bytes[other.name].elementsEqual(bytes[member.name]) {
+            for other in members[..<index]
+            where other.name.count == member.name.count && bytes[other.name].elementsEqual(bytes[member.name]) {
                 throw .notAnObject("duplicate member '\(String(decoding: bytes[member.name], as: UTF8.self))'")
             }
         }

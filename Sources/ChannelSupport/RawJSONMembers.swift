@@ -66,6 +66,13 @@ public enum RawJSONMembers {
 
         func peek() -> UInt8? { index < end ? bytes[index] : nil }
 
+        static func isNumberByte(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): true
+            default: false
+            }
+        }
+
         mutating func skipWhitespace() {
             while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
         }
@@ -119,7 +126,7 @@ public enum RawJSONMembers {
                     return
                 }
             case .some(let byte) where byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte):
-                while let next = peek(), "0123456789+-.eE".utf8.contains(next) { index += 1 }
+                while let next = peek(), Self.isNumberByte(next) { index += 1 }
             case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 for literal in ["true", "false", "null"] where bytes[index..<end].starts(with: literal.utf8) {
                     index += literal.utf8.count
