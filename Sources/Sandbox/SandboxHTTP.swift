@@ -1,5 +1,23 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
+
+/// Hands an HTTP request to a simulator exactly as received (method, path and query, headers, body) and returns
+/// its answer: the one bridge between Hummingbird and every simulator's `handle`.
+enum SimulatorBridge {
+    static func forward(_ request: Request, limit: Int, to handler: InProcessTransport.Handler) async throws -> Response {
+        var request = request
+        let body = try await request.collectBody(upTo: limit)
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        let answer = await handler(request.method.rawValue, request.uri.description, headers, Array(buffer: body))
+        var fields = HTTPFields()
+        for (name, value) in answer.headers {
+            if let name = HTTPField.Name(name) { fields[name] = value }
+        }
+        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+}
 
 /// JSON answers of the simulators' own control routes (`pay`, `faults`).
 enum SandboxJSON {

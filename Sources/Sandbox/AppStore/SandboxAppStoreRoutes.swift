@@ -26,19 +26,10 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
     }
 
     public func addRoutes(to group: RouterGroup<Context>) {
+        let handler = store.transport.handler
         for (method, path) in Self.appleRoutes {
             group.on(RouterPath(path), method: method) { request, _ in
-                var request = request
-                let body = try await request.collectBody(upTo: 1 << 20)
-                var headers: [String: String] = [:]
-                for field in request.headers { headers[field.name.canonicalName] = field.value }
-                let answer = await store.handle(
-                    method: request.method.rawValue, pathAndQuery: request.uri.description, headers: headers, body: Array(buffer: body))
-                var fields = HTTPFields()
-                for (name, value) in answer.headers {
-                    if let name = HTTPField.Name(name) { fields[name] = value }
-                }
-                return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+                try await SimulatorBridge.forward(request, limit: 1 << 20, to: handler)
             }
         }
         group.post("purchase") { request, _ in

@@ -1,6 +1,4 @@
-import ChannelSupport
 import Foundation
-import HTTPTypes
 import Hummingbird
 import OrderSafeModel
 import WeChatPay
@@ -15,18 +13,9 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
     }
 
     public func addRoutes(to group: RouterGroup<Context>) {
+        let handler = wechatpay.transport.handler
         let api: @Sendable (Request, Context) async throws -> Response = { request, _ in
-            var request = request
-            let body = try await request.collectBody(upTo: 64 * 1024)
-            var headers: [String: String] = [:]
-            for field in request.headers { headers[field.name.canonicalName] = field.value }
-            let answer = await wechatpay.handle(
-                method: request.method.rawValue, pathAndQuery: request.uri.description, headers: headers, body: Array(buffer: body))
-            var fields = HTTPFields()
-            for (name, value) in answer.headers {
-                if let name = HTTPField.Name(name) { fields[name] = value }
-            }
-            return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+            try await SimulatorBridge.forward(request, limit: 64 * 1024, to: handler)
         }
         for (method, path) in SandboxWeChatPayAPI.routes {
             group.on(RouterPath(path), method: method == "GET" ? .get : .post, use: api)
