@@ -23,8 +23,8 @@ public struct ReceiptValidator: Sendable {
 
     /// Parses and validates; a receipt that cannot even be parsed throws.
     public func validate(_ der: [UInt8]) async throws(ReceiptParser.Error) -> Outcome {
-        let receipt = try ReceiptParser.parse(der)
         let container = try SignedContainer(der)
+        let receipt = try ReceiptParser.decodePayload(container.content)
         guard let signer = container.signerCertificate else { return .invalid("no certificate matches the signer") }
         guard container.signatureVerifies(with: signer) else { return .invalid("the receipt signature does not verify") }
         let at = receipt.receiptCreationDateMS.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()

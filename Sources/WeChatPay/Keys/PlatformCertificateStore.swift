@@ -47,7 +47,7 @@ public actor PlatformCertificateStore: WeChatPayKeyProvider {
         let now = clock.now()
         let due = lastRefresh.map { now.timeIntervalSince($0) >= refreshInterval } ?? true
         let expiring = entries.map(\.expiresAt).max().map { $0.timeIntervalSince(now) < refreshInterval } ?? true
-        let unknown = !keys.serials.contains(serial.uppercased()) && !keys.serials.contains(serial)
+        let unknown = !keys.contains(serial: serial)
         let unknownAllowed = lastUnknownSerialRefresh.map { now.timeIntervalSince($0) >= unknownSerialCooldown } ?? true
         if due || expiring || (unknown && unknownAllowed) {
             if unknown { lastUnknownSerialRefresh = now }
@@ -55,7 +55,7 @@ public actor PlatformCertificateStore: WeChatPayKeyProvider {
                 try await refresh()
             } catch {
                 // Keep verifying with what we hold; a message signed by a key we hold still verifies.
-                if keys.serials.isEmpty { throw .unreadableCertificate("cannot download platform certificates: \(error)") }
+                if keys.isEmpty { throw .unreadableCertificate("cannot download platform certificates: \(error)") }
             }
         }
         return keys

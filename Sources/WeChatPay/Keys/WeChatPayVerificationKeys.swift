@@ -37,11 +37,18 @@ public struct WeChatPayVerificationKeys: Sendable {
         }
     }
 
-    /// The key for a `Wechatpay-Serial` value.
+    /// The key for a `Wechatpay-Serial` value (serials match as given or uppercased).
     func key(serial: String) throws(WeChatPayError) -> _RSA.Signing.PublicKey {
-        guard let key = keys[serial] ?? keys[serial.uppercased()] else { throw .unknownSerial(serial) }
+        guard let key = lookup(serial) else { throw .unknownSerial(serial) }
         return key
     }
+
+    /// Whether a key for `serial` is held, without sorting anything (checked on every verification).
+    func contains(serial: String) -> Bool { lookup(serial) != nil }
+
+    var isEmpty: Bool { keys.isEmpty }
+
+    private func lookup(_ serial: String) -> _RSA.Signing.PublicKey? { keys[serial] ?? keys[serial.uppercased()] }
 
     public var serials: [String] { keys.keys.sorted() }
 }
