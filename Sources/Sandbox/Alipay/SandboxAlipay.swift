@@ -251,11 +251,12 @@ public actor SandboxAlipay {
         case .duplicate, nil:
             break
         }
-        deliver(url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: extraDelay)
+        let current = deliver(url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: extraDelay)
         if fault == .duplicate { deliver(url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: .zero) }
         if let (heldTrade, heldBody) = heldNotification, heldTrade != trade.outTradeNo || fault != .reorder {
             heldNotification = nil
-            deliver(url: url, outTradeNo: heldTrade, body: heldBody, extraDelay: .zero)
+            // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
+            deliver(url: url, outTradeNo: heldTrade, body: heldBody, extraDelay: .zero, after: current)
         }
     }
 
@@ -266,10 +267,14 @@ public actor SandboxAlipay {
         deliver(url: url, outTradeNo: outTradeNo, body: body, extraDelay: .zero)
     }
 
-    private func deliver(url: String, outTradeNo: String, body: String, extraDelay: Duration) {
+    @discardableResult
+    private func deliver(url: String, outTradeNo: String, body: String, extraDelay: Duration, after predecessor: Task<Void, Never>? = nil)
+        -> Task<Void, Never>
+    {
         let id = UUID()
         let scale = timeScale
-        pending[id] = Task { [httpClient] in
+        let task = Task { [httpClient] in
+            await predecessor?.value
             if extraDelay > .zero { try? await Task.sleep(for: extraDelay) }
             for attempt in 0...Self.retrySchedule.count {
                 if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
@@ -278,6 +283,8 @@ public actor SandboxAlipay {
                 if accepted { return }
             }
         }
+        pending[id] = task
+        return task
     }
 
     private func record(_ delivery: Delivery) {

@@ -355,13 +355,16 @@ public actor SandboxWeChatPay {
         case .duplicate, .staleTimestamp, nil:
             break
         }
-        deliver(url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: extraDelay)
+        let current = deliver(url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: extraDelay)
         if fault == .duplicate {
             deliver(url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: .zero)
         }
         if fault != .reorder, let held {
             self.held = nil
-            deliver(url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body, extraDelay: .zero)
+            // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
+            deliver(
+                url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body,
+                extraDelay: .zero, after: current)
         }
     }
 
@@ -372,10 +375,15 @@ public actor SandboxWeChatPay {
         deliver(url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body, extraDelay: .zero)
     }
 
-    private func deliver(url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8], extraDelay: Duration) {
+    @discardableResult
+    private func deliver(
+        url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8], extraDelay: Duration,
+        after predecessor: Task<Void, Never>? = nil
+    ) -> Task<Void, Never> {
         let id = UUID()
         let scale = timeScale
-        pending[id] = Task { [sink] in
+        let task = Task { [sink] in
+            await predecessor?.value
             if extraDelay > .zero { try? await Task.sleep(for: extraDelay) }
             for attempt in 0...Self.retrySchedule.count {
                 if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
@@ -384,6 +392,8 @@ public actor SandboxWeChatPay {
                 if accepted { return }
             }
         }
+        pending[id] = task
+        return task
     }
 
     private func record(_ delivery: Delivery) {
