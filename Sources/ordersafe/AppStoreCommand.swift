@@ -31,24 +31,28 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
     @Option(help: "Production, Sandbox, Xcode or LocalTesting.")
     var environment: String = "Production"
 
-    @Option(help: "Validation time: signed (the payload's signedDate), now, or UNIX seconds.")
-    var at: String = "signed"
+    @Option(help: "Validation time: signed (the payload's signedDate; the default), now, or UNIX seconds.")
+    var at: String?
+
+    @Flag(help: "Ask the certificates' OCSP responders whether they are revoked (validates at now; needs the network).")
+    var online = false
 
     func validate() throws {
         guard AppStoreEnvironment(rawValue: environment) != nil else {
             throw ValidationError("--environment must be Production, Sandbox, Xcode or LocalTesting")
         }
-        guard ["signed", "now"].contains(at) || Int64(at) != nil else { throw ValidationError("--at must be signed, now or UNIX seconds") }
+        if let at, !["signed", "now"].contains(at), Int64(at) == nil { throw ValidationError("--at must be signed, now or UNIX seconds") }
+        if online, let at, at != "now" { throw ValidationError("--online validates at now; it cannot be combined with --at \(at)") }
         guard !roots.isEmpty || AppStoreEnvironment(rawValue: environment)!.isLocal else {
             throw ValidationError("--root is required (Apple Root CA - G3 for App Store data)")
         }
     }
 
     var validationTime: SignedDataVerifier.ValidationTime {
-        switch at {
+        switch at ?? "signed" {
         case "signed": .signed
         case "now": .now
-        default: .fixed(Date(timeIntervalSince1970: Double(Int64(at)!)))
+        case let seconds: .fixed(Date(timeIntervalSince1970: Double(Int64(seconds)!)))
         }
     }
 
@@ -58,7 +62,8 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
         do {
             verifier = SignedDataVerifier(
                 rootCertificates: try AppleRootCertificates.read(paths: roots, requireApple: environment == .production),
-                bundleID: bundleID, appAppleID: appAppleID, environment: environment, validationTime: validationTime)
+                bundleID: bundleID, appAppleID: appAppleID, environment: environment, validationTime: validationTime,
+                onlineChecks: online ? OnlineRevocationCheck() : nil)
         } catch {
             throw ValidationError(error.description)
         }

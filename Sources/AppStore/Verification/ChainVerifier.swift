@@ -21,7 +21,8 @@ struct ChainVerifier: Sendable {
         func covers(_ date: Date) -> Bool { validFrom <= date && date <= validUntil }
     }
 
-    func verify(x5c: [String], at validationTime: Date) async throws(VerificationError) -> Verified {
+    /// Verifies the chain offline at `validationTime`, then, with `online`, asks the certificates' OCSP responders.
+    func verify(x5c: [String], at validationTime: Date, online: OnlineRevocationCheck? = nil) async throws(VerificationError) -> Verified {
         guard x5c.count == 3 else { throw .invalidChainLength(x5c.count) }
         let leaf = try Self.certificate(x5c[0])
         let intermediate = try Self.certificate(x5c[1])
@@ -35,6 +36,7 @@ struct ChainVerifier: Sendable {
                 throw .invalidCertificate("the leaf certificate does not hold a P-256 key")
             }
             let certificates = Array(chain)
+            try await online?.check(leaf: leaf, intermediate: intermediate, roots: roots, at: validationTime)
             return Verified(
                 leafKey: key, validFrom: certificates.map(\.notValidBefore).max()!, validUntil: certificates.map(\.notValidAfter).min()!)
         case .couldNotValidate(let failures):

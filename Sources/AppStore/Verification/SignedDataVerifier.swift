@@ -28,17 +28,22 @@ public struct SignedDataVerifier: Sendable {
     let chains: ChainVerifier
     let cache: VerifiedChainCache
     let validationTime: ValidationTime
+    let online: OnlineRevocationCheck?
     let clock: any WallClock
 
+    /// With `onlineChecks`, certificates are validated now and their revocation asked of their OCSP responders
+    /// (as Apple's libraries do with online checks enabled); `validationTime` is then ignored.
     public init(
         rootCertificates: [Certificate], bundleID: String?, appAppleID: Int64?, environment: AppStoreEnvironment,
-        validationTime: ValidationTime = .signed, cache: VerifiedChainCache = VerifiedChainCache(), clock: any WallClock = SystemClock()
+        validationTime: ValidationTime = .signed, onlineChecks: OnlineRevocationCheck? = nil,
+        cache: VerifiedChainCache = VerifiedChainCache(), clock: any WallClock = SystemClock()
     ) {
         chains = ChainVerifier(roots: rootCertificates)
         self.bundleID = bundleID
         self.appAppleID = appAppleID
         self.environment = environment
-        self.validationTime = validationTime
+        self.validationTime = onlineChecks == nil ? validationTime : .now
+        self.online = onlineChecks
         self.cache = cache
         self.clock = clock
     }
@@ -135,7 +140,7 @@ public struct SignedDataVerifier: Sendable {
         if let cached = cache.lookup(token.headerSegment, at: at, now: now) {
             key = cached.leafKey
         } else {
-            let verified = try await chains.verify(x5c: try Self.x5c(header: token.header()), at: at)
+            let verified = try await chains.verify(x5c: try Self.x5c(header: token.header()), at: at, online: online)
             cache.store(verified, for: token.headerSegment, now: now)
             key = verified.leafKey
         }

@@ -7,9 +7,11 @@ import OrderSafeModel
 /// A local App Store: records purchases, signs transactions, renewal info and notifications with its own
 /// authority exactly as the App Store does (ES256, `x5c` of leaf, intermediate and root carrying Apple's OIDs),
 /// and serves the App Store Server API endpoints, checking the merchant's ES256 bearer token. Faults can be
-/// injected: 5xx, 429 with `Retry-After`, timeouts, and signatures by an expired leaf.
+/// injected: 5xx, 429 with `Retry-After`, timeouts, signatures by an expired or a revoked leaf, and an OCSP
+/// responder that is down.
 public actor SandboxAppStore {
-    /// A fault applied to the next API calls (or, for `expiredLeaf`, to the next signed data).
+    /// A fault applied to the next API calls (for `expiredLeaf` and `revokedLeaf`, to the next signed data; for
+    /// `ocspUnavailable`, to the next OCSP requests).
     public enum Fault: Sendable, Hashable {
         /// `verifyReceipt` answers status 21005 (receipt server unavailable).
         case receiptServerUnavailable
@@ -17,7 +19,14 @@ public actor SandboxAppStore {
         case rateLimited(retryAfterSeconds: Int)
         case timeout(Duration)
         case expiredLeaf
+        /// The next signed data comes from a new leaf that the OCSP responder reports revoked.
+        case revokedLeaf
+        /// The OCSP responder answers 503.
+        case ocspUnavailable
     }
+
+    /// Faults that apply to signing or to OCSP, not to the next API call.
+    private static let nonAPIFaults: Set<Fault> = [.expiredLeaf, .revokedLeaf, .ocspUnavailable, .receiptServerUnavailable]
 
     public nonisolated let authority: SandboxAppStoreCA
     public nonisolated let bundleID: String
@@ -36,6 +45,7 @@ public actor SandboxAppStore {
     private var testNotifications: [String: String] = [:]
     private var nextID: Int64 = 2_000_000_900_000_001
     private var faults: [Fault] = []
+    private var revokedSerials: Set<[UInt8]> = []
 
     public init(
         authority: SandboxAppStoreCA, receipts: SandboxReceiptSigner, bundleID: String, appAppleID: Int64, merchantKeyID: String,
@@ -109,10 +119,14 @@ public actor SandboxAppStore {
 
     private func sign(_ payload: [String: Any]) throws -> String {
         var signer = authority
+        let now = clock.now()
         if faults.first == .expiredLeaf {
             faults.removeFirst()
-            let now = clock.now()
             signer = try authority.withLeaf(validFrom: now - 2 * 365 * 86400, to: now - 365 * 86400)
+        } else if faults.first == .revokedLeaf {
+            faults.removeFirst()
+            signer = try authority.withLeaf(validFrom: now - 86400, to: now + 365 * 86400)
+            revokedSerials.insert(try signer.leafSerial)
         }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes])
         return try signer.sign(String(decoding: json, as: UTF8.self))
@@ -125,7 +139,10 @@ public actor SandboxAppStore {
         if method == "POST", pathAndQuery.hasSuffix("/verifyReceipt") {
             return await verifyReceipt(body: body, atProduction: !pathAndQuery.hasSuffix("/sandbox/verifyReceipt"))
         }
-        if let fault = faults.first, fault != .expiredLeaf, fault != .receiptServerUnavailable {
+        if method == "POST", pathAndQuery.hasSuffix("/ocsp") {
+            return ocsp(body: body)
+        }
+        if let fault = faults.first, !Self.nonAPIFaults.contains(fault) {
             faults.removeFirst()
             switch fault {
             case .serverError: return Self.json(500, #"{"errorCode":5000001,"errorMessage":"An unknown error occurred. Please try again."}"#)
@@ -136,7 +153,7 @@ public actor SandboxAppStore {
             case .timeout(let delay):
                 try? await Task.sleep(for: delay)
                 return ProviderHTTPResponse(status: 504, headers: [:], body: [])
-            case .expiredLeaf, .receiptServerUnavailable: break
+            case .expiredLeaf, .revokedLeaf, .ocspUnavailable, .receiptServerUnavailable: break
             }
         }
         guard authorized(headers) else { return Self.json(401, "") }
@@ -192,6 +209,18 @@ public actor SandboxAppStore {
     }
 
     /// `verifyReceipt`: the sandbox's receipts are sandbox receipts, so the production endpoint answers 21007.
+    /// The OCSP responder for the authority's leaves (RFC 6960 over HTTP POST).
+    private func ocsp(body: [UInt8]) -> ProviderHTTPResponse {
+        if faults.first == .ocspUnavailable {
+            faults.removeFirst()
+            return ProviderHTTPResponse(status: 503, headers: [:], body: [])
+        }
+        guard let responder = try? authority.ocspResponder else { return ProviderHTTPResponse(status: 500, headers: [:], body: []) }
+        return ProviderHTTPResponse(
+            status: 200, headers: ["Content-Type": "application/ocsp-response"],
+            body: responder.respond(to: body, revokedSerials: revokedSerials, now: clock.now()))
+    }
+
     private func verifyReceipt(body: [UInt8], atProduction: Bool) async -> ProviderHTTPResponse {
         if faults.first == .receiptServerUnavailable {
             faults.removeFirst()

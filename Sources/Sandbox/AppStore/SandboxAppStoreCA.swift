@@ -6,13 +6,17 @@ import X509
 
 /// The sandbox App Store's certificate authority: a root, an intermediate and a leaf carrying Apple's OIDs
 /// (intermediate `1.2.840.113635.100.6.2.1`, leaf `1.2.840.113635.100.6.11.1`), P-256 throughout, as Apple's
-/// chain is built. Generated on first use and kept in a folder, so the merchant can trust its root.
+/// chain is built. Generated on first use and kept in a folder, so the merchant can trust its root. Leaves name
+/// the sandbox's OCSP responder (``ocspURL``), as Apple's leaves name theirs.
 public struct SandboxAppStoreCA: Sendable {
     public let rootDER: [UInt8]
     public let intermediateDER: [UInt8]
     public let leafDER: [UInt8]
     let leafKey: P256.Signing.PrivateKey
     let intermediateKey: P256.Signing.PrivateKey
+
+    /// Where leaves say their status is answered; the sandbox serves it at this path (``SandboxAppStore/handle``).
+    public static let ocspURL = "http://ocsp.sandbox.ordersafe.invalid/sandbox/appstore/ocsp"
 
     static let appleLeafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     static let appleIntermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
@@ -73,10 +77,21 @@ public struct SandboxAppStoreCA: Sendable {
                 Critical(KeyUsage(digitalSignature: true))
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(issuerKey.publicKey)).keyIdentifier)
                 Certificate.Extension(oid: appleLeafOID, critical: false, value: [0x05, 0x00])
+                AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(ocspURL))])
             }, issuerPrivateKey: .init(issuerKey)))
     }
 
-    /// The authority kept in `folder` (`appstore-ca.json`, mode 0600), created when missing.
+    /// The leaf's serial number as its OCSP CertID carries it (DER INTEGER content).
+    var leafSerial: [UInt8] {
+        get throws { Array(try Certificate(derEncoded: leafDER).serialNumber.bytes) }
+    }
+
+    var ocspResponder: SandboxOCSPResponder {
+        get throws { SandboxOCSPResponder(issuer: try Certificate(derEncoded: intermediateDER), issuerKey: intermediateKey) }
+    }
+
+    /// The authority kept in `folder` (`appstore-ca.json`, mode 0600), created when missing. A leaf stored by
+    /// an older build, without an OCSP responder, is replaced by one that has it (same root and intermediate).
     public static func loadOrCreate(in folder: URL, now: Date = Date()) throws -> SandboxAppStoreCA {
         let file = folder.appendingPathComponent("appstore-ca.json")
         if let stored = StoredCredentials.load(file),
@@ -84,19 +99,29 @@ public struct SandboxAppStoreCA: Sendable {
             let leaf = stored["leaf"].flatMap({ Data(base64Encoded: $0) }), let key = stored["leaf_key"],
             let intermediateKey = stored["intermediate_key"]
         {
-            return SandboxAppStoreCA(
+            let authority = SandboxAppStoreCA(
                 rootDER: Array(root), intermediateDER: Array(intermediate), leafDER: Array(leaf),
                 leafKey: try P256.Signing.PrivateKey(pemRepresentation: key),
                 intermediateKey: try P256.Signing.PrivateKey(pemRepresentation: intermediateKey))
+            guard try Certificate(derEncoded: authority.leafDER).extensions.authorityInformationAccess == nil else { return authority }
+            let intermediateCertificate = try Certificate(derEncoded: authority.intermediateDER)
+            let renewed = try authority.withLeaf(validFrom: intermediateCertificate.notValidBefore, to: intermediateCertificate.notValidAfter)
+            try renewed.save(to: file)
+            return renewed
         }
         let authority = try SandboxAppStoreCA(now: now)
+        try authority.save(to: file)
+        return authority
+    }
+
+    private func save(to file: URL) throws {
+        let authority = self
         let stored = [
             "root": Data(authority.rootDER).base64EncodedString(), "intermediate": Data(authority.intermediateDER).base64EncodedString(),
             "leaf": Data(authority.leafDER).base64EncodedString(), "leaf_key": authority.leafKey.pemRepresentation,
             "intermediate_key": authority.intermediateKey.pemRepresentation,
         ]
         try StoredCredentials.save(stored, to: file)
-        return authority
     }
 
     /// Signs `payload` (JSON text) as the App Store signs transactions, renewal info, notifications and app

@@ -4,7 +4,8 @@ import HTTPTypes
 import Hummingbird
 
 /// The sandbox App Store over HTTP: the App Store Server API under `{prefix}/inApps/…` and `verifyReceipt` under
-/// `{prefix}/production/verifyReceipt` and `{prefix}/sandbox/verifyReceipt`, as the real hosts serve them; plus
+/// `{prefix}/production/verifyReceipt` and `{prefix}/sandbox/verifyReceipt`, as the real hosts serve them, and the
+/// authority's OCSP responder at `{prefix}/ocsp`; plus
 /// `POST {prefix}/purchase` (what StoreKit returns after a purchase), `GET {prefix}/receipt` (the app receipt) and
 /// `POST {prefix}/faults`.
 public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
@@ -21,7 +22,7 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
             (.get, "inApps/v1/transactions/:transaction_id"), (.get, "inApps/v2/history/:transaction_id"),
             (.get, "inApps/v2/refund/lookup/:transaction_id"), (.get, "inApps/v1/lookup/:order_id"),
             (.put, "inApps/v1/transactions/consumption/:transaction_id"), (.post, "inApps/v1/notifications/history"),
-            (.post, "inApps/v1/notifications/test"), (.get, "inApps/v1/notifications/test/:token"),
+            (.post, "inApps/v1/notifications/test"), (.get, "inApps/v1/notifications/test/:token"), (.post, "ocsp"),
         ]
     }
 
@@ -63,7 +64,7 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
 }
 
 /// Body of `POST /sandbox/appstore/faults`: `{"faults": ["server_error", "rate_limited:30", "timeout_ms:3000",
-/// "expired_leaf", "receipt_server_unavailable"]}`, applied in order.
+/// "expired_leaf", "revoked_leaf", "ocsp_unavailable", "receipt_server_unavailable"]}`, applied in order.
 struct AppStoreFaultRequest: Decodable {
     var faults: [String]
 
@@ -72,13 +73,15 @@ struct AppStoreFaultRequest: Decodable {
         return seconds
     }
 
-    static let known = "faults take server_error, rate_limited:SECONDS, timeout_ms:N, expired_leaf, receipt_server_unavailable"
+    static let known = "faults take server_error, rate_limited:SECONDS, timeout_ms:N, expired_leaf, revoked_leaf, ocsp_unavailable, receipt_server_unavailable"
 
     func parsed() throws -> [SandboxAppStore.Fault] {
         try faults.map { text in
             switch text {
             case "server_error": .serverError
             case "expired_leaf": .expiredLeaf
+            case "revoked_leaf": .revokedLeaf
+            case "ocsp_unavailable": .ocspUnavailable
             case "receipt_server_unavailable": .receiptServerUnavailable
             case _ where text.hasPrefix("rate_limited:"):
                 .rateLimited(retryAfterSeconds: try Self.seconds(text.dropFirst("rate_limited:".count), text: text))
