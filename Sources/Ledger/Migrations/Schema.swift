@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial]
+    static let migrations: [Migration] = [initial, reversals]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -193,5 +193,13 @@ enum Schema {
                 FOR EACH ROW EXECUTE FUNCTION order_events_append_only()
                 """,
             ],
+        ])
+
+    /// A payment's refund or revocation is recorded on the payment itself, so it happens once.
+    private static let reversals = Migration(
+        version: 2, name: "payment reversals",
+        statements: [
+            "ALTER TABLE payment_transactions ADD COLUMN reversed_at BIGINT",
+            "ALTER TABLE payment_transactions ADD COLUMN reversal TEXT CHECK (reversal IN ('refunded','revoked'))",
         ])
 }

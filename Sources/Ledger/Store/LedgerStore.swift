@@ -19,6 +19,20 @@ public protocol LedgerStore: Sendable {
     /// Records a verified payment and applies the order's grants, exactly once per provider transaction.
     func fulfil(_ payment: VerifiedPayment, at: Date) async throws -> FulfilmentOutcome
 
+    /// The order and user a provider transaction was recorded for, if it was.
+    func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment?
+
+    /// Reverses exactly what a recorded payment granted (a refund or a revocation), once.
+    func reverse(_ reversal: Reversal, at: Date) async throws -> ReversalOutcome
+
+    /// Moves an order between non-final statuses (`created → paying`, `created|paying → cancelled|closed|failed`),
+    /// appending the event; returns the order as it is afterwards (unchanged when it had already moved on).
+    func transition(orderNo: String, from: Set<OrderStatus>, to: OrderStatus, cause: EventCause, evidence: String?, at: Date)
+        async throws -> Order
+
+    /// Appends an event that changes no status (a hint from the app, a refused submission), for the audit trail.
+    func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date) async throws
+
     /// The user's balances and entitlements.
     func holdings(userID: String, at: Date) async throws -> HoldingsResponse
 

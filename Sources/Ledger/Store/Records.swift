@@ -111,6 +111,48 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
     case amountMismatch = "amount_mismatch"
     /// A second, different provider transaction paid an order that was already settled.
     case orderAlreadySettled = "order_already_settled"
+    /// A reversal took a balance below zero: the user had already spent what was refunded.
+    case negativeBalance = "negative_balance"
+}
+
+/// A provider transaction as the ledger recorded it.
+public struct RecordedPayment: Sendable, Hashable {
+    public var orderNo: String
+    public var userID: String
+}
+
+/// A provider's refund or revocation of a recorded payment.
+public struct Reversal: Sendable, Hashable {
+    public enum Kind: String, Sendable {
+        case refunded, revoked
+    }
+
+    public var channel: Channel
+    public var providerTransactionID: String
+    public var kind: Kind
+    public var cause: EventCause
+    /// Names the proof (`inbox:42`, `refund:…`); never the payload itself.
+    public var evidence: String
+
+    public init(channel: Channel, providerTransactionID: String, kind: Kind, cause: EventCause, evidence: String) {
+        self.channel = channel
+        self.providerTransactionID = providerTransactionID
+        self.kind = kind
+        self.cause = cause
+        self.evidence = evidence
+    }
+}
+
+/// What `reverse` did.
+public enum ReversalOutcome: Sendable, Hashable {
+    /// The payment's grants were taken back; the order is refunded or revoked.
+    case reversed(Order)
+    /// Taken back, but a balance went below zero: the order is flagged for a human.
+    case flagged(Order, FlagReason)
+    /// This payment was reversed before; nothing changed.
+    case alreadyReversed(orderNo: String)
+    /// No payment with this provider transaction id was recorded.
+    case unknownPayment
 }
 
 /// What `fulfil` did with a verified payment.

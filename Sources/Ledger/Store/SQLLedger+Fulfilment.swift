@@ -73,13 +73,6 @@ extension SQLLedger {
         }
     }
 
-    private static func orderID(_ db: any SQLDatabase, orderNo: String) async throws -> Int64 {
-        guard let row = try await db.raw("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() else {
-            throw LedgerError.unknownOrder(orderNo)
-        }
-        return try row.decode(column: "id", as: Int64.self)
-    }
-
     private static func productGrants(_ db: any SQLDatabase, orderID: Int64) async throws -> [Grant] {
         guard let row = try await db.raw("""
             SELECT p.definition FROM orders o
@@ -150,7 +143,7 @@ extension SQLLedger {
 
 extension GrantPeriod {
     /// `date` moved forward by this period on the Gregorian calendar in UTC (1 Jan 31 + P1M = 28/29 Feb).
-    func adding(to date: Date) -> Date {
+    func adding(to date: Date, times: Int = 1) -> Date {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let component: Calendar.Component =
@@ -160,6 +153,6 @@ extension GrantPeriod {
             case .month: .month
             case .year: .year
             }
-        return calendar.date(byAdding: component, value: count, to: date) ?? date
+        return calendar.date(byAdding: component, value: count * times, to: date) ?? date
     }
 }

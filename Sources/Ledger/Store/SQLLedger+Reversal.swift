@@ -1,0 +1,91 @@
+import Foundation
+import OrderSafeModel
+import SQLKit
+
+extension SQLLedger {
+    /// Takes back exactly what the payment granted: balances lose the units it added (going below zero is
+    /// flagged, never clamped), an unlock it made is ended unless another live payment unlocked the same thing,
+    /// an extension is shortened by its period. The payment's `reversed_at` makes this happen once.
+    public func reverse(_ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
+        try await database.transaction { db in
+            guard let payment = try await db.raw("""
+                SELECT p.id, p.order_id, p.user_id, p.reversed_at, o.order_no FROM payment_transactions p
+                JOIN orders o ON o.id = p.order_id
+                WHERE p.channel = \(bind: reversal.channel.rawValue) AND p.provider_txn_id = \(bind: reversal.providerTransactionID)
+                """).first()
+            else { return .unknownPayment }
+            let paymentID = try payment.decode(column: "id", as: Int64.self)
+            let orderID = try payment.decode(column: "order_id", as: Int64.self)
+            let userID = try payment.decode(column: "user_id", as: String.self)
+            let orderNo = try payment.decode(column: "order_no", as: String.self)
+            guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else {
+                throw LedgerError.unknownOrder(orderNo)
+            }
+            let now = date.millisecondsSince1970
+            guard try await db.raw("""
+                UPDATE payment_transactions SET reversed_at = \(bind: now), reversal = \(bind: reversal.kind.rawValue)
+                WHERE id = \(bind: paymentID) AND reversed_at IS NULL RETURNING id
+                """).first() != nil
+            else { return .alreadyReversed(orderNo: orderNo) }
+
+            var negative = false
+            let grants = try await db.raw("""
+                SELECT id, kind, target, amount, period FROM grants
+                WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NULL ORDER BY grant_index
+                """).all()
+            for grant in grants {
+                let grantID = try grant.decode(column: "id", as: Int64.self)
+                let target = try grant.decode(column: "target", as: String.self)
+                switch Grant.Kind(rawValue: try grant.decode(column: "kind", as: String.self)) {
+                case .addBalance:
+                    let units = try grant.decode(column: "amount", as: Int64?.self) ?? 0
+                    let left = try await db.raw("""
+                        UPDATE balances SET amount = amount - \(bind: units), updated_at = \(bind: now)
+                        WHERE user_id = \(bind: userID) AND name = \(bind: target) RETURNING amount
+                        """).first()?.decode(column: "amount", as: Int64.self)
+                    if (left ?? -units) < 0 { negative = true }
+                case .unlockEntitlement:
+                    let others = try await db.raw("""
+                        SELECT COUNT(*) AS n FROM grants
+                        WHERE user_id = \(bind: userID) AND kind = 'unlock_entitlement' AND target = \(bind: target)
+                          AND reversed_at IS NULL AND id <> \(bind: grantID)
+                        """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                    if others == 0 {
+                        try await db.raw("""
+                            UPDATE entitlements SET expires_at = \(bind: now), updated_at = \(bind: now)
+                            WHERE user_id = \(bind: userID) AND name = \(bind: target) AND expires_at IS NULL
+                            """).run()
+                    }
+                case .extendEntitlement:
+                    guard let period = try grant.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)),
+                        let row = try await db.raw("""
+                            SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: target)
+                            """).first(),
+                        let expires = try row.decode(column: "expires_at", as: Int64?.self)
+                    else { break }  // unlocked for good meanwhile, or gone: nothing to shorten
+                    let shortened = period.adding(to: Date(millisecondsSince1970: expires), times: -1).millisecondsSince1970
+                    try await db.raw("""
+                        UPDATE entitlements SET expires_at = \(bind: shortened), updated_at = \(bind: now)
+                        WHERE user_id = \(bind: userID) AND name = \(bind: target)
+                        """).run()
+                case nil:
+                    throw LedgerCorruption(detail: "grant \(grantID) has an unknown kind")
+                }
+                try await db.raw("UPDATE grants SET reversed_at = \(bind: now) WHERE id = \(bind: grantID)").run()
+            }
+
+            let evidence = "\(reversal.channel.rawValue):\(reversal.providerTransactionID) \(reversal.evidence)"
+            if negative {
+                try await Self.setStatus(
+                    db, orderID: orderID, from: order.status, to: .flagged, kind: "flagged:\(FlagReason.negativeBalance.rawValue)",
+                    cause: reversal.cause, evidence: evidence, at: date)
+                return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, .negativeBalance)
+            }
+            let status: OrderStatus = reversal.kind == .refunded ? .refunded : .revoked
+            try await Self.setStatus(
+                db, orderID: orderID, from: order.status, to: status, kind: status.rawValue, cause: reversal.cause, evidence: evidence,
+                at: date)
+            return .reversed(try await Self.loadOrder(db, where: "id", orderID)!)
+        }
+    }
+}
