@@ -122,6 +122,8 @@ let package = Package(
             name: "Engine",
             dependencies: [
                 "Alipay",
+                "AppStore",
+                "ChannelSupport",
                 "WeChatPay",
                 "OrderSafeModel",
                 "Ledger",
@@ -133,6 +135,7 @@ let package = Package(
             name: "OrderSafeServer",
             dependencies: [
                 "Alipay",
+                "AppStore",
                 "ChannelSupport",
                 "WeChatPay",
                 "Sandbox",
@@ -150,6 +153,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             resources: [.copy("Resources/openapi.json"), .copy("Resources/catalog.example.json")]
         ),

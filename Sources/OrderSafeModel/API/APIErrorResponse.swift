@@ -5,6 +5,11 @@ public struct APIErrorResponse: Codable, Hashable, Sendable, Error {
         public var code: String
         /// English explanation for developers.
         public var message: String
+
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
     }
 
     public var error: Detail

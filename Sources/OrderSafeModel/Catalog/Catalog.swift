@@ -47,6 +47,11 @@ public struct Catalog: Codable, Hashable, Sendable {
         products.first { $0.id == id }
     }
 
+    /// The product sold in the App Store under this App Store Connect product id.
+    public func product(appStoreProductID: String) -> Product? {
+        products.first { $0.appStoreProductID == appStoreProductID }
+    }
+
     private func validate() throws(CatalogError) {
         guard !version.isEmpty, version.count <= 64 else {
             throw .invalid(product: nil, reason: "version must be 1 to 64 characters")

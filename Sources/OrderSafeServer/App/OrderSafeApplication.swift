@@ -46,7 +46,7 @@ public enum OrderSafeApplication {
                 configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key",
                 settings: settings.server) ?? ""
             let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
-            let sandbox = settings.server.environment == .sandbox && (settings.alipay == nil || settings.wechatpay == nil)
+            let sandbox = settings.server.environment == .sandbox && (settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil)
                 ? try SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
             let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
                 AlipayPayments(
@@ -57,6 +57,10 @@ public enum OrderSafeApplication {
                 try wechatpay.payments(
                     transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(),
                     ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+            }
+            let identities = OrderIdentityGenerator(clock: clock, random: random)
+            let appStore = try (settings.appStore ?? sandbox?.appStoreSettings).map { appStore in
+                try appStore.payments(ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
             }
             var channels: Set<Channel> = [.appStore]
             if alipay != nil { channels.insert(.alipay) }
@@ -76,11 +80,12 @@ public enum OrderSafeApplication {
             let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth))
             OrdersController(
                 orders: OrderService(
-                    ledger: ledger, catalog: catalog, identities: OrderIdentityGenerator(clock: clock, random: random), clock: clock,
+                    ledger: ledger, catalog: catalog, identities: identities, clock: clock,
                     availableChannels: channels),
                 alipay: alipay, wechatpay: wechatpay, maxBodyBytes: settings.server.maxBodyBytes
             ).addRoutes(to: users)
-            NotificationsController(alipay: alipay, wechatpay: wechatpay).addRoutes(to: v1)
+            NotificationsController(alipay: alipay, wechatpay: wechatpay, appStore: appStore).addRoutes(to: v1)
+            if let appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
             sandbox?.addRoutes(to: router)
             HoldingsController(ledger: ledger, clock: clock).addRoutes(to: users)
             AdminController(ledger: ledger).addRoutes(

@@ -25,8 +25,10 @@ struct SandboxProviders {
     /// The built-in App Store; its roots are written to `data/sandbox/appstore-root.der` (signed data) and
     /// `appstore-receipt-root.der` (receipts) for `ordersafe appstore verify|receipt --root`.
     let appStore: SandboxAppStore
+    let appStoreSettings: Settings.AppStore
     static let appStoreBundleID = "com.example.ordersafe"
     static let appStoreKeyID = "SANDBOXKEY1"
+    static let appStoreAppAppleID: Int64 = 1_234_567_890
 
     init(settings: Settings.Server, clock: any WallClock = SystemClock(), logger: Logger) throws {
         let folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
@@ -59,10 +61,14 @@ struct SandboxProviders {
 
         let authority = try SandboxAppStoreCA.loadOrCreate(in: folder, now: clock.now())
         let receipts = try SandboxReceiptSigner.loadOrCreate(in: folder, now: clock.now())
-        try Data(authority.rootDER).write(to: folder.appendingPathComponent("appstore-root.der"))
-        try Data(receipts.rootDER).write(to: folder.appendingPathComponent("appstore-receipt-root.der"))
+        let rootFile = folder.appendingPathComponent("appstore-root.der"), receiptRootFile = folder.appendingPathComponent("appstore-receipt-root.der")
+        try Data(authority.rootDER).write(to: rootFile, options: .atomic)
+        try Data(receipts.rootDER).write(to: receiptRootFile, options: .atomic)
+        appStoreSettings = Settings.AppStore(
+            bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID, environment: .sandbox,
+            rootCertificateFiles: [rootFile.path], receiptRootCertificateFiles: [receiptRootFile.path])
         appStore = SandboxAppStore(
-            authority: authority, receipts: receipts, bundleID: Self.appStoreBundleID, appAppleID: 1_234_567_890,
+            authority: authority, receipts: receipts, bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID,
             merchantKeyID: Self.appStoreKeyID,
             merchantKey: try Self.appStoreKey(folder.appendingPathComponent("appstore-api-key.pem")).publicKey, clock: clock)
     }

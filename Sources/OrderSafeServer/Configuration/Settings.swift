@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Ledger
 import Logging
@@ -88,10 +89,23 @@ public struct Settings: Sendable {
         public var baseURL: String
     }
 
+    /// The App Store: what signed transactions, receipts and notifications must be verified against.
+    public struct AppStore: Sendable {
+        public var bundleID: String
+        /// Checked on production data when set.
+        public var appAppleID: Int64?
+        public var environment: AppStoreEnvironment
+        /// DER files of the trusted roots for signed data (Apple Root CA - G3).
+        public var rootCertificateFiles: [String]
+        /// DER files of the trusted roots for StoreKit 1 receipts (Apple Inc. Root); none: receipts are refused.
+        public var receiptRootCertificateFiles: [String]
+    }
+
     public var server: Server
     public var database: Database
     public var catalog: Catalog
     public var auth: Auth
     public var alipay: Alipay?
     public var wechatpay: WeChatPay?
+    public var appStore: AppStore?
 }

@@ -1,3 +1,4 @@
+import AppStore
 import Configuration
 import Foundation
 import Ledger
@@ -75,7 +76,7 @@ struct SettingsReader {
         try validate(auth, environment: environment)
         return Settings(
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
-            alipay: try alipay(), wechatpay: try wechatpay())
+            alipay: try alipay(), wechatpay: try wechatpay(), appStore: try appStore())
     }
 
     /// The Alipay section: nil when `alipay.app_id` is not set.
@@ -101,6 +102,38 @@ struct SettingsReader {
             certificates: certificateMode.count == 3 ? (certificateMode[0], certificateMode[1], certificateMode[2]) : nil,
             sellerID: try string("alipay.seller_id"),
             gatewayURL: try string("alipay.gateway_url") ?? "https://openapi.alipay.com/gateway.do", notifyURL: notifyURL)
+    }
+
+    /// The App Store section: nil when `appstore.bundle_id` is not set.
+    private func appStore() throws -> Settings.AppStore? {
+        guard let bundleID = try string("appstore.bundle_id") else { return nil }
+        let environment = try choice("appstore.environment", default: AppStoreEnvironment.production)
+        guard environment == .production || environment == .sandbox else {
+            throw SettingsError(key: "appstore.environment", reason: "must be Production or Sandbox on a server (Xcode data is never trusted)")
+        }
+        let appAppleID = try string("appstore.app_apple_id").map { text in
+            guard let id = Int64(text), id > 0 else { throw SettingsError(key: "appstore.app_apple_id", reason: "'\(text)' is not an App Apple ID") }
+            return id
+        }
+        if environment == .production, appAppleID == nil {
+            throw SettingsError(key: "appstore.app_apple_id", reason: "is required in Production (App Store Connect → App Information → Apple ID)")
+        }
+        func files(_ key: String) throws -> [String] {
+            try (string(key) ?? "").split(separator: ",").map { path in
+                let trimmed = path.trimmingCharacters(in: .whitespaces)
+                guard FileManager.default.isReadableFile(atPath: trimmed) else {
+                    throw SettingsError(key: key, reason: "cannot read '\(trimmed)'")
+                }
+                return trimmed
+            }
+        }
+        let roots = try files("appstore.root_certificates")
+        guard !roots.isEmpty else {
+            throw SettingsError(key: "appstore.root_certificates", reason: "is required: the path of Apple Root CA - G3 (AppleRootCA-G3.cer)")
+        }
+        return Settings.AppStore(
+            bundleID: bundleID, appAppleID: appAppleID, environment: environment, rootCertificateFiles: roots,
+            receiptRootCertificateFiles: try files("appstore.receipt_root_certificates"))
     }
 
     /// The WeChat Pay section: nil when `wechatpay.mch_id` is not set.

@@ -7,11 +7,36 @@ import NIOCore
 /// Provider notifications. `POST /v1/notify/alipay` answers the 7 bytes `success` once the notification is
 /// stored and applied, `failure` otherwise (Alipay then retries on its schedule). `POST /v1/notify/wechatpay`
 /// answers 204 once stored and applied, otherwise 4xx/5xx with `{"code":"FAIL","message":…}` (WeChat Pay retries).
+/// `POST /v1/notify/appstore` (`{"signedPayload": …}`) answers 200 once stored and applied, otherwise an error
+/// status with the API's error body (the App Store retries).
 struct NotificationsController {
     let alipay: AlipayPayments?
     let wechatpay: WeChatPayPayments?
+    let appStore: AppStorePayments?
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
+        group.post("notify/appstore") { request, context in
+            guard let appStore else { throw APIError.notFound("the App Store is not configured") }
+            var request = request
+            let body: ByteBuffer
+            do {
+                body = try await request.collectBody(upTo: 256 * 1024)
+            } catch {
+                throw APIError(status: .contentTooLarge, code: "body_too_large", message: "the body exceeds 256 KiB")
+            }
+            let reply: AppStorePayments.Reply
+            do {
+                reply = try await appStore.handleNotification(body: Array(buffer: body))
+            } catch {
+                context.logger.error("appstore notification not stored", metadata: ["error": "\(String(reflecting: error))"])
+                throw APIError.unavailable
+            }
+            switch reply {
+            case .accepted: return Response(status: .ok)
+            case .refused(let status, let message):
+                throw APIError(status: .init(code: status), code: "notification_refused", message: message)
+            }
+        }
         group.post("notify/alipay") { request, context in
             guard let alipay else { return Self.text("failure", status: .notFound) }
             var request = request

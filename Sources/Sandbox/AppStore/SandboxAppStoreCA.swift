@@ -81,9 +81,9 @@ public struct SandboxAppStoreCA: Sendable {
             }, issuerPrivateKey: .init(issuerKey)))
     }
 
-    /// The leaf's serial number as its OCSP CertID carries it (DER INTEGER content).
+    /// The leaf's serial number, as the OCSP responder compares serials.
     var leafSerial: [UInt8] {
-        get throws { Array(try Certificate(derEncoded: leafDER).serialNumber.bytes) }
+        get throws { SandboxOCSPResponder.magnitude(try Certificate(derEncoded: leafDER).serialNumber.bytes) }
     }
 
     var ocspResponder: SandboxOCSPResponder {

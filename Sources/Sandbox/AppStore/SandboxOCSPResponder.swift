@@ -47,7 +47,7 @@ struct SandboxOCSPResponder: Sendable {
                     guard parts.count == 4, case .primitive(let serial) = parts[3].content else {
                         throw ASN1Error.invalidASN1Object(reason: "a CertID without a serial number")
                     }
-                    request.certIDs.append((certID.encodedBytes, Array(serial)))
+                    request.certIDs.append((certID.encodedBytes, Self.magnitude(serial)))
                 }
             } else if field.identifier == ASN1Identifier(tagWithNumber: 2, tagClass: .contextSpecific),
                 case .constructed(let wrapped) = field.content, let extensions = wrapped.first(where: { _ in true }),
@@ -112,6 +112,12 @@ struct SandboxOCSPResponder: Sendable {
             }
         }
         return response.serializedBytes
+    }
+
+    /// A serial number's bytes without the sign-padding zeros DER may put in front, so a serial compares the
+    /// same however it was encoded.
+    static func magnitude(_ serial: some Collection<UInt8>) -> [UInt8] {
+        Array(serial.drop { $0 == 0 })
     }
 
     static func unsuccessful(status: UInt8) -> [UInt8] {

@@ -1,0 +1,84 @@
+import AppStore
+import ChannelSupport
+import Foundation
+import Ledger
+import OrderSafeModel
+
+extension AppStorePayments {
+    /// What to answer the App Store: 200 stops its retries; anything else makes it try again (up to five times
+    /// over three days).
+    public enum Reply: Sendable, Equatable {
+        case accepted
+        case refused(status: Int, message: String)
+    }
+
+    /// Handles one Server Notification V2 exactly as received. Nothing is acknowledged before it is stored.
+    public func handleNotification(body: [UInt8]) async throws -> Reply {
+        let entry = try await ledger.storeInbound(
+            InboundSignal(channel: .appStore, kind: "notify", headers: [:], body: body, receivedAt: clock.now()))
+        do {
+            let note = try await apply(notificationBody: body, inboxID: entry.id)
+            try await ledger.finishInbound(id: entry.id, error: note, at: clock.now())
+            return .accepted
+        } catch let refusal as Refusal {
+            logger.warning("appstore notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
+            try await ledger.finishInbound(id: entry.id, error: refusal.message, at: clock.now())
+            return .refused(status: refusal.status, message: refusal.message)
+        }
+    }
+
+    struct Refusal: Error {
+        var status: Int
+        var message: String
+    }
+
+    /// Applies a stored notification; returns a note to keep on the inbox entry when it was accepted but could
+    /// not be applied yet (an unbound transaction the app will submit).
+    private func apply(notificationBody body: [UInt8], inboxID: Int64) async throws -> String? {
+        let signedPayload: String
+        do {
+            signedPayload = try JSONObject(body).string("signedPayload")
+        } catch {
+            throw Refusal(status: 400, message: "the body is not {\"signedPayload\": …}: \(error)")
+        }
+        let notification: AppStoreNotification
+        do {
+            notification = try await verifier.verifyNotification(signedPayload)
+        } catch .retryableVerificationFailure(let reason) {
+            throw Refusal(status: 503, message: reason)
+        } catch {
+            throw Refusal(status: 401, message: error.description)
+        }
+        let evidence = "inbox:\(inboxID)"
+        let type = NotificationType(rawValue: notification.notificationType)
+        guard let transaction = notification.transaction, let purchase = AppStorePurchase(transaction) else {
+            logger.info("appstore notification stored", metadata: ["inbox_id": "\(inboxID)", "type": "\(notification.notificationType)"])
+            return nil
+        }
+        switch type {
+        case .oneTimeCharge, .subscribed, .didRenew, .offerRedeemed, .renewalExtended:
+            do {
+                _ = try await record(purchase, submitter: nil, cause: .notification, evidence: evidence)
+            } catch AppStoreSubmissionError.unbound(let id) {
+                return "unbound: transaction \(id) waits for the app's submission"
+            } catch AppStoreSubmissionError.productNotInCatalog(let id) {
+                throw Refusal(status: 500, message: "no catalog product for \(id)")
+            }
+        case .refund, .revoke:
+            let outcome = try await ledger.reverse(
+                Reversal(
+                    channel: .appStore, providerTransactionID: purchase.transactionID, kind: type == .refund ? .refunded : .revoked,
+                    cause: .notification, evidence: evidence),
+                at: clock.now())
+            logger.notice("appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
+            if outcome == .unknownPayment { return "reversal of unrecorded transaction \(purchase.transactionID)" }
+        default:
+            if let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
+                try await ledger.note(
+                    orderNo: recorded.orderNo, kind: "appstore:\(notification.notificationType.lowercased())", cause: .notification,
+                    evidence: [evidence, notification.subtype].compactMap { $0 }.joined(separator: " "), at: clock.now())
+            }
+        }
+        return nil
+    }
+}

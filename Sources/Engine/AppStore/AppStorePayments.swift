@@ -1,0 +1,220 @@
+import AppStore
+import ChannelSupport
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+
+/// The App Store channel of the order engine: turns verified transactions — submitted by the app as StoreKit 2
+/// JWS or StoreKit 1 receipts, or delivered as Server Notifications V2 — into ledger changes, exactly once.
+///
+/// Binding: a transaction's `appAccountToken` (StoreKit 1: `applicationUsername`, a UUID or `"userID#orderNo"`)
+/// names the order and so its user. A transaction that names no order of ours is adopted into a new order for
+/// the submitting user, or for the user who owns its original transaction (renewals); a transaction for another
+/// product than its order, or one more payment for an order already paid (a renewal), is adopted for the same
+/// user. Family-shared transactions belong to the family member who submits them. Whoever submits it, a payment
+/// is credited to the user it belongs to; another user's submission is refused and noted on the order.
+public struct AppStorePayments: Sendable {
+    let verifier: SignedDataVerifier
+    let receipts: ReceiptValidator?
+    let ledger: any LedgerStore
+    let catalog: ActiveCatalog
+    let identities: OrderIdentityGenerator
+    let clock: any WallClock
+    let logger: Logger
+
+    public init(
+        verifier: SignedDataVerifier, receipts: ReceiptValidator?, ledger: any LedgerStore, catalog: ActiveCatalog,
+        identities: OrderIdentityGenerator, clock: any WallClock, logger: Logger
+    ) {
+        self.verifier = verifier
+        self.receipts = receipts
+        self.ledger = ledger
+        self.catalog = catalog
+        self.identities = identities
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Submissions
+
+    /// Verifies and records what the app submitted. Throws ``AppStoreSubmissionError`` when the app must keep the
+    /// transaction unfinished and try again; everything permanent is a `rejected` result.
+    public func submit(_ submission: AppStoreSubmission, userID: String) async throws -> AppStoreSubmissionResponse {
+        switch (submission.signedTransaction, submission.receipt) {
+        case (let jws?, nil):
+            return AppStoreSubmissionResponse(transactions: [try await submit(signedTransaction: jws, userID: userID)])
+        case (nil, let receipt?):
+            return AppStoreSubmissionResponse(
+                transactions: try await submit(
+                    receipt: receipt, transactionID: submission.transactionID, applicationUsername: submission.applicationUsername, userID: userID))
+        default:
+            throw AppStoreSubmissionError.malformed("give exactly one of signed_transaction and receipt")
+        }
+    }
+
+    func submit(signedTransaction jws: String, userID: String) async throws -> AppStoreTransactionResult {
+        let transaction: JWSTransaction
+        do {
+            transaction = try await verifier.verifyTransaction(jws)
+        } catch .retryableVerificationFailure(let reason) {
+            throw AppStoreSubmissionError.verificationUnavailable(reason)
+        } catch {
+            return Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description)
+        }
+        guard let purchase = AppStorePurchase(transaction) else {
+            return Self.rejected(transactionID: transaction.transactionId ?? "", code: "invalid_transaction", message: "the transaction has no id or product")
+        }
+        return try await record(purchase, submitter: userID, cause: .app, evidence: "jws")
+    }
+
+    func submit(receipt base64: String, transactionID: String?, applicationUsername: String?, userID: String) async throws
+        -> [AppStoreTransactionResult]
+    {
+        guard let receipts else {
+            return [Self.rejected(transactionID: transactionID ?? "", code: "receipts_not_accepted", message: "this server takes StoreKit 2 signed transactions only")]
+        }
+        guard let der = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !der.isEmpty else {
+            return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is not base64")]
+        }
+        let receipt: AppReceipt
+        do {
+            switch try await receipts.validate(Array(der)) {
+            case .valid(let valid): receipt = valid
+            case .invalid(let reason): return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: reason)]
+            }
+        } catch {
+            return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "\(error)")]
+        }
+        guard receipt.bundleID == verifier.bundleID || verifier.bundleID == nil else {
+            return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is for bundle \(receipt.bundleID)")]
+        }
+        let entries = receipt.inApp.filter { transactionID == nil || $0.transactionID == transactionID }
+        guard !entries.isEmpty else {
+            return [Self.rejected(transactionID: transactionID ?? "", code: "transaction_not_in_receipt", message: "the receipt holds no such transaction")]
+        }
+        var results: [AppStoreTransactionResult] = []
+        for entry in entries {
+            // The applicationUsername belongs to the transaction the app is finishing, not to the rest of the receipt.
+            guard let purchase = AppStorePurchase(entry, applicationUsername: transactionID == nil ? nil : applicationUsername) else { continue }
+            results.append(try await record(purchase, submitter: userID, cause: .app, evidence: "receipt"))
+        }
+        return results
+    }
+
+    // MARK: Binding and fulfilment
+
+    /// Binds a verified purchase to its order (or adopts it) and fulfils it once. `submitter` is the signed-in user
+    /// for app submissions, nil for notifications.
+    func record(_ purchase: AppStorePurchase, submitter: String?, cause: EventCause, evidence: String) async throws
+        -> AppStoreTransactionResult
+    {
+        let id = purchase.transactionID
+        if purchase.revoked {
+            _ = try await ledger.reverse(
+                Reversal(channel: .appStore, providerTransactionID: id, kind: .revoked, cause: cause, evidence: evidence), at: clock.now())
+            return Self.rejected(transactionID: id, code: "transaction_revoked", message: "Apple refunded or revoked this transaction")
+        }
+        if let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: id) {
+            return try await answer(recorded, purchase: purchase, submitter: submitter, cause: cause)
+        }
+        guard let product = catalog.catalog.product(appStoreProductID: purchase.productID), let price = product.price(for: .appStore) else {
+            throw AppStoreSubmissionError.productNotInCatalog(purchase.productID)
+        }
+
+        let order = try await order(for: purchase, product: product, price: price, submitter: submitter)
+        guard let order else {
+            throw AppStoreSubmissionError.unbound(id)
+        }
+        let outcome = try await ledger.fulfil(
+            VerifiedPayment(
+                channel: .appStore, providerTransactionID: id, orderNo: order.orderNo, amount: order.amount, cause: cause,
+                evidence: evidence + (purchase.familyShared ? " family_shared" : "")),
+            at: clock.now())
+        logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+        if case .duplicate = outcome, order.status == .created {
+            // Another submission recorded it first against another order (two users racing with one receipt):
+            // the order made for this one never gets paid.
+            _ = try await ledger.transition(
+                orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .system, evidence: "appstore:\(id) recorded elsewhere",
+                at: clock.now())
+        }
+        guard let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: id) else {
+            throw AppStoreSubmissionError.malformed("transaction \(id) was not recorded")
+        }
+        return try await answer(recorded, purchase: purchase, submitter: submitter, cause: cause)
+    }
+
+    /// The order a new purchase is recorded against; nil when it names no user at all (a notification for a
+    /// transaction that names no order of ours and renews nothing we know).
+    private func order(for purchase: AppStorePurchase, product: Product, price: Money, submitter: String?) async throws -> Order? {
+        var owner = submitter
+        if let uuid = purchase.orderUUID, let bound = try await ledger.order(uuid: uuid), bound.channel == .appStore {
+            if bound.productID == product.id, !bound.status.isFinal { return bound }
+            owner = bound.userID
+        } else if let legacy = purchase.legacyBinding, let bound = try await ledger.order(number: legacy.orderNo),
+            bound.userID == legacy.userID, bound.channel == .appStore
+        {
+            if bound.productID == product.id, !bound.status.isFinal { return bound }
+            owner = bound.userID
+        } else if !purchase.familyShared, purchase.originalTransactionID != purchase.transactionID,
+            let original = try await ledger.payment(channel: .appStore, providerTransactionID: purchase.originalTransactionID)
+        {
+            owner = original.userID
+        }
+        guard let owner else { return nil }
+        return try await adopt(purchase, product: product, price: price, for: owner)
+    }
+
+    /// A new order for a transaction that came without one; the idempotency key makes adoption happen once per user.
+    private func adopt(_ purchase: AppStorePurchase, product: Product, price: Money, for userID: String) async throws -> Order {
+        let creation = try await ledger.createOrder(
+            NewOrder(
+                userID: userID, productID: product.id, channel: .appStore, amount: price, catalogVersionID: catalog.version.id,
+                origin: .adopted, idempotency: IdempotencyToken(key: "appstore:\(purchase.transactionID)", requestSHA256: "adopted"),
+                createdAt: clock.now()),
+            identity: { identities.next() })
+        return creation.order
+    }
+
+    private func answer(_ recorded: RecordedPayment, purchase: AppStorePurchase, submitter: String?, cause: EventCause) async throws
+        -> AppStoreTransactionResult
+    {
+        guard let order = try await ledger.order(number: recorded.orderNo) else { throw LedgerError.unknownOrder(recorded.orderNo) }
+        guard let submitter, submitter != recorded.userID else {
+            return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded, order: order)
+        }
+        try await ledger.note(
+            orderNo: order.orderNo, kind: "refused:other_user", cause: cause, evidence: "appstore:\(purchase.transactionID) submitted by another user",
+            at: clock.now())
+        logger.warning("appstore transaction submitted by another user", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order.orderNo)"])
+        return Self.rejected(transactionID: purchase.transactionID, code: "transaction_belongs_to_another_user",
+                             message: "this transaction was bought by another account")
+    }
+
+    static func rejected(transactionID: String, code: String, message: String) -> AppStoreTransactionResult {
+        AppStoreTransactionResult(transactionID: transactionID, verdict: .rejected, error: .init(code: code, message: message))
+    }
+}
+
+/// Why a submission could not be settled now; the app keeps the transaction unfinished and submits it again.
+public enum AppStoreSubmissionError: Error, CustomStringConvertible {
+    /// The body is not a submission (a client bug; nothing to retry).
+    case malformed(String)
+    /// Online certificate checks could not be completed.
+    case verificationUnavailable(String)
+    /// The catalog has no product with this App Store product id (the merchant must add it).
+    case productNotInCatalog(String)
+    /// A notification for a transaction that names no order and no known original transaction: kept in the inbox
+    /// until the app submits it.
+    case unbound(String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let reason): reason
+        case .verificationUnavailable(let reason): "verification could not be completed, retry: \(reason)"
+        case .productNotInCatalog(let id): "the catalog has no product with app_store_product_id '\(id)'; the transaction stays unfinished until it has"
+        case .unbound(let id): "transaction \(id) names no order and renews no known transaction"
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import AppStore
+import Foundation
+
+/// One verified App Store transaction, whichever way it arrived (StoreKit 2 JWS, a StoreKit 1 receipt entry, a
+/// notification), reduced to what binding and fulfilment need.
+struct AppStorePurchase: Sendable {
+    var transactionID: String
+    var originalTransactionID: String
+    var productID: String
+    /// StoreKit 2 `appAccountToken`, or a StoreKit 1 `applicationUsername` that is a UUID: the order's UUID.
+    var orderUUID: UUID?
+    /// A legacy StoreKit 1 `applicationUsername` of the form `"userID#orderNo"`.
+    var legacyBinding: (userID: String, orderNo: String)?
+    var familyShared: Bool
+    /// Set when Apple refunded or revoked it.
+    var revoked: Bool
+
+    init?(_ transaction: JWSTransaction) {
+        guard let id = transaction.transactionId, let product = transaction.productId else { return nil }
+        transactionID = id
+        originalTransactionID = transaction.originalTransactionId ?? id
+        productID = product
+        orderUUID = transaction.isFamilyShared ? nil : transaction.appAccountToken
+        familyShared = transaction.isFamilyShared
+        revoked = transaction.revocationDate != nil
+    }
+
+    init?(_ entry: AppReceipt.InAppPurchase, applicationUsername: String?) {
+        guard let id = entry.transactionID, let product = entry.productID else { return nil }
+        transactionID = id
+        originalTransactionID = entry.originalTransactionID ?? id
+        productID = product
+        familyShared = false
+        revoked = entry.cancellationDateMS != nil
+        if let name = applicationUsername {
+            if let uuid = UUID(uuidString: name) {
+                orderUUID = uuid
+            } else if let hash = name.firstIndex(of: "#"), hash != name.startIndex, name.index(after: hash) != name.endIndex {
+                legacyBinding = (String(name[..<hash]), String(name[name.index(after: hash)...]))
+            }
+        }
+    }
+}

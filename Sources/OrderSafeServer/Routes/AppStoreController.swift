@@ -1,0 +1,43 @@
+import Engine
+import Hummingbird
+import OrderSafeModel
+
+/// `POST /v1/appstore/transactions`: the app submits a StoreKit 2 signed transaction or a StoreKit 1 receipt and
+/// learns whether to finish it (`recorded` / `rejected`, 200) or keep it for later (an error status).
+struct AppStoreController {
+    let payments: AppStorePayments
+
+    /// Receipts of users with long purchase histories run to hundreds of kilobytes.
+    static let maxBodyBytes = 1 << 20
+
+    func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
+        group.post("appstore/transactions", use: submit)
+    }
+
+    func submit(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let submission = try await request.decodeJSON(AppStoreSubmission.self, limit: Self.maxBodyBytes)
+        do {
+            let response = try await payments.submit(submission, userID: user.id)
+            for result in response.transactions {
+                context.logger.info(
+                    "appstore submission", metadata: ["transaction_id": "\(result.transactionID)", "verdict": "\(result.verdict.rawValue)",
+                                                      "code": "\(result.error?.code ?? "-")"])
+            }
+            return try Response.json(response)
+        } catch let error as AppStoreSubmissionError {
+            throw error.apiError
+        }
+    }
+}
+
+extension AppStoreSubmissionError {
+    var apiError: APIError {
+        switch self {
+        case .malformed: APIError.badRequest("invalid_submission", description)
+        case .verificationUnavailable: APIError(status: .serviceUnavailable, code: "verification_unavailable", message: description)
+        case .productNotInCatalog: APIError(status: .conflict, code: "unknown_app_store_product", message: description)
+        case .unbound: APIError(status: .conflict, code: "unbound_transaction", message: description)
+        }
+    }
+}

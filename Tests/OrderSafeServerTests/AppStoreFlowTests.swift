@@ -1,0 +1,182 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import OrderSafeModel
+import Sandbox
+import Testing
+@testable import OrderSafeServer
+
+@Suite("App Store through the server: submissions bound to orders, adopted, refused, notified and refunded exactly once")
+struct AppStoreFlowTests {
+    /// Runs `body` against a server whose built-in App Store shares its authority with `store`, the test's App Store.
+    static func withServer(
+        _ body: @escaping @Sendable (any TestClientProtocol, SandboxAppStore) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-appstore-\(UUID().uuidString)").path
+        let settings = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory])
+        let store = try SandboxProviders(settings: settings.server, clock: FixedClock(date: TestServer.now), logger: TestLog.logger).appStore
+        let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+        try await app.test(.router) { client in try await body(client, store) }
+    }
+
+    static let coins = "com.example.ordersafe.coins60"
+
+    static func submit(_ client: some TestClientProtocol, token: String, _ body: String) async throws -> TestResponse {
+        try await client.execute(uri: "/v1/appstore/transactions", method: .post, headers: TestServer.bearer(token), body: ByteBuffer(string: body))
+    }
+
+    static func submit(_ client: some TestClientProtocol, token: String, jws: String) async throws -> AppStoreTransactionResult {
+        let response = try await submit(client, token: token, #"{"signed_transaction":"\#(jws)"}"#)
+        #expect(response.status == .ok, "\(String(buffer: response.body))")
+        let decoded = try response.decoded(AppStoreSubmissionResponse.self)
+        #expect(decoded.transactions.count == 1)
+        return decoded.transactions[0]
+    }
+
+    static func balance(_ client: some TestClientProtocol, token: String) async throws -> Int64 {
+        let holdings = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
+        return try holdings.decoded(HoldingsResponse.self).balances.first { $0.name == "coins" }?.amount ?? 0
+    }
+
+    static func notify(_ client: some TestClientProtocol, _ signedPayload: String) async throws -> HTTPResponse.Status {
+        try await client.execute(
+            uri: "/v1/notify/appstore", method: .post, headers: [.contentType: "application/json"],
+            body: ByteBuffer(string: #"{"signedPayload":"\#(signedPayload)"}"#)
+        ).status
+    }
+
+    @Test("a purchase bound by appAccountToken is recorded once, however often and however concurrently it is submitted")
+    func bound() async throws {
+        try await Self.withServer { client, store in
+            let alice = try await TestServer.token("alice")
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            let (id, jws) = try await store.purchase(productID: Self.coins, appAccountToken: order.orderUUID)
+            let results = try await withThrowingTaskGroup(of: AppStoreTransactionResult.self) { group in
+                for _ in 0..<8 { group.addTask { try await Self.submit(client, token: alice, jws: jws) } }
+                return try await group.reduce(into: [AppStoreTransactionResult]()) { $0.append($1) }
+            }
+            for result in results {
+                #expect(result.verdict == .recorded && result.transactionID == id && result.order?.orderNo == order.orderNo)
+            }
+            #expect(results.contains { $0.order?.status == .fulfilled })
+            #expect(try await Self.balance(client, token: alice) == 60)
+        }
+    }
+
+    @Test("an unbound transaction is adopted into a new order for the submitting user, once")
+    func adopted() async throws {
+        try await Self.withServer { client, store in
+            let bob = try await TestServer.token("bob")
+            let (_, jws) = try await store.purchase(productID: Self.coins)
+            let first = try await Self.submit(client, token: bob, jws: jws)
+            let second = try await Self.submit(client, token: bob, jws: jws)
+            #expect(first.verdict == .recorded && first.order?.userID == "bob" && first.order?.status == .fulfilled)
+            #expect(second.order?.orderNo == first.order?.orderNo)
+            #expect(try await Self.balance(client, token: bob) == 60)
+        }
+    }
+
+    @Test("another user's transaction is refused and credited to its owner only; two users racing with one receipt credit one")
+    func otherUser() async throws {
+        try await Self.withServer { client, store in
+            let alice = try await TestServer.token("alice"), mallory = try await TestServer.token("mallory")
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            let (_, jws) = try await store.purchase(productID: Self.coins, appAccountToken: order.orderUUID)
+            let stolen = try await Self.submit(client, token: mallory, jws: jws)
+            #expect(stolen.verdict == .rejected && stolen.error?.code == "transaction_belongs_to_another_user")
+            #expect(try await Self.balance(client, token: mallory) == 0)
+            #expect(try await Self.balance(client, token: alice) == 60)  // the payment is alice's: credited to her
+
+            let (_, unbound) = try await store.purchase(productID: Self.coins)
+            let carol = try await TestServer.token("carol"), dave = try await TestServer.token("dave")
+            async let c = Self.submit(client, token: carol, jws: unbound)
+            async let d = Self.submit(client, token: dave, jws: unbound)
+            let verdicts = try await [c.verdict, d.verdict]
+            #expect(verdicts.sorted { $0.rawValue < $1.rawValue } == [.recorded, .rejected])
+            #expect(try await Self.balance(client, token: carol) + Self.balance(client, token: dave) == 60)
+        }
+    }
+
+    @Test("bad input: forged or tampered JWS is rejected, a malformed body is 400, an unknown product keeps it unfinished (409)")
+    func badInput() async throws {
+        try await Self.withServer { client, store in
+            let alice = try await TestServer.token("alice")
+            var (_, jws) = try await store.purchase(productID: Self.coins)
+            jws.removeLast(2)
+            jws += jws.hasSuffix("A") ? "BB" : "AA"
+            let tampered = try await Self.submit(client, token: alice, jws: jws)
+            #expect(tampered.verdict == .rejected && tampered.error?.code == "invalid_transaction")
+            let foreign = try SandboxAppStoreCA(now: TestServer.now).sign(#"{"transactionId":"1","productId":"\#(Self.coins)","bundleId":"com.example.ordersafe","environment":"Sandbox","signedDate":1795000000000}"#)
+            #expect(try await Self.submit(client, token: alice, jws: foreign).error?.code == "invalid_transaction")
+            for body in [#"{}"#, #"{"signed_transaction":"a","receipt":"b"}"#, #"not json"#] {
+                let response = try await Self.submit(client, token: alice, body)
+                #expect(response.status == .badRequest, "\(body)")
+            }
+            let unknown = try await Self.submit(client, token: alice, #"{"signed_transaction":"\#(try await store.purchase(productID: "com.example.unknown").signed)"}"#)
+            #expect(unknown.status == .conflict)
+            #expect(try unknown.errorCode() == "unknown_app_store_product")
+            let anonymous = try await client.execute(uri: "/v1/appstore/transactions", method: .post, body: ByteBuffer(string: "{}"))
+            #expect(anonymous.status == .unauthorized)
+            #expect(try await Self.balance(client, token: alice) == 0)
+        }
+    }
+
+    @Test("a notification that arrives first fulfils the order; the app's later submission is recorded; a refund reverses once")
+    func notifications() async throws {
+        try await Self.withServer { client, store in
+            let alice = try await TestServer.token("alice")
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            let (id, jws) = try await store.purchase(productID: Self.coins, appAccountToken: order.orderUUID)
+            let charge = try await store.notification(type: "ONE_TIME_CHARGE", signedTransaction: jws)
+            #expect(try await Self.notify(client, charge) == .ok)
+            #expect(try await Self.notify(client, charge) == .ok)  // Apple retries
+            #expect(try await Self.balance(client, token: alice) == 60)
+            #expect(try await Self.submit(client, token: alice, jws: jws).verdict == .recorded)
+            #expect(try await Self.balance(client, token: alice) == 60)
+
+            let refund = try await store.notification(type: "REFUND", signedTransaction: jws)
+            #expect(try await Self.notify(client, refund) == .ok)
+            #expect(try await Self.notify(client, try await store.notification(type: "REFUND", signedTransaction: jws)) == .ok)
+            #expect(try await Self.balance(client, token: alice) == 0)
+            let read = try await client.execute(uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
+            #expect(try read.decoded(OrderResponse.self).order.status == .refunded)
+            _ = id
+
+            #expect(try await Self.notify(client, "not.a.jws") == .unauthorized)
+            let garbage = try await client.execute(uri: "/v1/notify/appstore", method: .post, body: ByteBuffer(string: "[]"))
+            #expect(garbage.status == .badRequest)
+            #expect(try await Self.notify(client, try await store.notification(type: "TEST", signedTransaction: nil)) == .ok)
+        }
+    }
+
+    @Test("renewals of a subscription are adopted for its owner and extend the entitlement; a StoreKit 1 receipt is accepted")
+    func renewalsAndReceipts() async throws {
+        try await Self.withServer { client, store in
+            let alice = try await TestServer.token("alice")
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(OrderResponse.self).order
+            let monthly = "com.example.ordersafe.vip.monthly"
+            let (first, jws) = try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID)
+            #expect(try await Self.submit(client, token: alice, jws: jws).order?.orderNo == order.orderNo)
+            let (_, renewal) = try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: first)
+            #expect(try await Self.notify(client, try await store.notification(type: "DID_RENEW", signedTransaction: renewal)) == .ok)
+            let holdings = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
+            let vip = try holdings.decoded(HoldingsResponse.self).entitlements.first { $0.name == "vip" }
+            #expect(vip?.expiresAt.map { $0.timeIntervalSince(TestServer.now) > 58 * 86400 } == true)
+
+            let bob = try await TestServer.token("bob")
+            let bobOrder = try await TestServer.createOrder(client, token: bob).decoded(OrderResponse.self).order
+            let (coinsID, _) = try await store.purchase(productID: Self.coins)
+            let receipt = try await store.appReceipt()
+            let response = try await Self.submit(
+                client, token: bob,
+                #"{"receipt":"\#(receipt)","transaction_id":"\#(coinsID)","application_username":"\#(bobOrder.orderUUID.uuidString)"}"#)
+            let decoded = try response.decoded(AppStoreSubmissionResponse.self)
+            #expect(decoded.verdict == .recorded && decoded.transactions.first?.order?.orderNo == bobOrder.orderNo)
+            #expect(try await Self.balance(client, token: bob) == 60)
+            let garbage = try await Self.submit(client, token: bob, #"{"receipt":"AAAA"}"#).decoded(AppStoreSubmissionResponse.self)
+            #expect(garbage.verdict == .rejected && garbage.transactions.first?.error?.code == "invalid_receipt")
+        }
+    }
+}
