@@ -33,6 +33,17 @@ public protocol LedgerStore: Sendable {
     /// Appends an event that changes no status (a hint from the app, a refused submission), for the audit trail.
     func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date) async throws
 
+    /// Schedules a job, or moves the pending one of the same kind and key earlier; a finished one is opened again.
+    func enqueue(_ job: NewJob) async throws
+
+    /// Leases up to `limit` due jobs to `owner` until `now + lease`. Safe with several workers and replicas:
+    /// PostgreSQL skips rows another transaction holds (`FOR UPDATE SKIP LOCKED`); SQLite has one writer.
+    func claimJobs(owner: String, limit: Int, lease: TimeInterval, now: Date) async throws -> [ClaimedJob]
+
+    /// Finishes a claimed job; false when the fence no longer matches (the lease expired and another worker
+    /// claimed the job), in which case nothing is written.
+    func complete(_ job: ClaimedJob, _ result: JobResult, at: Date) async throws -> Bool
+
     /// The user's balances and entitlements.
     func holdings(userID: String, at: Date) async throws -> HoldingsResponse
 

@@ -48,11 +48,14 @@ public struct NewOrder: Sendable {
     public var origin: OrderOrigin
     public var idempotency: IdempotencyToken?
     public var createdAt: Date
+    /// A job about the new order (its number as the key), scheduled in the same transaction as the order.
+    public var followUp: FollowUp?
 
     public init(
         userID: String, productID: String, channel: Channel, amount: Money, catalogVersionID: Int64,
-        origin: OrderOrigin = .api, idempotency: IdempotencyToken? = nil, createdAt: Date
+        origin: OrderOrigin = .api, idempotency: IdempotencyToken? = nil, createdAt: Date, followUp: FollowUp? = nil
     ) {
+        self.followUp = followUp
         self.userID = userID
         self.productID = productID
         self.channel = channel
@@ -61,6 +64,17 @@ public struct NewOrder: Sendable {
         self.origin = origin
         self.idempotency = idempotency
         self.createdAt = createdAt
+    }
+}
+
+/// A job to schedule for an order when it is created: `kind`, keyed by the order number, due `after` seconds.
+public struct FollowUp: Sendable, Hashable {
+    public var kind: String
+    public var after: TimeInterval
+
+    public init(kind: String, after: TimeInterval) {
+        self.kind = kind
+        self.after = after
     }
 }
 
@@ -196,4 +210,40 @@ public struct InboundSignal: Sendable, Hashable {
 public struct InboxEntry: Sendable, Hashable {
     public var id: Int64
     public var isNew: Bool
+}
+
+/// Work the engine schedules for later: provider queries, closes, history pulls. Unique per (kind, key).
+public struct NewJob: Sendable, Hashable {
+    public var kind: String
+    /// What the job is about (an order number); one pending job per kind and key.
+    public var key: String
+    public var payload: String
+    public var runAt: Date
+
+    public init(kind: String, key: String, payload: String = "", runAt: Date) {
+        self.kind = kind
+        self.key = key
+        self.payload = payload
+        self.runAt = runAt
+    }
+}
+
+/// A job a worker holds until `leaseUntil`. Completing it needs the `fence` it was claimed with: a worker whose
+/// lease ran out and was claimed again by another cannot complete it any more.
+public struct ClaimedJob: Sendable, Hashable {
+    public var id: Int64
+    public var kind: String
+    public var key: String
+    public var payload: String
+    public var attempts: Int
+    public var fence: Int64
+    public var leaseUntil: Date
+}
+
+/// How a worker finished a job.
+public enum JobResult: Sendable, Hashable {
+    /// Nothing more to do.
+    case done
+    /// Run again at this time (the order is not final yet, or the provider was unavailable).
+    case retry(at: Date, note: String?)
 }

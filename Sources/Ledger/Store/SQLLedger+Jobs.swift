@@ -1,0 +1,65 @@
+import Foundation
+import OrderSafeModel
+import SQLKit
+
+extension SQLLedger {
+    /// A job that is running when it is enqueued again is fenced off (its worker cannot complete it) and made
+    /// claimable at once, so the new request is never swallowed by the old run's completion.
+    public func enqueue(_ job: NewJob) async throws {
+        try await database.withSession { db in try await Self.enqueue(job, db: db, at: job.runAt) }
+    }
+
+    static func enqueue(_ job: NewJob, db: any SQLDatabase, at date: Date) async throws {
+        let runAt = job.runAt.millisecondsSince1970
+        try await db.raw("""
+            INSERT INTO jobs (kind, dedupe_key, payload, run_at, created_at)
+            VALUES (\(bind: job.kind), \(bind: job.key), \(bind: job.payload), \(bind: runAt), \(bind: date.millisecondsSince1970))
+            ON CONFLICT (kind, dedupe_key) DO UPDATE SET
+                run_at = CASE WHEN jobs.done_at IS NULL AND jobs.run_at < excluded.run_at THEN jobs.run_at ELSE excluded.run_at END,
+                payload = excluded.payload, done_at = NULL,
+                lease_owner = NULL, lease_until = NULL, fence = jobs.fence + 1
+            """).run()
+    }
+
+    public func claimJobs(owner: String, limit: Int, lease: TimeInterval, now: Date) async throws -> [ClaimedJob] {
+        let nowMS = now.millisecondsSince1970
+        let until = now.addingTimeInterval(lease).millisecondsSince1970
+        let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        return try await database.transaction { db in
+            try await db.raw("""
+                UPDATE jobs SET lease_owner = \(bind: owner), lease_until = \(bind: until), fence = fence + 1, attempts = attempts + 1
+                WHERE id IN (
+                    SELECT id FROM jobs
+                    WHERE done_at IS NULL AND run_at <= \(bind: nowMS) AND (lease_until IS NULL OR lease_until < \(bind: nowMS))
+                    ORDER BY run_at, id LIMIT \(bind: limit)\(unsafeRaw: lock))
+                RETURNING id, kind, dedupe_key, payload, attempts, fence, lease_until
+                """).all().map { row in
+                ClaimedJob(
+                    id: try row.decode(column: "id", as: Int64.self), kind: try row.decode(column: "kind", as: String.self),
+                    key: try row.decode(column: "dedupe_key", as: String.self), payload: try row.decode(column: "payload", as: String.self),
+                    attempts: Int(try row.decode(column: "attempts", as: Int64.self)), fence: try row.decode(column: "fence", as: Int64.self),
+                    leaseUntil: Date(millisecondsSince1970: try row.decode(column: "lease_until", as: Int64.self)))
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func complete(_ job: ClaimedJob, _ result: JobResult, at date: Date) async throws -> Bool {
+        try await database.withSession { db in
+            let updated: (any SQLRow)?
+            switch result {
+            case .done:
+                updated = try await db.raw("""
+                    UPDATE jobs SET done_at = \(bind: date.millisecondsSince1970), lease_owner = NULL, lease_until = NULL, last_error = NULL
+                    WHERE id = \(bind: job.id) AND fence = \(bind: job.fence) AND done_at IS NULL RETURNING id
+                    """).first()
+            case .retry(let runAt, let note):
+                updated = try await db.raw("""
+                    UPDATE jobs SET run_at = \(bind: runAt.millisecondsSince1970), lease_owner = NULL, lease_until = NULL,
+                                    last_error = \(bind: note.map { String($0.prefix(500)) })
+                    WHERE id = \(bind: job.id) AND fence = \(bind: job.fence) AND done_at IS NULL RETURNING id
+                    """).first()
+            }
+            return updated != nil
+        }
+    }
+}

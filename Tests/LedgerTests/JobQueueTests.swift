@@ -1,0 +1,85 @@
+import Foundation
+import Ledger
+import OrderSafeModel
+import Synchronization
+import Testing
+
+@Suite("Ledger job queue: leases, fencing, several workers")
+struct JobQueueTests {
+    static let now = Fixtures.now
+
+    @Test("a due job is claimed once, completed once; not-yet-due jobs wait; retry moves it", arguments: TestEngine.available)
+    func lifecycle(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now))
+            try await ledger.enqueue(NewJob(kind: "query_order", key: "B", runAt: Self.now + 60))
+            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now + 30))  // keeps the earlier time
+            let claimed = try await ledger.claimJobs(owner: "w1", limit: 10, lease: 30, now: Self.now)
+            #expect(claimed.map(\.key) == ["A"])
+            #expect(try await ledger.claimJobs(owner: "w2", limit: 10, lease: 30, now: Self.now + 1).isEmpty)  // leased
+            #expect(try await ledger.complete(claimed[0], .retry(at: Self.now + 120, note: "NOTPAY"), at: Self.now))
+            let b = try await ledger.claimJobs(owner: "w2", limit: 10, lease: 30, now: Self.now + 61)
+            #expect(b.map(\.key) == ["B"])
+            #expect(try await ledger.complete(b[0], .retry(at: Self.now + 1000, note: nil), at: Self.now + 61))
+            let again = try await ledger.claimJobs(owner: "w2", limit: 10, lease: 30, now: Self.now + 121)
+            #expect(again.map(\.key) == ["A"] && again[0].attempts == 2)
+            #expect(try await ledger.complete(again[0], .done, at: Self.now + 121))
+            #expect(try await ledger.complete(again[0], .done, at: Self.now + 122) == false)
+            #expect(try await ledger.claimJobs(owner: "w3", limit: 10, lease: 30, now: Self.now + 9999).map(\.key) == ["B"])  // B is due again
+        }
+    }
+
+    @Test("a worker whose lease ran out is fenced off: its completion writes nothing", arguments: TestEngine.available)
+    func fencing(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now))
+            let slow = try await ledger.claimJobs(owner: "slow", limit: 1, lease: 10, now: Self.now)[0]
+            let fast = try await ledger.claimJobs(owner: "fast", limit: 1, lease: 10, now: Self.now + 11)[0]
+            #expect(fast.fence > slow.fence)
+            #expect(try await ledger.complete(slow, .done, at: Self.now + 12) == false)
+            #expect(try await ledger.complete(fast, .retry(at: Self.now + 100, note: nil), at: Self.now + 12))
+
+            // Enqueued again while running: the running worker cannot complete it, and it is claimable at once.
+            let running = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 100)[0]
+            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now + 100))
+            #expect(try await ledger.complete(running, .done, at: Self.now + 101) == false)
+            #expect(try await ledger.claimJobs(owner: "w2", limit: 1, lease: 60, now: Self.now + 101).count == 1)
+        }
+    }
+
+    @Test("four workers claiming 200 jobs concurrently take each exactly once", arguments: TestEngine.available)
+    func concurrentWorkers(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            for index in 0..<200 { try await ledger.enqueue(NewJob(kind: "query_order", key: "O\(index)", runAt: Self.now)) }
+            let taken = try await withThrowingTaskGroup(of: [String].self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        var mine: [String] = []
+                        while true {
+                            let batch = try await ledger.claimJobs(owner: "w\(worker)", limit: 7, lease: 300, now: Self.now)
+                            if batch.isEmpty { return mine }
+                            for job in batch {
+                                #expect(try await ledger.complete(job, .done, at: Self.now))
+                                mine.append(job.key)
+                            }
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String]()) { $0 += $1 }
+            }
+            #expect(taken.count == 200 && Set(taken).count == 200)
+        }
+    }
+
+    @Test("an order's follow-up job is created with it, in one transaction", arguments: TestEngine.available)
+    func followUp(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Self.now)
+            var new = Fixtures.newOrder(version, product: "box", channel: .alipay)
+            new.followUp = FollowUp(kind: "query_order", after: 60)
+            let order = try await ledger.createOrder(new, identity: Fixtures.randomIdentity).order
+            #expect(try await ledger.claimJobs(owner: "w", limit: 5, lease: 30, now: Self.now).isEmpty)
+            #expect(try await ledger.claimJobs(owner: "w", limit: 5, lease: 30, now: Self.now + 60).map(\.key) == [order.orderNo])
+        }
+    }
+}
