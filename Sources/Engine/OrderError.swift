@@ -8,6 +8,10 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
     case channelUnavailable(Channel)
     case idempotencyConflict(key: String)
     case orderNotFound(String)
+    /// The order is paid (or otherwise final) and cannot be cancelled.
+    case notCancellable(orderNo: String, status: OrderStatus)
+    /// The provider could not be reached for something that needs it now.
+    case providerUnavailable(String)
 
     /// The stable code in the API's error body.
     public var code: String {
@@ -17,6 +21,8 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
         case .channelUnavailable: "channel_unavailable"
         case .idempotencyConflict: "idempotency_conflict"
         case .orderNotFound: "order_not_found"
+        case .notCancellable: "order_not_cancellable"
+        case .providerUnavailable: "provider_unavailable"
         }
     }
 
@@ -33,6 +39,10 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
             "Idempotency-Key '\(key)' was already used with a different request"
         case .orderNotFound(let orderNo):
             "no order '\(orderNo)' for this user"
+        case .notCancellable(let orderNo, let status):
+            "order '\(orderNo)' is \(status.rawValue) and cannot be cancelled"
+        case .providerUnavailable(let detail):
+            "the payment provider could not be reached; retry: \(detail)"
         }
     }
 }

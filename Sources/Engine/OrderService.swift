@@ -22,11 +22,14 @@ public struct OrderService: Sendable {
     let clock: any WallClock
     /// The channels this server has accounts for; the catalog may allow more.
     let availableChannels: Set<Channel>
+    /// When the first provider query of an Alipay or WeChat Pay order is due (scheduled with the order).
+    let firstQueryAfter: TimeInterval
 
     public init(
         ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock,
-        availableChannels: Set<Channel>
+        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60
     ) {
+        self.firstQueryAfter = firstQueryAfter
         self.ledger = ledger
         self.catalog = catalog
         self.identities = identities
@@ -48,7 +51,8 @@ public struct OrderService: Sendable {
         }
         let new = NewOrder(
             userID: userID, productID: product.id, channel: request.channel, amount: amount,
-            catalogVersionID: catalog.version.id, idempotency: token, createdAt: clock.now())
+            catalogVersionID: catalog.version.id, idempotency: token, createdAt: clock.now(),
+            followUp: request.channel == .appStore ? nil : FollowUp(kind: Reconciler.Kind.queryOrder, after: firstQueryAfter))
         do {
             return try await ledger.createOrder(new, identity: { identities.next() })
         } catch LedgerError.idempotencyConflict(let key) {
@@ -62,6 +66,44 @@ public struct OrderService: Sendable {
             throw OrderError.orderNotFound(number)
         }
         return order
+    }
+
+    /// Records the app's report of a payment (a hint), moves a new order to `paying`, and asks the provider at
+    /// once; when the provider cannot be asked now, the query job is brought forward instead.
+    public func recordClientResult(_ hint: ClientResultRequest, for order: Order, reconciler: Reconciler) async throws -> Order {
+        let now = clock.now()
+        try await ledger.note(
+            orderNo: order.orderNo, kind: "client_result:\(hint.result.rawValue)", cause: .app,
+            evidence: hint.detail.map { String($0.prefix(200)) }, at: now)
+        if hint.result == .success || hint.result == .pending {
+            _ = try await ledger.transition(orderNo: order.orderNo, from: [.created], to: .paying, cause: .app, evidence: "client result", at: now)
+        }
+        guard order.channel != .appStore else { return try await ledger.order(number: order.orderNo) ?? order }
+        do {
+            return try await reconciler.settle(orderNo: order.orderNo) ?? order
+        } catch {
+            try await ledger.enqueue(NewJob(kind: Reconciler.Kind.queryOrder, key: order.orderNo, runAt: now))
+            return try await ledger.order(number: order.orderNo) ?? order
+        }
+    }
+
+    /// Cancels the user's unpaid order, closing it at the provider first so it can no longer be paid.
+    public func cancel(number: String, userID: String, settler reconciler: Reconciler) async throws -> Order {
+        let order = try await order(number: number, userID: userID)
+        guard order.status == .created || order.status == .paying else {
+            if order.status == .cancelled { return order }
+            throw OrderError.notCancellable(orderNo: order.orderNo, status: order.status)
+        }
+        let after: Order
+        do {
+            after = try await reconciler.cancel(order)
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw OrderError.providerUnavailable("\(error)")
+        }
+        guard after.status == .cancelled else { throw OrderError.notCancellable(orderNo: after.orderNo, status: after.status) }
+        return after
     }
 
     /// A digest of what the request asks for, independent of JSON spelling (key order, whitespace).

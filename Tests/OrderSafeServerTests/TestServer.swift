@@ -4,11 +4,27 @@ import HummingbirdTesting
 import Logging
 import OrderSafeModel
 import OrderSafeServer
+import Synchronization
 import Testing
 
 struct FixedClock: WallClock {
     var date: Date
     func now() -> Date { date }
+}
+
+/// A clock the test moves forward.
+final class ManualClock: WallClock {
+    private let date: Mutex<Date>
+
+    init(_ date: Date) {
+        self.date = Mutex(date)
+    }
+
+    func now() -> Date { date.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) {
+        date.withLock { $0 += seconds }
+    }
 }
 
 /// Builds the real application on a private SQLite database with pinned clock and credentials.

@@ -8,6 +8,8 @@ import OrderSafeModel
 /// ledger changes — stored first, then verified, matched to the order, and fulfilled exactly once.
 public struct AlipayPayments: Sendable {
     let credentials: AlipayCredentials
+    /// Queries and closes trades (reconciliation); nil: orders are settled by notifications only.
+    let gateway: AlipayGatewayClient?
     let sellerID: String?
     let notifyURL: String
     let ledger: any LedgerStore
@@ -15,13 +17,14 @@ public struct AlipayPayments: Sendable {
     let clock: any WallClock
     let logger: Logger
     /// How long an unpaid order stays payable at Alipay (`time_expire`).
-    let paymentWindow: TimeInterval
+    public let paymentWindow: TimeInterval
 
     public init(
-        credentials: AlipayCredentials, sellerID: String?, notifyURL: String, ledger: any LedgerStore, catalog: ActiveCatalog,
-        clock: any WallClock, logger: Logger, paymentWindow: TimeInterval = 30 * 60
+        credentials: AlipayCredentials, gateway: AlipayGatewayClient?, sellerID: String?, notifyURL: String, ledger: any LedgerStore,
+        catalog: ActiveCatalog, clock: any WallClock, logger: Logger, paymentWindow: TimeInterval = 30 * 60
     ) {
         self.credentials = credentials
+        self.gateway = gateway
         self.sellerID = sellerID
         self.notifyURL = notifyURL
         self.ledger = ledger

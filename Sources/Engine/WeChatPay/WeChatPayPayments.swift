@@ -16,7 +16,7 @@ public struct WeChatPayPayments: Sendable {
     let clock: any WallClock
     let logger: Logger
     /// How long an unpaid order stays payable at WeChat Pay (`time_expire`).
-    let paymentWindow: TimeInterval
+    public let paymentWindow: TimeInterval
 
     public init(
         client: WeChatPayClient, notifications: WeChatPayNotificationParser, notifyURL: String,

@@ -1,3 +1,4 @@
+import Alipay
 import ChannelSupport
 import Engine
 import Foundation
@@ -6,6 +7,7 @@ import Ledger
 import Logging
 import OrderSafeModel
 import Prometheus
+import ServiceLifecycle
 import WeChatPay
 
 /// Wiring in one place: database, migrations, catalog, authentication, routes and middleware.
@@ -17,11 +19,15 @@ public enum OrderSafeApplication {
         random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) },
         logger: Logger
     ) async throws -> some ApplicationProtocol {
-        let (router, database) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
+        let (router, database, runner) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
+        var services: [any Service] = [DatabaseService(database: database)]
+        if settings.reconcile.intervalSeconds > 0 {
+            services.append(ReconciliationService(runner: runner, interval: .seconds(settings.reconcile.intervalSeconds), logger: logger))
+        }
         return Application(
             router: router,
             configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
-            services: [DatabaseService(database: database)],
+            services: services,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
                 logger.notice("OrderSafe is listening on http://\(settings.server.host):\(port)")
@@ -29,10 +35,10 @@ public enum OrderSafeApplication {
             logger: logger)
     }
 
-    /// The router with every route and middleware, and the database it uses.
+    /// The router with every route and middleware, the database it uses, and the job runner of this process.
     static func makeRouter(
         settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger
-    ) async throws -> (Router<OrderSafeRequestContext>, LedgerDatabase) {
+    ) async throws -> (Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner) {
         let database = try LedgerDatabase(url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
         do {
             try await Migrator(database: database, logger: logger).migrate(now: clock.now())
@@ -49,9 +55,15 @@ public enum OrderSafeApplication {
             let sandbox = settings.server.environment == .sandbox && (settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil)
                 ? try SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
             let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
-                AlipayPayments(
-                    credentials: try alipay.credentials(), sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, ledger: ledger,
-                    catalog: catalog, clock: clock, logger: logger)
+                let credentials = try alipay.credentials()
+                return AlipayPayments(
+                    credentials: credentials,
+                    gateway: AlipayGatewayClient(
+                        credentials: credentials, gatewayURL: alipay.gatewayURL,
+                        transport: HTTPClientAlipayTransport(
+                            transport: settings.alipay == nil ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
+                        clock: clock, logger: logger),
+                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, ledger: ledger, catalog: catalog, clock: clock, logger: logger)
             }
             let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
                 try wechatpay.payments(
@@ -63,8 +75,17 @@ public enum OrderSafeApplication {
                 try appStore.payments(ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
             }
             var channels: Set<Channel> = [.appStore]
-            if alipay != nil { channels.insert(.alipay) }
-            if wechatpay != nil { channels.insert(.wechatPay) }
+            var settlers: [Channel: any OrderSettler] = [:]
+            if let alipay {
+                channels.insert(.alipay)
+                settlers[.alipay] = alipay
+            }
+            if let wechatpay {
+                channels.insert(.wechatPay)
+                settlers[.wechatPay] = wechatpay
+            }
+            let reconciler = Reconciler(ledger: ledger, settlers: settlers, clock: clock, logger: logger)
+            let runner = JobRunner(ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner)
 
             let router = Router(context: OrderSafeRequestContext.self)
             router.add(middleware: RequestIDMiddleware())
@@ -81,8 +102,8 @@ public enum OrderSafeApplication {
             OrdersController(
                 orders: OrderService(
                     ledger: ledger, catalog: catalog, identities: identities, clock: clock,
-                    availableChannels: channels),
-                alipay: alipay, wechatpay: wechatpay, maxBodyBytes: settings.server.maxBodyBytes
+                    availableChannels: channels, firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds)),
+                alipay: alipay, wechatpay: wechatpay, reconciler: reconciler, maxBodyBytes: settings.server.maxBodyBytes
             ).addRoutes(to: users)
             NotificationsController(alipay: alipay, wechatpay: wechatpay, appStore: appStore).addRoutes(to: v1)
             if let appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
@@ -91,7 +112,7 @@ public enum OrderSafeApplication {
             AdminController(ledger: ledger).addRoutes(
                 to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))
 
-            return (router, database)
+            return (router, database, runner)
         } catch {
             try? await database.shutdown()
             throw error

@@ -101,6 +101,14 @@ public struct Settings: Sendable {
         public var receiptRootCertificateFiles: [String]
     }
 
+    /// The background reconciliation worker.
+    public struct Reconcile: Sendable {
+        /// Seconds between polls of the job queue when it is empty; 0 runs no worker in this process.
+        public var intervalSeconds: Int
+        /// Seconds after creation of the first provider query of an Alipay or WeChat Pay order.
+        public var firstQuerySeconds: Int
+    }
+
     public var server: Server
     public var database: Database
     public var catalog: Catalog
@@ -108,4 +116,5 @@ public struct Settings: Sendable {
     public var alipay: Alipay?
     public var wechatpay: WeChatPay?
     public var appStore: AppStore?
+    public var reconcile = Reconcile(intervalSeconds: 2, firstQuerySeconds: 60)
 }

@@ -74,9 +74,13 @@ struct SettingsReader {
             jwtAudience: try string("auth.jwt_audience"),
             adminKey: try secret("auth.admin_key") ?? "")
         try validate(auth, environment: environment)
-        return Settings(
+        var settings = Settings(
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
             alipay: try alipay(), wechatpay: try wechatpay(), appStore: try appStore())
+        settings.reconcile = Settings.Reconcile(
+            intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
+            firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600))
+        return settings
     }
 
     /// The Alipay section: nil when `alipay.app_id` is not set.

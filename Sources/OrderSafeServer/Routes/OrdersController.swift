@@ -9,11 +9,40 @@ struct OrdersController {
     let orders: OrderService
     let alipay: AlipayPayments?
     let wechatpay: WeChatPayPayments?
+    let reconciler: Reconciler
     let maxBodyBytes: Int
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.post("orders", use: create)
         group.get("orders/:order_no", use: show)
+        group.post("orders/:order_no/client-result", use: clientResult)
+        group.post("orders/:order_no/cancel", use: cancel)
+    }
+
+    /// The app reports what the provider's SDK told it. Only a hint: it is recorded, and the provider is asked at
+    /// once; the answer is the order as the provider's word leaves it.
+    func clientResult(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let orderNo = try context.parameters.require("order_no")
+        let hint = try await request.decodeJSON(ClientResultRequest.self, limit: 4096)
+        do {
+            let order = try await orders.order(number: orderNo, userID: user.id)
+            let settled = try await orders.recordClientResult(hint, for: order, reconciler: reconciler)
+            return try Response.json(OrderResponse(order: settled))
+        } catch let error as OrderError {
+            throw error.apiError
+        }
+    }
+
+    /// The user gives up an unpaid order; a paid one cannot be cancelled (409).
+    func cancel(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let orderNo = try context.parameters.require("order_no")
+        do {
+            return try Response.json(OrderResponse(order: try await orders.cancel(number: orderNo, userID: user.id, settler: reconciler)))
+        } catch let error as OrderError {
+            throw error.apiError
+        }
     }
 
     func create(request: Request, context: OrderSafeRequestContext) async throws -> Response {
@@ -74,7 +103,8 @@ extension OrderError {
             switch self {
             case .unknownProduct, .orderNotFound: .notFound
             case .channelNotAllowed, .channelUnavailable: .unprocessableContent
-            case .idempotencyConflict: .conflict
+            case .idempotencyConflict, .notCancellable: .conflict
+            case .providerUnavailable: .serviceUnavailable
             }
         return APIError(status: status, code: code, message: description)
     }

@@ -88,6 +88,9 @@ public actor SandboxAlipay {
         guard let outTradeNo = biz["out_trade_no"], let amount = biz["total_amount"].flatMap(AlipayAmount.fen), amount > 0 else {
             throw SandboxAlipayError.invalidRequest("biz_content needs out_trade_no and a positive total_amount")
         }
+        if let expiry = biz["time_expire"], let date = BeijingTime.date(expiry), clock.now() > date {
+            throw SandboxAlipayError.invalidRequest("the order expired at \(expiry) (time_expire)")
+        }
         if let existing = trades[outTradeNo] {
             guard existing.totalFen == amount else { throw SandboxAlipayError.invalidRequest("out_trade_no reused with another amount") }
         } else {
@@ -103,6 +106,7 @@ public actor SandboxAlipay {
     /// The buyer confirms: the trade becomes TRADE_SUCCESS and its notification is scheduled.
     public func pay(outTradeNo: String) throws {
         guard var trade = trades[outTradeNo] else { throw SandboxAlipayError.unknownTrade(outTradeNo) }
+        guard trade.status != .tradeClosed else { throw SandboxAlipayError.invalidRequest("the trade is closed") }
         guard trade.status == .waitBuyerPay else { return }
         trade.status = .tradeSuccess
         trades[outTradeNo] = trade

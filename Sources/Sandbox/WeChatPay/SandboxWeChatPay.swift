@@ -137,6 +137,7 @@ public actor SandboxWeChatPay {
     /// The buyer confirms: the transaction becomes SUCCESS and its notification is scheduled.
     public func pay(outTradeNo: String) throws {
         guard var trade = trades[outTradeNo] else { throw SandboxWeChatPayError.unknownTrade(outTradeNo) }
+        guard trade.state != .closed else { throw SandboxWeChatPayError.invalidRequest("the order is closed") }
         guard trade.state == .notPay else { return }
         trade.state = .success
         trade.successTime = RFC3339Beijing.string(clock.now())

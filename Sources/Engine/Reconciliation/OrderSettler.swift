@@ -1,0 +1,23 @@
+import Foundation
+import Ledger
+import OrderSafeModel
+
+/// What asking the provider about an unsettled order found.
+public enum SettlementState: Sendable, Equatable {
+    /// Paid: the payment is recorded now (or was before).
+    case paid
+    /// Not paid yet; ask again later.
+    case pending
+    /// The provider closed the trade or the payment failed; nothing will be paid.
+    case closed(reason: String)
+}
+
+/// A channel that can be asked about its orders (Alipay, WeChat Pay): the reconciler's seam.
+public protocol OrderSettler: Sendable {
+    /// How long an unpaid order stays payable at the provider.
+    var paymentWindow: TimeInterval { get }
+    /// Queries the provider and records a payment it reports, exactly as a notification would.
+    func settle(_ order: Order, cause: EventCause) async throws -> SettlementState
+    /// Closes the order at the provider, so it can no longer be paid.
+    func close(_ order: Order) async throws
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+
+/// Runs the ledger's jobs: asks providers about unsettled orders on a backoff schedule until they are final,
+/// closing at the provider those left unpaid past their payment window. Every payment found is recorded
+/// exactly as a notification would record it, so a lost notification loses nothing.
+public struct Reconciler: Sendable {
+    /// The job kinds this reconciler runs.
+    public enum Kind {
+        /// Query an Alipay or WeChat Pay order (key: the order number).
+        public static let queryOrder = "query_order"
+    }
+
+    let ledger: any LedgerStore
+    let settlers: [Channel: any OrderSettler]
+    let clock: any WallClock
+    let logger: Logger
+    /// Seconds between queries, by attempt (the last repeats).
+    let backoff: [TimeInterval]
+    /// How long after its payment window an unpaid order is closed (the provider's clock may lag).
+    let closeGrace: TimeInterval
+
+    public init(
+        ledger: any LedgerStore, settlers: [Channel: any OrderSettler], clock: any WallClock, logger: Logger,
+        backoff: [TimeInterval] = [15, 30, 60, 120, 300, 600, 1800], closeGrace: TimeInterval = 60
+    ) {
+        self.ledger = ledger
+        self.settlers = settlers
+        self.clock = clock
+        self.logger = logger
+        self.backoff = backoff
+        self.closeGrace = closeGrace
+    }
+
+    /// Runs one claimed job and says how it ended; never throws (a failure is a retry).
+    public func run(_ job: ClaimedJob) async -> JobResult {
+        let now = clock.now()
+        let later = now.addingTimeInterval(backoff[min(max(job.attempts - 1, 0), backoff.count - 1)])
+        do {
+            switch job.kind {
+            case Kind.queryOrder:
+                return try await queryOrder(job.key, now: now, later: later)
+            default:
+                logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
+                return .done
+            }
+        } catch {
+            logger.warning("job failed; will retry", metadata: ["kind": "\(job.kind)", "key": "\(job.key)", "error": "\(error)"])
+            return .retry(at: later, note: "\(error)")
+        }
+    }
+
+    /// Asks the provider about one order now (also what the app's client-result hint triggers).
+    public func settle(orderNo: String) async throws -> Order? {
+        guard let order = try await ledger.order(number: orderNo) else { return nil }
+        _ = try await queryOrder(orderNo, now: clock.now(), later: clock.now())
+        return try await ledger.order(number: order.orderNo)
+    }
+
+    /// Cancels an unpaid order: closed at its provider first, then asked once more, so a payment that got in
+    /// first is recorded (and the order answered as paid) instead of lost.
+    public func cancel(_ order: Order) async throws -> Order {
+        if let settler = settlers[order.channel] {
+            if try await closeAndLookAgain(order, settler: settler, cause: .app) { return try await ledger.order(number: order.orderNo) ?? order }
+        }
+        return try await ledger.transition(
+            orderNo: order.orderNo, from: [.created, .paying], to: .cancelled, cause: .app, evidence: "cancelled by the user", at: clock.now())
+    }
+
+    /// Closes the order at the provider, then looks once more: a payment that slipped in before the close (the
+    /// provider then refuses to close) is recorded. True when it turned out paid; throws when neither worked.
+    private func closeAndLookAgain(_ order: Order, settler: any OrderSettler, cause: EventCause) async throws -> Bool {
+        var closeError: (any Error)?
+        do {
+            try await settler.close(order)
+        } catch {
+            closeError = error
+        }
+        if try await settler.settle(order, cause: cause) == .paid { return true }
+        if let closeError { throw closeError }
+        return false
+    }
+
+    private func queryOrder(_ orderNo: String, now: Date, later: Date) async throws -> JobResult {
+        guard let order = try await ledger.order(number: orderNo), !order.status.isFinal, let settler = settlers[order.channel] else {
+            return .done
+        }
+        switch try await settler.settle(order, cause: .reconciliation) {
+        case .paid:
+            return .done
+        case .closed(let reason):
+            _ = try await ledger.transition(
+                orderNo: orderNo, from: [.created, .paying], to: .closed, cause: .reconciliation, evidence: reason, at: now)
+            return .done
+        case .pending:
+            let closeAt = order.createdAt.addingTimeInterval(settler.paymentWindow + closeGrace)
+            guard now >= closeAt else { return .retry(at: min(later, closeAt), note: "not paid yet") }
+            if try await closeAndLookAgain(order, settler: settler, cause: .reconciliation) { return .done }
+            _ = try await ledger.transition(
+                orderNo: orderNo, from: [.created, .paying], to: .closed, cause: .reconciliation,
+                evidence: "unpaid after the payment window; closed at \(order.channel.rawValue)", at: now)
+            logger.info("unpaid order closed", metadata: ["order_no": "\(orderNo)"])
+            return .done
+        }
+    }
+}
