@@ -19,11 +19,12 @@ struct WeChatPayFlowTests {
         let cipher: APIv3Cipher
 
         /// A signed notification for `transaction`, timestamped `timestamp`.
-        func notification(_ transaction: String, timestamp: Int64 = Int64(TestServer.now.timeIntervalSince1970), id: String = UUID().uuidString)
-            throws -> (HTTPFields, String)
-        {
+        func notification(
+            _ transaction: String, timestamp: Int64 = Int64(TestServer.now.timeIntervalSince1970), id: String = UUID().uuidString,
+            eventType: String = "TRANSACTION.SUCCESS"
+        ) throws -> (HTTPFields, String) {
             let body = try signer.notificationBody(
-                id: id, eventType: "TRANSACTION.SUCCESS", createTime: "2026-11-18T19:10:00+08:00", plaintext: transaction,
+                id: id, eventType: eventType, createTime: "2026-11-18T19:10:00+08:00", plaintext: transaction,
                 cipher: cipher, nonce: String(UUID().uuidString.prefix(12)))
             var fields: HTTPFields = [.contentType: "application/json"]
             for (name, value) in try signer.headers(body: body, timestamp: timestamp, nonce: UUID().uuidString) {
@@ -99,6 +100,27 @@ struct WeChatPayFlowTests {
             let admin = try await client.execute(
                 uri: "/v1/admin/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(TestServer.adminKey))
             #expect(String(buffer: admin.body).contains(#""evidence":"wechatpay:4200002026111800001 inbox:"#))
+        }
+    }
+
+    @Test("REFUND.SUCCESS for the whole payment reverses its grants once; a partial refund is noted, not reversed")
+    func refundNotifications() async throws {
+        try await Self.withWeChatOrder { client, side, alice, order in
+            let transactionID = "4200002026111800003"
+            #expect(try await Self.post(client, try side.notification(Self.transaction(order, id: transactionID))) == (204, ""))
+            func refund(_ fen: Int64, _ number: String) -> String {
+                #"{"mchid":"\#(SandboxProviders.wechatpayMerchantID)","out_trade_no":"\#(order.orderNo)","transaction_id":"\#(transactionID)","out_refund_no":"\#(number)","refund_id":"50300\#(number)","refund_status":"SUCCESS","success_time":"2026-11-19T10:00:00+08:00","amount":{"total":\#(order.amount.amountMinor),"refund":\#(fen),"payer_total":\#(order.amount.amountMinor),"payer_refund":\#(fen)}}"#
+            }
+            let partial = try side.notification(refund(100, "R1"), eventType: "REFUND.SUCCESS")
+            #expect(try await Self.post(client, partial) == (204, ""))
+            let holdings = { try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice)) }
+            #expect(try await holdings().decoded(HoldingsResponse.self).balances == [Balance(name: "gift_boxes", amount: 1)])
+            let full = try side.notification(refund(order.amount.amountMinor, "R2"), eventType: "REFUND.SUCCESS")
+            #expect(try await Self.post(client, full) == (204, ""))
+            #expect(try await Self.post(client, try side.notification(refund(order.amount.amountMinor, "R2"), eventType: "REFUND.SUCCESS")) == (204, ""))
+            #expect(try await holdings().decoded(HoldingsResponse.self).balances == [Balance(name: "gift_boxes", amount: 0)])
+            let read = try await client.execute(uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
+            #expect(try read.decoded(OrderResponse.self).order.status == .refunded)
         }
     }
 

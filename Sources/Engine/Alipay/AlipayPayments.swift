@@ -72,7 +72,7 @@ public struct AlipayPayments: Sendable {
         try notification.check(against: .init(
             appID: credentials.appID, sellerID: sellerID, outTradeNo: order.orderNo, amount: notification.totalAmount))
         if notification.refund != nil {
-            logger.notice("alipay refund notification stored", metadata: ["order_no": "\(order.orderNo)", "inbox_id": "\(inboxID)"])
+            try await applyRefund(notification, order: order, inboxID: inboxID)
             return
         }
         guard notification.tradeStatus.isPaid else { return }

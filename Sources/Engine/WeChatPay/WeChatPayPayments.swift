@@ -83,8 +83,9 @@ public struct WeChatPayPayments: Sendable {
         switch notification.eventType ?? "" {
         case "TRANSACTION.SUCCESS":
             try await applyTransaction(notification.plaintext, inboxID: inboxID)
+        case "REFUND.SUCCESS":
+            try await applyRefund(notification.plaintext, inboxID: inboxID)
         case let type where type.hasPrefix("REFUND."):
-            // Stored in the inbox; reversing grants is the order engine's refund flow.
             logger.notice("wechatpay refund notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(type)"])
         default:
             logger.info("wechatpay notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(notification.eventType ?? "-")"])

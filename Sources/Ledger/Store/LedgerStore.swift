@@ -22,6 +22,9 @@ public protocol LedgerStore: Sendable {
     /// The order and user a provider transaction was recorded for, if it was.
     func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment?
 
+    /// Every provider transaction recorded against the order, oldest first.
+    func payments(orderNo: String) async throws -> [RecordedPayment]
+
     /// Reverses exactly what a recorded payment granted (a refund or a revocation), once.
     func reverse(_ reversal: Reversal, at: Date) async throws -> ReversalOutcome
 
@@ -43,6 +46,9 @@ public protocol LedgerStore: Sendable {
     /// Finishes a claimed job; false when the fence no longer matches (the lease expired and another worker
     /// claimed the job), in which case nothing is written.
     func complete(_ job: ClaimedJob, _ result: JobResult, at: Date) async throws -> Bool
+
+    /// Unfinished jobs: how many are due at `now`, and how many wait for later.
+    func pendingJobs(now: Date) async throws -> (due: Int, later: Int)
 
     /// The user's balances and entitlements.
     func holdings(userID: String, at: Date) async throws -> HoldingsResponse

@@ -133,6 +133,11 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
 public struct RecordedPayment: Sendable, Hashable {
     public var orderNo: String
     public var userID: String
+    public var channel: Channel
+    public var providerTransactionID: String
+    public var amount: Money
+    /// Set once the payment was refunded or revoked.
+    public var reversedAt: Date?
 }
 
 /// A provider's refund or revocation of a recorded payment.

@@ -62,4 +62,15 @@ extension SQLLedger {
             return updated != nil
         }
     }
+
+    public func pendingJobs(now: Date) async throws -> (due: Int, later: Int) {
+        try await database.withSession { db in
+            let row = try await db.raw("""
+                SELECT COALESCE(SUM(CASE WHEN run_at <= \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS due,
+                       COALESCE(SUM(CASE WHEN run_at > \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS later
+                FROM jobs WHERE done_at IS NULL
+                """).first()
+            return (Int(try row?.decode(column: "due", as: Int64.self) ?? 0), Int(try row?.decode(column: "later", as: Int64.self) ?? 0))
+        }
+    }
 }

@@ -6,13 +6,32 @@ extension SQLLedger {
     public func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment? {
         try await database.withSession { db in
             try await db.raw("""
-                SELECT o.order_no, p.user_id FROM payment_transactions p JOIN orders o ON o.id = p.order_id
+                SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.channel = \(bind: channel.rawValue) AND p.provider_txn_id = \(bind: providerTransactionID)
-                """).first().map { row in
-                RecordedPayment(
-                    orderNo: try row.decode(column: "order_no", as: String.self), userID: try row.decode(column: "user_id", as: String.self))
-            }
+                """).first().map(Self.decodePayment)
         }
+    }
+
+    public func payments(orderNo: String) async throws -> [RecordedPayment] {
+        try await database.withSession { db in
+            try await db.raw("""
+                SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
+                WHERE o.order_no = \(bind: orderNo) ORDER BY p.id
+                """).all().map(Self.decodePayment)
+        }
+    }
+
+    static let paymentColumns = "o.order_no, p.user_id, p.channel, p.provider_txn_id, p.amount_minor, p.currency, p.reversed_at"
+
+    static func decodePayment(_ row: any SQLRow) throws -> RecordedPayment {
+        guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
+            let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
+        else { throw LedgerCorruption(detail: "a payment row has a value this build does not know") }
+        return RecordedPayment(
+            orderNo: try row.decode(column: "order_no", as: String.self), userID: try row.decode(column: "user_id", as: String.self),
+            channel: channel, providerTransactionID: try row.decode(column: "provider_txn_id", as: String.self),
+            amount: Money(amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
+            reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
     }
 
     public func transition(

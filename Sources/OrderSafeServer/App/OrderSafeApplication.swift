@@ -35,6 +35,26 @@ public enum OrderSafeApplication {
             logger: logger)
     }
 
+    /// Runs one reconciliation pass by hand (`ordersafe reconcile`): every job due now, with the providers this
+    /// configuration has; `progress` hears (finished, due at the start) after each job.
+    public static func reconcileOnce(
+        settings: Settings, logger: Logger, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws -> (tally: JobRunner.Tally, later: Int) {
+        let (_, database, runner) = try await makeRouter(
+            settings: settings, clock: SystemClock(), random: { UInt64.random(in: .min ... .max) }, logger: logger)
+        do {
+            let ledger = SQLLedger(database: database)
+            let due = try await ledger.pendingJobs(now: Date()).due
+            let tally = try await runner.runDue { tally in progress(tally.total, due) }
+            let later = try await ledger.pendingJobs(now: Date()).later
+            try await database.shutdown()
+            return (tally, later)
+        } catch {
+            try? await database.shutdown()
+            throw error
+        }
+    }
+
     /// The router with every route and middleware, the database it uses, and the job runner of this process.
     static func makeRouter(
         settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger
@@ -109,7 +129,10 @@ public enum OrderSafeApplication {
             if let appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
             sandbox?.addRoutes(to: router)
             HoldingsController(ledger: ledger, clock: clock).addRoutes(to: users)
-            AdminController(ledger: ledger).addRoutes(
+            var refunders: [Channel: any OrderRefunder] = [:]
+            refunders[.alipay] = alipay
+            refunders[.wechatPay] = wechatpay
+            AdminController(ledger: ledger, refunds: RefundService(ledger: ledger, refunders: refunders, clock: clock)).addRoutes(
                 to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))
 
             return (router, database, runner)
