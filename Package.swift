@@ -181,8 +181,17 @@ let package = Package(
         ),
         .target(name: "OracleSupport", path: "Tests/OracleSupport"),
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine"]),
+        .target(
+            name: "LedgerTestSupport", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")],
+            path: "Tests/LedgerTestSupport"),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerTestSupport", .product(name: "SQLKit", package: "sql-kit")]),
+        .testTarget(
+            name: "EngineTests",
+            dependencies: [
+                "Alipay", "AppStore", "ChannelSupport", "Engine", "Ledger", "LedgerTestSupport", "Sandbox", "WeChatPay",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport"]),
         .testTarget(
             name: "AppStoreTests",

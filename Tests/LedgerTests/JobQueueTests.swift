@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import LedgerTestSupport
 import OrderSafeModel
 import Synchronization
 import Testing

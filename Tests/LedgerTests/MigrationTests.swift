@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import LedgerTestSupport
 import Logging
 import SQLKit
 import Testing

@@ -24,7 +24,7 @@ struct OpenAPIContractTests {
 
     @Test("every route is documented and every documented operation is routed")
     func routesMatchDocument() async throws {
-        let (router, database, _) = try await OrderSafeApplication.makeRouter(
+        let (router, database, _, _) = try await OrderSafeApplication.makeRouter(
             settings: try await TestServer.settings(), clock: FixedClock(date: TestServer.now), random: { 7 },
             logger: TestLog.logger)
         try await database.shutdown()

@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -201,5 +201,23 @@ enum Schema {
         statements: [
             "ALTER TABLE payment_transactions ADD COLUMN reversed_at BIGINT",
             "ALTER TABLE payment_transactions ADD COLUMN reversal TEXT CHECK (reversal IN ('refunded','revoked'))",
+        ])
+
+    /// Every delivery attempt of a merchant webhook, for the delivery log.
+    private static let webhookDeliveries = Migration(
+        version: 3, name: "webhook delivery log",
+        statements: [
+            """
+            CREATE TABLE webhook_attempts (
+                id {ID},
+                outbox_id BIGINT NOT NULL REFERENCES webhook_outbox(id),
+                attempt INTEGER NOT NULL,
+                attempted_at BIGINT NOT NULL,
+                status_code INTEGER,
+                error TEXT,
+                duration_ms BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX webhook_attempts_by_event ON webhook_attempts (outbox_id, id)",
         ])
 }

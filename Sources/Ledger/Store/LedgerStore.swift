@@ -50,6 +50,13 @@ public protocol LedgerStore: Sendable {
     /// Unfinished jobs: how many are due at `now`, and how many wait for later.
     func pendingJobs(now: Date) async throws -> (due: Int, later: Int)
 
+    /// Leases up to `limit` undelivered webhook events that are due, oldest first, until `now + lease`.
+    func claimWebhooks(limit: Int, lease: TimeInterval, now: Date) async throws -> [OutboxEvent]
+
+    /// Logs an attempt and marks the event delivered or schedules its retry; false (and nothing but the log
+    /// written) when another dispatcher has taken the event over since.
+    func recordDelivery(_ event: OutboxEvent, _ attempt: DeliveryAttempt, at: Date) async throws -> Bool
+
     /// The user's balances and entitlements.
     func holdings(userID: String, at: Date) async throws -> HoldingsResponse
 

@@ -252,3 +252,31 @@ public enum JobResult: Sendable, Hashable {
     /// Run again at this time (the order is not final yet, or the provider was unavailable).
     case retry(at: Date, note: String?)
 }
+
+/// A merchant webhook event waiting in the outbox, leased to one dispatcher.
+public struct OutboxEvent: Sendable, Hashable {
+    public var id: Int64
+    /// Unique and stable across retries: the merchant's deduplication key.
+    public var eventID: String
+    public var type: String
+    /// The JSON body, exactly as it will be signed and sent.
+    public var payload: String
+    /// Which attempt this is (1 for the first); completing needs it unchanged (the fence).
+    public var attempt: Int
+}
+
+/// How one delivery attempt went.
+public struct DeliveryAttempt: Sendable, Hashable {
+    public var statusCode: Int?
+    public var error: String?
+    public var duration: TimeInterval
+    /// Nil when delivered; otherwise when to try again.
+    public var retryAt: Date?
+
+    public init(statusCode: Int?, error: String?, duration: TimeInterval, retryAt: Date?) {
+        self.statusCode = statusCode
+        self.error = error
+        self.duration = duration
+        self.retryAt = retryAt
+    }
+}

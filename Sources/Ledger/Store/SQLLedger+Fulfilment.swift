@@ -93,6 +93,7 @@ extension SQLLedger {
             WHERE id = \(bind: orderID)
             """).run()
         try await appendEvent(db, orderID: orderID, kind: kind, from: from, to: to, cause: cause, evidence: evidence, at: date)
+        try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)
     }
 
     private static func apply(

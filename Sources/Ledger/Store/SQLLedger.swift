@@ -68,6 +68,7 @@ public struct SQLLedger: LedgerStore {
                     try await Self.appendEvent(
                         db, orderID: id, kind: "created", from: nil, to: .created, cause: new.origin == .api ? .app : .system,
                         evidence: nil, at: new.createdAt)
+                    try await Self.emitWebhook(db, orderID: id, cause: new.origin == .api ? .app : .system, evidence: nil, at: new.createdAt)
                     if let followUp = new.followUp {
                         try await Self.enqueue(
                             NewJob(kind: followUp.kind, key: candidate.orderNo, runAt: new.createdAt.addingTimeInterval(followUp.after)),

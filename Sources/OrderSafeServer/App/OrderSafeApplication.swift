@@ -19,10 +19,19 @@ public enum OrderSafeApplication {
         random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) },
         logger: Logger
     ) async throws -> some ApplicationProtocol {
-        let (router, database, runner) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
+        let (router, database, runner, webhooks) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
         var services: [any Service] = [DatabaseService(database: database)]
         if settings.reconcile.intervalSeconds > 0 {
-            services.append(ReconciliationService(runner: runner, interval: .seconds(settings.reconcile.intervalSeconds), logger: logger))
+            services.append(PeriodicWorkService(name: "reconciliation", interval: .seconds(settings.reconcile.intervalSeconds), logger: logger) {
+                let tally = try await runner.runDue()
+                return tally.total == 0 ? nil : "done \(tally.done), rescheduled \(tally.rescheduled), fenced off \(tally.fencedOff)"
+            })
+        }
+        if let webhooks {
+            services.append(PeriodicWorkService(name: "webhooks", interval: .seconds(1), logger: logger) {
+                let (delivered, failed) = try await webhooks.deliverDue()
+                return delivered + failed == 0 ? nil : "delivered \(delivered), failed \(failed)"
+            })
         }
         return Application(
             router: router,
@@ -40,7 +49,7 @@ public enum OrderSafeApplication {
     public static func reconcileOnce(
         settings: Settings, logger: Logger, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws -> (tally: JobRunner.Tally, later: Int) {
-        let (_, database, runner) = try await makeRouter(
+        let (_, database, runner, _) = try await makeRouter(
             settings: settings, clock: SystemClock(), random: { UInt64.random(in: .min ... .max) }, logger: logger)
         do {
             let ledger = SQLLedger(database: database)
@@ -55,10 +64,11 @@ public enum OrderSafeApplication {
         }
     }
 
-    /// The router with every route and middleware, the database it uses, and the job runner of this process.
+    /// The router with every route and middleware, the database it uses, the job runner of this process, and the
+    /// webhook dispatcher when the merchant configured a backend.
     static func makeRouter(
         settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger
-    ) async throws -> (Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner) {
+    ) async throws -> (Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner, WebhookDispatcher?) {
         let database = try LedgerDatabase(url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
         do {
             try await Migrator(database: database, logger: logger).migrate(now: clock.now())
@@ -135,7 +145,12 @@ public enum OrderSafeApplication {
             AdminController(ledger: ledger, refunds: RefundService(ledger: ledger, refunders: refunders, clock: clock)).addRoutes(
                 to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))
 
-            return (router, database, runner)
+            let webhooks = settings.webhooks.map { webhooks in
+                WebhookDispatcher(
+                    ledger: ledger, url: webhooks.url, secret: webhooks.secret, transport: HTTPClientProviderTransport(maxResponseBytes: 64 << 10),
+                    clock: clock, logger: logger)
+            }
+            return (router, database, runner, webhooks)
         } catch {
             try? await database.shutdown()
             throw error

@@ -109,6 +109,13 @@ public struct Settings: Sendable {
         public var firstQuerySeconds: Int
     }
 
+    /// The merchant's backend, which receives every order state change.
+    public struct Webhooks: Sendable {
+        public var url: String
+        /// The HMAC-SHA256 key of the `OrderSafe-Signature` header (at least 32 characters).
+        public var secret: String
+    }
+
     public var server: Server
     public var database: Database
     public var catalog: Catalog
@@ -117,4 +124,5 @@ public struct Settings: Sendable {
     public var wechatpay: WeChatPay?
     public var appStore: AppStore?
     public var reconcile = Reconcile(intervalSeconds: 2, firstQuerySeconds: 60)
+    public var webhooks: Webhooks?
 }

@@ -80,6 +80,15 @@ struct SettingsReader {
         settings.reconcile = Settings.Reconcile(
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
             firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600))
+        if let url = try string("webhooks.url") {
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw SettingsError(key: "webhooks.url", reason: "'\(url)' is not an http(s) URL")
+            }
+            guard let secret = try secret("webhooks.secret"), secret.utf8.count >= 32 else {
+                throw SettingsError(key: "webhooks.secret", reason: "is required with webhooks.url, at least 32 characters")
+            }
+            settings.webhooks = Settings.Webhooks(url: url, secret: secret)
+        }
         return settings
     }
 

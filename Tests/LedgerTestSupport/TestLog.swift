@@ -1,8 +1,8 @@
 import Logging
 
 /// Tests log warnings and errors only, so a failure's output is not buried.
-enum TestLog {
-    static let logger: Logger = {
+public enum TestLog {
+    public static let logger: Logger = {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         return logger

@@ -1,0 +1,84 @@
+import Foundation
+import OrderSafeModel
+import SQLKit
+
+extension SQLLedger {
+    /// Writes the merchant webhook event for an order's state change into the outbox, in the transaction that
+    /// made the change: a change is never committed without its event, nor an event without its change.
+    static func emitWebhook(_ db: any SQLDatabase, orderID: Int64, cause: EventCause, evidence: String?, at date: Date) async throws {
+        guard let order = try await loadOrder(db, where: "id", orderID) else { return }
+        let eventID = "evt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let type = "order.\(order.status.rawValue)"
+        let payload = try String(
+            decoding: OrderSafeJSON.encoder().encode(
+                WebhookEventBody(id: eventID, type: type, createdAt: date, data: .init(order: order, cause: cause.rawValue, evidence: evidence))),
+            as: UTF8.self)
+        try await db.raw("""
+            INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at)
+            VALUES (\(bind: eventID), \(bind: type), \(bind: orderID), \(bind: payload), \(bind: date.millisecondsSince1970),
+                    \(bind: date.millisecondsSince1970))
+            """).run()
+    }
+
+    public func claimWebhooks(limit: Int, lease: TimeInterval, now: Date) async throws -> [OutboxEvent] {
+        let nowMS = now.millisecondsSince1970
+        let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        return try await database.transaction { db in
+            try await db.raw("""
+                UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = \(bind: now.addingTimeInterval(lease).millisecondsSince1970)
+                WHERE id IN (
+                    SELECT id FROM webhook_outbox WHERE delivered_at IS NULL AND next_attempt_at <= \(bind: nowMS)
+                    ORDER BY id LIMIT \(bind: limit)\(unsafeRaw: lock))
+                RETURNING id, event_id, event_type, payload, attempts
+                """).all().map { row in
+                OutboxEvent(
+                    id: try row.decode(column: "id", as: Int64.self), eventID: try row.decode(column: "event_id", as: String.self),
+                    type: try row.decode(column: "event_type", as: String.self), payload: try row.decode(column: "payload", as: String.self),
+                    attempt: Int(try row.decode(column: "attempts", as: Int64.self)))
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func recordDelivery(_ event: OutboxEvent, _ attempt: DeliveryAttempt, at date: Date) async throws -> Bool {
+        try await database.transaction { db in
+            try await db.raw("""
+                INSERT INTO webhook_attempts (outbox_id, attempt, attempted_at, status_code, error, duration_ms)
+                VALUES (\(bind: event.id), \(bind: event.attempt), \(bind: date.millisecondsSince1970), \(bind: attempt.statusCode),
+                        \(bind: attempt.error.map { String($0.prefix(500)) }), \(bind: Int64(attempt.duration * 1000)))
+                """).run()
+            let updated: (any SQLRow)?
+            if let retryAt = attempt.retryAt {
+                updated = try await db.raw("""
+                    UPDATE webhook_outbox SET next_attempt_at = \(bind: retryAt.millisecondsSince1970),
+                                              last_error = \(bind: attempt.error.map { String($0.prefix(500)) })
+                    WHERE id = \(bind: event.id) AND attempts = \(bind: event.attempt) AND delivered_at IS NULL RETURNING id
+                    """).first()
+            } else {
+                updated = try await db.raw("""
+                    UPDATE webhook_outbox SET delivered_at = \(bind: date.millisecondsSince1970), last_error = NULL
+                    WHERE id = \(bind: event.id) AND delivered_at IS NULL RETURNING id
+                    """).first()
+            }
+            return updated != nil
+        }
+    }
+}
+
+/// The JSON a merchant's backend receives: `{"id","type","created_at","data":{"order","cause","evidence"}}`.
+struct WebhookEventBody: Encodable {
+    struct Data: Encodable {
+        var order: Order
+        var cause: String
+        var evidence: String?
+    }
+
+    var id: String
+    var type: String
+    var createdAt: Date
+    var data: Data
+
+    enum CodingKeys: String, CodingKey {
+        case id, type, data
+        case createdAt = "created_at"
+    }
+}

@@ -1,0 +1,106 @@
+import ChannelSupport
+import Engine
+import Foundation
+import Ledger
+import LedgerTestSupport
+import OrderSafeModel
+import Sandbox
+import Synchronization
+import Testing
+
+@Suite("Merchant webhooks: transactional outbox, signed, at least once, with backoff and a delivery log")
+struct WebhookTests {
+    static let secret = "whsec-0123456789abcdef0123456789abcdef"
+
+    /// The merchant's backend: checks every signature, fails the first `failures` requests, remembers event ids.
+    final class Backend: Sendable {
+        let received = Mutex<[String]>([])
+        let remainingFailures: Mutex<Int>
+        let clock: ManualClock
+
+        init(failures: Int, clock: ManualClock) {
+            remainingFailures = Mutex(failures)
+            self.clock = clock
+        }
+
+        var transport: InProcessTransport {
+            InProcessTransport { _, _, headers, body in
+                #expect(WebhookSignature.verify(
+                    header: headers[WebhookSignature.headerName] ?? "", body: body, secret: WebhookTests.secret, now: self.clock.now()))
+                let fail = self.remainingFailures.withLock { count in
+                    defer { count -= 1 }
+                    return count > 0
+                }
+                if fail { return ProviderHTTPResponse(status: 500, headers: [:], body: []) }
+                self.received.withLock { $0.append(headers["OrderSafe-Event-Id"] ?? "?") }
+                return ProviderHTTPResponse(status: 204, headers: [:], body: [])
+            }
+        }
+    }
+
+    @Test("every state change is an event; failures are retried with backoff until delivered; every attempt is logged",
+          arguments: TestEngine.available)
+    func delivery(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let clock = ManualClock(EngineFixtures.now)
+            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
+            let order = try await EngineFixtures.order(ledger, version: version)
+            _ = try await ledger.fulfil(
+                VerifiedPayment(channel: .alipay, providerTransactionID: "T1", orderNo: order.orderNo, amount: order.amount,
+                                cause: .notification, evidence: "inbox:1"), at: clock.now())
+            let backend = Backend(failures: 4, clock: clock)
+            let dispatcher = WebhookDispatcher(
+                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: backend.transport, clock: clock,
+                logger: TestLog.logger, firstDelay: 10)
+            var delivered = 0
+            for _ in 0..<10 {
+                delivered += try await dispatcher.deliverDue().delivered
+                clock.advance(by: 30)
+            }
+            #expect(delivered == 3)
+            let ids = backend.received.withLock { $0 }
+            #expect(ids.count == 3 && Set(ids).count == 3)
+            let attempts = try await database.withSession { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM webhook_attempts").first()!.decode(column: "n", as: Int64.self)
+            }
+            #expect(attempts == 7)  // 4 failures + 3 deliveries
+            let types = try await database.withSession { db in
+                try await db.raw("SELECT event_type FROM webhook_outbox ORDER BY id").all().map { try $0.decode(column: "event_type", as: String.self) }
+            }
+            #expect(types == ["order.created", "order.paid", "order.fulfilled"])
+        }
+    }
+
+    @Test("two dispatchers on one ledger deliver each event once", arguments: TestEngine.available)
+    func concurrentDispatchers(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let clock = ManualClock(EngineFixtures.now)
+            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
+            for _ in 0..<40 { _ = try await EngineFixtures.order(ledger, version: version) }
+            let backend = Backend(failures: 0, clock: clock)
+            let dispatchers = (0..<2).map { _ in
+                WebhookDispatcher(
+                    ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: backend.transport, clock: clock,
+                    logger: TestLog.logger)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for dispatcher in dispatchers { group.addTask { _ = try await dispatcher.deliverDue(batchSize: 3) } }
+                try await group.waitForAll()
+            }
+            let ids = backend.received.withLock { $0 }
+            #expect(ids.count == 40 && Set(ids).count == 40)
+        }
+    }
+
+    @Test("signatures: a changed body, another secret or an old timestamp are refused")
+    func signatures() {
+        let body = Array(#"{"id":"evt_1"}"#.utf8)
+        let now = EngineFixtures.now
+        let header = WebhookSignature.header(secret: Self.secret, body: body, timestamp: Int64(now.timeIntervalSince1970))
+        #expect(WebhookSignature.verify(header: header, body: body, secret: Self.secret, now: now))
+        #expect(!WebhookSignature.verify(header: header, body: body + [0x20], secret: Self.secret, now: now))
+        #expect(!WebhookSignature.verify(header: header, body: body, secret: Self.secret + "x", now: now))
+        #expect(!WebhookSignature.verify(header: header, body: body, secret: Self.secret, now: now + 301))
+        #expect(!WebhookSignature.verify(header: "garbage", body: body, secret: Self.secret, now: now))
+    }
+}

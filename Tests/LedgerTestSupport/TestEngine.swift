@@ -1,0 +1,94 @@
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+import SQLKit
+import Testing
+
+/// The engines the conformance suite runs on: SQLite always, PostgreSQL when `ORDERSAFE_TEST_POSTGRES_URL` is set
+/// (`scripts/test` starts a private cluster and sets it).
+public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    public static let postgresURL = ProcessInfo.processInfo.environment["ORDERSAFE_TEST_POSTGRES_URL"]
+
+    public static var available: [TestEngine] {
+        if postgresURL == nil {
+            print("""
+                ⚠️  ORDERSAFE_TEST_POSTGRES_URL is not set: the ledger suite runs on SQLite only.
+                ⚠️  Run scripts/test to run it on PostgreSQL too.
+                """)
+            return [.sqlite]
+        }
+        return [.sqlite, .postgres]
+    }
+
+    public var testDescription: String { rawValue }
+
+    /// A fresh, migrated, empty database of this engine, by URL, so several pools can open it (replicas); dropped
+    /// by `body`'s end.
+    public func withDatabaseURL<R>(_ body: (DatabaseURL) async throws -> R) async throws -> R {
+        switch self {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+            defer {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+            try await Self.migrate(.sqliteFile(path: path))
+            return try await body(.sqliteFile(path: path))
+        case .postgres:
+            let name = "ordersafe_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
+            try await Self.admin("CREATE DATABASE \(name)")
+            var components = URLComponents(string: Self.postgresURL!)!
+            components.path = "/\(name)"
+            let url = DatabaseURL.postgres(url: components.string!)
+            do {
+                try await Self.migrate(url)
+                let result = try await body(url)
+                try await Self.admin("DROP DATABASE \(name) WITH (FORCE)")
+                return result
+            } catch {
+                try? await Self.admin("DROP DATABASE \(name) WITH (FORCE)")
+                throw error
+            }
+        }
+    }
+
+    /// A fresh, migrated, empty database of this engine with one pool; dropped by `body`'s end.
+    public func withLedger<R>(_ body: (LedgerDatabase, SQLLedger) async throws -> R) async throws -> R {
+        try await withDatabaseURL { url in
+            let database = try LedgerDatabase(url: url, logger: TestLog.logger)
+            do {
+                let result = try await body(database, SQLLedger(database: database))
+                try await database.shutdown()
+                return result
+            } catch {
+                try? await database.shutdown()
+                throw error
+            }
+        }
+    }
+
+    private static func migrate(_ url: DatabaseURL) async throws {
+        let database = try LedgerDatabase(url: url, logger: TestLog.logger)
+        do {
+            try await Migrator(database: database, logger: TestLog.logger).migrate()
+        } catch {
+            try? await database.shutdown()
+            throw error
+        }
+        try await database.shutdown()
+    }
+
+    private static func admin(_ statement: String) async throws {
+        let database = try LedgerDatabase(url: .postgres(url: postgresURL!), maxConnectionsPerEventLoop: 1, logger: TestLog.logger)
+        do {
+            try await database.withSession { db in try await db.raw(SQLQueryString(statement)).run() }
+        } catch {
+            try? await database.shutdown()
+            throw error
+        }
+        try await database.shutdown()
+    }
+}
+
