@@ -222,7 +222,11 @@ let package = Package(
             dependencies: [
                 "AppStore",
                 "ChannelSupport",
+                "Engine",
+                "Ledger",
+                "LedgerTestSupport",
                 "OrderSafeServer",
+                "Sandbox",
                 "WeChatPay",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,6 +1,7 @@
 import Alipay
 import AsyncHTTPClient
 import Foundation
+import LedgerTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

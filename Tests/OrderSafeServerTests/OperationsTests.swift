@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LedgerTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import LedgerTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging

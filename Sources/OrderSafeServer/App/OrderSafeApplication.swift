@@ -65,9 +65,10 @@ public enum OrderSafeApplication {
     }
 
     /// The router with every route and middleware, the database it uses, the job runner of this process, and the
-    /// webhook dispatcher when the merchant configured a backend.
+    /// webhook dispatcher when the merchant configured a backend. Replicas in one process (tests) may share `sandbox`.
     static func makeRouter(
-        settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger
+        settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger,
+        sandbox shared: SandboxProviders? = nil
     ) async throws -> (Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner, WebhookDispatcher?) {
         let database = try LedgerDatabase(url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
         do {
@@ -83,7 +84,7 @@ public enum OrderSafeApplication {
                 settings: settings.server) ?? ""
             let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
             let sandbox = settings.server.environment == .sandbox && (settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil)
-                ? try SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
+                ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
             let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
                 let credentials = try alipay.credentials()
                 return AlipayPayments(

@@ -30,14 +30,15 @@ struct SandboxProviders {
     static let appStoreKeyID = "SANDBOXKEY1"
     static let appStoreAppAppleID: Int64 = 1_234_567_890
 
-    init(settings: Settings.Server, clock: any WallClock = SystemClock(), logger: Logger) throws {
+    /// - Parameter timeScale: multiplies the providers' notification retry schedules (1/60 by default: Alipay's
+    ///   first retry after 4 seconds instead of 4 minutes).
+    init(settings: Settings.Server, clock: any WallClock = SystemClock(), timeScale: Double = 1.0 / 60, logger: Logger) throws {
         let folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let appKey = try Self.key(folder.appendingPathComponent("alipay-app-private-key.pem"))
         let alipayKey = try Self.key(folder.appendingPathComponent("alipay-simulator-private-key.pem"))
-        // Alipay's retry schedule runs 60 times faster: its first retry comes after 4 seconds, not 4 minutes.
         alipay = SandboxAlipay(
-            appID: Self.alipayAppID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: 1.0 / 60, clock: clock,
+            appID: Self.alipayAppID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: timeScale, clock: clock,
             logger: logger)
         let base = "http://\(settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host):\(settings.port)"
         alipaySettings = Settings.Alipay(
@@ -48,11 +49,10 @@ struct SandboxProviders {
         let merchantKey = try Self.key(folder.appendingPathComponent("wechatpay-merchant-private-key.pem"))
         let platformKey = try Self.key(folder.appendingPathComponent("wechatpay-simulator-private-key.pem"))
         let apiV3Key = try Self.secret(folder.appendingPathComponent("wechatpay-apiv3-key"))
-        // WeChat Pay's retry schedule runs 60 times faster: its first retry comes after a quarter second.
         wechatpay = try SandboxWeChatPay(
             merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantSerial: Self.wechatpayMerchantSerial,
             merchantPublicKey: merchantKey.publicKey, apiV3Key: apiV3Key, platformKey: platformKey,
-            mode: .publicKey(id: Self.wechatpayPublicKeyID), timeScale: 1.0 / 60, clock: clock, logger: logger)
+            mode: .publicKey(id: Self.wechatpayPublicKeyID), timeScale: timeScale, clock: clock, logger: logger)
         wechatpaySettings = Settings.WeChatPay(
             merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantPrivateKey: merchantKey.pemRepresentation,
             merchantSerial: Self.wechatpayMerchantSerial, apiV3Key: apiV3Key,

@@ -29,7 +29,7 @@ public actor SandboxAlipay {
     private let appPublicKey: _RSA.Signing.PublicKey
     private let timeScale: Double
     private let clock: any WallClock
-    private let httpClient: HTTPClient
+    private var sink: NotificationSink
     private let logger: Logger
 
     private var trades: [String: SandboxAlipayTrade] = [:]
@@ -53,8 +53,23 @@ public actor SandboxAlipay {
         self.appPublicKey = appPublicKey
         self.timeScale = timeScale
         self.clock = clock
-        self.httpClient = httpClient
+        sink = { url, body in await Self.post(url: url, body: body, client: httpClient) }
         self.logger = logger
+    }
+
+    /// Delivers one notification; true when the merchant acknowledged it (answered exactly `success`).
+    public typealias NotificationSink = @Sendable (_ url: String, _ body: String) async -> Bool
+
+    /// Sends notifications somewhere other than over HTTP (tests drive the server in process).
+    public func setNotificationSink(_ sink: @escaping NotificationSink) {
+        self.sink = sink
+    }
+
+    /// Every paid trade: the simulator's own record.
+    public var payments: [SandboxPaymentRecord] {
+        trades.values.filter { $0.status.isPaid }.map {
+            SandboxPaymentRecord(providerTransactionID: $0.tradeNo, orderReference: $0.outTradeNo, amount: Money(amountMinor: $0.totalFen, currency: .cny))
+        }
     }
 
     // MARK: Fault injection
@@ -277,12 +292,12 @@ public actor SandboxAlipay {
     {
         let id = UUID()
         let scale = timeScale
-        let task = Task { [httpClient] in
+        let task = Task { [sink] in
             await predecessor?.value
             if extraDelay > .zero { try? await Task.sleep(for: extraDelay) }
             for attempt in 0...Self.retrySchedule.count {
                 if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
-                let accepted = await Self.post(url: url, body: body, client: httpClient)
+                let accepted = await sink(url, body)
                 self.record(Delivery(outTradeNo: outTradeNo, attempt: attempt + 1, accepted: accepted))
                 if accepted { return }
             }

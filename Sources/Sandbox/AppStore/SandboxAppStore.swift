@@ -40,6 +40,7 @@ public actor SandboxAppStore {
     private var receiptPurchases: [SandboxReceiptSigner.Purchase] = []
 
     private var transactions: [String: String] = [:]
+    private var tokens: [String: UUID] = [:]
     private var originals: [String: [String]] = [:]
     private var notifications: [(signedDate: Int64, payload: String)] = []
     private var testNotifications: [String: String] = [:]
@@ -84,10 +85,16 @@ public actor SandboxAppStore {
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         let signed = try sign(payload)
         transactions[id] = signed
+        tokens[id] = appAccountToken
         receiptPurchases.append(.init(productID: productID, transactionID: id, originalTransactionID: originalTransactionID, purchaseDate: clock.now()))
         originals[originalTransactionID ?? id, default: []].append(id)
         try record(notificationType: originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", subtype: nil, signedTransaction: signed)
         return (id, signed)
+    }
+
+    /// Every purchase so far: the simulator's own record.
+    public var payments: [SandboxPaymentRecord] {
+        transactions.keys.map { SandboxPaymentRecord(providerTransactionID: $0, orderReference: tokens[$0]?.uuidString.lowercased(), amount: nil) }
     }
 
     /// The app's StoreKit 1 receipt now: every purchase so far, signed, base64 (what `appStoreReceiptURL` holds).

@@ -42,7 +42,7 @@ public actor SandboxWeChatPay {
     private let cipher: APIv3Cipher
     private let timeScale: Double
     private let clock: any WallClock
-    private let sink: NotificationSink
+    private var sink: NotificationSink
     private let logger: Logger
 
     private var platforms: [PlatformIdentity]
@@ -144,6 +144,18 @@ public actor SandboxWeChatPay {
         trades[outTradeNo] = trade
         notify(url: trade.notifyURL, outTradeNo: outTradeNo, eventType: "TRANSACTION.SUCCESS", summary: "支付成功",
                originalType: "transaction", resource: Self.transactionJSON(trade, merchantID: merchantID))
+    }
+
+    /// Sends notifications somewhere other than over HTTP (tests drive the server in process).
+    public func setNotificationSink(_ sink: @escaping NotificationSink) {
+        self.sink = sink
+    }
+
+    /// Every paid transaction: the simulator's own record.
+    public var payments: [SandboxPaymentRecord] {
+        trades.values.filter { $0.state.isPaid }.map {
+            SandboxPaymentRecord(providerTransactionID: $0.transactionID, orderReference: $0.outTradeNo, amount: $0.amount)
+        }
     }
 
     /// A transaction's state, for tests and the demo.

@@ -1,0 +1,58 @@
+import Synchronization
+
+/// SplitMix64: a seeded generator, so a run's decisions can be replayed from its seed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// True with probability `percent` / 100.
+    mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
+}
+
+/// What a chaos run did, counted as it goes.
+final class ChaosTally: Sendable {
+    struct Counts: Sendable, CustomStringConvertible {
+        var purchases: [String: Int] = [:]
+        /// Requests, notifications and app actions.
+        var steps = 0
+        /// Steps a fault was injected into.
+        var faulted = 0
+        /// Signals that reached the server again after it had already taken them (retries, duplicates, replays).
+        var redeliveries = 0
+        var abandoned = 0
+        var crashedBeforeSubmitting = 0
+        var foreignSubmissions = 0
+
+        var description: String {
+            let total = purchases.values.reduce(0, +)
+            let byChannel = purchases.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            let share = steps == 0 ? 0 : Double(faulted) * 100 / Double(steps)
+            return "\(total) purchases (\(byChannel)); \(faulted) of \(steps) steps faulted (\(String(format: "%.1f", share))%); "
+                + "\(redeliveries) redeliveries absorbed; \(abandoned) abandoned unpaid; \(crashedBeforeSubmitting) app crashes before "
+                + "submitting; \(foreignSubmissions) submissions by another user refused"
+        }
+    }
+
+    private let counts = Mutex(Counts())
+
+    func update(_ change: (inout Counts) -> Void) {
+        counts.withLock { change(&$0) }
+    }
+
+    func step(faulted: Bool = false, redelivery: Bool = false) {
+        counts.withLock {
+            $0.steps += 1
+            if faulted { $0.faulted += 1 }
+            if redelivery { $0.redeliveries += 1 }
+        }
+    }
+
+    var snapshot: Counts { counts.withLock { $0 } }
+}
