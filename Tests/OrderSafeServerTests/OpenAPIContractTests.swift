@@ -25,10 +25,10 @@ struct OpenAPIContractTests {
 
     @Test("every route is documented and every documented operation is routed")
     func routesMatchDocument() async throws {
-        let (router, database, _, _) = try await OrderSafeApplication.makeRouter(
+        let (router, components) = try await OrderSafeApplication.makeRouter(
             settings: try await TestServer.settings(), clock: FixedClock(date: TestServer.now), random: { 7 },
             logger: TestLog.logger)
-        try await database.shutdown()
+        try await components.database.shutdown()
         let routed = Set(router.routes.map { route in
             let path = route.path.components.map { component in
                 let text = "\(component)"

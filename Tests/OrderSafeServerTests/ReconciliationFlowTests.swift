@@ -19,8 +19,9 @@ struct ReconciliationFlowTests {
         // Port 9: nothing listens there, so every provider notification is lost and only queries can settle orders.
         let settings = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"])
         let clock = ManualClock(TestServer.now)
-        let (router, database, runner, _) = try await OrderSafeApplication.makeRouter(
+        let (router, components) = try await OrderSafeApplication.makeRouter(
             settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)
+        let database = components.database, runner = components.runner
         let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
         do {
             try await Application(router: router).test(.router) { client in try await body(client, runner, clock, alice) }

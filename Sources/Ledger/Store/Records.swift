@@ -163,7 +163,7 @@ public struct Reversal: Sendable, Hashable {
 }
 
 /// What `reverse` did.
-public enum ReversalOutcome: Sendable, Hashable {
+public enum ReversalOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The payment's grants were taken back; the order is refunded or revoked.
     case reversed(Order)
     /// Taken back, but a balance went below zero: the order is flagged for a human.
@@ -172,16 +172,33 @@ public enum ReversalOutcome: Sendable, Hashable {
     case alreadyReversed(orderNo: String)
     /// No payment with this provider transaction id was recorded.
     case unknownPayment
+
+    public var description: String {
+        switch self {
+        case .reversed(let order): "\(order.status.rawValue) \(order.orderNo)"
+        case .flagged(let order, let reason): "flagged \(order.orderNo): \(reason.rawValue)"
+        case .alreadyReversed(let orderNo): "already reversed \(orderNo)"
+        case .unknownPayment: "no such payment"
+        }
+    }
 }
 
 /// What `fulfil` did with a verified payment.
-public enum FulfilmentOutcome: Sendable, Hashable {
+public enum FulfilmentOutcome: Sendable, Hashable, CustomStringConvertible {
     /// Recorded now and granted: the order is fulfilled.
     case fulfilled(Order)
     /// This provider transaction was recorded before; nothing changed.
     case duplicate(orderNo: String)
     /// Recorded, not granted: the order is flagged for a human.
     case flagged(Order, FlagReason)
+
+    public var description: String {
+        switch self {
+        case .fulfilled(let order): "fulfilled \(order.orderNo)"
+        case .duplicate(let orderNo): "duplicate of \(orderNo)"
+        case .flagged(let order, let reason): "flagged \(order.orderNo): \(reason.rawValue)"
+        }
+    }
 }
 
 /// One entry of an order's append-only history.

@@ -1,5 +1,3 @@
-import Alipay
-import ChannelSupport
 import Engine
 import Foundation
 import Hummingbird
@@ -8,9 +6,8 @@ import Logging
 import OrderSafeModel
 import Prometheus
 import ServiceLifecycle
-import WeChatPay
 
-/// Wiring in one place: database, migrations, catalog, authentication, routes and middleware.
+/// The server: ``OrderSafeComponents`` behind the HTTP routes and middleware, with the background workers.
 public enum OrderSafeApplication {
     /// Builds the server: migrates the database, activates the catalog, and returns the application ready to run.
     public static func build(
@@ -19,15 +16,16 @@ public enum OrderSafeApplication {
         random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) },
         logger: Logger
     ) async throws -> some ApplicationProtocol {
-        let (router, database, runner, webhooks) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
-        var services: [any Service] = [DatabaseService(database: database)]
+        let (router, components) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
+        let runner = components.runner
+        var services: [any Service] = [DatabaseService(database: components.database)]
         if settings.reconcile.intervalSeconds > 0 {
             services.append(PeriodicWorkService(name: "reconciliation", interval: .seconds(settings.reconcile.intervalSeconds), logger: logger) {
                 let tally = try await runner.runDue()
                 return tally.total == 0 ? nil : "done \(tally.done), rescheduled \(tally.rescheduled), fenced off \(tally.fencedOff)"
             })
         }
-        if let webhooks {
+        if let webhooks = components.webhooks {
             services.append(PeriodicWorkService(name: "webhooks", interval: .seconds(1), logger: logger) {
                 let (delivered, failed) = try await webhooks.deliverDue()
                 return delivered + failed == 0 ? nil : "delivered \(delivered), failed \(failed)"
@@ -49,111 +47,63 @@ public enum OrderSafeApplication {
     public static func reconcileOnce(
         settings: Settings, logger: Logger, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws -> (tally: JobRunner.Tally, later: Int) {
-        let (_, database, runner, _) = try await makeRouter(
+        let components = try await OrderSafeComponents.build(
             settings: settings, clock: SystemClock(), random: { UInt64.random(in: .min ... .max) }, logger: logger)
         do {
-            let ledger = SQLLedger(database: database)
-            let due = try await ledger.pendingJobs(now: Date()).due
-            let tally = try await runner.runDue { tally in progress(tally.total, due) }
-            let later = try await ledger.pendingJobs(now: Date()).later
-            try await database.shutdown()
+            let due = try await components.ledger.pendingJobs(now: Date()).due
+            let tally = try await components.runner.runDue { tally in progress(tally.total, due) }
+            let later = try await components.ledger.pendingJobs(now: Date()).later
+            try await components.database.shutdown()
             return (tally, later)
         } catch {
-            try? await database.shutdown()
+            try? await components.database.shutdown()
             throw error
         }
     }
 
-    /// The router with every route and middleware, the database it uses, the job runner of this process, and the
-    /// webhook dispatcher when the merchant configured a backend. Replicas in one process (tests) may share `sandbox`.
+    /// The router with every route and middleware over `components`.
+    static func makeRouter(settings: Settings, components: OrderSafeComponents) async throws -> Router<OrderSafeRequestContext> {
+        let clock = components.clock
+        let jwtSecret = try DevelopmentCredentials.resolve(configured: settings.auth.jwtSecret, name: "dev-jwt-secret", settings: settings.server)
+        let adminKey = try DevelopmentCredentials.resolve(
+            configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key", settings: settings.server) ?? ""
+        let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
+
+        let router = Router(context: OrderSafeRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ErrorEnvelopeMiddleware())
+        OperationsController(
+            database: components.database, ledger: components.ledger, registry: MetricsBootstrap.registry,
+            openAPIDocument: try CatalogLoader.bundledResource("openapi", ext: "json")
+        ).addRoutes(to: router)
+        let v1 = router.group("v1")
+        CatalogController(catalog: components.catalog).addRoutes(to: v1)
+        let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth))
+        OrdersController(
+            orders: components.orders, alipay: components.alipay, wechatpay: components.wechatpay, reconciler: components.reconciler,
+            maxBodyBytes: settings.server.maxBodyBytes
+        ).addRoutes(to: users)
+        NotificationsController(alipay: components.alipay, wechatpay: components.wechatpay, appStore: components.appStore).addRoutes(to: v1)
+        if let appStore = components.appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
+        components.sandbox?.addRoutes(to: router)
+        HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
+        AdminController(ledger: components.ledger, refunds: components.refunds).addRoutes(
+            to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))
+        return router
+    }
+
+    /// Components and their router in one step (tests; replicas in one process may share `sandbox`).
     static func makeRouter(
         settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger,
-        sandbox shared: SandboxProviders? = nil
-    ) async throws -> (Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner, WebhookDispatcher?) {
-        let database = try LedgerDatabase(url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
+        sandbox: SandboxProviders? = nil
+    ) async throws -> (Router<OrderSafeRequestContext>, OrderSafeComponents) {
+        let components = try await OrderSafeComponents.build(settings: settings, clock: clock, random: random, logger: logger, sandbox: sandbox)
         do {
-            try await Migrator(database: database, logger: logger).migrate(now: clock.now())
-            let ledger = SQLLedger(database: database)
-            let catalog = try await ActiveCatalog.activate(try CatalogLoader.load(settings.catalog), in: ledger, at: clock.now())
-            logger.info("catalog active", metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
-
-            let jwtSecret = try DevelopmentCredentials.resolve(
-                configured: settings.auth.jwtSecret, name: "dev-jwt-secret", settings: settings.server)
-            let adminKey = try DevelopmentCredentials.resolve(
-                configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key",
-                settings: settings.server) ?? ""
-            let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
-            let sandbox = settings.server.environment == .sandbox && (settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil)
-                ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
-            let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
-                let credentials = try alipay.credentials()
-                return AlipayPayments(
-                    credentials: credentials,
-                    gateway: AlipayGatewayClient(
-                        credentials: credentials, gatewayURL: alipay.gatewayURL,
-                        transport: HTTPClientAlipayTransport(
-                            transport: settings.alipay == nil ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
-                        clock: clock, logger: logger),
-                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, ledger: ledger, catalog: catalog, clock: clock, logger: logger)
-            }
-            let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
-                try wechatpay.payments(
-                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(),
-                    ledger: ledger, catalog: catalog, clock: clock, logger: logger)
-            }
-            let identities = OrderIdentityGenerator(clock: clock, random: random)
-            let appStore = try (settings.appStore ?? sandbox?.appStoreSettings).map { appStore in
-                try appStore.payments(ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
-            }
-            var channels: Set<Channel> = [.appStore]
-            var settlers: [Channel: any OrderSettler] = [:]
-            if let alipay {
-                channels.insert(.alipay)
-                settlers[.alipay] = alipay
-            }
-            if let wechatpay {
-                channels.insert(.wechatPay)
-                settlers[.wechatPay] = wechatpay
-            }
-            let reconciler = Reconciler(ledger: ledger, settlers: settlers, clock: clock, logger: logger)
-            let runner = JobRunner(ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner)
-
-            let router = Router(context: OrderSafeRequestContext.self)
-            router.add(middleware: RequestIDMiddleware())
-            router.add(middleware: LogRequestsMiddleware(.info))
-            router.add(middleware: MetricsMiddleware())
-            router.add(middleware: ErrorEnvelopeMiddleware())
-            OperationsController(
-                database: database, ledger: ledger, registry: MetricsBootstrap.registry,
-                openAPIDocument: try CatalogLoader.bundledResource("openapi", ext: "json")
-            ).addRoutes(to: router)
-            let v1 = router.group("v1")
-            CatalogController(catalog: catalog).addRoutes(to: v1)
-            let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth))
-            OrdersController(
-                orders: OrderService(
-                    ledger: ledger, catalog: catalog, identities: identities, clock: clock,
-                    availableChannels: channels, firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds)),
-                alipay: alipay, wechatpay: wechatpay, reconciler: reconciler, maxBodyBytes: settings.server.maxBodyBytes
-            ).addRoutes(to: users)
-            NotificationsController(alipay: alipay, wechatpay: wechatpay, appStore: appStore).addRoutes(to: v1)
-            if let appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
-            sandbox?.addRoutes(to: router)
-            HoldingsController(ledger: ledger, clock: clock).addRoutes(to: users)
-            var refunders: [Channel: any OrderRefunder] = [:]
-            refunders[.alipay] = alipay
-            refunders[.wechatPay] = wechatpay
-            AdminController(ledger: ledger, refunds: RefundService(ledger: ledger, refunders: refunders, clock: clock)).addRoutes(
-                to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))
-
-            let webhooks = settings.webhooks.map { webhooks in
-                WebhookDispatcher(
-                    ledger: ledger, url: webhooks.url, secret: webhooks.secret, transport: HTTPClientProviderTransport(maxResponseBytes: 64 << 10),
-                    clock: clock, logger: logger)
-            }
-            return (router, database, runner, webhooks)
+            return (try await makeRouter(settings: settings, components: components), components)
         } catch {
-            try? await database.shutdown()
+            try? await components.database.shutdown()
             throw error
         }
     }

@@ -71,9 +71,9 @@ struct ChaosRun {
             let sandbox = try SandboxProviders(settings: settings.server, clock: clock, timeScale: 1e-5, logger: TestLog.logger)
             var built: [(Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner)] = []
             for _ in 0..<replicas {
-                let (router, database, runner, _) = try await OrderSafeApplication.makeRouter(
+                let (router, components) = try await OrderSafeApplication.makeRouter(
                     settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger, sandbox: sandbox)
-                built.append((router, database, runner))
+                built.append((router, components.database, components.runner))
             }
             let verification = try LedgerDatabase(url: url, logger: TestLog.logger)
             let runners = built.map(\.2)

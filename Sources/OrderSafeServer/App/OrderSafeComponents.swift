@@ -1,0 +1,98 @@
+import Alipay
+import ChannelSupport
+import Engine
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+
+/// Every part of a server, wired in one place from its settings: the ledger, the catalog, the channels (real
+/// accounts, or the built-in sandboxes), the order engine's services and the background workers. The HTTP routes,
+/// `ordersafe reconcile` and `ordersafe demo` are all built on it.
+struct OrderSafeComponents: Sendable {
+    let database: LedgerDatabase
+    let ledger: SQLLedger
+    let catalog: ActiveCatalog
+    let clock: any WallClock
+    let orders: OrderService
+    let alipay: AlipayPayments?
+    let wechatpay: WeChatPayPayments?
+    let appStore: AppStorePayments?
+    let reconciler: Reconciler
+    let runner: JobRunner
+    let refunds: RefundService
+    let webhooks: WebhookDispatcher?
+    /// The built-in providers, when the sandbox runs on them.
+    let sandbox: SandboxProviders?
+
+    /// Migrates the database, activates the catalog and wires the rest. Replicas in one process (tests) may share
+    /// one `sandbox`.
+    static func build(
+        settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger,
+        sandbox shared: SandboxProviders? = nil
+    ) async throws -> OrderSafeComponents {
+        let database = try LedgerDatabase(url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
+        do {
+            try await Migrator(database: database, logger: logger).migrate(now: clock.now())
+            let ledger = SQLLedger(database: database)
+            let catalog = try await ActiveCatalog.activate(try CatalogLoader.load(settings.catalog), in: ledger, at: clock.now())
+            logger.info("catalog active", metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
+
+            let needsSandbox = settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil
+            let sandbox = settings.server.environment == .sandbox && needsSandbox
+                ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
+            let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
+                let credentials = try alipay.credentials()
+                return AlipayPayments(
+                    credentials: credentials,
+                    gateway: AlipayGatewayClient(
+                        credentials: credentials, gatewayURL: alipay.gatewayURL,
+                        transport: HTTPClientAlipayTransport(
+                            transport: settings.alipay == nil ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
+                        clock: clock, logger: logger),
+                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+            }
+            let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
+                try wechatpay.payments(
+                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(),
+                    ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+            }
+            let identities = OrderIdentityGenerator(clock: clock, random: random)
+            let appStore = try (settings.appStore ?? sandbox?.appStoreSettings).map { appStore in
+                try appStore.payments(ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
+            }
+
+            var channels: Set<Channel> = [.appStore]
+            var settlers: [Channel: any OrderSettler] = [:]
+            var refunders: [Channel: any OrderRefunder] = [:]
+            if let alipay {
+                channels.insert(.alipay)
+                settlers[.alipay] = alipay
+                refunders[.alipay] = alipay
+            }
+            if let wechatpay {
+                channels.insert(.wechatPay)
+                settlers[.wechatPay] = wechatpay
+                refunders[.wechatPay] = wechatpay
+            }
+            let reconciler = Reconciler(ledger: ledger, settlers: settlers, clock: clock, logger: logger)
+            return OrderSafeComponents(
+                database: database, ledger: ledger, catalog: catalog, clock: clock,
+                orders: OrderService(
+                    ledger: ledger, catalog: catalog, identities: identities, clock: clock, availableChannels: channels,
+                    firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds)),
+                alipay: alipay, wechatpay: wechatpay, appStore: appStore, reconciler: reconciler,
+                runner: JobRunner(ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner),
+                refunds: RefundService(ledger: ledger, refunders: refunders, clock: clock),
+                webhooks: settings.webhooks.map { webhooks in
+                    WebhookDispatcher(
+                        ledger: ledger, url: webhooks.url, secret: webhooks.secret,
+                        transport: HTTPClientProviderTransport(maxResponseBytes: 64 << 10), clock: clock, logger: logger)
+                },
+                sandbox: sandbox)
+        } catch {
+            try? await database.shutdown()
+            throw error
+        }
+    }
+}
