@@ -24,8 +24,10 @@ struct AppStoreFlowTests {
 
     static let coins = "com.example.ordersafe.coins60"
 
-    static func submit(_ client: some TestClientProtocol, token: String, _ body: String) async throws -> TestResponse {
-        try await client.execute(uri: "/v1/appstore/transactions", method: .post, headers: TestServer.bearer(token), body: ByteBuffer(string: body))
+    static func submit(
+        _ client: some TestClientProtocol, token: String, _ body: String, path: String = "/v1/appstore/transactions"
+    ) async throws -> TestResponse {
+        try await client.execute(uri: path, method: .post, headers: TestServer.bearer(token), body: ByteBuffer(string: body))
     }
 
     static func submit(_ client: some TestClientProtocol, token: String, jws: String) async throws -> AppStoreTransactionResult {
@@ -178,6 +180,83 @@ struct AppStoreFlowTests {
             #expect(try await Self.balance(client, token: bob) == 60)
             let garbage = try await Self.submit(client, token: bob, #"{"receipt":"AAAA"}"#).decoded(AppStoreSubmissionResponse.self)
             #expect(garbage.verdict == .rejected && garbage.transactions.first?.error?.code == "invalid_receipt")
+        }
+    }
+}
+
+@Suite("App Store history: gaps filled from the notification history, restores follow the transaction history")
+struct AppStoreHistoryTests {
+    static func withServer(
+        _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-history-\(UUID().uuidString)").path
+        let settings = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"])
+        let clock = ManualClock(TestServer.now)
+        let (router, components) = try await OrderSafeApplication.makeRouter(
+            settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)
+        do {
+            try await Application(router: router).test(.router) { client in try await body(client, components, clock) }
+            try await components.database.shutdown()
+        } catch {
+            try? await components.database.shutdown()
+            throw error
+        }
+    }
+
+    @Test("a purchase whose notification never came and that the app never submitted is found in the notification history")
+    func notificationHistory() async throws {
+        try await Self.withServer { client, components, _ in
+            let alice = try await TestServer.token("alice", lifetime: 86400)
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            try await components.sandbox!.appStore.purchase(productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+            _ = try await components.runner.runDue()  // the hourly history pull is due at start
+            #expect(try await components.ledger.order(number: order.orderNo)?.status == .fulfilled)
+            #expect(try await AppStoreFlowTests.balance(client, token: alice) == 60)
+        }
+    }
+
+    @Test("restore records the renewals nobody brought, once; a restore of another user's subscription is refused")
+    func restore() async throws {
+        try await Self.withServer { client, components, _ in
+            let alice = try await TestServer.token("alice", lifetime: 86400)
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(OrderResponse.self).order
+            let store = components.sandbox!.appStore
+            let monthly = "com.example.ordersafe.vip.monthly"
+            let (first, jws) = try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID)
+            for _ in 0..<2 { try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: first) }
+            for _ in 0..<2 {
+                let response = try await AppStoreFlowTests.submit(client, token: alice, #"{"signed_transactions":["\#(jws)"]}"#, path: "/v1/appstore/sync")
+                #expect(response.status == .ok, "\(String(buffer: response.body))")
+                let decoded = try response.decoded(AppStoreSubmissionResponse.self)
+                #expect(decoded.verdict == .recorded && decoded.transactions.count == 3)
+            }
+            let holdings = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
+            let vip = try holdings.decoded(HoldingsResponse.self).entitlements.first { $0.name == "vip" }
+            #expect(vip?.expiresAt.map { (88 * 86400...93 * 86400).contains($0.timeIntervalSince(TestServer.now)) } == true)  // three months, not six
+
+            let mallory = try await TestServer.token("mallory", lifetime: 86400)
+            let stolen = try await AppStoreFlowTests.submit(client, token: mallory, #"{"signed_transactions":["\#(jws)"]}"#, path: "/v1/appstore/sync")
+            #expect(try stolen.decoded(AppStoreSubmissionResponse.self).verdict == .rejected)
+            let empty = try await AppStoreFlowTests.submit(client, token: mallory, #"{}"#, path: "/v1/appstore/sync")
+            #expect(empty.status == .badRequest)
+        }
+    }
+
+    @Test("a notification stored while its transaction was unbound is processed again by the inbox sweep")
+    func inboxSweep() async throws {
+        try await Self.withServer { client, components, clock in
+            let bob = try await TestServer.token("bob", lifetime: 86400)
+            let store = components.sandbox!.appStore
+            let (_, jws) = try await store.purchase(productID: AppStoreFlowTests.coins)
+            let notification = try await store.notification(type: "ONE_TIME_CHARGE", signedTransaction: jws)
+            #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)
+            let pending = { try await components.ledger.pendingSignals(channels: [.appStore], before: clock.now() + 3600, maxAttempts: 10, limit: 10) }
+            #expect(try await pending().count == 1)  // unbound: waiting for the app
+            #expect(try await AppStoreFlowTests.submit(client, token: bob, jws: jws).verdict == .recorded)
+            clock.advance(by: 301)
+            _ = try await components.runner.runDue()
+            #expect(try await pending().isEmpty)
+            #expect(try await AppStoreFlowTests.balance(client, token: bob) == 60)
         }
     }
 }

@@ -17,6 +17,8 @@ import OrderSafeModel
 public struct AppStorePayments: Sendable {
     let verifier: SignedDataVerifier
     let receipts: ReceiptValidator?
+    /// The App Store Server API, for history pulls and restores; nil when no API key is configured.
+    let api: AppStoreServerAPIClient?
     let ledger: any LedgerStore
     let catalog: ActiveCatalog
     let identities: OrderIdentityGenerator
@@ -24,11 +26,12 @@ public struct AppStorePayments: Sendable {
     let logger: Logger
 
     public init(
-        verifier: SignedDataVerifier, receipts: ReceiptValidator?, ledger: any LedgerStore, catalog: ActiveCatalog,
-        identities: OrderIdentityGenerator, clock: any WallClock, logger: Logger
+        verifier: SignedDataVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil, ledger: any LedgerStore,
+        catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock, logger: Logger
     ) {
         self.verifier = verifier
         self.receipts = receipts
+        self.api = api
         self.ledger = ledger
         self.catalog = catalog
         self.identities = identities

@@ -11,10 +11,16 @@ public struct Reconciler: Sendable {
     public enum Kind {
         /// Query an Alipay or WeChat Pay order (key: the order number).
         public static let queryOrder = "query_order"
+        /// Process again stored notifications whose processing failed (recurring).
+        public static let retryInbox = "retry_inbox"
+        /// Pull the App Store's notification history for the last day (recurring).
+        public static let appStoreHistory = "appstore_history"
     }
 
     let ledger: any LedgerStore
     let settlers: [Channel: any OrderSettler]
+    let replayers: [Channel: any NotificationReplayer]
+    let appStore: AppStorePayments?
     let clock: any WallClock
     let logger: Logger
     /// Seconds between queries, by attempt (the last repeats).
@@ -23,11 +29,14 @@ public struct Reconciler: Sendable {
     let closeGrace: TimeInterval
 
     public init(
-        ledger: any LedgerStore, settlers: [Channel: any OrderSettler], clock: any WallClock, logger: Logger,
+        ledger: any LedgerStore, settlers: [Channel: any OrderSettler], replayers: [Channel: any NotificationReplayer] = [:],
+        appStore: AppStorePayments? = nil, clock: any WallClock, logger: Logger,
         backoff: [TimeInterval] = [15, 30, 60, 120, 300, 600, 1800], closeGrace: TimeInterval = 60
     ) {
         self.ledger = ledger
         self.settlers = settlers
+        self.replayers = replayers
+        self.appStore = appStore
         self.clock = clock
         self.logger = logger
         self.backoff = backoff
@@ -42,6 +51,13 @@ public struct Reconciler: Sendable {
             switch job.kind {
             case Kind.queryOrder:
                 return try await queryOrder(job.key, now: now, later: later)
+            case Kind.retryInbox:
+                try await retryInbox(now: now)
+                return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
+            case Kind.appStoreHistory:
+                let pulled = try await appStore?.pullNotificationHistory(from: now.addingTimeInterval(-86400), to: now) ?? 0
+                logger.info("app store notification history pulled", metadata: ["notifications": "\(pulled)"])
+                return .retry(at: now.addingTimeInterval(Self.historyInterval), note: nil)
             default:
                 logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
                 return .done
@@ -50,6 +66,32 @@ public struct Reconciler: Sendable {
             logger.warning("job failed; will retry", metadata: ["kind": "\(job.kind)", "key": "\(job.key)", "error": "\(error)"])
             return .retry(at: later, note: "\(error)")
         }
+    }
+
+    /// How often stored notifications that failed are tried again, and the App Store's history is pulled.
+    static let inboxSweepInterval: TimeInterval = 300
+    static let historyInterval: TimeInterval = 3600
+
+    /// Schedules the recurring jobs this configuration needs (idempotent: a pending one is kept).
+    public func scheduleRecurring() async throws {
+        let now = clock.now()
+        if !replayers.isEmpty {
+            try await ledger.enqueue(NewJob(kind: Kind.retryInbox, key: "inbox", runAt: now.addingTimeInterval(Self.inboxSweepInterval)))
+        }
+        if appStore?.api != nil {
+            try await ledger.enqueue(NewJob(kind: Kind.appStoreHistory, key: "appstore", runAt: now))
+        }
+    }
+
+    /// Stored notifications older than a minute whose processing failed (a database error, a crash) are processed
+    /// again, up to ten times each.
+    private func retryInbox(now: Date) async throws {
+        let pending = try await ledger.pendingSignals(
+            channels: Set(replayers.keys), before: now.addingTimeInterval(-60), maxAttempts: 10, limit: 200)
+        for signal in pending {
+            try await replayers[signal.channel]?.replay(signal)
+        }
+        if !pending.isEmpty { logger.info("stored notifications retried", metadata: ["count": "\(pending.count)"]) }
     }
 
     /// Asks the provider about one order now (also what the app's client-result hint triggers).

@@ -63,6 +63,10 @@ public protocol LedgerStore: Sendable {
     /// Stores a raw inbound signal before anything else happens to it.
     func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry
 
+    /// Stored signals of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
+    /// times: for the retry sweep.
+    func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal]
+
     /// Records the outcome of processing an inbound signal: processed, or the error that will be retried.
     func finishInbound(id: Int64, error: String?, at: Date) async throws
 }

@@ -228,6 +228,15 @@ public struct InboundSignal: Sendable, Hashable {
     }
 }
 
+/// A stored inbound signal whose processing has not succeeded yet.
+public struct PendingSignal: Sendable, Hashable {
+    public var id: Int64
+    public var channel: Channel
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var attempts: Int
+}
+
 /// Where a stored inbound signal landed; `isNew` is false for a byte-identical replay.
 public struct InboxEntry: Sendable, Hashable {
     public var id: Int64

@@ -144,6 +144,26 @@ public struct SQLLedger: LedgerStore {
         }
     }
 
+    public func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal] {
+        guard !channels.isEmpty else { return [] }
+        return try await database.withSession { db in
+            try await db.raw("""
+                SELECT id, channel, headers, body, attempts FROM inbox
+                WHERE processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970) AND attempts < \(bind: maxAttempts)
+                  AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
+                ORDER BY id LIMIT \(bind: limit)
+                """).all().map { row in
+                guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
+                    throw LedgerCorruption(detail: "an inbox row has an unknown channel")
+                }
+                return PendingSignal(
+                    id: try row.decode(column: "id", as: Int64.self), channel: channel,
+                    headers: try JSONDecoder().decode([String: String].self, from: Data(try row.decode(column: "headers", as: String.self).utf8)),
+                    body: Array(try row.decode(column: "body", as: Data.self)), attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
+            }
+        }
+    }
+
     public func finishInbound(id: Int64, error: String?, at date: Date) async throws {
         try await database.withSession { db in
             if let error {

@@ -64,3 +64,20 @@ public struct AppStoreSubmissionResponse: Codable, Hashable, Sendable {
         verdict = transactions.allSatisfy { $0.verdict == .recorded } ? .recorded : .rejected
     }
 }
+
+/// Body of `POST /v1/appstore/sync` (restore): what the app holds now — StoreKit 2 `Transaction.currentEntitlements`
+/// as signed transactions (at most 100), and/or the StoreKit 1 receipt.
+public struct AppStoreSyncRequest: Codable, Hashable, Sendable {
+    public var signedTransactions: [String]?
+    public var receipt: String?
+
+    public init(signedTransactions: [String]? = nil, receipt: String? = nil) {
+        self.signedTransactions = signedTransactions
+        self.receipt = receipt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case signedTransactions = "signed_transactions"
+        case receipt
+    }
+}

@@ -58,24 +58,32 @@ struct OrderSafeComponents: Sendable {
                     ledger: ledger, catalog: catalog, clock: clock, logger: logger)
             }
             let identities = OrderIdentityGenerator(clock: clock, random: random)
-            let appStore = try (settings.appStore ?? sandbox?.appStoreSettings).map { appStore in
-                try appStore.payments(ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
+            var appStore: AppStorePayments?
+            if let appStoreSettings = settings.appStore ?? sandbox?.appStoreSettings {
+                appStore = try await appStoreSettings.payments(
+                    transport: settings.appStore == nil ? sandbox!.appStore.transport : HTTPClientProviderTransport(),
+                    ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
             }
 
             var channels: Set<Channel> = [.appStore]
             var settlers: [Channel: any OrderSettler] = [:]
             var refunders: [Channel: any OrderRefunder] = [:]
+            var replayers: [Channel: any NotificationReplayer] = [:]
+            replayers[.appStore] = appStore
             if let alipay {
                 channels.insert(.alipay)
                 settlers[.alipay] = alipay
                 refunders[.alipay] = alipay
+                replayers[.alipay] = alipay
             }
             if let wechatpay {
                 channels.insert(.wechatPay)
                 settlers[.wechatPay] = wechatpay
                 refunders[.wechatPay] = wechatpay
             }
-            let reconciler = Reconciler(ledger: ledger, settlers: settlers, clock: clock, logger: logger)
+            let reconciler = Reconciler(
+                ledger: ledger, settlers: settlers, replayers: replayers, appStore: appStore, clock: clock, logger: logger)
+            try await reconciler.scheduleRecurring()
             return OrderSafeComponents(
                 database: database, ledger: ledger, catalog: catalog, clock: clock,
                 orders: OrderService(

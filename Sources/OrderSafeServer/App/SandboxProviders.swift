@@ -64,13 +64,16 @@ struct SandboxProviders {
         let rootFile = folder.appendingPathComponent("appstore-root.der"), receiptRootFile = folder.appendingPathComponent("appstore-receipt-root.der")
         try Data(authority.rootDER).write(to: rootFile, options: .atomic)
         try Data(receipts.rootDER).write(to: receiptRootFile, options: .atomic)
+        let apiKey = try Self.appStoreKey(folder.appendingPathComponent("appstore-api-key.pem"))
         appStoreSettings = Settings.AppStore(
             bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID, environment: .sandbox,
-            rootCertificateFiles: [rootFile.path], receiptRootCertificateFiles: [receiptRootFile.path])
+            rootCertificateFiles: [rootFile.path], receiptRootCertificateFiles: [receiptRootFile.path],
+            api: .init(signingKey: apiKey.pemRepresentation, keyID: Self.appStoreKeyID, issuerID: "sandbox-issuer",
+                       baseURL: "http://sandbox.ordersafe.invalid/sandbox/appstore"))
         appStore = SandboxAppStore(
             authority: authority, receipts: receipts, bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID,
             merchantKeyID: Self.appStoreKeyID,
-            merchantKey: try Self.appStoreKey(folder.appendingPathComponent("appstore-api-key.pem")).publicKey, clock: clock)
+            merchantKey: apiKey.publicKey, clock: clock)
     }
 
     /// The App Store Server API key the merchant would download from App Store Connect, kept in the data folder.

@@ -1,4 +1,5 @@
 import AppStore
+import ChannelSupport
 import Engine
 import Ledger
 import Logging
@@ -8,8 +9,9 @@ import X509
 extension Settings.AppStore {
     /// The channel these settings describe; in production only Apple's published roots are trusted.
     func payments(
-        ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock, logger: Logger
-    ) throws -> AppStorePayments {
+        transport: any ProviderTransport, ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator,
+        clock: any WallClock, logger: Logger
+    ) async throws -> AppStorePayments {
         let requireApple = environment == .production
         let roots: [Certificate]
         do {
@@ -28,7 +30,18 @@ extension Settings.AppStore {
         }
         let verifier = SignedDataVerifier(
             rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment, clock: clock)
+        var client: AppStoreServerAPIClient?
+        if let api {
+            do {
+                client = try await AppStoreServerAPIClient(
+                    signingKey: api.signingKey, keyID: api.keyID, issuerID: api.issuerID, bundleID: bundleID, baseURL: api.baseURL,
+                    transport: transport, clock: clock, logger: logger)
+            } catch {
+                throw SettingsError(key: "appstore.api_key", reason: error.description)
+            }
+        }
         return AppStorePayments(
-            verifier: verifier, receipts: receipts, ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
+            verifier: verifier, receipts: receipts, api: client, ledger: ledger, catalog: catalog, identities: identities, clock: clock,
+            logger: logger)
     }
 }

@@ -99,6 +99,16 @@ public struct Settings: Sendable {
         public var rootCertificateFiles: [String]
         /// DER files of the trusted roots for StoreKit 1 receipts (Apple Inc. Root); none: receipts are refused.
         public var receiptRootCertificateFiles: [String]
+        /// The App Store Server API (history pulls, restores); nil when no in-app purchase key is configured.
+        public var api: API?
+
+        public struct API: Sendable {
+            /// The in-app purchase key (`.p8`, PEM).
+            public var signingKey: String
+            public var keyID: String
+            public var issuerID: String
+            public var baseURL: String
+        }
     }
 
     /// The background reconciliation worker.

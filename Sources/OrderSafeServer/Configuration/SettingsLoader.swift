@@ -144,9 +144,18 @@ struct SettingsReader {
         guard !roots.isEmpty else {
             throw SettingsError(key: "appstore.root_certificates", reason: "is required: the path of Apple Root CA - G3 (AppleRootCA-G3.cer)")
         }
+        var api: Settings.AppStore.API?
+        if let key = try secret("appstore.api_key") {
+            guard let keyID = try string("appstore.api_key_id"), let issuerID = try string("appstore.api_issuer_id") else {
+                throw SettingsError(key: "appstore.api_key_id", reason: "appstore.api_key needs appstore.api_key_id and appstore.api_issuer_id")
+            }
+            let defaultURL = environment == .production ? AppStoreServerAPIClient.productionURL : AppStoreServerAPIClient.sandboxURL
+            api = Settings.AppStore.API(
+                signingKey: key, keyID: keyID, issuerID: issuerID, baseURL: try string("appstore.api_base_url") ?? defaultURL)
+        }
         return Settings.AppStore(
             bundleID: bundleID, appAppleID: appAppleID, environment: environment, rootCertificateFiles: roots,
-            receiptRootCertificateFiles: try files("appstore.receipt_root_certificates"))
+            receiptRootCertificateFiles: try files("appstore.receipt_root_certificates"), api: api)
     }
 
     /// The WeChat Pay section: nil when `wechatpay.mch_id` is not set.

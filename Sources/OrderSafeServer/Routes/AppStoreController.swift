@@ -2,7 +2,7 @@ import Engine
 import Hummingbird
 import OrderSafeModel
 
-/// `POST /v1/appstore/transactions`: the app submits a StoreKit 2 signed transaction or a StoreKit 1 receipt and
+/// `POST /v1/appstore/sync` restores what the user owns. `POST /v1/appstore/transactions`: the app submits a StoreKit 2 signed transaction or a StoreKit 1 receipt and
 /// learns whether to finish it (`recorded` / `rejected`, 200) or keep it for later (an error status).
 struct AppStoreController {
     let payments: AppStorePayments
@@ -12,6 +12,20 @@ struct AppStoreController {
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.post("appstore/transactions", use: submit)
+        group.post("appstore/sync", use: sync)
+    }
+
+    /// Restore: re-grants what the user owns, idempotently, following the App Store's history.
+    func sync(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let body = try await request.decodeJSON(AppStoreSyncRequest.self, limit: Self.maxBodyBytes)
+        do {
+            let response = try await payments.sync(body, userID: user.id)
+            context.logger.info("appstore sync", metadata: ["transactions": "\(response.transactions.count)", "verdict": "\(response.verdict.rawValue)"])
+            return try Response.json(response)
+        } catch let error as AppStoreSubmissionError {
+            throw error.apiError
+        }
     }
 
     func submit(request: Request, context: OrderSafeRequestContext) async throws -> Response {

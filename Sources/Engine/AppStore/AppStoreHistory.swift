@@ -1,0 +1,42 @@
+import AppStore
+import ChannelSupport
+import Foundation
+import OrderSafeModel
+
+extension AppStorePayments {
+    /// Pulls the App Store's notification history for `start…end` and processes every notification through the
+    /// inbox, as if it had been posted: the ones that never arrived fill the gap, the others are absorbed.
+    /// Returns how many notifications the history held.
+    public func pullNotificationHistory(from start: Date, to end: Date) async throws -> Int {
+        guard let api else { return 0 }
+        var count = 0
+        var pagination: String?
+        repeat {
+            let page = try await api.notificationHistory(
+                startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
+                paginationToken: pagination)
+            for payload in page.signedPayloads {
+                _ = try await handleNotification(body: Array(#"{"signedPayload":\#(JSONString.encode(payload))}"#.utf8))
+                count += 1
+            }
+            pagination = page.hasMore ? page.paginationToken : nil
+        } while pagination != nil
+        return count
+    }
+
+    /// Follows the App Store Server API's transaction history of an original transaction and records every
+    /// transaction in it for its owner (renewals the app or the notifications never brought).
+    func followHistory(originalTransactionID: String, submitter: String) async throws -> [AppStoreTransactionResult] {
+        guard let api else { return [] }
+        var results: [AppStoreTransactionResult] = []
+        for jws in try await api.fullTransactionHistory(transactionID: originalTransactionID) {
+            guard let transaction = try? await verifier.verifyTransaction(jws), let purchase = AppStorePurchase(transaction) else { continue }
+            do {
+                results.append(try await record(purchase, submitter: submitter, cause: .reconciliation, evidence: "history"))
+            } catch AppStoreSubmissionError.productNotInCatalog {
+                continue
+            }
+        }
+        return results
+    }
+}

@@ -1,0 +1,43 @@
+import AppStore
+import Foundation
+import OrderSafeModel
+
+extension AppStorePayments {
+    /// The most signed transactions one restore may carry.
+    public static let maxSyncTransactions = 100
+
+    /// Restore: records whatever the app holds that the ledger lacks (idempotently: what is recorded stays as it
+    /// is), then follows the App Store Server API's history of each original transaction the user owns, so
+    /// renewals nobody brought are granted too. Another user's transactions are refused as in submissions.
+    public func sync(_ request: AppStoreSyncRequest, userID: String) async throws -> AppStoreSubmissionResponse {
+        let signed = request.signedTransactions ?? []
+        guard !signed.isEmpty || request.receipt != nil else {
+            throw AppStoreSubmissionError.malformed("give signed_transactions, a receipt, or both")
+        }
+        guard signed.count <= Self.maxSyncTransactions else {
+            throw AppStoreSubmissionError.malformed("at most \(Self.maxSyncTransactions) signed transactions per restore")
+        }
+        var results: [AppStoreTransactionResult] = []
+        for jws in signed {
+            results.append(try await submit(signedTransaction: jws, userID: userID))
+        }
+        if let receipt = request.receipt {
+            results += try await submit(receipt: receipt, transactionID: nil, applicationUsername: nil, userID: userID)
+        }
+        var originals: [String] = []
+        for result in results where result.verdict == .recorded {
+            if let payment = try await ledger.payment(channel: .appStore, providerTransactionID: result.transactionID), payment.userID == userID,
+                !originals.contains(result.transactionID)
+            {
+                originals.append(result.transactionID)
+            }
+        }
+        var seen = Set(results.map(\.transactionID))
+        for original in originals {
+            for result in try await followHistory(originalTransactionID: original, submitter: userID) where seen.insert(result.transactionID).inserted {
+                results.append(result)
+            }
+        }
+        return AppStoreSubmissionResponse(transactions: results)
+    }
+}
