@@ -182,7 +182,7 @@ let package = Package(
         .target(name: "OracleSupport", path: "Tests/OracleSupport"),
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .target(
-            name: "LedgerTestSupport", dependencies: ["Ledger", .product(name: "SQLKit", package: "sql-kit")],
+            name: "LedgerTestSupport", dependencies: ["Ledger", "OrderSafeModel", .product(name: "SQLKit", package: "sql-kit")],
             path: "Tests/LedgerTestSupport"),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerTestSupport", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(

@@ -1,22 +1,7 @@
 import Foundation
+import LedgerTestSupport
 import Ledger
 import OrderSafeModel
-import Synchronization
-
-/// A clock the test moves forward.
-final class ManualClock: WallClock {
-    private let date: Mutex<Date>
-
-    init(_ date: Date) {
-        self.date = Mutex(date)
-    }
-
-    func now() -> Date { date.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) {
-        date.withLock { $0 += seconds }
-    }
-}
 
 enum EngineFixtures {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)

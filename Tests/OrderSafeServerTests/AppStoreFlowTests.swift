@@ -11,15 +11,11 @@ import Testing
 
 @Suite("App Store through the server: submissions bound to orders, adopted, refused, notified and refunded exactly once")
 struct AppStoreFlowTests {
-    /// Runs `body` against a server whose built-in App Store shares its authority with `store`, the test's App Store.
+    /// Runs `body` against a fresh server and its built-in App Store.
     static func withServer(
         _ body: @escaping @Sendable (any TestClientProtocol, SandboxAppStore) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-appstore-\(UUID().uuidString)").path
-        let settings = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory])
-        let store = try SandboxProviders(settings: settings.server, clock: FixedClock(date: TestServer.now), logger: TestLog.logger).appStore
-        let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
-        try await app.test(.router) { client in try await body(client, store) }
+        try await TestServer.withComponents { client, components, _ in try await body(client, components.sandbox!.appStore) }
     }
 
     static let coins = "com.example.ordersafe.coins60"
@@ -147,6 +143,14 @@ struct AppStoreFlowTests {
             #expect(try read.decoded(OrderResponse.self).order.status == .refunded)
             _ = id
 
+            // Apple reverses the refund: granted again, once.
+            let reversed = try await store.notification(type: "REFUND_REVERSED", signedTransaction: jws)
+            #expect(try await Self.notify(client, reversed) == .ok)
+            #expect(try await Self.notify(client, try await store.notification(type: "REFUND_REVERSED", signedTransaction: jws)) == .ok)
+            #expect(try await Self.balance(client, token: alice) == 60)
+            let again = try await client.execute(uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
+            #expect(try again.decoded(OrderResponse.self).order.status == .fulfilled)
+
             #expect(try await Self.notify(client, "not.a.jws") == .unauthorized)
             let garbage = try await client.execute(uri: "/v1/notify/appstore", method: .post, body: ByteBuffer(string: "[]"))
             #expect(garbage.status == .badRequest)
@@ -186,26 +190,9 @@ struct AppStoreFlowTests {
 
 @Suite("App Store history: gaps filled from the notification history, restores follow the transaction history")
 struct AppStoreHistoryTests {
-    static func withServer(
-        _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
-    ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-history-\(UUID().uuidString)").path
-        let settings = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"])
-        let clock = ManualClock(TestServer.now)
-        let (router, components) = try await OrderSafeApplication.makeRouter(
-            settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)
-        do {
-            try await Application(router: router).test(.router) { client in try await body(client, components, clock) }
-            try await components.database.shutdown()
-        } catch {
-            try? await components.database.shutdown()
-            throw error
-        }
-    }
-
     @Test("a purchase whose notification never came and that the app never submitted is found in the notification history")
     func notificationHistory() async throws {
-        try await Self.withServer { client, components, _ in
+        try await TestServer.withComponents { client, components, _ in
             let alice = try await TestServer.token("alice", lifetime: 86400)
             let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
             try await components.sandbox!.appStore.purchase(productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
@@ -217,7 +204,7 @@ struct AppStoreHistoryTests {
 
     @Test("restore records the renewals nobody brought, once; a restore of another user's subscription is refused")
     func restore() async throws {
-        try await Self.withServer { client, components, _ in
+        try await TestServer.withComponents { client, components, _ in
             let alice = try await TestServer.token("alice", lifetime: 86400)
             let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(OrderResponse.self).order
             let store = components.sandbox!.appStore
@@ -242,9 +229,26 @@ struct AppStoreHistoryTests {
         }
     }
 
+    @Test("a CONSUMPTION_REQUEST is answered with the delivery status, through the App Store Server API")
+    func consumptionRequest() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let alice = try await TestServer.token("alice", lifetime: 86400)
+            let store = components.sandbox!.appStore
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            let (id, jws) = try await store.purchase(productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+            let request = try await store.notification(type: "CONSUMPTION_REQUEST", signedTransaction: jws)
+            #expect(try await AppStoreFlowTests.notify(client, request) == .ok)
+            let report = try #require(await store.consumptionReports[id])
+            let text = String(decoding: report, as: UTF8.self)
+            #expect(text.contains(#""deliveryStatus":0"#) && text.contains(#""customerConsented":true"#))
+            #expect(text.contains(order.orderUUID.uuidString.lowercased()))
+        }
+    }
+
     @Test("a notification stored while its transaction was unbound is processed again by the inbox sweep")
     func inboxSweep() async throws {
-        try await Self.withServer { client, components, clock in
+        try await TestServer.withComponents { client, components, clock in
             let bob = try await TestServer.token("bob", lifetime: 86400)
             let store = components.sandbox!.appStore
             let (_, jws) = try await store.purchase(productID: AppStoreFlowTests.coins)

@@ -11,25 +11,13 @@ import Testing
 
 @Suite("Reconciliation through the server: lost notifications found by query, unpaid orders closed, hints and cancels")
 struct ReconciliationFlowTests {
-    /// Runs `body` on a fresh server (sandbox providers, its own data folder) with the job runner and a clock to move.
+    /// Runs `body` on a fresh server whose provider notifications are all lost, with its job runner, a clock to move
+    /// and a token for alice.
     static func withServer(
         _ body: @escaping @Sendable (any TestClientProtocol, JobRunner, ManualClock, String) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-reconcile-\(UUID().uuidString)").path
-        // Port 9: nothing listens there, so every provider notification is lost and only queries can settle orders.
-        let settings = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"])
-        let clock = ManualClock(TestServer.now)
-        let (router, components) = try await OrderSafeApplication.makeRouter(
-            settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)
-        let database = components.database, runner = components.runner
         let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
-        do {
-            try await Application(router: router).test(.router) { client in try await body(client, runner, clock, alice) }
-            try await database.shutdown()
-        } catch {
-            try? await database.shutdown()
-            throw error
-        }
+        try await TestServer.withComponents { client, components, clock in try await body(client, components.runner, clock, alice) }
     }
 
     static func order(_ client: some TestClientProtocol, _ token: String, channel: String) async throws -> OrderResponse {

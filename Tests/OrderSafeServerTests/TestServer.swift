@@ -4,28 +4,12 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import OrderSafeModel
-import OrderSafeServer
-import Synchronization
+@testable import OrderSafeServer
 import Testing
 
 struct FixedClock: WallClock {
     var date: Date
     func now() -> Date { date }
-}
-
-/// A clock the test moves forward.
-final class ManualClock: WallClock {
-    private let date: Mutex<Date>
-
-    init(_ date: Date) {
-        self.date = Mutex(date)
-    }
-
-    func now() -> Date { date.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) {
-        date.withLock { $0 += seconds }
-    }
 }
 
 /// Builds the real application on a private SQLite database with pinned clock and credentials.
@@ -54,6 +38,26 @@ enum TestServer {
         let app = try await OrderSafeApplication.build(
             settings: try await settings(database: database), clock: FixedClock(date: clock), logger: TestLog.logger)
         try await app.test(.router) { client in try await body(client) }
+    }
+
+    /// Runs `body` on a fresh server with its own data folder and a clock the test moves, handing it the server's
+    /// components (job runner, ledger, sandboxes). Port 9: nothing listens there, so every provider notification
+    /// sent over HTTP is lost and only what the test delivers, or a query, settles an order.
+    static func withComponents(
+        _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-server-\(UUID().uuidString)").path
+        let settings = try await settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"])
+        let clock = ManualClock(now)
+        let (router, components) = try await OrderSafeApplication.makeRouter(
+            settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)
+        do {
+            try await Application(router: router, logger: TestLog.logger).test(.router) { client in try await body(client, components, clock) }
+            try await components.database.shutdown()
+        } catch {
+            try? await components.database.shutdown()
+            throw error
+        }
     }
 
     static func token(_ user: String, issuedAt: Date = now, lifetime: TimeInterval = 3600, secret: String = jwtSecret)

@@ -15,19 +15,13 @@ extension AlipayPayments: OrderRefunder {
         return number
     }
 
-    /// A notification reporting a refund: a full refund reverses the payment's grants once; a partial one is noted
-    /// on the order for a human (what part of the goods it covers is the merchant's call).
+    /// A notification reporting a refund (`refund_fee` is the total refunded so far).
     func applyRefund(_ notification: AlipayNotification, order: Order, inboxID: Int64) async throws {
         guard let refund = notification.refund else { return }
-        guard refund.refundFee == notification.totalAmount else {
-            try await ledger.note(
-                orderNo: order.orderNo, kind: "partial_refund", cause: .notification,
-                evidence: "alipay:\(notification.tradeNo) refunded \(refund.refundFee) of \(notification.totalAmount) inbox:\(inboxID)", at: clock.now())
-            return
-        }
-        let outcome = try await ledger.reverse(
-            Reversal(channel: .alipay, providerTransactionID: notification.tradeNo, kind: .refunded, cause: .notification, evidence: "inbox:\(inboxID)"),
-            at: clock.now())
-        logger.notice("alipay refund applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+        let outcome = try await ReportedRefund(
+            channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
+            refundedMinor: refund.refundFee.amountMinor, totalMinor: notification.totalAmount.amountMinor, evidence: "inbox:\(inboxID)"
+        ).apply(to: ledger, at: clock.now())
+        logger.notice("alipay refund notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
     }
 }

@@ -50,17 +50,15 @@ public struct AlipayPayments: Sendable {
 
     /// Handles one notification body exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8], headers: [String: String]) async throws -> Reply {
-        let entry = try await ledger.storeInbound(
-            InboundSignal(channel: .alipay, kind: "notify", headers: headers, body: body, receivedAt: clock.now()))
-        do {
-            try await apply(body: body, inboxID: entry.id)
-            try await ledger.finishInbound(id: entry.id, error: nil, at: clock.now())
-            return .success
-        } catch let error as AlipayNotificationError {
-            logger.warning("alipay notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(error)"])
-            try await ledger.finishInbound(id: entry.id, error: error.description, at: clock.now())
-            return .failure
+        let refusal = try await NotificationInbox(ledger: ledger, clock: clock, logger: logger).process(.alipay, headers: headers, body: body) { id in
+            do {
+                try await apply(body: body, inboxID: id)
+            } catch let error as AlipayNotificationError {
+                throw Refusal(status: 200, message: error.description)  // Alipay reads the body, not the status
+            }
+            return nil
         }
+        return refusal == nil ? .success : .failure
     }
 
     private func apply(body: [UInt8], inboxID: Int64) async throws {

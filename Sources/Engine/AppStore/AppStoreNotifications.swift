@@ -14,22 +14,10 @@ extension AppStorePayments {
 
     /// Handles one Server Notification V2 exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8]) async throws -> Reply {
-        let entry = try await ledger.storeInbound(
-            InboundSignal(channel: .appStore, kind: "notify", headers: [:], body: body, receivedAt: clock.now()))
-        do {
-            let note = try await apply(notificationBody: body, inboxID: entry.id)
-            try await ledger.finishInbound(id: entry.id, error: note, at: clock.now())
-            return .accepted
-        } catch let refusal as Refusal {
-            logger.warning("appstore notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
-            try await ledger.finishInbound(id: entry.id, error: refusal.message, at: clock.now())
-            return .refused(status: refusal.status, message: refusal.message)
+        let refusal = try await NotificationInbox(ledger: ledger, clock: clock, logger: logger).process(.appStore, headers: [:], body: body) { id in
+            try await apply(notificationBody: body, inboxID: id)
         }
-    }
-
-    struct Refusal: Error {
-        var status: Int
-        var message: String
+        return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted
     }
 
     /// Applies a stored notification; returns a note to keep on the inbox entry when it was accepted but could
@@ -72,6 +60,12 @@ extension AppStorePayments {
                 at: clock.now())
             logger.notice("appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
             if outcome == .unknownPayment { return "reversal of unrecorded transaction \(purchase.transactionID)" }
+        case .consumptionRequest:
+            try await answerConsumptionRequest(purchase, evidence: evidence)
+        case .refundReversed:
+            let order = try await ledger.reinstate(
+                channel: .appStore, providerTransactionID: purchase.transactionID, cause: .notification, evidence: evidence, at: clock.now())
+            logger.notice("appstore refund reversed", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order?.orderNo ?? "-")"])
         default:
             if let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
                 try await ledger.note(
@@ -81,4 +75,27 @@ extension AppStorePayments {
         }
         return nil
     }
+
+    /// Tells Apple, for a refund request it is deciding, whether the purchase was delivered — only when the merchant
+    /// says its users consented (`customerConsented` is required). The rest of the fields are left undeclared.
+    private func answerConsumptionRequest(_ purchase: AppStorePurchase, evidence: String) async throws {
+        var order: Order?
+        if let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
+            try await ledger.note(orderNo: recorded.orderNo, kind: "appstore:consumption_request", cause: .notification, evidence: evidence, at: clock.now())
+            order = try await ledger.order(number: recorded.orderNo)
+        }
+        guard answersConsumptionRequests, let api else { return }
+        let delivered = order?.status == .fulfilled
+        let json = """
+            {"accountTenure":0,"appAccountToken":\(JSONString.encode(order?.orderUUID.uuidString.lowercased() ?? "")),"consumptionStatus":0,\
+            "customerConsented":true,"deliveryStatus":\(delivered ? 0 : 5),"lifetimeDollarsPurchased":0,"lifetimeDollarsRefunded":0,\
+            "platform":1,"playTime":0,"refundPreference":0,"sampleContentProvided":false,"userStatus":0}
+            """
+        do {
+            try await api.sendConsumptionInformation(transactionID: purchase.transactionID, json: json)
+        } catch {
+            throw Refusal(status: 503, message: "consumption information not sent, retry: \(error)")
+        }
+    }
 }
+

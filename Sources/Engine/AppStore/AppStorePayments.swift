@@ -19,6 +19,8 @@ public struct AppStorePayments: Sendable {
     let receipts: ReceiptValidator?
     /// The App Store Server API, for history pulls and restores; nil when no API key is configured.
     let api: AppStoreServerAPIClient?
+    /// Whether `CONSUMPTION_REQUEST` notifications are answered (the merchant's users consented to it).
+    let answersConsumptionRequests: Bool
     let ledger: any LedgerStore
     let catalog: ActiveCatalog
     let identities: OrderIdentityGenerator
@@ -26,12 +28,14 @@ public struct AppStorePayments: Sendable {
     let logger: Logger
 
     public init(
-        verifier: SignedDataVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil, ledger: any LedgerStore,
-        catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock, logger: Logger
+        verifier: SignedDataVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
+        answersConsumptionRequests: Bool = false, ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator,
+        clock: any WallClock, logger: Logger
     ) {
         self.verifier = verifier
         self.receipts = receipts
         self.api = api
+        self.answersConsumptionRequests = answersConsumptionRequests
         self.ledger = ledger
         self.catalog = catalog
         self.identities = identities

@@ -31,15 +31,10 @@ extension WeChatPayPayments: OrderRefunder {
         guard let recorded = try await ledger.payment(channel: .wechatPay, providerTransactionID: refund.transactionID) else {
             throw Refusal(status: 404, message: "no payment \(refund.transactionID)")
         }
-        guard refund.refundFen == refund.totalFen else {
-            try await ledger.note(
-                orderNo: recorded.orderNo, kind: "partial_refund", cause: .notification,
-                evidence: "wechatpay:\(refund.transactionID) refunded \(refund.refundFen) of \(refund.totalFen) fen inbox:\(inboxID)", at: clock.now())
-            return
-        }
-        let outcome = try await ledger.reverse(
-            Reversal(channel: .wechatPay, providerTransactionID: refund.transactionID, kind: .refunded, cause: .notification, evidence: "inbox:\(inboxID)"),
-            at: clock.now())
-        logger.notice("wechatpay refund applied", metadata: ["order_no": "\(recorded.orderNo)", "outcome": "\(outcome)"])
+        let outcome = try await ReportedRefund(
+            channel: .wechatPay, providerTransactionID: refund.transactionID, orderNo: recorded.orderNo, refundedMinor: refund.refundFen,
+            totalMinor: refund.totalFen, evidence: "inbox:\(inboxID)"
+        ).apply(to: ledger, at: clock.now())
+        logger.notice("wechatpay refund notification applied", metadata: ["order_no": "\(recorded.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
     }
 }

@@ -55,22 +55,12 @@ public struct WeChatPayPayments: Sendable {
 
     /// Handles one notification exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(headers: [String: String], body: [UInt8]) async throws -> Reply {
-        let entry = try await ledger.storeInbound(
-            InboundSignal(channel: .wechatPay, kind: "notify", headers: headers, body: body, receivedAt: clock.now()))
-        do {
-            try await apply(headers: headers, body: body, inboxID: entry.id)
-            try await ledger.finishInbound(id: entry.id, error: nil, at: clock.now())
-            return .accepted
-        } catch let refusal as Refusal {
-            logger.warning("wechatpay notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
-            try await ledger.finishInbound(id: entry.id, error: refusal.message, at: clock.now())
-            return .refused(status: refusal.status, message: refusal.message)
+        let inbox = NotificationInbox(ledger: ledger, clock: clock, logger: logger)
+        let refusal = try await inbox.process(.wechatPay, headers: headers, body: body) { id in
+            try await apply(headers: headers, body: body, inboxID: id)
+            return nil
         }
-    }
-
-    struct Refusal: Error {
-        var status: Int
-        var message: String
+        return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted
     }
 
     private func apply(headers: [String: String], body: [UInt8], inboxID: Int64) async throws {

@@ -28,6 +28,10 @@ public protocol LedgerStore: Sendable {
     /// Reverses exactly what a recorded payment granted (a refund or a revocation), once.
     func reverse(_ reversal: Reversal, at: Date) async throws -> ReversalOutcome
 
+    /// Undoes a reversal (the App Store's `REFUND_REVERSED`): the payment's grants are applied again, once, and
+    /// its order is fulfilled again. Nil when the payment was not reversed (or is unknown).
+    func reinstate(channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at: Date) async throws -> Order?
+
     /// Moves an order between non-final statuses (`created → paying`, `created|paying → cancelled|closed|failed`),
     /// appending the event; returns the order as it is afterwards (unchanged when it had already moved on).
     func transition(orderNo: String, from: Set<OrderStatus>, to: OrderStatus, cause: EventCause, evidence: String?, at: Date)

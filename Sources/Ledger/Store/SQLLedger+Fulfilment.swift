@@ -96,7 +96,7 @@ extension SQLLedger {
         try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)
     }
 
-    private static func apply(
+    static func apply(
         _ grant: Grant, index: Int, paymentID: Int64, userID: String, db: any SQLDatabase, at date: Date
     ) async throws {
         let now = date.millisecondsSince1970

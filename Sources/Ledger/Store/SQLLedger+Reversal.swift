@@ -89,3 +89,47 @@ extension SQLLedger {
         }
     }
 }
+
+extension SQLLedger {
+    public func reinstate(channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at date: Date) async throws
+        -> Order?
+    {
+        try await database.transaction { db in
+            guard let payment = try await db.raw("""
+                UPDATE payment_transactions SET reversed_at = NULL, reversal = NULL
+                WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID) AND reversed_at IS NOT NULL
+                RETURNING id, order_id, user_id
+                """).first()
+            else { return nil }
+            let paymentID = try payment.decode(column: "id", as: Int64.self)
+            let orderID = try payment.decode(column: "order_id", as: Int64.self)
+            let userID = try payment.decode(column: "user_id", as: String.self)
+            let rows = try await db.raw("""
+                SELECT grant_index, kind, target, amount, period FROM grants
+                WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL ORDER BY grant_index
+                """).all()
+            try await db.raw("DELETE FROM grants WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL").run()
+            for row in rows {
+                let target = try row.decode(column: "target", as: String.self)
+                let grant: Grant
+                switch Grant.Kind(rawValue: try row.decode(column: "kind", as: String.self)) {
+                case .addBalance: grant = .addBalance(balance: target, amount: try row.decode(column: "amount", as: Int64?.self) ?? 0)
+                case .unlockEntitlement: grant = .unlockEntitlement(entitlement: target)
+                case .extendEntitlement:
+                    guard let period = try row.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)) else { continue }
+                    grant = .extendEntitlement(entitlement: target, period: period)
+                case nil: throw LedgerCorruption(detail: "a grant of payment \(paymentID) has an unknown kind")
+                }
+                try await Self.apply(
+                    grant, index: Int(try row.decode(column: "grant_index", as: Int64.self)), paymentID: paymentID, userID: userID, db: db, at: date)
+            }
+            guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else { return nil }
+            if order.status != .fulfilled {
+                try await Self.setStatus(
+                    db, orderID: orderID, from: order.status, to: .fulfilled, kind: "reinstated", cause: cause,
+                    evidence: "\(channel.rawValue):\(providerTransactionID) \(evidence)", at: date)
+            }
+            return try await Self.loadOrder(db, where: "id", orderID)
+        }
+    }
+}

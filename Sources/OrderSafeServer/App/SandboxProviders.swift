@@ -65,11 +65,13 @@ struct SandboxProviders {
         try Data(authority.rootDER).write(to: rootFile, options: .atomic)
         try Data(receipts.rootDER).write(to: receiptRootFile, options: .atomic)
         let apiKey = try Self.appStoreKey(folder.appendingPathComponent("appstore-api-key.pem"))
-        appStoreSettings = Settings.AppStore(
+        var appStoreSettings = Settings.AppStore(
             bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID, environment: .sandbox,
             rootCertificateFiles: [rootFile.path], receiptRootCertificateFiles: [receiptRootFile.path],
             api: .init(signingKey: apiKey.pemRepresentation, keyID: Self.appStoreKeyID, issuerID: "sandbox-issuer",
                        baseURL: "http://sandbox.ordersafe.invalid/sandbox/appstore"))
+        appStoreSettings.answersConsumptionRequests = true  // the sandbox's users consent
+        self.appStoreSettings = appStoreSettings
         appStore = SandboxAppStore(
             authority: authority, receipts: receipts, bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID,
             merchantKeyID: Self.appStoreKeyID,

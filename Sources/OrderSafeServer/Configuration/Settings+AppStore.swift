@@ -41,7 +41,7 @@ extension Settings.AppStore {
             }
         }
         return AppStorePayments(
-            verifier: verifier, receipts: receipts, api: client, ledger: ledger, catalog: catalog, identities: identities, clock: clock,
+            verifier: verifier, receipts: receipts, api: client, answersConsumptionRequests: answersConsumptionRequests, ledger: ledger, catalog: catalog, identities: identities, clock: clock,
             logger: logger)
     }
 }

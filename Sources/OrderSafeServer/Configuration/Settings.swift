@@ -101,6 +101,8 @@ public struct Settings: Sendable {
         public var receiptRootCertificateFiles: [String]
         /// The App Store Server API (history pulls, restores); nil when no in-app purchase key is configured.
         public var api: API?
+        /// Answer `CONSUMPTION_REQUEST` notifications with the delivery status (only if users consented to it).
+        public var answersConsumptionRequests = false
 
         public struct API: Sendable {
             /// The in-app purchase key (`.p8`, PEM).

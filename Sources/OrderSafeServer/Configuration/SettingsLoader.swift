@@ -153,9 +153,19 @@ struct SettingsReader {
             api = Settings.AppStore.API(
                 signingKey: key, keyID: keyID, issuerID: issuerID, baseURL: try string("appstore.api_base_url") ?? defaultURL)
         }
-        return Settings.AppStore(
+        var settings = Settings.AppStore(
             bundleID: bundleID, appAppleID: appAppleID, environment: environment, rootCertificateFiles: roots,
             receiptRootCertificateFiles: try files("appstore.receipt_root_certificates"), api: api)
+        if let answer = try string("appstore.answer_consumption_requests") {
+            guard let value = Bool(answer.lowercased()) else {
+                throw SettingsError(key: "appstore.answer_consumption_requests", reason: "'\(answer)' is not true or false")
+            }
+            guard !value || api != nil else {
+                throw SettingsError(key: "appstore.answer_consumption_requests", reason: "needs the App Store Server API (appstore.api_key)")
+            }
+            settings.answersConsumptionRequests = value
+        }
+        return settings
     }
 
     /// The WeChat Pay section: nil when `wechatpay.mch_id` is not set.

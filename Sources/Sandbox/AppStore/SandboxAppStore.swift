@@ -47,6 +47,8 @@ public actor SandboxAppStore {
     private var nextID: Int64 = 2_000_000_900_000_001
     private var faults: [Fault] = []
     private var revokedSerials: Set<[UInt8]> = []
+    /// Consumption information the merchant sent, by transaction id (the JSON body as received).
+    public private(set) var consumptionReports: [String: [UInt8]] = [:]
 
     public init(
         authority: SandboxAppStoreCA, receipts: SandboxReceiptSigner, bundleID: String, appAppleID: Int64, merchantKeyID: String,
@@ -206,6 +208,10 @@ public actor SandboxAppStore {
                 return Self.json(200, try Self.encode(["signedTransactions": [] as [String], "revision": "0", "hasMore": false]))
             case ("PUT", let s) where s.count == 5 && s[2] == "transactions" && s[3] == "consumption":
                 guard transactions[s[4]] != nil else { return Self.notFound }
+                guard (try? JSONObject(body).optionalBool("customerConsented")) == true else {
+                    return Self.json(400, #"{"errorCode":4000130,"errorMessage":"Invalid customer consented."}"#)
+                }
+                consumptionReports[s[4]] = body
                 return ProviderHTTPResponse(status: 202, headers: [:], body: [])
             default:
                 return Self.json(404, #"{"errorCode":4040000,"errorMessage":"Not found."}"#)

@@ -111,7 +111,7 @@ struct ChaosRun {
         guard let router = pending.routers.first else { return try await body(clients) }
         let rest = PendingRouters(routers: Array(pending.routers.dropFirst()))
         let result = Mutex<R?>(nil)
-        try await Application(router: router).test(.router) { client in
+        try await Application(router: router, logger: TestLog.logger).test(.router) { client in
             let value = try await open(rest, clients + [client], body)
             result.withLock { $0 = value }
         }

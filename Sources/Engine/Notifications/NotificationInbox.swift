@@ -1,0 +1,37 @@
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+
+/// Why a stored notification was refused: the HTTP status the provider gets and the reason kept in the inbox.
+struct Refusal: Error {
+    var status: Int
+    var message: String
+}
+
+/// The first step of every provider notification: the raw request is stored, then applied, and the outcome is
+/// recorded on the stored entry. Nothing is acknowledged before it is stored; a refusal is recorded and answered,
+/// while any other failure (a database fault) propagates so the provider sends the notification again.
+struct NotificationInbox {
+    let ledger: any LedgerStore
+    let clock: any WallClock
+    let logger: Logger
+
+    /// Stores and applies one notification. `apply` gets the inbox id and may return a note to keep on an entry it
+    /// accepted without applying (it stays for the retry sweep). Returns nil when accepted, else the refusal.
+    func process(
+        _ channel: Channel, headers: [String: String], body: [UInt8], apply: (Int64) async throws -> String?
+    ) async throws -> Refusal? {
+        let entry = try await ledger.storeInbound(
+            InboundSignal(channel: channel, kind: "notify", headers: headers, body: body, receivedAt: clock.now()))
+        do {
+            let note = try await apply(entry.id)
+            try await ledger.finishInbound(id: entry.id, error: note, at: clock.now())
+            return nil
+        } catch let refusal as Refusal {
+            logger.warning("\(channel.rawValue) notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
+            try await ledger.finishInbound(id: entry.id, error: refusal.message, at: clock.now())
+            return refusal
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Ledger
+import OrderSafeModel
+
+/// A refund a provider reported in a notification. A full refund reverses the payment's grants once; a partial one
+/// is noted on the order for a human (which part of the goods it covers is the merchant's call).
+struct ReportedRefund {
+    var channel: Channel
+    var providerTransactionID: String
+    var orderNo: String
+    /// Refunded so far and the payment's total, in minor units.
+    var refundedMinor: Int64
+    var totalMinor: Int64
+    /// Names the proof (`inbox:42`).
+    var evidence: String
+
+    /// The reversal made, or nil when the refund was partial and only noted.
+    func apply(to ledger: any LedgerStore, at date: Date) async throws -> ReversalOutcome? {
+        guard refundedMinor == totalMinor else {
+            try await ledger.note(
+                orderNo: orderNo, kind: "partial_refund", cause: .notification,
+                evidence: "\(channel.rawValue):\(providerTransactionID) refunded \(refundedMinor) of \(totalMinor) \(evidence)", at: date)
+            return nil
+        }
+        return try await ledger.reverse(
+            Reversal(channel: channel, providerTransactionID: providerTransactionID, kind: .refunded, cause: .notification, evidence: evidence),
+            at: date)
+    }
+}
