@@ -50,17 +50,41 @@ public struct AppStorePayments: Sendable {
     public func submit(_ submission: AppStoreSubmission, userID: String) async throws -> AppStoreSubmissionResponse {
         switch (submission.signedTransaction, submission.receipt) {
         case (let jws?, nil):
-            return AppStoreSubmissionResponse(transactions: [try await submit(signedTransaction: jws, userID: userID)])
+            return try await stored(submission, kind: "submission", userID: userID) { evidence in
+                AppStoreSubmissionResponse(transactions: [try await submit(signedTransaction: jws, userID: userID, evidence: evidence)])
+            }
         case (nil, let receipt?):
-            return AppStoreSubmissionResponse(
-                transactions: try await submit(
-                    receipt: receipt, transactionID: submission.transactionID, applicationUsername: submission.applicationUsername, userID: userID))
+            return try await stored(submission, kind: "submission", userID: userID) { evidence in
+                AppStoreSubmissionResponse(
+                    transactions: try await submit(
+                        receipt: receipt, transactionID: submission.transactionID, applicationUsername: submission.applicationUsername,
+                        userID: userID, evidence: evidence))
+            }
         default:
             throw AppStoreSubmissionError.malformed("give exactly one of signed_transaction and receipt")
         }
     }
 
-    func submit(signedTransaction jws: String, userID: String) async throws -> AppStoreTransactionResult {
+    /// Keeps what the app sent in the inbox before anything is recorded from it (durable before acknowledged);
+    /// `work` gets the evidence naming it and its outcome is written on the entry.
+    func stored<Body: Encodable, Result>(
+        _ body: Body, kind: String, userID: String, _ work: (String) async throws -> Result
+    ) async throws -> Result {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let entry = try await ledger.storeInbound(
+            InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: clock.now()))
+        do {
+            let result = try await work("inbox:\(entry.id)")
+            try await ledger.finishInbound(id: entry.id, error: nil, at: clock.now())
+            return result
+        } catch {
+            try? await ledger.finishInbound(id: entry.id, error: "\(error)", at: clock.now())
+            throw error
+        }
+    }
+
+    func submit(signedTransaction jws: String, userID: String, evidence: String) async throws -> AppStoreTransactionResult {
         let transaction: JWSTransaction
         do {
             transaction = try await verifier.verifyTransaction(jws)
@@ -72,10 +96,10 @@ public struct AppStorePayments: Sendable {
         guard let purchase = AppStorePurchase(transaction) else {
             return Self.rejected(transactionID: transaction.transactionId ?? "", code: "invalid_transaction", message: "the transaction has no id or product")
         }
-        return try await record(purchase, submitter: userID, cause: .app, evidence: "jws")
+        return try await record(purchase, submitter: userID, cause: .app, evidence: evidence)
     }
 
-    func submit(receipt base64: String, transactionID: String?, applicationUsername: String?, userID: String) async throws
+    func submit(receipt base64: String, transactionID: String?, applicationUsername: String?, userID: String, evidence: String) async throws
         -> [AppStoreTransactionResult]
     {
         guard let receipts else {
@@ -104,7 +128,7 @@ public struct AppStorePayments: Sendable {
         for entry in entries {
             // The applicationUsername belongs to the transaction the app is finishing, not to the rest of the receipt.
             guard let purchase = AppStorePurchase(entry, applicationUsername: transactionID == nil ? nil : applicationUsername) else { continue }
-            results.append(try await record(purchase, submitter: userID, cause: .app, evidence: "receipt"))
+            results.append(try await record(purchase, submitter: userID, cause: .app, evidence: evidence))
         }
         return results
     }

@@ -17,12 +17,18 @@ extension AppStorePayments {
         guard signed.count <= Self.maxSyncTransactions else {
             throw AppStoreSubmissionError.malformed("at most \(Self.maxSyncTransactions) signed transactions per restore")
         }
+        return try await stored(request, kind: "sync", userID: userID) { evidence in
+            try await restore(request, userID: userID, evidence: evidence)
+        }
+    }
+
+    private func restore(_ request: AppStoreSyncRequest, userID: String, evidence: String) async throws -> AppStoreSubmissionResponse {
         var results: [AppStoreTransactionResult] = []
-        for jws in signed {
-            results.append(try await submit(signedTransaction: jws, userID: userID))
+        for jws in request.signedTransactions ?? [] {
+            results.append(try await submit(signedTransaction: jws, userID: userID, evidence: evidence))
         }
         if let receipt = request.receipt {
-            results += try await submit(receipt: receipt, transactionID: nil, applicationUsername: nil, userID: userID)
+            results += try await submit(receipt: receipt, transactionID: nil, applicationUsername: nil, userID: userID, evidence: evidence)
         }
         var originals: [String] = []
         for result in results where result.verdict == .recorded {

@@ -67,7 +67,7 @@ public protocol LedgerStore: Sendable {
     /// Stores a raw inbound signal before anything else happens to it.
     func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry
 
-    /// Stored signals of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
+    /// Stored notifications (not app submissions) of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
     /// times: for the retry sweep.
     func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal]
 

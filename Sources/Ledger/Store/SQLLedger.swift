@@ -149,7 +149,8 @@ public struct SQLLedger: LedgerStore {
         return try await database.withSession { db in
             try await db.raw("""
                 SELECT id, channel, headers, body, attempts FROM inbox
-                WHERE processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970) AND attempts < \(bind: maxAttempts)
+                WHERE kind = 'notify' AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
+                  AND attempts < \(bind: maxAttempts)
                   AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
                 ORDER BY id LIMIT \(bind: limit)
                 """).all().map { row in

@@ -131,7 +131,7 @@ public struct OrderSafeDemo {
             }
         }
         guard let (payments, reversed, flagged, inbox) = totals else { throw DemoError("the ledger has no totals") }
-        say("   totals: \(paid) payments at the providers, \(payments) recorded, \(reversed) refunded, \(inbox) notifications kept in the inbox")
+        say("   totals: \(paid) payments at the providers, \(payments) recorded, \(reversed) refunded, \(inbox) raw signals (notifications, app submissions) kept in the inbox")
         check(recorded == paid, "every payment a provider took is in the ledger (\(recorded) of \(paid))")
         check(payments == paid, "no payment is recorded twice, none without a provider's word (\(payments) recorded)")
         check(flagged == 0, "no order needs a human (\(flagged) flagged)")
