@@ -26,7 +26,8 @@ final class SQLiteSessionSource: SQLSessionSource {
         self.logger = logger
         pool = EventLoopConnectionPool(
             source: SQLiteConnectionSource(configuration: .init(storage: storage, enableForeignKeys: true)),
-            maxConnections: 1, requestTimeout: .seconds(30), logger: logger,
+            // Callers queue for the one connection; under a burst on a busy machine the wait is long, not an error.
+            maxConnections: 1, requestTimeout: .seconds(120), logger: logger,
             on: MultiThreadedEventLoopGroup.singleton.next())
     }
 
