@@ -10,7 +10,7 @@ struct Refusal: Error {
 }
 
 /// The first step of every provider notification: the raw request is stored, then applied, and the outcome is
-/// recorded on the stored entry. Nothing is acknowledged before it is stored; a refusal is recorded and answered,
+/// recorded on the stored entry; an exact copy of one already applied is acknowledged at once. Nothing is acknowledged before it is stored; a refusal is recorded and answered,
 /// while any other failure (a database fault) propagates so the provider sends the notification again.
 struct NotificationInbox {
     let ledger: any LedgerStore
@@ -24,6 +24,8 @@ struct NotificationInbox {
     ) async throws -> Refusal? {
         let entry = try await ledger.storeInbound(
             InboundSignal(channel: channel, kind: "notify", headers: headers, body: body, receivedAt: clock.now()))
+        // An exact copy (body and signature headers) of a notification already applied: the provider resent it.
+        if entry.processed { return nil }
         do {
             let note = try await apply(entry.id)
             try await ledger.finishInbound(id: entry.id, error: note, at: clock.now())

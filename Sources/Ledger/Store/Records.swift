@@ -237,10 +237,12 @@ public struct PendingSignal: Sendable, Hashable {
     public var attempts: Int
 }
 
-/// Where a stored inbound signal landed; `isNew` is false for a byte-identical replay.
+/// Where a stored inbound signal landed; `isNew` is false for a replay of the same body, and `processed` tells
+/// whether an earlier copy with the same body and the same headers (signatures) was processed successfully.
 public struct InboxEntry: Sendable, Hashable {
     public var id: Int64
     public var isNew: Bool
+    public var processed: Bool = false
 }
 
 /// Work the engine schedules for later: provider queries, closes, history pulls. Unique per (kind, key).

@@ -125,7 +125,9 @@ public struct SQLLedger: LedgerStore {
 
     public func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry {
         let sha = SHA256.hash(data: signal.body).hexString
-        let headers = try String(decoding: JSONEncoder().encode(signal.headers), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let headers = try String(decoding: encoder.encode(signal.headers), as: UTF8.self)
         return try await database.transaction { db in
             if let row = try await db.raw("""
                 INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at)
@@ -136,11 +138,15 @@ public struct SQLLedger: LedgerStore {
             {
                 return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true)
             }
-            let existing = try await db.raw("""
-                SELECT id FROM inbox
+            guard let existing = try await db.raw("""
+                SELECT id, processed_at, headers FROM inbox
                 WHERE channel = \(bind: signal.channel.rawValue) AND kind = \(bind: signal.kind) AND body_sha256 = \(bind: sha)
                 """).first()
-            return InboxEntry(id: try existing!.decode(column: "id", as: Int64.self), isNew: false)
+            else { throw LedgerCorruption(detail: "an inbox entry neither inserted nor found") }
+            return InboxEntry(
+                id: try existing.decode(column: "id", as: Int64.self), isNew: false,
+                processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil
+                    && existing.decode(column: "headers", as: String.self) == headers)
         }
     }
 

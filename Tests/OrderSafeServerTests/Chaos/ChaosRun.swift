@@ -166,7 +166,11 @@ struct ChaosRun {
                 for runner in runners { group.addTask { _ = try await runner.runDue() } }
                 try await group.waitForAll()
             }
-            if try await ledger.pendingJobs(now: clock.now()).due + ledger.pendingJobs(now: clock.now()).later == 0 { break }
+            let unsettled = try await database.withSession { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'query_order' AND done_at IS NULL").first()!
+                    .decode(column: "n", as: Int64.self)
+            }
+            if unsettled == 0 { break }
         }
         await sandbox.alipay.settle()
         await sandbox.wechatpay.settle()
