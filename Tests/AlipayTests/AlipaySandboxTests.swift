@@ -53,6 +53,9 @@ struct AlipaySandboxTests {
             await sandbox.injectGatewayFault(.systemError)
             await sandbox.injectGatewayFault(.timeout(.seconds(3)))
             #expect(try await client.queryTrade(outTradeNo: "X") == .notFound)
+            // Let every attempt the client gave up on reach the sandbox before the next fault is queued, so none of
+            // them takes it (on a loaded machine a request can arrive long after its client timed out).
+            try await Task.sleep(for: .seconds(4))
             await sandbox.injectGatewayFault(.badSignature)
             await #expect(throws: AlipayGatewayError.badSignature) { try await client.queryTrade(outTradeNo: "X") }
             await sandbox.injectGatewayFault(.serverError, count: 3)
