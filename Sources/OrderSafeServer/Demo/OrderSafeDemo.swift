@@ -25,7 +25,7 @@ public struct OrderSafeDemo {
         ])
         var logger = Logger(label: "ordersafe.demo")
         logger.logLevel = .critical
-        let clock = DemoClock(Date())
+        let clock = DemoClock()
         say("▶ Setting up: a fresh SQLite ledger and the sandbox App Store, Alipay and WeChat Pay (keys in \(folder.path)/sandbox)")
         let sandbox = try SandboxProviders(settings: settings.server, clock: clock, timeScale: 1e-4, logger: logger)
         let app = try await OrderSafeComponents.build(
@@ -149,11 +149,6 @@ struct DemoError: Error, CustomStringConvertible {
 /// The demo's clock: real time, moved forward when the story waits for the reconciliation worker.
 final class DemoClock: WallClock {
     private let offset = Mutex<TimeInterval>(0)
-    private let start: Date
-
-    init(_ start: Date) {
-        self.start = start
-    }
 
     func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
 

@@ -176,8 +176,7 @@ struct ChaosApp: Sendable {
         }
         if random.chance(25) {
             shared.tally.step(faulted: true)
-            let faults: [Int] = [0, 1, 2, 3]
-            switch faults[Int(random.next() % 4)] {
+            switch random.next() % 4 {
             case 0:
                 if channel == .alipay { await sandbox.alipay.injectNotificationFault(.drop) } else { await sandbox.wechatpay.injectNotificationFault(.drop) }
             case 1:
