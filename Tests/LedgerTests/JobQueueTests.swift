@@ -30,6 +30,21 @@ struct JobQueueTests {
         }
     }
 
+    @Test("a recurring job keeps the watermark it finished with, even when scheduled again at a restart", arguments: TestEngine.available)
+    func watermark(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            try await ledger.enqueue(NewJob(kind: "appstore_history", key: "appstore", runAt: Self.now))
+            let first = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now)[0]
+            #expect(first.payload == "")
+            #expect(try await ledger.complete(first, .retry(at: Self.now + 3600, note: nil, payload: "1795000000000"), at: Self.now))
+            try await ledger.enqueue(NewJob(kind: "appstore_history", key: "appstore", runAt: Self.now + 10))  // a restart
+            let second = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 10)[0]
+            #expect(second.payload == "1795000000000")
+            #expect(try await ledger.complete(second, .retry(at: Self.now + 3600, note: "down"), at: Self.now + 10))
+            #expect(try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 3600)[0].payload == "1795000000000")
+        }
+    }
+
     @Test("a worker whose lease ran out is fenced off: its completion writes nothing", arguments: TestEngine.available)
     func fencing(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in

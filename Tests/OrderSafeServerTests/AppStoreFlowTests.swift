@@ -186,6 +186,32 @@ struct AppStoreFlowTests {
             #expect(garbage.verdict == .rejected && garbage.transactions.first?.error?.code == "invalid_receipt")
         }
     }
+
+    @Test("a subscription runs until Apple's expiresDate; RENEWAL_EXTENDED moves it once, however often it is delivered")
+    func renewalExtended() async throws {
+        try await Self.withServer { client, store in
+            let alice = try await TestServer.token("alice")
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(OrderResponse.self).order
+            let (first, jws) = try await store.purchase(
+                productID: "com.example.ordersafe.vip.monthly", type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID,
+                subscriptionPeriod: GrantPeriod(count: 7, unit: .day))
+            #expect(try await Self.submit(client, token: alice, jws: jws).verdict == .recorded)
+            #expect(try await Self.vipExpiry(client, token: alice) == TestServer.now.addingTimeInterval(7 * 86400))  // Apple's week, not the catalog's month
+
+            let extended = try await store.extendRenewalDate(originalTransactionID: first, days: 5)
+            let notification = try await store.notification(type: "RENEWAL_EXTENDED", signedTransaction: extended)
+            for _ in 0..<2 { #expect(try await Self.notify(client, notification) == .ok) }
+            #expect(try await Self.notify(client, try await store.notification(type: "RENEWAL_EXTENDED", signedTransaction: extended)) == .ok)
+            #expect(try await Self.vipExpiry(client, token: alice) == TestServer.now.addingTimeInterval(12 * 86400))
+            #expect(try await Self.submit(client, token: alice, jws: jws).verdict == .recorded)  // the old signature moves nothing back
+            #expect(try await Self.vipExpiry(client, token: alice) == TestServer.now.addingTimeInterval(12 * 86400))
+        }
+    }
+
+    static func vipExpiry(_ client: some TestClientProtocol, token: String) async throws -> Date? {
+        let holdings = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
+        return try holdings.decoded(HoldingsResponse.self).entitlements.first { $0.name == "vip" }?.expiresAt
+    }
 }
 
 @Suite("App Store history: gaps filled from the notification history, restores follow the transaction history")
@@ -199,6 +225,20 @@ struct AppStoreHistoryTests {
             _ = try await components.runner.runDue()  // the hourly history pull is due at start
             #expect(try await components.ledger.order(number: order.orderNo)?.status == .fulfilled)
             #expect(try await AppStoreFlowTests.balance(client, token: alice) == 60)
+        }
+    }
+
+    @Test("history pulls start where the last one ended: a purchase made while the server was down for days is found")
+    func historyWatermark() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let alice = try await TestServer.token("alice", lifetime: 86400)
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            _ = try await components.runner.runDue()  // the first pull, at start
+            clock.advance(by: 86400)
+            try await components.sandbox!.appStore.purchase(productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+            clock.advance(by: 2 * 86400)  // nothing runs for two more days; the notification never arrived
+            _ = try await components.runner.runDue()
+            #expect(try await components.ledger.order(number: order.orderNo)?.status == .fulfilled)
         }
     }
 

@@ -21,7 +21,7 @@ extension AlipayPayments: OrderRefunder {
         let outcome = try await ReportedRefund(
             channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
             refundedMinor: refund.refundFee.amountMinor, totalMinor: notification.totalAmount.amountMinor, evidence: "inbox:\(inboxID)"
-        ).apply(to: ledger, at: clock.now())
-        logger.notice("alipay refund notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
+        ).apply(to: context.ledger, at: context.clock.now())
+        context.logger.notice("alipay refund notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
     }
 }

@@ -13,12 +13,12 @@ extension AlipayPayments: OrderSettler {
         case .trade(let trade):
             switch trade.status {
             case .tradeSuccess, .tradeFinished:
-                let outcome = try await ledger.fulfil(
+                let outcome = try await context.ledger.fulfil(
                     VerifiedPayment(
                         channel: .alipay, providerTransactionID: trade.tradeNo, orderNo: order.orderNo, amount: trade.totalAmount, cause: cause,
                         evidence: "alipay.trade.query"),
-                    at: clock.now())
-                logger.info("alipay trade settled by query", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+                    at: context.clock.now())
+                context.logger.info("alipay trade settled by query", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
                 return .paid
             case .waitBuyerPay:
                 return .pending

@@ -1,7 +1,6 @@
 import Alipay
 import Foundation
 import Ledger
-import Logging
 import OrderSafeModel
 
 /// The Alipay channel of the order engine: signs order strings for new orders, and turns notifications into
@@ -12,35 +11,29 @@ public struct AlipayPayments: Sendable {
     let gateway: AlipayGatewayClient?
     let sellerID: String?
     let notifyURL: String
-    let ledger: any LedgerStore
-    let catalog: ActiveCatalog
-    let clock: any WallClock
-    let logger: Logger
+    let context: EngineContext
     /// How long an unpaid order stays payable at Alipay (`time_expire`).
     public let paymentWindow: TimeInterval
 
     public init(
-        credentials: AlipayCredentials, gateway: AlipayGatewayClient?, sellerID: String?, notifyURL: String, ledger: any LedgerStore,
-        catalog: ActiveCatalog, clock: any WallClock, logger: Logger, paymentWindow: TimeInterval = 30 * 60
+        credentials: AlipayCredentials, gateway: AlipayGatewayClient?, sellerID: String?, notifyURL: String, context: EngineContext,
+        paymentWindow: TimeInterval = 30 * 60
     ) {
         self.credentials = credentials
         self.gateway = gateway
         self.sellerID = sellerID
         self.notifyURL = notifyURL
-        self.ledger = ledger
-        self.catalog = catalog
-        self.clock = clock
-        self.logger = logger
+        self.context = context
         self.paymentWindow = paymentWindow
     }
 
     /// The signed order string the app passes to the Alipay SDK.
     public func invocation(for order: Order) throws -> AlipayInvocation {
-        let subject = catalog.catalog.product(id: order.productID)?.title ?? order.productID
+        let subject = context.catalog.catalog.product(id: order.productID)?.title ?? order.productID
         let request = AlipayAppPayOrder(
             outTradeNo: order.orderNo, amount: order.amount, subject: subject, notifyURL: notifyURL,
             expiresAt: order.createdAt.addingTimeInterval(paymentWindow))
-        return AlipayInvocation(orderString: try AlipayRequestSigner(credentials: credentials).orderString(for: request, at: clock.now()))
+        return AlipayInvocation(orderString: try AlipayRequestSigner(credentials: credentials).orderString(for: request, at: context.clock.now()))
     }
 
     /// What to answer Alipay: the 7 bytes `success` stop its retries; anything else makes it try again later.
@@ -50,7 +43,7 @@ public struct AlipayPayments: Sendable {
 
     /// Handles one notification body exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8], headers: [String: String]) async throws -> Reply {
-        let refusal = try await NotificationInbox(ledger: ledger, clock: clock, logger: logger).process(.alipay, headers: headers, body: body) { id in
+        let refusal = try await NotificationInbox(context: context).process(.alipay, headers: headers, body: body) { id in
             do {
                 try await apply(body: body, inboxID: id)
             } catch let error as AlipayNotificationError {
@@ -63,7 +56,7 @@ public struct AlipayPayments: Sendable {
 
     private func apply(body: [UInt8], inboxID: Int64) async throws {
         let notification = try AlipayNotificationVerifier(credentials: credentials).verify(body: body)
-        guard let order = try await ledger.order(number: notification.outTradeNo), order.channel == .alipay else {
+        guard let order = try await context.ledger.order(number: notification.outTradeNo), order.channel == .alipay else {
             throw AlipayNotificationError.unknownOrder(notification.outTradeNo)
         }
         // App and seller must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
@@ -74,11 +67,11 @@ public struct AlipayPayments: Sendable {
             return
         }
         guard notification.tradeStatus.isPaid else { return }
-        let outcome = try await ledger.fulfil(
+        let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
                 amount: notification.totalAmount, cause: .notification, evidence: "inbox:\(inboxID)"),
-            at: clock.now())
-        logger.info("alipay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+            at: context.clock.now())
+        context.logger.info("alipay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
     }
 }

@@ -14,7 +14,7 @@ extension AppStorePayments {
 
     /// Handles one Server Notification V2 exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8]) async throws -> Reply {
-        let refusal = try await NotificationInbox(ledger: ledger, clock: clock, logger: logger).process(.appStore, headers: [:], body: body) { id in
+        let refusal = try await NotificationInbox(context: context).process(.appStore, headers: [:], body: body) { id in
             try await apply(notificationBody: body, inboxID: id)
         }
         return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted
@@ -40,7 +40,7 @@ extension AppStorePayments {
         let evidence = "inbox:\(inboxID)"
         let type = NotificationType(rawValue: notification.notificationType)
         guard let transaction = notification.transaction, let purchase = AppStorePurchase(transaction) else {
-            logger.info("appstore notification stored", metadata: ["inbox_id": "\(inboxID)", "type": "\(notification.notificationType)"])
+            context.logger.info("appstore notification stored", metadata: ["inbox_id": "\(inboxID)", "type": "\(notification.notificationType)"])
             return nil
         }
         switch type {
@@ -53,24 +53,24 @@ extension AppStorePayments {
                 throw Refusal(status: 500, message: "no catalog product for \(id)")
             }
         case .refund, .revoke:
-            let outcome = try await ledger.reverse(
+            let outcome = try await context.ledger.reverse(
                 Reversal(
                     channel: .appStore, providerTransactionID: purchase.transactionID, kind: type == .refund ? .refunded : .revoked,
                     cause: .notification, evidence: evidence),
-                at: clock.now())
-            logger.notice("appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
+                at: context.clock.now())
+            context.logger.notice("appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
             if outcome == .unknownPayment { return "reversal of unrecorded transaction \(purchase.transactionID)" }
         case .consumptionRequest:
             try await answerConsumptionRequest(purchase, evidence: evidence)
         case .refundReversed:
-            let order = try await ledger.reinstate(
-                channel: .appStore, providerTransactionID: purchase.transactionID, cause: .notification, evidence: evidence, at: clock.now())
-            logger.notice("appstore refund reversed", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order?.orderNo ?? "-")"])
+            let order = try await context.ledger.reinstate(
+                channel: .appStore, providerTransactionID: purchase.transactionID, cause: .notification, evidence: evidence, at: context.clock.now())
+            context.logger.notice("appstore refund reversed", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order?.orderNo ?? "-")"])
         default:
-            if let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
-                try await ledger.note(
+            if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
+                try await context.ledger.note(
                     orderNo: recorded.orderNo, kind: "appstore:\(notification.notificationType.lowercased())", cause: .notification,
-                    evidence: [evidence, notification.subtype].compactMap { $0 }.joined(separator: " "), at: clock.now())
+                    evidence: [evidence, notification.subtype].compactMap { $0 }.joined(separator: " "), at: context.clock.now())
             }
         }
         return nil
@@ -80,9 +80,9 @@ extension AppStorePayments {
     /// says its users consented (`customerConsented` is required). The rest of the fields are left undeclared.
     private func answerConsumptionRequest(_ purchase: AppStorePurchase, evidence: String) async throws {
         var order: Order?
-        if let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
-            try await ledger.note(orderNo: recorded.orderNo, kind: "appstore:consumption_request", cause: .notification, evidence: evidence, at: clock.now())
-            order = try await ledger.order(number: recorded.orderNo)
+        if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
+            try await context.ledger.note(orderNo: recorded.orderNo, kind: "appstore:consumption_request", cause: .notification, evidence: evidence, at: context.clock.now())
+            order = try await context.ledger.order(number: recorded.orderNo)
         }
         guard answersConsumptionRequests, let api else { return }
         let delivered = order?.status == .fulfilled

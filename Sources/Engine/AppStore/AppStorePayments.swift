@@ -2,7 +2,6 @@ import AppStore
 import ChannelSupport
 import Foundation
 import Ledger
-import Logging
 import OrderSafeModel
 
 /// The App Store channel of the order engine: turns verified transactions — submitted by the app as StoreKit 2
@@ -21,26 +20,19 @@ public struct AppStorePayments: Sendable {
     let api: AppStoreServerAPIClient?
     /// Whether `CONSUMPTION_REQUEST` notifications are answered (the merchant's users consented to it).
     let answersConsumptionRequests: Bool
-    let ledger: any LedgerStore
-    let catalog: ActiveCatalog
+    let context: EngineContext
     let identities: OrderIdentityGenerator
-    let clock: any WallClock
-    let logger: Logger
 
     public init(
         verifier: SignedDataVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
-        answersConsumptionRequests: Bool = false, ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator,
-        clock: any WallClock, logger: Logger
+        answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator, context: EngineContext
     ) {
         self.verifier = verifier
         self.receipts = receipts
         self.api = api
         self.answersConsumptionRequests = answersConsumptionRequests
-        self.ledger = ledger
-        self.catalog = catalog
+        self.context = context
         self.identities = identities
-        self.clock = clock
-        self.logger = logger
     }
 
     // MARK: Submissions
@@ -72,14 +64,14 @@ public struct AppStorePayments: Sendable {
     ) async throws -> Result {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let entry = try await ledger.storeInbound(
-            InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: clock.now()))
+        let entry = try await context.ledger.storeInbound(
+            InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: context.clock.now()))
         do {
             let result = try await work("inbox:\(entry.id)")
-            try await ledger.finishInbound(id: entry.id, error: nil, at: clock.now())
+            try await context.ledger.finishInbound(id: entry.id, error: nil, at: context.clock.now())
             return result
         } catch {
-            try? await ledger.finishInbound(id: entry.id, error: "\(error)", at: clock.now())
+            try? await context.ledger.finishInbound(id: entry.id, error: "\(error)", at: context.clock.now())
             throw error
         }
     }
@@ -142,14 +134,19 @@ public struct AppStorePayments: Sendable {
     {
         let id = purchase.transactionID
         if purchase.revoked {
-            _ = try await ledger.reverse(
-                Reversal(channel: .appStore, providerTransactionID: id, kind: .revoked, cause: cause, evidence: evidence), at: clock.now())
+            _ = try await context.ledger.reverse(
+                Reversal(channel: .appStore, providerTransactionID: id, kind: .revoked, cause: cause, evidence: evidence), at: context.clock.now())
             return Self.rejected(transactionID: id, code: "transaction_revoked", message: "Apple refunded or revoked this transaction")
         }
-        if let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: id) {
-            return try await answer(recorded, purchase: purchase, submitter: submitter, cause: cause)
+        if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: id) {
+            if let periodEnd = purchase.periodEnd {
+                // Apple moved the period's end (RENEWAL_EXTENDED, a renewal date extension): extend what it granted.
+                _ = try await context.ledger.extendPeriod(
+                    channel: .appStore, providerTransactionID: id, until: periodEnd, cause: cause, evidence: evidence, at: context.clock.now())
+            }
+            return try await answer(try await self.order(number: recorded.orderNo), purchase: purchase, submitter: submitter, cause: cause)
         }
-        guard let product = catalog.catalog.product(appStoreProductID: purchase.productID), let price = product.price(for: .appStore) else {
+        guard let product = context.catalog.catalog.product(appStoreProductID: purchase.productID), let price = product.price(for: .appStore) else {
             throw AppStoreSubmissionError.productNotInCatalog(purchase.productID)
         }
 
@@ -157,39 +154,46 @@ public struct AppStorePayments: Sendable {
         guard let order else {
             throw AppStoreSubmissionError.unbound(id)
         }
-        let outcome = try await ledger.fulfil(
+        let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: order.orderNo, amount: order.amount, cause: cause,
-                evidence: evidence + (purchase.familyShared ? " family_shared" : "")),
-            at: clock.now())
-        logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
-        if case .duplicate = outcome, order.status == .created {
-            // Another submission recorded it first against another order (two users racing with one receipt):
-            // the order made for this one never gets paid.
-            _ = try await ledger.transition(
-                orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .system, evidence: "appstore:\(id) recorded elsewhere",
-                at: clock.now())
+                evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd),
+            at: context.clock.now())
+        context.logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+        switch outcome {
+        case .fulfilled(let paid), .flagged(let paid, _):
+            return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause)
+        case .duplicate(let orderNo):
+            if orderNo != order.orderNo, order.status == .created {
+                // Another submission recorded it first against another order (two users racing with one receipt):
+                // the order made for this one never gets paid.
+                _ = try await context.ledger.transition(
+                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .system, evidence: "appstore:\(id) recorded elsewhere",
+                    at: context.clock.now())
+            }
+            return try await answer(try await self.order(number: orderNo), purchase: purchase, submitter: submitter, cause: cause)
         }
-        guard let recorded = try await ledger.payment(channel: .appStore, providerTransactionID: id) else {
-            throw AppStoreSubmissionError.malformed("transaction \(id) was not recorded")
-        }
-        return try await answer(recorded, purchase: purchase, submitter: submitter, cause: cause)
+    }
+
+    private func order(number: String) async throws -> Order {
+        guard let order = try await context.ledger.order(number: number) else { throw LedgerError.unknownOrder(number) }
+        return order
     }
 
     /// The order a new purchase is recorded against; nil when it names no user at all (a notification for a
     /// transaction that names no order of ours and renews nothing we know).
     private func order(for purchase: AppStorePurchase, product: Product, price: Money, submitter: String?) async throws -> Order? {
         var owner = submitter
-        if let uuid = purchase.orderUUID, let bound = try await ledger.order(uuid: uuid), bound.channel == .appStore {
+        if let uuid = purchase.orderUUID, let bound = try await context.ledger.order(uuid: uuid), bound.channel == .appStore {
             if bound.productID == product.id, !bound.status.isFinal { return bound }
             owner = bound.userID
-        } else if let legacy = purchase.legacyBinding, let bound = try await ledger.order(number: legacy.orderNo),
+        } else if let legacy = purchase.legacyBinding, let bound = try await context.ledger.order(number: legacy.orderNo),
             bound.userID == legacy.userID, bound.channel == .appStore
         {
             if bound.productID == product.id, !bound.status.isFinal { return bound }
             owner = bound.userID
         } else if !purchase.familyShared, purchase.originalTransactionID != purchase.transactionID,
-            let original = try await ledger.payment(channel: .appStore, providerTransactionID: purchase.originalTransactionID)
+            let original = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.originalTransactionID)
         {
             owner = original.userID
         }
@@ -199,26 +203,26 @@ public struct AppStorePayments: Sendable {
 
     /// A new order for a transaction that came without one; the idempotency key makes adoption happen once per user.
     private func adopt(_ purchase: AppStorePurchase, product: Product, price: Money, for userID: String) async throws -> Order {
-        let creation = try await ledger.createOrder(
+        let creation = try await context.ledger.createOrder(
             NewOrder(
-                userID: userID, productID: product.id, channel: .appStore, amount: price, catalogVersionID: catalog.version.id,
+                userID: userID, productID: product.id, channel: .appStore, amount: price, catalogVersionID: context.catalog.version.id,
                 origin: .adopted, idempotency: IdempotencyToken(key: "appstore:\(purchase.transactionID)", requestSHA256: "adopted"),
-                createdAt: clock.now()),
+                createdAt: context.clock.now()),
             identity: { identities.next() })
         return creation.order
     }
 
-    private func answer(_ recorded: RecordedPayment, purchase: AppStorePurchase, submitter: String?, cause: EventCause) async throws
+    /// The verdict for a purchase recorded against `order`: recorded, or refused when someone else submitted it.
+    private func answer(_ order: Order, purchase: AppStorePurchase, submitter: String?, cause: EventCause) async throws
         -> AppStoreTransactionResult
     {
-        guard let order = try await ledger.order(number: recorded.orderNo) else { throw LedgerError.unknownOrder(recorded.orderNo) }
-        guard let submitter, submitter != recorded.userID else {
+        guard let submitter, submitter != order.userID else {
             return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded, order: order)
         }
-        try await ledger.note(
+        try await context.ledger.note(
             orderNo: order.orderNo, kind: "refused:other_user", cause: cause, evidence: "appstore:\(purchase.transactionID) submitted by another user",
-            at: clock.now())
-        logger.warning("appstore transaction submitted by another user", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order.orderNo)"])
+            at: context.clock.now())
+        context.logger.warning("appstore transaction submitted by another user", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order.orderNo)"])
         return Self.rejected(transactionID: purchase.transactionID, code: "transaction_belongs_to_another_user",
                              message: "this transaction was bought by another account")
     }

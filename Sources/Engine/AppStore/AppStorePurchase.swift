@@ -14,6 +14,8 @@ struct AppStorePurchase: Sendable {
     var familyShared: Bool
     /// Set when Apple refunded or revoked it.
     var revoked: Bool
+    /// Where the subscription period it bought ends, as Apple dates it (`expiresDate`); nil for other products.
+    var periodEnd: Date?
 
     init?(_ transaction: JWSTransaction) {
         guard let id = transaction.transactionId, let product = transaction.productId else { return nil }
@@ -23,6 +25,7 @@ struct AppStorePurchase: Sendable {
         orderUUID = transaction.isFamilyShared ? nil : transaction.appAccountToken
         familyShared = transaction.isFamilyShared
         revoked = transaction.revocationDate != nil
+        periodEnd = transaction.expiresDate.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
     }
 
     init?(_ entry: AppReceipt.InAppPurchase, applicationUsername: String?) {
@@ -32,6 +35,7 @@ struct AppStorePurchase: Sendable {
         productID = product
         familyShared = false
         revoked = entry.cancellationDateMS != nil
+        periodEnd = entry.expiresDateMS.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
         if let name = applicationUsername {
             if let uuid = UUID(uuidString: name) {
                 orderUUID = uuid

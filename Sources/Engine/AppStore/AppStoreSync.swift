@@ -32,7 +32,7 @@ extension AppStorePayments {
         }
         var originals: [String] = []
         for result in results where result.verdict == .recorded {
-            if let payment = try await ledger.payment(channel: .appStore, providerTransactionID: result.transactionID), payment.userID == userID,
+            if let payment = try await context.ledger.payment(channel: .appStore, providerTransactionID: result.transactionID), payment.userID == userID,
                 !originals.contains(result.transactionID)
             {
                 originals.append(result.transactionID)

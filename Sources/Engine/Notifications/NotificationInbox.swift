@@ -1,6 +1,5 @@
 import Foundation
 import Ledger
-import Logging
 import OrderSafeModel
 
 /// Why a stored notification was refused: the HTTP status the provider gets and the reason kept in the inbox.
@@ -10,29 +9,28 @@ struct Refusal: Error {
 }
 
 /// The first step of every provider notification: the raw request is stored, then applied, and the outcome is
-/// recorded on the stored entry; an exact copy of one already applied is acknowledged at once. Nothing is acknowledged before it is stored; a refusal is recorded and answered,
-/// while any other failure (a database fault) propagates so the provider sends the notification again.
+/// recorded on the stored entry; an exact copy of one already applied is acknowledged at once. Nothing is
+/// acknowledged before it is stored; a refusal is recorded and answered, while any other failure (a database
+/// fault) propagates so the provider sends the notification again.
 struct NotificationInbox {
-    let ledger: any LedgerStore
-    let clock: any WallClock
-    let logger: Logger
+    let context: EngineContext
 
     /// Stores and applies one notification. `apply` gets the inbox id and may return a note to keep on an entry it
     /// accepted without applying (it stays for the retry sweep). Returns nil when accepted, else the refusal.
     func process(
         _ channel: Channel, headers: [String: String], body: [UInt8], apply: (Int64) async throws -> String?
     ) async throws -> Refusal? {
-        let entry = try await ledger.storeInbound(
-            InboundSignal(channel: channel, kind: "notify", headers: headers, body: body, receivedAt: clock.now()))
+        let entry = try await context.ledger.storeInbound(
+            InboundSignal(channel: channel, kind: "notify", headers: headers, body: body, receivedAt: context.clock.now()))
         // An exact copy (body and signature headers) of a notification already applied: the provider resent it.
         if entry.processed { return nil }
         do {
             let note = try await apply(entry.id)
-            try await ledger.finishInbound(id: entry.id, error: note, at: clock.now())
+            try await context.ledger.finishInbound(id: entry.id, error: note, at: context.clock.now())
             return nil
         } catch let refusal as Refusal {
-            logger.warning("\(channel.rawValue) notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
-            try await ledger.finishInbound(id: entry.id, error: refusal.message, at: clock.now())
+            context.logger.warning("\(channel.rawValue) notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
+            try await context.ledger.finishInbound(id: entry.id, error: refusal.message, at: context.clock.now())
             return refusal
         }
     }

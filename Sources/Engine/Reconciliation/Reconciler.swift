@@ -13,7 +13,8 @@ public struct Reconciler: Sendable {
         public static let queryOrder = "query_order"
         /// Process again stored notifications whose processing failed (recurring).
         public static let retryInbox = "retry_inbox"
-        /// Pull the App Store's notification history for the last day (recurring).
+        /// Pull the App Store's notification history since the last pull (recurring; the payload is where the last
+        /// pull ended, in milliseconds).
         public static let appStoreHistory = "appstore_history"
     }
 
@@ -55,9 +56,11 @@ public struct Reconciler: Sendable {
                 try await retryInbox(now: now)
                 return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
             case Kind.appStoreHistory:
-                let pulled = try await appStore?.pullNotificationHistory(from: now.addingTimeInterval(-86400), to: now) ?? 0
-                logger.info("app store notification history pulled", metadata: ["notifications": "\(pulled)"])
-                return .retry(at: now.addingTimeInterval(Self.historyInterval), note: nil)
+                let start = Self.historyStart(after: Int64(job.payload).map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }, now: now)
+                let pulled = try await appStore?.pullNotificationHistory(from: start, to: now) ?? 0
+                logger.info("app store notification history pulled", metadata: ["notifications": "\(pulled)", "since": "\(start)"])
+                return .retry(
+                    at: now.addingTimeInterval(Self.historyInterval), note: nil, payload: String(Int64(now.timeIntervalSince1970 * 1000)))
             default:
                 logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
                 return .done
@@ -71,6 +74,13 @@ public struct Reconciler: Sendable {
     /// How often stored notifications that failed are tried again, and the App Store's history is pulled.
     static let inboxSweepInterval: TimeInterval = 300
     static let historyInterval: TimeInterval = 3600
+
+    /// Where a history pull starts: ten minutes before the last one ended (the App Store dates a notification when
+    /// it is first sent, so each lands in some window), a day back the first time, at most thirty days back.
+    static func historyStart(after lastEnd: Date?, now: Date) -> Date {
+        guard let lastEnd else { return now.addingTimeInterval(-86400) }
+        return max(lastEnd.addingTimeInterval(-600), now.addingTimeInterval(-30 * 86400))
+    }
 
     /// Schedules the recurring jobs this configuration needs (idempotent: a pending one is kept).
     public func scheduleRecurring() async throws {

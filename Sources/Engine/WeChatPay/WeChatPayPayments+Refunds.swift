@@ -28,13 +28,13 @@ extension WeChatPayPayments: OrderRefunder {
             throw Refusal(status: 400, message: "the refund is for merchant \(refund.merchantID ?? "-"), not ours")
         }
         guard refund.status == .success else { return }
-        guard let recorded = try await ledger.payment(channel: .wechatPay, providerTransactionID: refund.transactionID) else {
+        guard let recorded = try await context.ledger.payment(channel: .wechatPay, providerTransactionID: refund.transactionID) else {
             throw Refusal(status: 404, message: "no payment \(refund.transactionID)")
         }
         let outcome = try await ReportedRefund(
             channel: .wechatPay, providerTransactionID: refund.transactionID, orderNo: recorded.orderNo, refundedMinor: refund.refundFen,
             totalMinor: refund.totalFen, evidence: "inbox:\(inboxID)"
-        ).apply(to: ledger, at: clock.now())
-        logger.notice("wechatpay refund notification applied", metadata: ["order_no": "\(recorded.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
+        ).apply(to: context.ledger, at: context.clock.now())
+        context.logger.notice("wechatpay refund notification applied", metadata: ["order_no": "\(recorded.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
     }
 }

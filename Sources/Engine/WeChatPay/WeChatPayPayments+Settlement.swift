@@ -15,12 +15,12 @@ extension WeChatPayPayments: OrderSettler {
             case .success, .refund:
                 try transaction.check(appID: client.appID, merchantID: client.merchantID, outTradeNo: order.orderNo, amount: transaction.amount)
                 guard let transactionID = transaction.transactionID else { return .pending }
-                let outcome = try await ledger.fulfil(
+                let outcome = try await context.ledger.fulfil(
                     VerifiedPayment(
                         channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
                         cause: cause, evidence: "wechatpay.query"),
-                    at: clock.now())
-                logger.info("wechatpay transaction settled by query", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+                    at: context.clock.now())
+                context.logger.info("wechatpay transaction settled by query", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
                 return .paid
             case .notPay, .userPaying, .accept:
                 return .pending

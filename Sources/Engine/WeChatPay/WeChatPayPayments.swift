@@ -1,6 +1,5 @@
 import Foundation
 import Ledger
-import Logging
 import OrderSafeModel
 import WeChatPay
 
@@ -11,31 +10,25 @@ public struct WeChatPayPayments: Sendable {
     let client: WeChatPayClient
     let notifications: WeChatPayNotificationParser
     let notifyURL: String
-    let ledger: any LedgerStore
-    let catalog: ActiveCatalog
-    let clock: any WallClock
-    let logger: Logger
+    let context: EngineContext
     /// How long an unpaid order stays payable at WeChat Pay (`time_expire`).
     public let paymentWindow: TimeInterval
 
     public init(
         client: WeChatPayClient, notifications: WeChatPayNotificationParser, notifyURL: String,
-        ledger: any LedgerStore, catalog: ActiveCatalog, clock: any WallClock, logger: Logger, paymentWindow: TimeInterval = 30 * 60
+        context: EngineContext, paymentWindow: TimeInterval = 30 * 60
     ) {
         self.client = client
         self.notifications = notifications
         self.notifyURL = notifyURL
-        self.ledger = ledger
-        self.catalog = catalog
-        self.clock = clock
-        self.logger = logger
+        self.context = context
         self.paymentWindow = paymentWindow
     }
 
     /// Prepays the order (idempotent at WeChat Pay for the same `out_trade_no` and amount) and signs the
     /// parameters the app hands to the WeChat SDK.
     public func invocation(for order: Order) async throws -> WeChatPayInvocation {
-        let description = catalog.catalog.product(id: order.productID)?.title ?? order.productID
+        let description = context.catalog.catalog.product(id: order.productID)?.title ?? order.productID
         let prepayID = try await client.prepayApp(WeChatPayAppOrder(
             outTradeNo: order.orderNo, description: String(description.prefix(127)), amount: order.amount, notifyURL: notifyURL,
             expiresAt: order.createdAt.addingTimeInterval(paymentWindow)))
@@ -55,7 +48,7 @@ public struct WeChatPayPayments: Sendable {
 
     /// Handles one notification exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(headers: [String: String], body: [UInt8]) async throws -> Reply {
-        let inbox = NotificationInbox(ledger: ledger, clock: clock, logger: logger)
+        let inbox = NotificationInbox(context: context)
         let refusal = try await inbox.process(.wechatPay, headers: headers, body: body) { id in
             try await apply(headers: headers, body: body, inboxID: id)
             return nil
@@ -76,9 +69,9 @@ public struct WeChatPayPayments: Sendable {
         case "REFUND.SUCCESS":
             try await applyRefund(notification.plaintext, inboxID: inboxID)
         case let type where type.hasPrefix("REFUND."):
-            logger.notice("wechatpay refund notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(type)"])
+            context.logger.notice("wechatpay refund notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(type)"])
         default:
-            logger.info("wechatpay notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(notification.eventType ?? "-")"])
+            context.logger.info("wechatpay notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(notification.eventType ?? "-")"])
         }
     }
 
@@ -89,7 +82,7 @@ public struct WeChatPayPayments: Sendable {
         } catch {
             throw Refusal(status: 400, message: error.description)
         }
-        guard let order = try await ledger.order(number: transaction.outTradeNo), order.channel == .wechatPay else {
+        guard let order = try await context.ledger.order(number: transaction.outTradeNo), order.channel == .wechatPay else {
             throw Refusal(status: 404, message: "unknown order \(transaction.outTradeNo)")
         }
         // App and merchant must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
@@ -99,11 +92,11 @@ public struct WeChatPayPayments: Sendable {
             throw Refusal(status: 400, message: error.description)
         }
         guard transaction.tradeState.isPaid, let transactionID = transaction.transactionID else { return }
-        let outcome = try await ledger.fulfil(
+        let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
                 cause: .notification, evidence: "inbox:\(inboxID)"),
-            at: clock.now())
-        logger.info("wechatpay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+            at: context.clock.now())
+        context.logger.info("wechatpay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
     }
 }

@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -220,4 +220,10 @@ enum Schema {
             """,
             "CREATE INDEX webhook_attempts_by_event ON webhook_attempts (outbox_id, id)",
         ])
+
+    /// The end of a subscription period as the provider dated it (App Store `expiresDate`), kept on the grant so a
+    /// refund of one period falls back to the others and an extension by the provider is applied once.
+    private static let providerPeriods = Migration(
+        version: 4, name: "provider-dated subscription periods",
+        statements: ["ALTER TABLE grants ADD COLUMN provider_period_end BIGINT"])
 }

@@ -32,6 +32,13 @@ public protocol LedgerStore: Sendable {
     /// its order is fulfilled again. Nil when the payment was not reversed (or is unknown).
     func reinstate(channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at: Date) async throws -> Order?
 
+    /// Moves the provider-dated end of a recorded, unreversed subscription payment later (the App Store's
+    /// `RENEWAL_EXTENDED`, or the same transaction seen again with a later `expiresDate`) and extends what it
+    /// granted to match; returns the order number, or nil when nothing moved (unknown, reversed, not
+    /// provider-dated, or not later).
+    func extendPeriod(channel: Channel, providerTransactionID: String, until: Date, cause: EventCause, evidence: String, at: Date)
+        async throws -> String?
+
     /// Moves an order between non-final statuses (`created → paying`, `created|paying → cancelled|closed|failed`),
     /// appending the event; returns the order as it is afterwards (unchanged when it had already moved on).
     func transition(orderNo: String, from: Set<OrderStatus>, to: OrderStatus, cause: EventCause, evidence: String?, at: Date)
@@ -41,6 +48,7 @@ public protocol LedgerStore: Sendable {
     func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date) async throws
 
     /// Schedules a job, or moves the pending one of the same kind and key earlier; a finished one is opened again.
+    /// An empty payload keeps the one stored (a recurring job's watermark survives a restart).
     func enqueue(_ job: NewJob) async throws
 
     /// Leases up to `limit` due jobs to `owner` until `now + lease`. Safe with several workers and replicas:

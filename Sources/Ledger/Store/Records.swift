@@ -105,10 +105,14 @@ public struct VerifiedPayment: Sendable, Hashable {
     public var cause: EventCause
     /// Names the proof, e.g. `inbox:42` or `jws-sha256:…`; never the payload itself.
     public var evidence: String
+    /// Where the provider dates the subscription period this payment bought (App Store `expiresDate`): an
+    /// entitlement it extends then runs until this date (or its later current end) instead of one catalog period
+    /// from the moment it is recorded, so a restored old period grants nothing new.
+    public var periodEnd: Date?
 
     public init(
         channel: Channel, providerTransactionID: String, orderNo: String, amount: Money, cause: EventCause,
-        evidence: String
+        evidence: String, periodEnd: Date? = nil
     ) {
         self.channel = channel
         self.providerTransactionID = providerTransactionID
@@ -116,6 +120,7 @@ public struct VerifiedPayment: Sendable, Hashable {
         self.amount = amount
         self.cause = cause
         self.evidence = evidence
+        self.periodEnd = periodEnd
     }
 }
 
@@ -277,8 +282,9 @@ public struct ClaimedJob: Sendable, Hashable {
 public enum JobResult: Sendable, Hashable {
     /// Nothing more to do.
     case done
-    /// Run again at this time (the order is not final yet, or the provider was unavailable).
-    case retry(at: Date, note: String?)
+    /// Run again at this time (the order is not final yet, or the provider was unavailable); a `payload` replaces
+    /// the job's (a recurring job's watermark).
+    case retry(at: Date, note: String?, payload: String? = nil)
 }
 
 /// A merchant webhook event waiting in the outbox, leased to one dispatcher.

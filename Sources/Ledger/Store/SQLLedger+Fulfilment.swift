@@ -41,7 +41,9 @@ extension SQLLedger {
 
             let grants = try await Self.productGrants(db, orderID: orderID)
             for (index, grant) in grants.enumerated() {
-                try await Self.apply(grant, index: index, paymentID: paymentID, userID: order.userID, db: db, at: date)
+                try await Self.apply(
+                    grant, index: index, paymentID: paymentID, userID: order.userID, periodEnd: payment.periodEnd?.millisecondsSince1970,
+                    db: db, at: date)
             }
             if order.status != .paid {
                 try await Self.setStatus(db, orderID: orderID, from: order.status, to: .paid, kind: "paid",
@@ -96,8 +98,10 @@ extension SQLLedger {
         try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)
     }
 
+    /// Applies one grant of a payment and records it. `periodEnd` (milliseconds) is the provider's own end of the
+    /// period bought: an extension then runs until the later of it and the current end.
     static func apply(
-        _ grant: Grant, index: Int, paymentID: Int64, userID: String, db: any SQLDatabase, at date: Date
+        _ grant: Grant, index: Int, paymentID: Int64, userID: String, periodEnd: Int64?, db: any SQLDatabase, at date: Date
     ) async throws {
         let now = date.millisecondsSince1970
         var amount: Int64?
@@ -125,9 +129,11 @@ extension SQLLedger {
             if let current, try current.decodeNil(column: "expires_at") {
                 break  // already unlocked for good: nothing to extend
             }
-            let start = max(now, try current?.decode(column: "expires_at", as: Int64.self) ?? now)
-            let end = grantPeriod.adding(to: Date(millisecondsSince1970: start)).millisecondsSince1970
-            expiresAt = end
+            let currentEnd = try current?.decode(column: "expires_at", as: Int64.self)
+            let end =
+                if let periodEnd { max(currentEnd ?? periodEnd, periodEnd) }
+                else { grantPeriod.adding(to: Date(millisecondsSince1970: max(now, currentEnd ?? now))).millisecondsSince1970 }
+            expiresAt = periodEnd ?? end
             try await db.raw("""
                 INSERT INTO entitlements (user_id, name, expires_at, updated_at)
                 VALUES (\(bind: userID), \(bind: name), \(bind: end), \(bind: now))
@@ -135,25 +141,10 @@ extension SQLLedger {
                 """).run()
         }
         try await db.raw("""
-            INSERT INTO grants (payment_transaction_id, grant_index, user_id, kind, target, amount, period, expires_at, created_at)
+            INSERT INTO grants (payment_transaction_id, grant_index, user_id, kind, target, amount, period, expires_at,
+                                provider_period_end, created_at)
             VALUES (\(bind: paymentID), \(bind: index), \(bind: userID), \(bind: grant.kind.rawValue), \(bind: grant.target),
-                    \(bind: amount), \(bind: period), \(bind: expiresAt), \(bind: now))
+                    \(bind: amount), \(bind: period), \(bind: expiresAt), \(bind: period == nil ? nil : periodEnd), \(bind: now))
             """).run()
-    }
-}
-
-extension GrantPeriod {
-    /// `date` moved forward by this period on the Gregorian calendar in UTC (1 Jan 31 + P1M = 28/29 Feb).
-    func adding(to date: Date, times: Int = 1) -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let component: Calendar.Component =
-            switch unit {
-            case .day: .day
-            case .week: .weekOfYear
-            case .month: .month
-            case .year: .year
-            }
-        return calendar.date(byAdding: component, value: count * times, to: date) ?? date
     }
 }

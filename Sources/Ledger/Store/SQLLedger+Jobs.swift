@@ -16,7 +16,7 @@ extension SQLLedger {
             VALUES (\(bind: job.kind), \(bind: job.key), \(bind: job.payload), \(bind: runAt), \(bind: date.millisecondsSince1970))
             ON CONFLICT (kind, dedupe_key) DO UPDATE SET
                 run_at = CASE WHEN jobs.done_at IS NULL AND jobs.run_at < excluded.run_at THEN jobs.run_at ELSE excluded.run_at END,
-                payload = excluded.payload, done_at = NULL,
+                payload = CASE WHEN excluded.payload = '' THEN jobs.payload ELSE excluded.payload END, done_at = NULL,
                 lease_owner = NULL, lease_until = NULL, fence = jobs.fence + 1
             """).run()
     }
@@ -52,10 +52,10 @@ extension SQLLedger {
                     UPDATE jobs SET done_at = \(bind: date.millisecondsSince1970), lease_owner = NULL, lease_until = NULL, last_error = NULL
                     WHERE id = \(bind: job.id) AND fence = \(bind: job.fence) AND done_at IS NULL RETURNING id
                     """).first()
-            case .retry(let runAt, let note):
+            case .retry(let runAt, let note, let payload):
                 updated = try await db.raw("""
                     UPDATE jobs SET run_at = \(bind: runAt.millisecondsSince1970), lease_owner = NULL, lease_until = NULL,
-                                    last_error = \(bind: note.map { String($0.prefix(500)) })
+                                    last_error = \(bind: note.map { String($0.prefix(500)) }), payload = COALESCE(\(bind: payload), payload)
                     WHERE id = \(bind: job.id) AND fence = \(bind: job.fence) AND done_at IS NULL RETURNING id
                     """).first()
             }

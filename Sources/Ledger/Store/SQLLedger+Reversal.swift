@@ -5,7 +5,8 @@ import SQLKit
 extension SQLLedger {
     /// Takes back exactly what the payment granted: balances lose the units it added (going below zero is
     /// flagged, never clamped), an unlock it made is ended unless another live payment unlocked the same thing,
-    /// an extension is shortened by its period. The payment's `reversed_at` makes this happen once.
+    /// an extension is shortened by its period (a provider-dated one ends where the latest period still standing
+    /// ends, or now). The payment's `reversed_at` makes this happen once.
     public func reverse(_ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
         try await database.transaction { db in
             guard let payment = try await db.raw("""
@@ -30,7 +31,7 @@ extension SQLLedger {
 
             var negative = false
             let grants = try await db.raw("""
-                SELECT id, kind, target, amount, period FROM grants
+                SELECT id, kind, target, amount, period, provider_period_end FROM grants
                 WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NULL ORDER BY grant_index
                 """).all()
             for grant in grants {
@@ -63,7 +64,18 @@ extension SQLLedger {
                             """).first(),
                         let expires = try row.decode(column: "expires_at", as: Int64?.self)
                     else { break }  // unlocked for good meanwhile, or gone: nothing to shorten
-                    let shortened = period.adding(to: Date(millisecondsSince1970: expires), times: -1).millisecondsSince1970
+                    let shortened: Int64
+                    if try grant.decodeNil(column: "provider_period_end") {
+                        shortened = period.adding(to: Date(millisecondsSince1970: expires), times: -1).millisecondsSince1970
+                    } else {
+                        // Provider-dated periods: the entitlement ends now, or where the latest period still standing ends.
+                        let standing = try await db.raw("""
+                            SELECT MAX(COALESCE(provider_period_end, expires_at)) AS standing FROM grants
+                            WHERE user_id = \(bind: userID) AND kind = 'extend_entitlement' AND target = \(bind: target)
+                              AND reversed_at IS NULL AND id <> \(bind: grantID)
+                            """).first()?.decode(column: "standing", as: Int64?.self)
+                        shortened = min(expires, max(now, standing ?? now))
+                    }
                     try await db.raw("""
                         UPDATE entitlements SET expires_at = \(bind: shortened), updated_at = \(bind: now)
                         WHERE user_id = \(bind: userID) AND name = \(bind: target)
@@ -105,7 +117,7 @@ extension SQLLedger {
             let orderID = try payment.decode(column: "order_id", as: Int64.self)
             let userID = try payment.decode(column: "user_id", as: String.self)
             let rows = try await db.raw("""
-                SELECT grant_index, kind, target, amount, period FROM grants
+                SELECT grant_index, kind, target, amount, period, provider_period_end FROM grants
                 WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL ORDER BY grant_index
                 """).all()
             try await db.raw("DELETE FROM grants WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL").run()
@@ -121,7 +133,8 @@ extension SQLLedger {
                 case nil: throw LedgerCorruption(detail: "a grant of payment \(paymentID) has an unknown kind")
                 }
                 try await Self.apply(
-                    grant, index: Int(try row.decode(column: "grant_index", as: Int64.self)), paymentID: paymentID, userID: userID, db: db, at: date)
+                    grant, index: Int(try row.decode(column: "grant_index", as: Int64.self)), paymentID: paymentID, userID: userID,
+                    periodEnd: try row.decode(column: "provider_period_end", as: Int64?.self), db: db, at: date)
             }
             guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else { return nil }
             if order.status != .fulfilled {

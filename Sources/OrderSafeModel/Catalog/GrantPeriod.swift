@@ -1,3 +1,5 @@
+import Foundation
+
 /// A calendar period such as one month, written as an ISO 8601 duration (`P7D`, `P2W`, `P1M`, `P1Y`).
 public struct GrantPeriod: Codable, Hashable, Sendable, CustomStringConvertible {
     public enum Unit: String, Sendable, Hashable, CaseIterable {
@@ -40,4 +42,18 @@ public struct GrantPeriod: Codable, Hashable, Sendable, CustomStringConvertible 
     }
 
     public var description: String { "P\(count)\(unit.rawValue)" }
+
+    /// `date` moved forward by `times` of this period on the Gregorian calendar in UTC (1 Jan 31 + P1M = 28/29 Feb).
+    public func adding(to date: Date, times: Int = 1) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let component: Calendar.Component =
+            switch unit {
+            case .day: .day
+            case .week: .weekOfYear
+            case .month: .month
+            case .year: .year
+            }
+        return calendar.date(byAdding: component, value: count * times, to: date) ?? date
+    }
 }

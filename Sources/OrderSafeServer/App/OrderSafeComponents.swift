@@ -41,6 +41,7 @@ struct OrderSafeComponents: Sendable {
             let needsSandbox = settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil
             let sandbox = settings.server.environment == .sandbox && needsSandbox
                 ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
+            let context = EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger)
             let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
                 let credentials = try alipay.credentials()
                 return AlipayPayments(
@@ -50,19 +51,18 @@ struct OrderSafeComponents: Sendable {
                         transport: HTTPClientAlipayTransport(
                             transport: settings.alipay == nil ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
                         clock: clock, logger: logger),
-                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, context: context)
             }
             let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
                 try wechatpay.payments(
-                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(),
-                    ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(), context: context)
             }
             let identities = OrderIdentityGenerator(clock: clock, random: random)
             var appStore: AppStorePayments?
             if let appStoreSettings = settings.appStore ?? sandbox?.appStoreSettings {
                 appStore = try await appStoreSettings.payments(
                     transport: settings.appStore == nil ? sandbox!.appStore.transport : HTTPClientProviderTransport(),
-                    ledger: ledger, catalog: catalog, identities: identities, clock: clock, logger: logger)
+                    identities: identities, context: context)
             }
 
             var channels: Set<Channel> = [.appStore]

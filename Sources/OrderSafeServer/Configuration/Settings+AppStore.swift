@@ -8,10 +8,10 @@ import X509
 
 extension Settings.AppStore {
     /// The channel these settings describe; in production only Apple's published roots are trusted.
-    func payments(
-        transport: any ProviderTransport, ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator,
-        clock: any WallClock, logger: Logger
-    ) async throws -> AppStorePayments {
+    func payments(transport: any ProviderTransport, identities: OrderIdentityGenerator, context: EngineContext) async throws
+        -> AppStorePayments
+    {
+        let (clock, logger) = (context.clock, context.logger)
         let requireApple = environment == .production
         let roots: [Certificate]
         do {
@@ -41,7 +41,7 @@ extension Settings.AppStore {
             }
         }
         return AppStorePayments(
-            verifier: verifier, receipts: receipts, api: client, answersConsumptionRequests: answersConsumptionRequests, ledger: ledger, catalog: catalog, identities: identities, clock: clock,
-            logger: logger)
+            verifier: verifier, receipts: receipts, api: client, answersConsumptionRequests: answersConsumptionRequests, identities: identities,
+            context: context)
     }
 }

@@ -9,9 +9,8 @@ import _CryptoExtras
 
 extension Settings.WeChatPay {
     /// The channel these settings describe, with a configuration error naming the key on any mistake.
-    func payments(
-        transport: any ProviderTransport, ledger: any LedgerStore, catalog: ActiveCatalog, clock: any WallClock, logger: Logger
-    ) throws -> WeChatPayPayments {
+    func payments(transport: any ProviderTransport, context: EngineContext) throws -> WeChatPayPayments {
+        let (clock, logger) = (context.clock, context.logger)
         let merchant: MerchantSigner
         let cipher: APIv3Cipher
         do {
@@ -47,6 +46,6 @@ extension Settings.WeChatPay {
             merchant: merchant, appID: appID, keys: keys, baseURL: baseURL, transport: transport, clock: clock, logger: logger)
         return WeChatPayPayments(
             client: client, notifications: WeChatPayNotificationParser(verifier: SignedMessageVerifier(keys: keys, clock: clock), cipher: cipher),
-            notifyURL: notifyURL, ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+            notifyURL: notifyURL, context: context)
     }
 }

@@ -40,6 +40,10 @@ public actor SandboxAppStore {
     private var receiptPurchases: [SandboxReceiptSigner.Purchase] = []
 
     private var transactions: [String: String] = [:]
+    /// What each transaction says, to sign it again when Apple changes it (a renewal date extension).
+    private var payloads: [String: [String: Any]] = [:]
+    /// Where each auto-renewable subscription's current period ends, by original transaction id.
+    private var periodEnds: [String: Date] = [:]
     private var tokens: [String: UUID] = [:]
     private var originals: [String: [String]] = [:]
     private var notifications: [(signedDate: Int64, payload: String)] = []
@@ -70,14 +74,24 @@ public actor SandboxAppStore {
 
     // MARK: The store
 
-    /// A purchase as StoreKit 2 reports it: the signed transaction (also recorded, with its notification).
+    /// A purchase as StoreKit 2 reports it: the signed transaction (also recorded, with its notification). An
+    /// auto-renewable subscription's period (`subscriptionPeriod`, one month unless given) starts now, or for a
+    /// renewal where the previous one ends, and is dated in `expiresDate`.
     @discardableResult
     public func purchase(
-        productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil
+        productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil,
+        subscriptionPeriod: GrantPeriod = GrantPeriod(count: 1, unit: .month)
     ) throws -> (transactionID: String, signed: String) {
         let id = String(nextID)
         nextID += 1
         let now = Self.milliseconds(clock.now())
+        var expires: Date?
+        if type == "Auto-Renewable Subscription" {
+            let original = originalTransactionID ?? id
+            let end = subscriptionPeriod.adding(to: max(clock.now(), periodEnds[original] ?? clock.now()))
+            periodEnds[original] = end
+            expires = end
+        }
         var payload: [String: Any] = [
             "transactionId": id, "originalTransactionId": originalTransactionID ?? id, "bundleId": bundleID, "productId": productID,
             "purchaseDate": now, "originalPurchaseDate": now, "quantity": 1, "type": type, "inAppOwnershipType": "PURCHASED",
@@ -85,10 +99,13 @@ public actor SandboxAppStore {
             "storefront": "CHN", "storefrontId": "143465", "appTransactionId": "704330170000000001",
         ]
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
+        payload["expiresDate"] = expires.map(Self.milliseconds)
         let signed = try sign(payload)
         transactions[id] = signed
+        payloads[id] = payload
         tokens[id] = appAccountToken
-        receiptPurchases.append(.init(productID: productID, transactionID: id, originalTransactionID: originalTransactionID, purchaseDate: clock.now()))
+        receiptPurchases.append(
+            .init(productID: productID, transactionID: id, originalTransactionID: originalTransactionID, purchaseDate: clock.now(), expiresDate: expires))
         originals[originalTransactionID ?? id, default: []].append(id)
         try record(notificationType: originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", subtype: nil, signedTransaction: signed)
         return (id, signed)
@@ -108,6 +125,25 @@ public actor SandboxAppStore {
     public func refund(transactionID: String) throws {
         guard let signed = transactions[transactionID] else { throw SandboxAppStoreError.unknownTransaction(transactionID) }
         try record(notificationType: "REFUND", subtype: nil, signedTransaction: signed)
+    }
+
+    /// Apple extends a subscription's renewal date (App Store Connect or the Server API's extension): the latest
+    /// transaction of `originalTransactionID` is signed again with its `expiresDate` `days` later, and a
+    /// `RENEWAL_EXTENDED` notification is recorded. Returns the transaction as now signed.
+    @discardableResult
+    public func extendRenewalDate(originalTransactionID: String, days: Int) throws -> String {
+        guard let id = originals[originalTransactionID]?.last, var payload = payloads[id], let end = periodEnds[originalTransactionID] else {
+            throw SandboxAppStoreError.unknownTransaction(originalTransactionID)
+        }
+        let extended = end.addingTimeInterval(TimeInterval(days) * 86400)
+        periodEnds[originalTransactionID] = extended
+        payload["expiresDate"] = Self.milliseconds(extended)
+        payload["signedDate"] = Self.milliseconds(clock.now())
+        let signed = try sign(payload)
+        transactions[id] = signed
+        payloads[id] = payload
+        try record(notificationType: "RENEWAL_EXTENDED", subtype: nil, signedTransaction: signed)
+        return signed
     }
 
     /// A signed V2 notification carrying `signedTransaction` (what the App Store would POST to the merchant).
@@ -293,10 +329,12 @@ public actor SandboxAppStore {
 
 public enum SandboxAppStoreError: Error, CustomStringConvertible {
     case unknownTransaction(String)
+    case badPeriod(String)
 
     public var description: String {
         switch self {
         case .unknownTransaction(let id): "no transaction \(id)"
+        case .badPeriod(let text): "'\(text)' is not a period like P7D, P1M or P1Y"
         }
     }
 }

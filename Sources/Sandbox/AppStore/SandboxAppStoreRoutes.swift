@@ -2,11 +2,13 @@ import ChannelSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
+import OrderSafeModel
 
 /// The sandbox App Store over HTTP: the App Store Server API under `{prefix}/inApps/…` and `verifyReceipt` under
 /// `{prefix}/production/verifyReceipt` and `{prefix}/sandbox/verifyReceipt`, as the real hosts serve them, and the
 /// authority's OCSP responder at `{prefix}/ocsp`; plus
-/// `POST {prefix}/purchase` (what StoreKit returns after a purchase), `GET {prefix}/receipt` (the app receipt) and
+/// `POST {prefix}/purchase` (what StoreKit returns after a purchase; `subscription_period` such as `P1M` for an
+/// auto-renewable subscription), `GET {prefix}/receipt` (the app receipt) and
 /// `POST {prefix}/faults`.
 public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
     let store: SandboxAppStore
@@ -39,8 +41,13 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
             do {
                 let object = try JSONObject(Array(buffer: body))
                 let token = try object.optionalString("app_account_token").flatMap(UUID.init(uuidString:))
+                let period = try object.optionalString("subscription_period").map { text in
+                    guard let period = GrantPeriod(iso8601: text) else { throw SandboxAppStoreError.badPeriod(text) }
+                    return period
+                }
                 let (id, signed) = try await store.purchase(
-                    productID: try object.string("product_id"), type: try object.optionalString("type") ?? "Consumable", appAccountToken: token)
+                    productID: try object.string("product_id"), type: try object.optionalString("type") ?? "Consumable", appAccountToken: token,
+                    subscriptionPeriod: period ?? GrantPeriod(count: 1, unit: .month))
                 return SandboxJSON.response(["transaction_id": id, "signed_transaction": signed], status: .ok)
             } catch {
                 return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
