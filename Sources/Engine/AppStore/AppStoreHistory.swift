@@ -13,8 +13,7 @@ extension AppStorePayments {
         var pagination: String?
         repeat {
             let page = try await api.notificationHistory(
-                startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
-                paginationToken: pagination)
+                startDate: start.millisecondsSince1970, endDate: end.millisecondsSince1970, paginationToken: pagination)
             for payload in page.signedPayloads {
                 _ = try await handleNotification(body: Array(#"{"signedPayload":\#(JSONString.encode(payload))}"#.utf8))
                 count += 1
@@ -24,12 +23,12 @@ extension AppStorePayments {
         return count
     }
 
-    /// Follows the App Store Server API's transaction history of an original transaction and records every
-    /// transaction in it for its owner (renewals the app or the notifications never brought).
-    func followHistory(originalTransactionID: String, submitter: String) async throws -> [AppStoreTransactionResult] {
+    /// Follows the App Store Server API's history of the subscription (or purchase) `transactionID` belongs to and
+    /// records every transaction in it for its owner (renewals the app or the notifications never brought).
+    func followHistory(of transactionID: String, submitter: String) async throws -> [AppStoreTransactionResult] {
         guard let api else { return [] }
         var results: [AppStoreTransactionResult] = []
-        for jws in try await api.fullTransactionHistory(transactionID: originalTransactionID) {
+        for jws in try await api.fullTransactionHistory(transactionID: transactionID) {
             guard let transaction = try? await verifier.verifyTransaction(jws), let purchase = AppStorePurchase(transaction) else { continue }
             do {
                 results.append(try await record(purchase, submitter: submitter, cause: .reconciliation, evidence: "history"))

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import OrderSafeModel
 
 /// One verified App Store transaction, whichever way it arrived (StoreKit 2 JWS, a StoreKit 1 receipt entry, a
 /// notification), reduced to what binding and fulfilment need.
@@ -25,7 +26,7 @@ struct AppStorePurchase: Sendable {
         orderUUID = transaction.isFamilyShared ? nil : transaction.appAccountToken
         familyShared = transaction.isFamilyShared
         revoked = transaction.revocationDate != nil
-        periodEnd = transaction.expiresDate.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
+        periodEnd = transaction.expiresDate.map(Date.init(millisecondsSince1970:))
     }
 
     init?(_ entry: AppReceipt.InAppPurchase, applicationUsername: String?) {
@@ -35,7 +36,7 @@ struct AppStorePurchase: Sendable {
         productID = product
         familyShared = false
         revoked = entry.cancellationDateMS != nil
-        periodEnd = entry.expiresDateMS.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
+        periodEnd = entry.expiresDateMS.map(Date.init(millisecondsSince1970:))
         if let name = applicationUsername {
             if let uuid = UUID(uuidString: name) {
                 orderUUID = uuid

@@ -30,19 +30,13 @@ extension AppStorePayments {
         if let receipt = request.receipt {
             results += try await submit(receipt: receipt, transactionID: nil, applicationUsername: nil, userID: userID, evidence: evidence)
         }
-        var originals: [String] = []
-        for result in results where result.verdict == .recorded {
-            if let payment = try await context.ledger.payment(channel: .appStore, providerTransactionID: result.transactionID), payment.userID == userID,
-                !originals.contains(result.transactionID)
-            {
-                originals.append(result.transactionID)
-            }
-        }
+        // `recorded` means credited to this user (another user's is `rejected`); one walk covers a whole chain.
         var seen = Set(results.map(\.transactionID))
-        for original in originals {
-            for result in try await followHistory(originalTransactionID: original, submitter: userID) where seen.insert(result.transactionID).inserted {
-                results.append(result)
-            }
+        var followed: Set<String> = []
+        for result in results where result.verdict == .recorded && !followed.contains(result.transactionID) {
+            let chain = try await followHistory(of: result.transactionID, submitter: userID)
+            followed.formUnion(chain.map(\.transactionID))
+            results += chain.filter { seen.insert($0.transactionID).inserted }
         }
         return AppStoreSubmissionResponse(transactions: results)
     }

@@ -56,11 +56,11 @@ public struct Reconciler: Sendable {
                 try await retryInbox(now: now)
                 return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
             case Kind.appStoreHistory:
-                let start = Self.historyStart(after: Int64(job.payload).map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }, now: now)
+                let start = Self.historyStart(after: Int64(job.payload).map(Date.init(millisecondsSince1970:)), now: now)
                 let pulled = try await appStore?.pullNotificationHistory(from: start, to: now) ?? 0
                 logger.info("app store notification history pulled", metadata: ["notifications": "\(pulled)", "since": "\(start)"])
                 return .retry(
-                    at: now.addingTimeInterval(Self.historyInterval), note: nil, payload: String(Int64(now.timeIntervalSince1970 * 1000)))
+                    at: now.addingTimeInterval(Self.historyInterval), note: nil, payload: String(now.millisecondsSince1970))
             default:
                 logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
                 return .done

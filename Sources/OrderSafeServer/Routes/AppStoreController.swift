@@ -2,8 +2,9 @@ import Engine
 import Hummingbird
 import OrderSafeModel
 
-/// `POST /v1/appstore/sync` restores what the user owns. `POST /v1/appstore/transactions`: the app submits a StoreKit 2 signed transaction or a StoreKit 1 receipt and
+/// `POST /v1/appstore/transactions`: the app submits a StoreKit 2 signed transaction or a StoreKit 1 receipt and
 /// learns whether to finish it (`recorded` / `rejected`, 200) or keep it for later (an error status).
+/// `POST /v1/appstore/sync`: a restore of what the user owns.
 struct AppStoreController {
     let payments: AppStorePayments
 

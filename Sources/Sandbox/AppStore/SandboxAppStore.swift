@@ -80,7 +80,7 @@ public actor SandboxAppStore {
     @discardableResult
     public func purchase(
         productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil,
-        subscriptionPeriod: GrantPeriod = GrantPeriod(count: 1, unit: .month)
+        subscriptionPeriod: GrantPeriod? = nil
     ) throws -> (transactionID: String, signed: String) {
         let id = String(nextID)
         nextID += 1
@@ -88,7 +88,8 @@ public actor SandboxAppStore {
         var expires: Date?
         if type == "Auto-Renewable Subscription" {
             let original = originalTransactionID ?? id
-            let end = subscriptionPeriod.adding(to: max(clock.now(), periodEnds[original] ?? clock.now()))
+            let period = subscriptionPeriod ?? GrantPeriod(count: 1, unit: .month)
+            let end = period.adding(to: max(clock.now(), periodEnds[original] ?? clock.now()))
             periodEnds[original] = end
             expires = end
         }
@@ -317,7 +318,7 @@ public actor SandboxAppStore {
         String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
+    static func milliseconds(_ date: Date) -> Int64 { date.millisecondsSince1970 }
 
     /// This simulator behind an ``InProcessTransport``.
     public nonisolated var transport: InProcessTransport {

@@ -47,7 +47,7 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
                 }
                 let (id, signed) = try await store.purchase(
                     productID: try object.string("product_id"), type: try object.optionalString("type") ?? "Consumable", appAccountToken: token,
-                    subscriptionPeriod: period ?? GrantPeriod(count: 1, unit: .month))
+                    subscriptionPeriod: period)
                 return SandboxJSON.response(["transaction_id": id, "signed_transaction": signed], status: .ok)
             } catch {
                 return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
