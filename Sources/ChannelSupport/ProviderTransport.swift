@@ -22,12 +22,18 @@ public struct ProviderHTTPResponse: Sendable {
     }
 }
 
+extension HTTPClient {
+    /// The client of every provider and webhook call: it never follows a redirect, which would carry our signature
+    /// and authorization headers to wherever the redirect points. Lives as long as the process, like `.shared`.
+    public static let providers = HTTPClient(configuration: Configuration(redirectConfiguration: .disallow))
+}
+
 /// The real transport over async-http-client.
 public struct HTTPClientProviderTransport: ProviderTransport {
     let client: HTTPClient
     let maxResponseBytes: Int
 
-    public init(client: HTTPClient = .shared, maxResponseBytes: Int = 16 << 20) {
+    public init(client: HTTPClient = .providers, maxResponseBytes: Int = 16 << 20) {
         self.client = client
         self.maxResponseBytes = maxResponseBytes
     }

@@ -6,7 +6,13 @@ public enum RawJSONMembers {
         case notAnObject
         case malformed(offset: Int)
         case tooDeep
+        /// More members in one object than `maxMembers`: no provider payload comes near it.
+        case tooManyMembers
     }
+
+    /// The most members one object may have (Apple's largest payload has about forty).
+    public static let maxMembers = 1024
+
 
     /// Top-level member names to the raw bytes of their values (strings keep their quotes and escapes).
     public static func extract(_ bytes: [UInt8], maxDepth: Int = 64) throws(Error) -> [String: ArraySlice<UInt8>] {
@@ -44,6 +50,7 @@ public enum RawJSONMembers {
             scanner.skipWhitespace()
             let start = scanner.index
             try scanner.skipValue(depth: 1)
+            guard members.count < maxMembers else { throw .tooManyMembers }
             members.append((nameRange.lowerBound + 1..<nameRange.upperBound - 1, start..<scanner.index))
             scanner.skipWhitespace()
             switch scanner.peek() {

@@ -18,3 +18,44 @@ public struct RetryPolicy: Sendable {
         return delay
     }
 }
+
+/// What one attempt of a provider call came to: the one decision each client makes, so that the loop around it
+/// (``RetryPolicy/run(sleep:onRetry:_:)``) cannot mistake a refusal for a failure worth retrying.
+public enum Attempt<Value, Failure: Error> {
+    case success(Value)
+    /// Worth another attempt (network, timeout, 5xx, 429, the provider's system errors); `after` is the least
+    /// wait the provider asked for (`Retry-After`).
+    case retry(Failure, after: Duration? = nil)
+    /// Final: a refusal retrying cannot change.
+    case stop(Failure)
+
+    /// `.retry` when `retryable`, otherwise `.stop`.
+    public static func failure(_ error: Failure, retryable: Bool, after: Duration? = nil) -> Attempt {
+        retryable ? .retry(error, after: after) : .stop(error)
+    }
+}
+
+extension RetryPolicy {
+    /// Runs `attempt` until it succeeds or stops, at most `attempts` times, waiting ``delay(before:)`` (or longer,
+    /// when the provider asked) between attempts; `onRetry` hears every failure worth retrying (for logs).
+    public func run<Value, Failure: Error>(
+        sleep: (Duration) async throws -> Void,
+        onRetry: (_ attempt: Int, _ error: Failure) -> Void = { _, _ in },
+        _ attempt: () async -> Attempt<Value, Failure>
+    ) async throws(Failure) -> Value {
+        var number = 1
+        while true {
+            switch await attempt() {
+            case .success(let value):
+                return value
+            case .stop(let error):
+                throw error
+            case .retry(let error, let after):
+                onRetry(number, error)
+                guard number < attempts else { throw error }
+                number += 1
+                try? await sleep(max(delay(before: number), after ?? .zero))
+            }
+        }
+    }
+}

@@ -50,10 +50,17 @@ enum PathAndQuery {
         guard let mark = target.firstIndex(of: "?") else { return (target, [:]) }
         var query: [String: String] = [:]
         for pair in target[target.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             query[String(parts[0])] = parts.count > 1 ? String(parts[1]).removingPercentEncoding : ""
         }
         return (String(target[..<mark]), query)
+    }
+
+    /// A non-negative page position (`revision`, `paginationToken`); absent is 0, anything else is nil.
+    static func position(_ text: String?) -> Int? {
+        guard let text else { return 0 }
+        guard let value = Int(text), value >= 0 else { return nil }
+        return value
     }
 }
 

@@ -3,6 +3,7 @@ import OrderSafeModel
 import Testing
 import _CryptoExtras
 import ChannelSupport
+import Synchronization
 @testable import Alipay
 
 @Suite("Alipay: hostile and broken input")
@@ -202,5 +203,46 @@ struct AlipayNegativeTests {
         #expect(AlipayResultStatus.userCancelled.chineseMessage == "用户中途取消")
         #expect(AlipayResultStatus.allCases.allSatisfy { !$0.englishMessage.isEmpty && !$0.chineseMessage.isEmpty })
         #expect(AlipayResultStatus(rawValue: "1234") == nil)
+    }
+}
+
+/// A gateway that answers each call with the next HTTP status, counting calls.
+final class StatusScriptedAlipay: AlipayTransport {
+    let statuses: Mutex<[Int]>
+    let calls = Mutex(0)
+
+    init(_ statuses: [Int]) {
+        self.statuses = Mutex(statuses)
+    }
+
+    func post(url: String, form: String, timeout: Duration) async throws -> (status: Int, body: [UInt8]) {
+        calls.withLock { $0 += 1 }
+        let status = statuses.withLock { $0.isEmpty ? 599 : $0.removeFirst() }
+        if status == 599 { throw URLError(.timedOut) }
+        return (status, Array("<html>error</html>".utf8))
+    }
+}
+
+@Suite("Alipay gateway client: what is retried")
+struct AlipayGatewayRetryTests {
+    static func client(_ transport: StatusScriptedAlipay) -> AlipayGatewayClient {
+        AlipayGatewayClient(
+            credentials: AlipayFixture.credentials, transport: transport,
+            retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(1)), clock: FixedClock(date: AlipayFixture.now),
+            sleep: { _ in })
+    }
+
+    @Test("an HTTP 4xx stops after one request and says so; 5xx, 429 and timeouts use every attempt")
+    func refusalsAreFinal() async {
+        for status in [400, 403, 404] {
+            let transport = StatusScriptedAlipay([status, status, status])
+            await #expect(throws: AlipayGatewayError.refused(status: status)) { try await Self.client(transport).queryTrade(outTradeNo: "OS1") }
+            #expect(transport.calls.withLock { $0 } == 1)
+        }
+        for script in [[500, 502, 503], [429, 429, 429], [599, 599, 599]] {
+            let transport = StatusScriptedAlipay(script)
+            await #expect(throws: AlipayGatewayError.self) { try await Self.client(transport).queryTrade(outTradeNo: "OS1") }
+            #expect(transport.calls.withLock { $0 } == 3)
+        }
     }
 }

@@ -37,6 +37,25 @@ struct AppStoreNegativeTests {
         #expect(decoded.appAccountToken == UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138"))
     }
 
+    @Test("renewal info carrying appTransactionId and no bundleId is renewal info, not an app transaction of another app")
+    func renewalInfoWithAppTransactionID() async throws {
+        let renewal = #"{"originalTransactionId":"2000000812345678","autoRenewProductId":"com.example.monthly","productId":"com.example.monthly","autoRenewStatus":1,"signedDate":1795000100000,"environment":"Sandbox","appTransactionId":"704289572311573646","renewalDate":1797000000000}"#
+        let signed = try Self.authority.sign(renewal)
+        let verifier = try Self.verifier()
+        #expect(try await verifier.verifyAny(signed).kind == .renewalInfo)
+        #expect(try await verifier.verifyRenewalInfo(signed).autoRenewProductId == "com.example.monthly")
+        await expectVerificationError("INVALID_ENVIRONMENT") { _ = try await Self.verifier(.production).verifyAny(signed) }
+    }
+
+    @Test("the signature is checked before the payload is read: a crafted payload under a bad signature costs no parsing")
+    func signatureBeforePayload() async throws {
+        // Not JSON at all, but the signature is wrong: the verdict is the signature's, not the payload's format.
+        let header = #"{"alg":"ES256","x5c":["\#(Self.x5c.joined(separator: "\",\""))"]}"#
+        let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data("{\"a\":1,\"a\":".utf8))
+        let forged = input + "." + Base64URL.encode(try P256.Signing.PrivateKey().signature(for: Data(input.utf8)).rawRepresentation)
+        await expectVerificationError("VERIFICATION_FAILURE") { _ = try await Self.verifier().verifyTransaction(forged) }
+    }
+
     @Test("alg none, HS256 and RS256; two or four certificates; a missing x5c")
     func headers() async throws {
         for alg in ["none", "HS256", "RS256"] {

@@ -55,6 +55,25 @@ struct AppStoreSandboxTests {
         await #expect(throws: AppStoreServerAPIError.self) { try await client.transactionInfo(transactionID: "404") }
     }
 
+    @Test("a negative or huge revision or pagination token is a 400, not a crash of the whole server")
+    func hostilePositions() async throws {
+        let (store, client, _) = try await Self.world()
+        let (id, _) = try await store.purchase(productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription")
+        for revision in ["-1", "-9223372036854775808"] {
+            do {
+                _ = try await client.transactionHistory(transactionID: id, revision: revision)
+                Issue.record("revision \(revision) was answered")
+            } catch {
+                guard case .api(let status, _, _) = error else { Issue.record("\(error)"); continue }
+                #expect(status == 400)
+            }
+        }
+        #expect(try await client.transactionHistory(transactionID: id, revision: "9223372036854775807").signedTransactions.isEmpty)
+        await #expect(throws: AppStoreServerAPIError.self) {
+            try await client.notificationHistory(startDate: 0, endDate: 1, paginationToken: "-5")
+        }
+    }
+
     @Test("faults: 5xx and 429 with Retry-After are retried, a timeout is retried, an expired leaf is refused")
     func faults() async throws {
         let (store, client, verifier) = try await Self.world()

@@ -153,6 +153,18 @@ struct AppStoreVectorTests {
         #expect(throws: VerificationError.self) { try AppleRootCertificates.load([try Vectors.der("certs/testCA.der")], requireApple: true) }
     }
 
+    @Test("5: Apple's renewal info has no bundleId: accepted by a verifier that checks one, INVALID_ENVIRONMENT in Production")
+    func realRenewalInfoEnvironment() async throws {
+        let roots = try AppleRootCertificates.load([try Vectors.der("chain_test_certs/REAL_APPLE_ROOT.der")], requireApple: true)
+        let jws = try Vectors.text("real_apple_jws/go-iap_sandbox_renewalInfo_2000000335310644.jws")
+        let sandbox = try Vectors.verifier(.sandbox, bundleID: "co.ringalarm.other", roots: roots)
+        #expect(try await sandbox.verifyRenewalInfo(jws).originalTransactionId == "2000000335310644")
+        #expect(try await sandbox.verifyAny(jws).kind == .renewalInfo)
+        let production = try Vectors.verifier(.production, bundleID: "co.ringalarm.other", roots: roots)
+        await expectVerificationError("INVALID_ENVIRONMENT") { _ = try await production.verifyRenewalInfo(jws) }
+        await expectVerificationError("INVALID_ENVIRONMENT") { _ = try await production.verifyAny(jws) }
+    }
+
     @Test("5: a real Apple-signed JWS verifies at its signed date, not now; one altered character is refused")
     func realApple() async throws {
         let roots = try AppleRootCertificates.load([try Vectors.der("chain_test_certs/REAL_APPLE_ROOT.der")], requireApple: true)

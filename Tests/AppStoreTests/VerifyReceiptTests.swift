@@ -66,6 +66,18 @@ struct VerifyReceiptTests {
         #expect(try await Self.client(ScriptedTransport([Self.status(21006)])).verify(receiptData: "x").status == 21006)
     }
 
+    @Test("an HTTP 4xx is final after one request; 429 is retried")
+    func httpRefusals() async throws {
+        for status in [400, 401, 403, 404] {
+            let transport = ScriptedTransport([(status, ""), Self.status(0)])
+            await #expect(throws: VerifyReceiptError.refused(status: status)) { try await Self.client(transport).verify(receiptData: "x") }
+            #expect(transport.calls.withLock { $0.count } == 1)
+        }
+        let limited = ScriptedTransport([(429, ""), Self.status(0)])
+        #expect(try await Self.client(limited).verify(receiptData: "x").status == 0)
+        #expect(limited.calls.withLock { $0.count } == 2)
+    }
+
     @Test("every status has an English and a Chinese message")
     func messages() {
         for code in [21000, 21001, 21002, 21003, 21004, 21005, 21006, 21007, 21008, 21009, 21010, 21100, 21199, 29999] {

@@ -16,6 +16,19 @@ struct JSONObjectTests {
         #expect(try object.optionalString("absent") == nil)
     }
 
+    @Test("a duplicate member is found among many; more than RawJSONMembers.maxMembers members are refused")
+    func duplicatesAndLimits() throws {
+        let names = (0..<RawJSONMembers.maxMembers).map { #""m\#($0)":\#($0)"# }
+        #expect(try JSONObject(Array("{\(names.joined(separator: ","))}".utf8)).int("m1023") == 1023)
+        let duplicated = "{\(names.dropLast().joined(separator: ",")),\"m5\":0}"
+        #expect(throws: JSONObject.Error.notAnObject("duplicate member 'm5'")) { try JSONObject(Array(duplicated.utf8)) }
+        let tooMany = "{\(names.joined(separator: ",")),\"one_more\":1}"
+        #expect(throws: RawJSONMembers.Error.tooManyMembers) {
+            try RawJSONMembers.scan(Array(tooMany.utf8), in: 0..<tooMany.utf8.count)
+        }
+        #expect(throws: JSONObject.Error.self) { try JSONObject(Array(tooMany.utf8)) }
+    }
+
     @Test("wrong types, missing members, bad escapes, overflow and leading zeros are errors")
     func refuses() throws {
         let object = try JSONObject(Array(#"{"s":"x","n":1.5,"z":012,"o":9223372036854775808,"e":"\q","lone":"\ud800"}"#.utf8))

@@ -34,7 +34,8 @@ struct MigrationTests {
         }
     }
 
-    @Test("a database migrated by a newer binary is refused", arguments: TestEngine.available)
+    @Test("a newer binary's database: migrating refuses it, but a running replica stays ready (rolling upgrade)",
+          arguments: TestEngine.available)
     func tooNew(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             try await database.withSession { db in
@@ -43,8 +44,18 @@ struct MigrationTests {
             await #expect(throws: LedgerError.schemaTooNew(database: 999, binary: Migrator.latestVersion)) {
                 try await Migrator(database: database, logger: TestLog.logger).migrate()
             }
-            await #expect(throws: LedgerError.schemaTooNew(database: 999, binary: Migrator.latestVersion)) {
-                try await ledger.checkSchema()
+            try await ledger.checkSchema()
+        }
+    }
+
+    @Test("the readiness check runs no DDL: on an empty database it reports the schema missing and creates nothing",
+          arguments: TestEngine.available)
+    func readinessIsReadOnly(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            try await database.withSession { db in try await db.raw("DROP TABLE schema_migrations").run() }
+            await #expect(throws: LedgerError.schemaOutdated(database: 0, binary: Migrator.latestVersion)) { try await ledger.checkSchema() }
+            await #expect(throws: (any Error).self) {
+                try await database.withSession { db in try await db.raw("SELECT version FROM schema_migrations").run() }
             }
         }
     }

@@ -3,6 +3,7 @@ import OrderSafeModel
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import OrderSafeServer
 import Testing
 
 @Suite("Authentication")
@@ -40,6 +41,69 @@ struct AuthTests {
         }
     }
 
+    static let nowSeconds = Int(TestServer.now.timeIntervalSince1970)
+    static let header = #"{"alg":"HS256","typ":"JWT"}"#
+
+    @Test("token rules: nbf, iat, lifetime, crit, the header's alg and invisible characters in sub", arguments: [
+        (hs256(header: header, payload: #"{"sub":"alice","exp":\#(future),"nbf":\#(nowSeconds + 600)}"#), "nbf ten minutes ahead"),
+        (hs256(header: header, payload: #"{"sub":"alice","exp":\#(future),"iat":\#(nowSeconds + 600)}"#), "iat ten minutes ahead"),
+        (hs256(header: header, payload: #"{"sub":"alice","exp":\#(nowSeconds + 2 * 86400),"iat":\#(nowSeconds)}"#), "two-day lifetime"),
+        (hs256(header: header, payload: #"{"sub":"alice","exp":\#(nowSeconds + 2 * 86400)}"#), "two days left, no iat"),
+        (hs256(header: #"{"alg":"HS256","crit":["exp"]}"#, payload: #"{"sub":"alice","exp":\#(future)}"#), "unknown crit"),
+        (hs256(header: #"{"alg":"HS384","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(future)}"#), "alg other than the key's"),
+        (hs256(header: #"{"typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(future)}"#), "no alg"),
+        (hs256(header: header, payload: #"{"sub":"ali\u202Ece","exp":\#(future)}"#), "bidi override in sub"),
+        (hs256(header: header, payload: #"{"sub":"ali\u200Bce","exp":\#(future)}"#), "zero-width space in sub"),
+        (hs256(header: header, payload: #"{"sub":"ali\u0085ce","exp":\#(future)}"#), "C1 control in sub"),
+        (hs256(header: header, payload: #"{"sub":"ali ce","exp":\#(future)}"#), "space in sub"),
+    ])
+    func tokenRules(token: String, label: String) async throws {
+        try await TestServer.run(extra: ["ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "86400"]) { client in
+            let response = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
+            #expect(response.status == .unauthorized, "\(label)")
+        }
+    }
+
+    @Test("a minute of clock skew is tolerated on exp, nbf and iat; a day-long token from a minted iat is accepted")
+    func leeway() async throws {
+        let tokens = [
+            Self.hs256(header: Self.header, payload: #"{"sub":"alice","exp":\#(Self.nowSeconds - 30)}"#),
+            Self.hs256(header: Self.header, payload: #"{"sub":"alice","exp":\#(Self.future),"nbf":\#(Self.nowSeconds + 30),"iat":\#(Self.nowSeconds + 30)}"#),
+            Self.hs256(header: Self.header, payload: #"{"sub":"李雷","exp":\#(Self.nowSeconds + 86400),"iat":\#(Self.nowSeconds)}"#),
+            try await TestServer.token("alice", lifetime: 86400),
+        ]
+        try await TestServer.run(extra: ["ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "86400"]) { client in
+            for token in tokens {
+                let response = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
+                #expect(response.status == .ok, "\(token)")
+            }
+        }
+    }
+
+    @Test("with auth.jwt_audience and auth.jwt_issuer set, only a token naming both is accepted")
+    func audienceAndIssuer() async throws {
+        let expectations = [
+            (#"{"sub":"alice","exp":\#(Self.future),"iss":"shop","aud":"ordersafe"}"#, HTTPResponse.Status.ok),
+            (#"{"sub":"alice","exp":\#(Self.future),"iss":"shop","aud":["other","ordersafe"]}"#, .ok),
+            (#"{"sub":"alice","exp":\#(Self.future),"iss":"shop","aud":"another-service"}"#, .unauthorized),
+            (#"{"sub":"alice","exp":\#(Self.future),"iss":"shop"}"#, .unauthorized),
+            (#"{"sub":"alice","exp":\#(Self.future),"iss":"elsewhere","aud":"ordersafe"}"#, .unauthorized),
+        ]
+        try await TestServer.run(extra: ["ORDERSAFE_AUTH_JWT_AUDIENCE": "ordersafe", "ORDERSAFE_AUTH_JWT_ISSUER": "shop"]) { client in
+            for (payload, status) in expectations {
+                let token = Self.hs256(header: Self.header, payload: payload)
+                let response = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
+                #expect(response.status == status, "\(payload)")
+            }
+        }
+    }
+
+    @Test("the default maximum token lifetime is a day")
+    func defaultLifetime() async throws {
+        let settings = try await SettingsLoader.load(environment: [:])
+        #expect(settings.auth.maxTokenLifetimeSeconds == 86400)
+    }
+
     @Test("a hand-made HS256 token with the shared secret is accepted, and expiry follows the injected clock")
     func acceptedAndExpiry() async throws {
         let token = Self.hs256(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(Self.future)}"#)
@@ -47,7 +111,7 @@ struct AuthTests {
             let response = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
             #expect(response.status == .ok)
         }
-        try await TestServer.run(clock: TestServer.now.addingTimeInterval(3601)) { client in
+        try await TestServer.run(clock: TestServer.now.addingTimeInterval(3661)) { client in
             let response = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
             #expect(response.status == .unauthorized)
         }

@@ -54,6 +54,15 @@ struct OrderAPITests {
                 uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
             #expect(tooLong.status == .badRequest)
             #expect(try tooLong.errorCode() == "invalid_idempotency_key")
+
+            // The adoption namespace is the server's: a user key there once collided with it (500, purchase lost).
+            for reserved in ["appstore:2000000812345678", "AppStore:1"] {
+                headers[HTTPField.Name("Idempotency-Key")!] = reserved
+                let taken = try await client.execute(
+                    uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+                #expect(taken.status == .badRequest)
+                #expect(try taken.errorCode() == "invalid_idempotency_key")
+            }
         }
     }
 

@@ -49,6 +49,16 @@ struct SettingsTests {
         (["ORDERSAFE_AUTH_JWT_SECRET_FILE": "/nonexistent/secret"], "auth.jwt_secret_file", "cannot read"),
         (["ORDERSAFE_CONFIG_FILE": "/nonexistent/config.json"], "config.file", "cannot read"),
         (["ORDERSAFE_SERVER_HOST": "  "], "server.host", "empty"),
+        (["ORDERSAFE_SERVER_HOST": "0.0.0.0"], "server.host", "not a loopback address"),
+        (["ORDERSAFE_SERVER_ALLOW_PUBLIC_SANDBOX": "yes"], "server.allow_public_sandbox", "true or false"),
+        (["ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "0"], "auth.max_token_lifetime_seconds", "from 60"),
+        (["ORDERSAFE_WEBHOOKS_URL": "ftp://merchant.example/hook"], "webhooks.url", "http(s) URL"),
+        (["ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_AUTH_JWT_SECRET": String(repeating: "s", count: 32),
+          "ORDERSAFE_AUTH_ADMIN_KEY": String(repeating: "a", count: 32), "ORDERSAFE_WEBHOOKS_URL": "http://merchant.example/hook",
+          "ORDERSAFE_WEBHOOKS_SECRET": String(repeating: "w", count: 32)], "webhooks.url", "https URL"),
+        (["ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_AUTH_JWT_SECRET": String(repeating: "s", count: 32),
+          "ORDERSAFE_AUTH_ADMIN_KEY": String(repeating: "a", count: 32), "ORDERSAFE_WECHATPAY_MCH_ID": "1900000001",
+          "ORDERSAFE_WECHATPAY_NOTIFY_URL": "http://merchant.example/v1/notify/wechatpay"], "wechatpay.notify_url", "https URL"),
     ])
     func invalid(environment: [String: String], key: String, fragment: String) async {
         do {

@@ -27,16 +27,18 @@ enum TestServer {
             "ORDERSAFE_AUTH_JWT_SECRET": jwtSecret,
             "ORDERSAFE_AUTH_ADMIN_KEY": adminKey,
             "ORDERSAFE_SERVER_DATA_DIR": sharedDataDirectory,
+            // Flows move their clocks by weeks with one token per user; AuthTests checks the 24-hour default.
+            "ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "\(366 * 86400)",
         ].merging(extra) { $1 })
     }
 
     /// Runs `body` against a freshly built application.
     static func run(
-        database: String = "sqlite::memory:", clock: Date = now,
+        database: String = "sqlite::memory:", clock: Date = now, extra: [String: String] = [:],
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let app = try await OrderSafeApplication.build(
-            settings: try await settings(database: database), clock: FixedClock(date: clock), logger: TestLog.logger)
+            settings: try await settings(database: database, extra: extra), clock: FixedClock(date: clock), logger: TestLog.logger)
         try await app.test(.router) { client in try await body(client) }
     }
 

@@ -103,31 +103,34 @@ public struct AlipayGatewayClient: Sendable {
     private func call(_ method: String, _ biz: [String: String], notFound: String?) async throws(AlipayGatewayError)
         -> AlipayGatewayResponse?
     {
-        var lastError = AlipayGatewayError.unavailable("no attempt made")
-        for attempt in 1...max(1, retry.attempts) {
-            if attempt > 1 { try? await sleep(retry.delay(before: attempt)) }
+        try await retry.run(sleep: sleep, onRetry: { attempt, error in
+            logger.warning("alipay call failed", metadata: ["method": "\(method)", "attempt": "\(attempt)", "error": "\(error)"])
+        }) { () async -> Attempt<AlipayGatewayResponse?, AlipayGatewayError> in
+            let form: String
             do {
-                let form = FormEncoding.encode(
+                form = FormEncoding.encode(
                     try AlipayRequestSigner(credentials: credentials).signedParameters(method: method, bizContent: biz, at: clock.now()))
-                let (status, body) = try await transport.post(url: gatewayURL, form: form, timeout: retry.timeout)
-                guard (200..<300).contains(status) else {
-                    lastError = .unavailable("HTTP \(status)")
-                    if status >= 500 { continue }
-                    throw lastError
-                }
-                let response = try AlipayGatewayResponse.verified(body: body, method: method, credentials: credentials)
-                if response.isSuccess { return response }
-                if let notFound, response.subCode == notFound { return nil }
-                lastError = response.error
-                guard lastError.isRetryable else { throw lastError }
-            } catch let error as AlipayGatewayError {
-                guard error.isRetryable else { throw error }
-                lastError = error
             } catch {
-                lastError = .unavailable(String(describing: error))
+                return .stop(.malformedResponse("the request could not be signed: \(error)"))
             }
-            logger.warning("alipay call failed", metadata: ["method": "\(method)", "attempt": "\(attempt)", "error": "\(lastError)"])
+            let status: Int, body: [UInt8]
+            do {
+                (status, body) = try await transport.post(url: gatewayURL, form: form, timeout: retry.timeout)
+            } catch {
+                return .retry(.unavailable(String(describing: error)))
+            }
+            guard (200..<300).contains(status) else {
+                return status >= 500 || status == 429 ? .retry(.unavailable("HTTP \(status)")) : .stop(.refused(status: status))
+            }
+            let response: AlipayGatewayResponse
+            do throws(AlipayGatewayError) {
+                response = try AlipayGatewayResponse.verified(body: body, method: method, credentials: credentials)
+            } catch {
+                return .failure(error, retryable: error.isRetryable)
+            }
+            if response.isSuccess { return .success(response) }
+            if let notFound, response.subCode == notFound { return .success(nil) }
+            return .failure(response.error, retryable: response.error.isRetryable)
         }
-        throw lastError
     }
 }

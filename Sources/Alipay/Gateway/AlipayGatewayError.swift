@@ -2,6 +2,8 @@
 public enum AlipayGatewayError: Error, Equatable, CustomStringConvertible {
     /// The network failed or Alipay answered 5xx, on every attempt.
     case unavailable(String)
+    /// Alipay answered an HTTP status (4xx) that says the request itself is wrong: not retried.
+    case refused(status: Int)
     /// The response is not the JSON Alipay sends.
     case malformedResponse(String)
     /// The response's signature does not verify: never trust its content.
@@ -14,6 +16,7 @@ public enum AlipayGatewayError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unavailable(let detail): "Alipay is unreachable: \(detail)"
+        case .refused(let status): "Alipay refused the request with HTTP \(status)"
         case .malformedResponse(let detail): "Alipay's response is malformed: \(detail)"
         case .badSignature: "Alipay's response signature does not verify"
         case .systemError(let code, let subCode, let message): "Alipay system error \(code)/\(subCode ?? "-"): \(message)"
@@ -25,7 +28,7 @@ public enum AlipayGatewayError: Error, Equatable, CustomStringConvertible {
     public var isRetryable: Bool {
         switch self {
         case .unavailable, .systemError: true
-        case .malformedResponse, .badSignature, .business: false
+        case .refused, .malformedResponse, .badSignature, .business: false
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OrderSafeModel
 import SwiftASN1
 
 /// Reads App Store receipts: the PKCS#7 (CMS SignedData) container in BER, indefinite lengths included, and the
@@ -195,7 +196,7 @@ public enum ReceiptParser {
         let text = try string(value)
         guard !text.isEmpty else { return nil }
         guard let date = ReceiptDate.parse(text) else { throw .malformed("'\(text)' is not an RFC 3339 date") }
-        return Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        return date.millisecondsSince1970
     }
 }
 

@@ -189,28 +189,28 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     private func raw(_ method: String, _ path: String, body: String = "") async throws(AppStoreServerAPIError) -> [UInt8] {
-        var lastError = AppStoreServerAPIError.unavailable("no attempt made")
-        for attempt in 1...max(1, retry.attempts) {
-            var delay = attempt > 1 ? retry.delay(before: attempt) : .zero
-            if case .rateLimited(let retryAfter?) = lastError { delay = max(delay, .seconds(min(retryAfter, 3600))) }
-            if delay > .zero { try? await sleep(delay) }
-            do {
-                var headers = ["Authorization": "Bearer \(try await bearerToken())", "Accept": "application/json"]
-                if !body.isEmpty { headers["Content-Type"] = "application/json" }
-                let response = try await transport.send(
-                    method: method, url: baseURL + path, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
-                if (200..<300).contains(response.status) { return response.body }
-                lastError = Self.error(for: response)
-                guard lastError.isRetryable else { throw lastError }
-            } catch let error as AppStoreServerAPIError {
-                guard error.isRetryable else { throw error }
-                lastError = error
+        try await retry.run(sleep: sleep, onRetry: { attempt, error in
+            logger.warning("app store server api call failed", metadata: ["path": "\(path)", "attempt": "\(attempt)", "error": "\(error)"])
+        }) { () async -> Attempt<[UInt8], AppStoreServerAPIError> in
+            var headers = ["Accept": "application/json"]
+            do throws(AppStoreServerAPIError) {
+                headers["Authorization"] = "Bearer \(try await bearerToken())"
             } catch {
-                lastError = .unavailable(String(describing: error))
+                return .stop(error)
             }
-            logger.warning("app store server api call failed", metadata: ["path": "\(path)", "attempt": "\(attempt)", "error": "\(lastError)"])
+            if !body.isEmpty { headers["Content-Type"] = "application/json" }
+            let response: ProviderHTTPResponse
+            do {
+                response = try await transport.send(
+                    method: method, url: baseURL + path, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
+            } catch {
+                return .retry(.unavailable(String(describing: error)))
+            }
+            if (200..<300).contains(response.status) { return .success(response.body) }
+            let error = Self.error(for: response)
+            guard case .rateLimited(let retryAfter?) = error else { return .failure(error, retryable: error.isRetryable) }
+            return .retry(error, after: .seconds(min(max(retryAfter, 0), 3600)))
         }
-        throw lastError
     }
 
     static func error(for response: ProviderHTTPResponse) -> AppStoreServerAPIError {

@@ -44,6 +44,14 @@ struct ChainVerifier: Sendable {
         }
     }
 
+    /// The leaf's P-256 key, not yet trusted: what the signature is checked with before the chain is validated.
+    static func leafKey(_ base64: String) throws(VerificationError) -> P256.Signing.PublicKey {
+        guard let key = P256.Signing.PublicKey(try certificate(base64).publicKey) else {
+            throw .invalidCertificate("the leaf certificate does not hold a P-256 key")
+        }
+        return key
+    }
+
     static func certificate(_ base64: String) throws(VerificationError) -> Certificate {
         guard let der = Data(base64Encoded: base64) else { throw .invalidCertificate("an x5c entry is not base64") }
         do {
@@ -90,14 +98,15 @@ public final class VerifiedChainCache: Sendable {
         self.lifetime = lifetime
     }
 
-    func lookup(_ header: ArraySlice<UInt8>, at validationTime: Date, now: Date) -> ChainVerifier.Verified? {
+    /// The chain cached for `header`, whatever the validation time (the caller checks ``ChainVerifier/Verified/covers(_:)``).
+    func entry(_ header: ArraySlice<UInt8>, now: Date) -> ChainVerifier.Verified? {
         entries.withLock { entries in
             guard let entry = entries[header] else { return nil }
             guard now.timeIntervalSince(entry.storedAt) < lifetime else {
                 entries[header] = nil
                 return nil
             }
-            return entry.verified.covers(validationTime) ? entry.verified : nil
+            return entry.verified
         }
     }
 

@@ -100,8 +100,11 @@ public struct SignedDataVerifier: Sendable {
     public func verifyAny(_ jws: some StringProtocol) async throws(VerificationError) -> (kind: Kind, payload: [UInt8]) {
         let token = try CompactJWS(jws)
         guard let object = try? JSONObject(token.payload) else { throw .invalidJWTFormat("the payload is not a JSON object") }
+        // Renewal info carries no bundleId but, lately, an appTransactionId: its own required members decide
+        // before the app transaction's, or it would be held to an app transaction's bundle check.
         let kind: Kind =
             if object.contains("notificationType") { .notification }
+            else if object.contains("autoRenewStatus") || object.contains("autoRenewProductId") { .renewalInfo }
             else if object.contains("receiptType") || object.contains("appTransactionId") && !object.contains("transactionId") { .appTransaction }
             else if object.contains("transactionId") || object.contains("bundleId") { .transaction }
             else { .renewalInfo }
@@ -117,38 +120,44 @@ public struct SignedDataVerifier: Sendable {
     // MARK: Signature and chain
 
     /// The payload of `jws`, once its signature and chain are verified (or, for local testing, just decoded).
+    /// The signature is checked with the leaf's key before the payload is parsed, so unsigned bytes cost one P-256
+    /// check and no parsing; the chain is then validated at the payload's date.
     func verified(_ jws: some StringProtocol, dateField: String) async throws(VerificationError) -> JSONObject {
         let token = try CompactJWS(jws)
-        let payload: JSONObject
-        do {
-            payload = try JSONObject(token.payload)
-        } catch {
-            throw .invalidJWTFormat("the payload is not a JSON object (\(error))")
-        }
-        if environment.isLocal { return payload }
+        if environment.isLocal { return try Self.payload(token) }
 
         let now = clock.now()
+        let cached = cache.entry(token.headerSegment, now: now)
+        let x5c = cached == nil ? try Self.x5c(header: token.header()) : []
+        if cached == nil, x5c.count != 3 { throw .invalidChainLength(x5c.count) }
+        let leafKey = if let cached { cached.leafKey } else { try ChainVerifier.leafKey(x5c[0]) }
+        guard token.signature.count == 64,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
+            leafKey.isValidSignature(signature, for: token.signingInput)
+        else { throw .verificationFailure }
+
+        let payload = try Self.payload(token)
         let at: Date
         switch validationTime {
         case .signed:
             let signed = (try? payload.optionalFlooredInt(dateField)) ?? nil
-            at = signed.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? now
+            at = signed.map { Date(millisecondsSince1970: $0) } ?? now
         case .now: at = now
         case .fixed(let date): at = date
         }
-        let key: P256.Signing.PublicKey
-        if let cached = cache.lookup(token.headerSegment, at: at, now: now) {
-            key = cached.leafKey
-        } else {
-            let verified = try await chains.verify(x5c: try Self.x5c(header: token.header()), at: at, online: online)
-            cache.store(verified, for: token.headerSegment, now: now)
-            key = verified.leafKey
-        }
-        guard token.signature.count == 64,
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
-            key.isValidSignature(signature, for: token.signingInput)
-        else { throw .verificationFailure }
+        if let cached, cached.covers(at) { return payload }
+        let verified = try await chains.verify(x5c: cached == nil ? x5c : try Self.x5c(header: token.header()), at: at, online: online)
+        guard verified.leafKey.rawRepresentation == leafKey.rawRepresentation else { throw .verificationFailure }
+        cache.store(verified, for: token.headerSegment, now: now)
         return payload
+    }
+
+    private static func payload(_ token: CompactJWS) throws(VerificationError) -> JSONObject {
+        do {
+            return try JSONObject(token.payload)
+        } catch {
+            throw .invalidJWTFormat("the payload is not a JSON object (\(error))")
+        }
     }
 
     /// The `x5c` of an ES256 header.

@@ -61,29 +61,29 @@ public struct VerifyReceiptClient: Sendable {
 
     /// One environment, with retries.
     private func post(url: String, body: [UInt8]) async throws(VerifyReceiptError) -> VerifyReceiptResponse {
-        var lastError = VerifyReceiptError.unavailable("no attempt made")
-        for attempt in 1...max(1, retry.attempts) {
-            if attempt > 1 { try? await sleep(retry.delay(before: attempt)) }
+        try await retry.run(sleep: sleep, onRetry: { attempt, error in
+            logger.warning("verifyReceipt failed", metadata: ["url": "\(url)", "attempt": "\(attempt)", "error": "\(error)"])
+        }) { () async -> Attempt<VerifyReceiptResponse, VerifyReceiptError> in
+            let answer: ProviderHTTPResponse
             do {
-                let answer = try await transport.send(
+                answer = try await transport.send(
                     method: "POST", url: url, headers: ["Content-Type": "application/json"], body: body, timeout: retry.timeout)
-                guard (200..<300).contains(answer.status) else {
-                    lastError = .unavailable("HTTP \(answer.status)")
-                    if answer.status >= 500 || answer.status == 429 { continue }
-                    throw lastError
-                }
-                let response = try VerifyReceiptResponse(body: answer.body)
-                let status = VerifyReceiptStatus(response.status)
-                guard response.status != 0, status.isRetryable || response.isRetryable, !status.isPermanent else { return response }
-                lastError = .status(status)
-            } catch let error as VerifyReceiptError {
-                guard error.isRetryable else { throw error }
-                lastError = error
             } catch {
-                lastError = .unavailable(String(describing: error))
+                return .retry(.unavailable(String(describing: error)))
             }
-            logger.warning("verifyReceipt failed", metadata: ["url": "\(url)", "attempt": "\(attempt)", "error": "\(lastError)"])
+            guard (200..<300).contains(answer.status) else {
+                return answer.status >= 500 || answer.status == 429
+                    ? .retry(.unavailable("HTTP \(answer.status)")) : .stop(.refused(status: answer.status))
+            }
+            let response: VerifyReceiptResponse
+            do throws(VerifyReceiptError) {
+                response = try VerifyReceiptResponse(body: answer.body)
+            } catch {
+                return .failure(error, retryable: error.isRetryable)
+            }
+            let status = VerifyReceiptStatus(response.status)
+            guard response.status != 0, status.isRetryable || response.isRetryable, !status.isPermanent else { return .success(response) }
+            return .retry(.status(status))
         }
-        throw lastError
     }
 }

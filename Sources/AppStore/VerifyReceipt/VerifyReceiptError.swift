@@ -4,13 +4,15 @@ public enum VerifyReceiptError: Error, Sendable, Hashable, CustomStringConvertib
     case status(VerifyReceiptStatus)
     /// Network failure or HTTP 5xx on every attempt.
     case unavailable(String)
+    /// Apple answered an HTTP status (4xx) that says the request itself is wrong: not retried.
+    case refused(status: Int)
     case malformedResponse(String)
 
     public var isRetryable: Bool {
         switch self {
         case .status(let status): status.isRetryable
         case .unavailable: true
-        case .malformedResponse: false
+        case .refused, .malformedResponse: false
         }
     }
 
@@ -18,6 +20,7 @@ public enum VerifyReceiptError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .status(let status): status.description
         case .unavailable(let detail): "verifyReceipt is unreachable: \(detail)"
+        case .refused(let status): "verifyReceipt refused the request with HTTP \(status)"
         case .malformedResponse(let detail): "verifyReceipt's answer is malformed: \(detail)"
         }
     }

@@ -201,12 +201,15 @@ public struct AppStorePayments: Sendable {
         return try await adopt(purchase, product: product, price: price, for: owner)
     }
 
+    /// The namespace of adoption idempotency keys, which user keys may not enter.
+    public static let adoptionKeyPrefix = "appstore:"
+
     /// A new order for a transaction that came without one; the idempotency key makes adoption happen once per user.
     private func adopt(_ purchase: AppStorePurchase, product: Product, price: Money, for userID: String) async throws -> Order {
         let creation = try await context.ledger.createOrder(
             NewOrder(
                 userID: userID, productID: product.id, channel: .appStore, amount: price, catalogVersionID: context.catalog.version.id,
-                origin: .adopted, idempotency: IdempotencyToken(key: "appstore:\(purchase.transactionID)", requestSHA256: "adopted"),
+                origin: .adopted, idempotency: IdempotencyToken(key: Self.adoptionKeyPrefix + purchase.transactionID, requestSHA256: "adopted"),
                 createdAt: context.clock.now()),
             identity: { identities.next() })
         return creation.order

@@ -24,6 +24,11 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// The version applied, read only (no DDL, for readiness probes); 0 before the first migration.
+    public func appliedVersion() async throws -> Int {
+        try await database.withSession { db in try await Self.appliedVersion(db) }
+    }
+
     /// Applies every pending migration; returns how many were applied.
     @discardableResult
     public func migrate(now: Date = Date()) async throws -> Int {

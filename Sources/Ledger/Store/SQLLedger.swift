@@ -12,10 +12,17 @@ public struct SQLLedger: LedgerStore {
     }
 
     /// Throws unless the database is at exactly this binary's schema version.
+    /// Readiness: the schema holds at least this binary's migrations. Read only (a probe runs no DDL), and a newer
+    /// schema is fine: during a rolling upgrade the new replicas migrate first and the old ones keep serving, since
+    /// migrations only add.
     public func checkSchema() async throws {
-        let current = try await Migrator(database: database, logger: .init(label: "ordersafe.ledger")).currentVersion()
+        let current: Int
+        do {
+            current = try await Migrator(database: database, logger: .init(label: "ordersafe.ledger")).appliedVersion()
+        } catch {
+            throw LedgerError.schemaOutdated(database: 0, binary: Migrator.latestVersion)
+        }
         if current < Migrator.latestVersion { throw LedgerError.schemaOutdated(database: current, binary: Migrator.latestVersion) }
-        if current > Migrator.latestVersion { throw LedgerError.schemaTooNew(database: current, binary: Migrator.latestVersion) }
     }
 
     public func saveCatalog(_ catalog: Catalog, at date: Date) async throws -> CatalogVersion {

@@ -18,6 +18,14 @@ public enum OrderSafeApplication {
     ) async throws -> some ApplicationProtocol {
         let (router, components) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
         let runner = components.runner
+        if components.sandbox != nil {
+            logger.warning(
+                """
+                SANDBOX MODE: the built-in provider simulators under /sandbox mint purchases this server trusts. \
+                Never expose this server to users; run production with server.environment=production.
+                """,
+                metadata: ["host": "\(settings.server.host)", "public_sandbox_allowed": "\(settings.server.allowsPublicSandbox)"])
+        }
         var services: [any Service] = [DatabaseService(database: components.database)]
         if settings.reconcile.intervalSeconds > 0 {
             services.append(PeriodicWorkService(name: "reconciliation", interval: .seconds(settings.reconcile.intervalSeconds), logger: logger) {

@@ -1,3 +1,5 @@
+import AppStore
+import ChannelSupport
 import Crypto
 import Foundation
 import JWTKit
@@ -8,11 +10,18 @@ public struct AuthenticatedUser: Sendable, Hashable {
     public var id: String
 }
 
-/// Verifies app-facing bearer tokens: HS256 (shared secret) or ES256 (public key), `exp` against an injected clock.
+/// Verifies app-facing bearer tokens: HS256 (shared secret) or ES256 (public key). The header must name the
+/// configured algorithm and no `crit` extension; `exp`, `nbf` and `iat` are checked against an injected clock with a
+/// minute of leeway, and a token may live at most `auth.max_token_lifetime_seconds`.
 public struct UserAuthenticator: Sendable {
+    /// Clock skew tolerated between the merchant's backend and this server.
+    static let leeway: TimeInterval = 60
+
     private let keys: JWTKeyCollection
+    private let algorithm: Settings.JWTAlgorithm
     private let issuer: String?
     private let audience: String?
+    private let maxLifetime: TimeInterval
     private let clock: any WallClock
 
     public init(auth: Settings.Auth, hs256Secret: String?, clock: any WallClock) async throws {
@@ -30,8 +39,10 @@ public struct UserAuthenticator: Sendable {
                 throw SettingsError(key: "auth.jwt_public_key", reason: "is not a PEM P-256 public key")
             }
         }
+        algorithm = auth.jwtAlgorithm
         issuer = auth.jwtIssuer
         audience = auth.jwtAudience
+        maxLifetime = TimeInterval(auth.maxTokenLifetimeSeconds)
         self.clock = clock
     }
 
@@ -41,9 +52,9 @@ public struct UserAuthenticator: Sendable {
             throw .missingToken
         }
         let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        guard token.utf8.count <= 8192, token.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
-            throw .malformedToken
-        }
+        let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard token.utf8.count <= 8192, segments.count == 3 else { throw .malformedToken }
+        try checkHeader(Array(segments[0]))
         let claims: UserClaims
         do {
             claims = try await keys.verify(token, as: UserClaims.self)
@@ -52,13 +63,33 @@ public struct UserAuthenticator: Sendable {
         } catch {
             throw .invalidSignature
         }
-        guard claims.exp.value > clock.now() else { throw .expired }
+        let now = clock.now()
+        guard claims.exp.value.addingTimeInterval(Self.leeway) > now else { throw .expired }
+        if let notBefore = claims.nbf?.value, notBefore > now.addingTimeInterval(Self.leeway) { throw .notYetValid }
+        if let issuedAt = claims.iat?.value, issuedAt > now.addingTimeInterval(Self.leeway) { throw .notYetValid }
+        guard claims.exp.value.timeIntervalSince(claims.iat?.value ?? now) <= maxLifetime + Self.leeway else { throw .lifetimeTooLong }
         if let issuer, claims.iss?.value != issuer { throw .wrongIssuer }
         if let audience, claims.aud?.value.contains(audience) != true { throw .wrongAudience }
         let subject = claims.sub.value
-        guard !subject.isEmpty, subject.count <= 128, subject.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
-        else { throw .invalidSubject }
+        guard !subject.isEmpty, subject.count <= 128, subject.unicodeScalars.allSatisfy(Self.isVisible) else { throw .invalidSubject }
         return AuthenticatedUser(id: subject)
+    }
+
+    /// The header names exactly the configured algorithm (a token may not pick another one the key could serve)
+    /// and asks for no extension (`crit`), since this server understands none.
+    private func checkHeader(_ segment: [UInt8]) throws(AuthError) {
+        guard let bytes = Base64URL.decode(segment[...]), let header = try? JSONObject(bytes) else { throw .malformedToken }
+        guard (try? header.optionalString("alg")) == algorithm.rawValue else { throw .wrongAlgorithm }
+        guard !header.contains("crit") else { throw .unsupportedExtension }
+    }
+
+    /// Letters, marks, numbers, punctuation and symbols: no spaces, controls (C0 and C1), format characters (bidi
+    /// overrides, zero-width joiners) or unassigned code points, which would make two ids look alike.
+    static func isVisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .surrogate, .privateUse, .unassigned, .spaceSeparator, .lineSeparator, .paragraphSeparator: false
+        default: true
+        }
     }
 }
 

@@ -6,7 +6,9 @@ struct UserClaims: JWTPayload {
     var exp: ExpirationClaim
     var iss: IssuerClaim?
     var aud: AudienceClaim?
+    var nbf: NotBeforeClaim?
+    var iat: IssuedAtClaim?
 
-    /// Signature checks only: expiry, issuer and audience are checked by ``UserAuthenticator`` against its clock.
+    /// Signature checks only: expiry, validity start, lifetime, issuer and audience are checked by ``UserAuthenticator`` against its clock.
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

@@ -28,6 +28,15 @@ public struct Settings: Sendable {
         public var logFormat: LogFormat
         public var logLevel: Logger.Level
         public var maxBodyBytes: Int
+        /// Sandbox mode on a non-loopback address (`server.allow_public_sandbox`): only for a private test network,
+        /// since the built-in simulators mint purchases this server trusts.
+        public var allowsPublicSandbox = false
+
+        /// Whether `host` is a loopback address, reachable from this machine only.
+        public var isLoopback: Bool {
+            let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+            return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+        }
     }
 
     public struct Database: Sendable {
@@ -52,6 +61,8 @@ public struct Settings: Sendable {
         public var jwtAudience: String?
         /// The key for `/v1/admin/…` (at least 32 characters).
         public var adminKey: String
+        /// The longest a user token may live, from its `iat` (or now) to its `exp`.
+        public var maxTokenLifetimeSeconds = 24 * 3600
     }
 
     /// The merchant's Alipay account. Nil: in the sandbox the built-in simulator stands in; in production the

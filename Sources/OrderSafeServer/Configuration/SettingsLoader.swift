@@ -54,7 +54,15 @@ struct SettingsReader {
             dataDirectory: dataDirectory,
             logFormat: try choice("server.log_format", default: Settings.LogFormat.text),
             logLevel: try choice("server.log_level", default: Logger.Level.info),
-            maxBodyBytes: try int("server.max_body_bytes", default: 256 * 1024, in: 1024...(16 * 1024 * 1024)))
+            maxBodyBytes: try int("server.max_body_bytes", default: 256 * 1024, in: 1024...(16 * 1024 * 1024)),
+            allowsPublicSandbox: try bool("server.allow_public_sandbox", default: false))
+        if environment == .sandbox, !server.isLoopback, !server.allowsPublicSandbox {
+            throw SettingsError(
+                key: "server.host",
+                reason: "'\(server.host)' is not a loopback address, and sandbox mode must not be reachable from other machines: "
+                    + "its built-in simulators hand out purchases this server trusts. Set server.environment=production with real "
+                    + "provider accounts, or server.allow_public_sandbox=true for a private test network only")
+        }
 
         let databaseText = try secret("database.url") ?? "sqlite:\(dataDirectory)/ordersafe.sqlite"
         let databaseURL: DatabaseURL
@@ -72,7 +80,8 @@ struct SettingsReader {
             jwtPublicKeyPEM: try secret("auth.jwt_public_key"),
             jwtIssuer: try string("auth.jwt_issuer"),
             jwtAudience: try string("auth.jwt_audience"),
-            adminKey: try secret("auth.admin_key") ?? "")
+            adminKey: try secret("auth.admin_key") ?? "",
+            maxTokenLifetimeSeconds: try int("auth.max_token_lifetime_seconds", default: 24 * 3600, in: 60...(366 * 24 * 3600)))
         try validate(auth, environment: environment)
         var settings = Settings(
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
@@ -80,10 +89,7 @@ struct SettingsReader {
         settings.reconcile = Settings.Reconcile(
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
             firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600))
-        if let url = try string("webhooks.url") {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
-                throw SettingsError(key: "webhooks.url", reason: "'\(url)' is not an http(s) URL")
-            }
+        if let url = try url("webhooks.url") {
             guard let secret = try secret("webhooks.secret"), secret.utf8.count >= 32 else {
                 throw SettingsError(key: "webhooks.secret", reason: "is required with webhooks.url, at least 32 characters")
             }
@@ -107,14 +113,14 @@ struct SettingsReader {
                 reason: "give either the Alipay public key (public-key mode) or all three of alipay.app_cert_file, "
                     + "alipay.public_cert_file and alipay.root_cert_file (certificate mode)")
         }
-        guard let notifyURL = try string("alipay.notify_url"), notifyURL.hasPrefix("https://") || notifyURL.hasPrefix("http://") else {
+        guard let notifyURL = try url("alipay.notify_url") else {
             throw SettingsError(key: "alipay.notify_url", reason: "is required: the public URL of POST /v1/notify/alipay")
         }
         return Settings.Alipay(
             appID: appID, appPrivateKey: privateKey, publicKey: publicKey,
             certificates: certificateMode.count == 3 ? (certificateMode[0], certificateMode[1], certificateMode[2]) : nil,
             sellerID: try string("alipay.seller_id"),
-            gatewayURL: try string("alipay.gateway_url") ?? "https://openapi.alipay.com/gateway.do", notifyURL: notifyURL)
+            gatewayURL: try url("alipay.gateway_url") ?? "https://openapi.alipay.com/gateway.do", notifyURL: notifyURL)
     }
 
     /// The App Store section: nil when `appstore.bundle_id` is not set.
@@ -151,20 +157,16 @@ struct SettingsReader {
             }
             let defaultURL = environment == .production ? AppStoreServerAPIClient.productionURL : AppStoreServerAPIClient.sandboxURL
             api = Settings.AppStore.API(
-                signingKey: key, keyID: keyID, issuerID: issuerID, baseURL: try string("appstore.api_base_url") ?? defaultURL)
+                signingKey: key, keyID: keyID, issuerID: issuerID, baseURL: try url("appstore.api_base_url") ?? defaultURL)
         }
         var settings = Settings.AppStore(
             bundleID: bundleID, appAppleID: appAppleID, environment: environment, rootCertificateFiles: roots,
             receiptRootCertificateFiles: try files("appstore.receipt_root_certificates"), api: api)
-        if let answer = try string("appstore.answer_consumption_requests") {
-            guard let value = Bool(answer.lowercased()) else {
-                throw SettingsError(key: "appstore.answer_consumption_requests", reason: "'\(answer)' is not true or false")
-            }
-            guard !value || api != nil else {
-                throw SettingsError(key: "appstore.answer_consumption_requests", reason: "needs the App Store Server API (appstore.api_key)")
-            }
-            settings.answersConsumptionRequests = value
+        let answers = try bool("appstore.answer_consumption_requests", default: false)
+        guard !answers || api != nil else {
+            throw SettingsError(key: "appstore.answer_consumption_requests", reason: "needs the App Store Server API (appstore.api_key)")
         }
+        settings.answersConsumptionRequests = answers
         return settings
     }
 
@@ -183,7 +185,7 @@ struct SettingsReader {
             throw SettingsError(
                 key: "wechatpay.public_key", reason: "public-key mode needs both wechatpay.public_key_id and wechatpay.public_key")
         }
-        guard let notifyURL = try string("wechatpay.notify_url"), notifyURL.hasPrefix("https://") || notifyURL.hasPrefix("http://") else {
+        guard let notifyURL = try url("wechatpay.notify_url") else {
             throw SettingsError(key: "wechatpay.notify_url", reason: "is required: the public URL of POST /v1/notify/wechatpay")
         }
         return Settings.WeChatPay(
@@ -191,7 +193,7 @@ struct SettingsReader {
             merchantPrivateKey: try required("wechatpay.merchant_private_key", secret: true),
             merchantSerial: try required("wechatpay.merchant_serial"), apiV3Key: try required("wechatpay.apiv3_key", secret: true),
             publicKey: publicKeyID.map { ($0, publicKey!) }, notifyURL: notifyURL,
-            baseURL: try string("wechatpay.base_url") ?? "https://api.mch.weixin.qq.com")
+            baseURL: try url("wechatpay.base_url") ?? "https://api.mch.weixin.qq.com")
     }
 
     /// The contents of the file named by `key`, if set.
@@ -263,6 +265,25 @@ struct SettingsReader {
         guard let value = Int(text), range.contains(value) else {
             throw SettingsError(key: key, reason: "'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
+        return value
+    }
+
+    /// An http(s) URL; in production only https, since provider calls, notifications and webhooks carry signatures
+    /// and payment data.
+    func url(_ key: String) throws -> String? {
+        guard let text = try string(key) else { return nil }
+        let production = try choice("server.environment", default: Settings.Environment.sandbox) == .production
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "https" || (scheme == "http" && !production), components.host?.isEmpty == false
+        else {
+            throw SettingsError(key: key, reason: "'\(text)' is not an \(production ? "https" : "http(s)") URL" + (production ? " (production)" : ""))
+        }
+        return text
+    }
+
+    func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
+        guard let text = try string(key) else { return defaultValue }
+        guard let value = Bool(text.lowercased()) else { throw SettingsError(key: key, reason: "'\(text)' is not true or false") }
         return value
     }
 

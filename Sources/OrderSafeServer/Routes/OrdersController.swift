@@ -87,11 +87,15 @@ struct OrdersController {
         }
     }
 
-    /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters.
+    /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters, not in the namespace the
+    /// server keys its own orders with (`appstore:<transaction id>` for adopted purchases).
     static func idempotencyKey(_ request: Request) throws -> String? {
         guard let key = request.headers[.idempotencyKey] else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+        }
+        guard !key.lowercased().hasPrefix(AppStorePayments.adoptionKeyPrefix) else {
+            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key may not start with '\(AppStorePayments.adoptionKeyPrefix)' (reserved)")
         }
         return key
     }

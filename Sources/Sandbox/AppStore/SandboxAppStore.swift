@@ -213,7 +213,7 @@ public actor SandboxAppStore {
             case ("GET", let s) where s.count == 4 && s[2] == "history":
                 let ids = originals[s[3]] ?? originals.first { $0.value.contains(s[3]) }?.value ?? []
                 guard !ids.isEmpty else { return Self.notFound }
-                let start = Int(query["revision"] ?? "0") ?? 0
+                guard let start = PathAndQuery.position(query["revision"]) else { return Self.json(400, #"{"errorCode":4000005,"errorMessage":"Invalid revision."}"#) }
                 let page = Array(ids.dropFirst(start).prefix(2))
                 let end = start + page.count
                 return Self.json(200, try Self.encode([
@@ -224,7 +224,9 @@ public actor SandboxAppStore {
                 let request = try JSONObject(body)
                 let (from, to) = (try request.int("startDate"), try request.int("endDate"))
                 let matching = notifications.filter { $0.signedDate >= from && $0.signedDate <= to }
-                let start = Int(query["paginationToken"] ?? "0") ?? 0
+                guard let start = PathAndQuery.position(query["paginationToken"]) else {
+                    return Self.json(400, #"{"errorCode":4000006,"errorMessage":"Invalid pagination token."}"#)
+                }
                 let page = Array(matching.dropFirst(start).prefix(2))
                 let end = start + page.count
                 var answer: [String: Any] = [

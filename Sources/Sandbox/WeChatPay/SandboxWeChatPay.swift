@@ -336,7 +336,7 @@ public actor SandboxWeChatPay {
             throw SandboxWeChatPayError.unauthorized("serial_no is not the merchant certificate's")
         }
         guard let timestamp = fields["timestamp"].flatMap({ Int64($0) }), let nonce = fields["nonce_str"], let signature = fields["signature"],
-            abs(Int64(clock.now().timeIntervalSince1970) - timestamp) <= 300
+            TimestampWindow.contains(timestamp, now: Int64(clock.now().timeIntervalSince1970), seconds: 300)
         else { throw SandboxWeChatPayError.unauthorized("timestamp, nonce_str or signature missing or expired") }
         var message = Array("\(method)\n\(pathAndQuery)\n\(timestamp)\n\(nonce)\n".utf8)
         message += body

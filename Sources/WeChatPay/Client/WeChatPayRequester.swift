@@ -40,30 +40,29 @@ struct WeChatPayRequester: Sendable {
         let target = url ?? baseURL + pathAndQuery
         let signedPath = url.flatMap { URLComponents(string: $0) }.map { $0.percentEncodedPath + ($0.percentEncodedQuery.map { "?" + $0 } ?? "") }
             ?? basePath + pathAndQuery
-        var lastError = WeChatPayAPIError.unavailable("no attempt made")
-        for attempt in 1...max(1, retry.attempts) {
-            if attempt > 1 { try? await sleep(retry.delay(before: attempt)) }
+        return try await retry.run(sleep: sleep, onRetry: { attempt, error in
+            logger.warning("wechatpay call failed", metadata: ["path": "\(pathAndQuery)", "attempt": "\(attempt)", "error": "\(error)"])
+        }) { () async -> Attempt<ProviderHTTPResponse, WeChatPayAPIError> in
+            let authorization: String
             do {
-                let authorization = try merchant.authorization(
+                authorization = try merchant.authorization(
                     method: method, pathAndQuery: signedPath, timestamp: Int64(clock.now().timeIntervalSince1970), nonce: nonce(),
                     body: body)
-                var headers = ["Authorization": authorization, "Accept": "application/json", "User-Agent": "OrderSafe"]
-                if !body.isEmpty { headers["Content-Type"] = "application/json" }
-                let response = try await transport.send(
-                    method: method, url: target, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
-                if (200..<300).contains(response.status) { return response }
-                lastError = Self.error(for: response)
-                guard lastError.isRetryable else { throw lastError }
-            } catch let error as WeChatPayAPIError {
-                guard error.isRetryable else { throw error }
-                lastError = error
             } catch {
-                lastError = .unavailable(String(describing: error))
+                return .stop(.malformedResponse("the request could not be signed: \(error)"))
             }
-            logger.warning(
-                "wechatpay call failed", metadata: ["path": "\(pathAndQuery)", "attempt": "\(attempt)", "error": "\(lastError)"])
+            var headers = ["Authorization": authorization, "Accept": "application/json", "User-Agent": "OrderSafe"]
+            if !body.isEmpty { headers["Content-Type"] = "application/json" }
+            let response: ProviderHTTPResponse
+            do {
+                response = try await transport.send(method: method, url: target, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
+            } catch {
+                return .retry(.unavailable(String(describing: error)))
+            }
+            if (200..<300).contains(response.status) { return .success(response) }
+            let error = Self.error(for: response)
+            return .failure(error, retryable: error.isRetryable)
         }
-        throw lastError
     }
 
     /// `{"code": …, "message": …}` of a non-2xx answer, typed.

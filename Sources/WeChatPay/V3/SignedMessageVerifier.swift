@@ -31,7 +31,7 @@ public struct SignedMessageVerifier: Sendable {
     public func verify(headers: [String: String], body: [UInt8]) async throws(WeChatPayError) {
         let signed = try SignatureHeaders(headers)
         let now = Int64(clock.now().timeIntervalSince1970)
-        guard abs(now - signed.timestamp) <= maximumSkew else { throw .staleTimestamp(seconds: signed.timestamp, now: now) }
+        guard TimestampWindow.contains(signed.timestamp, now: now, seconds: maximumSkew) else { throw .staleTimestamp(seconds: signed.timestamp, now: now) }
         try signed.verify(body: body, with: try await keys.verificationKeys(for: signed.serial).key(serial: signed.serial))
     }
 }

@@ -1,0 +1,97 @@
+import ChannelSupport
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LedgerTestSupport
+import OrderSafeModel
+@testable import OrderSafeServer
+import Testing
+
+/// Requests an attacker with no credentials can send: each one used to crash the process or fail open.
+@Suite("Hostile requests: nothing from outside traps, and the sandbox never fails open")
+struct HostileRequestTests {
+    static let extremes = ["-9223372036854775808", "9223372036854775807", "-1", "99999999999999999999"]
+
+    @Test("a Wechatpay-Timestamp at Int64's edges is refused, not a trap on abs(now - timestamp)")
+    func wechatpayTimestamp() async throws {
+        try await TestServer.run { client in
+            for timestamp in Self.extremes {
+                let headers: HTTPFields = [
+                    HTTPField.Name("Wechatpay-Timestamp")!: timestamp, HTTPField.Name("Wechatpay-Nonce")!: "n",
+                    HTTPField.Name("Wechatpay-Signature")!: "c2ln", HTTPField.Name("Wechatpay-Serial")!: "PUB_KEY_ID_0",
+                    .contentType: "application/json",
+                ]
+                let response = try await client.execute(
+                    uri: "/v1/notify/wechatpay", method: .post, headers: headers, body: TestServer.json(#"{"id":"x"}"#))
+                #expect((400..<500).contains(response.status.code), "\(timestamp): \(response.status)")
+            }
+        }
+    }
+
+    @Test("the WeChat Pay sandbox refuses a merchant Authorization timestamp at Int64's edges and odd query strings")
+    func wechatpaySandboxAuthorization() async throws {
+        try await TestServer.run { client in
+            for timestamp in Self.extremes {
+                let authorization = #"WECHATPAY2-SHA256-RSA2048 mchid="1900000001",nonce_str="n",signature="c2ln",timestamp="\#(timestamp)",serial_no="AB""#
+                let response = try await client.execute(
+                    uri: "/sandbox/wechatpay/v3/certificates", method: .get, headers: [.authorization: authorization])
+                #expect(response.status == .unauthorized, "\(timestamp)")
+            }
+            for query in ["?=", "?&&=&", "?a==b", "?=x"] {
+                let response = try await client.execute(uri: "/sandbox/wechatpay/v3/certificates\(query)", method: .get)
+                #expect(response.status == .unauthorized, "\(query)")
+            }
+        }
+    }
+
+    @Test("TimestampWindow holds at Int64's edges")
+    func timestampWindow() {
+        #expect(TimestampWindow.contains(1_000, now: 1_200, seconds: 300))
+        #expect(TimestampWindow.contains(1_500, now: 1_200, seconds: 300))
+        #expect(!TimestampWindow.contains(1_501, now: 1_200, seconds: 300))
+        #expect(!TimestampWindow.contains(.min, now: 1_795_000_000, seconds: 300))
+        #expect(!TimestampWindow.contains(.max, now: -1, seconds: 300))
+        #expect(TimestampWindow.contains(.max, now: .max, seconds: 0))
+        #expect(Date(millisecondsSince1970: .max).millisecondsSince1970 == .max)
+        #expect(Date(millisecondsSince1970: .min).millisecondsSince1970 == .min)
+    }
+
+    @Test("sandbox mode refuses a non-loopback host unless explicitly allowed")
+    func sandboxHost() async throws {
+        for host in ["0.0.0.0", "::", "10.0.0.5", "example.com"] {
+            do {
+                _ = try await SettingsLoader.load(environment: ["ORDERSAFE_SERVER_HOST": host])
+                Issue.record("sandbox on \(host) accepted")
+            } catch let error as SettingsError {
+                #expect(error.key == "server.host")
+                #expect(error.description.contains("server.allow_public_sandbox"))
+            }
+        }
+        for host in ["127.0.0.1", "127.0.0.2", "localhost", "::1", "[::1]"] {
+            #expect(try await SettingsLoader.load(environment: ["ORDERSAFE_SERVER_HOST": host]).server.host == host)
+        }
+        let allowed = try await SettingsLoader.load(
+            environment: ["ORDERSAFE_SERVER_HOST": "0.0.0.0", "ORDERSAFE_SERVER_ALLOW_PUBLIC_SANDBOX": "true"])
+        #expect(allowed.server.allowsPublicSandbox)
+        let production = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_SERVER_HOST": "0.0.0.0"])
+        #expect(production.server.host == "0.0.0.0")
+    }
+
+    @Test("production never mounts /sandbox, even with every channel unconfigured")
+    func productionHasNoSandbox() async throws {
+        let production = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_ENVIRONMENT": "production"])
+        let app = try await OrderSafeApplication.build(settings: production, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+        try await app.test(.router) { client in
+            for uri in ["/sandbox/appstore/receipt", "/sandbox/wechatpay/v3/certificates", "/sandbox/alipay/pay", "/sandbox/wechatpay/pay", "/sandbox/appstore/purchase"] {
+                for method in [HTTPRequest.Method.get, .post] {
+                    let response = try await client.execute(uri: uri, method: method, body: TestServer.json("{}"))
+                    #expect(response.status == .notFound, "\(method) \(uri)")
+                }
+            }
+        }
+        try await TestServer.run { client in
+            let response = try await client.execute(uri: "/sandbox/alipay/pay", method: .post, body: TestServer.json(""))
+            #expect(response.status != .notFound)
+        }
+    }
+}
