@@ -26,11 +26,12 @@ struct AlipayFaultRequest: Decodable {
             case "server_error": .serverError
             case "system_error": .systemError
             case "bad_signature": .badSignature
+            case "short_refund": .shortRefund
             default: .timeout(try FaultText.milliseconds(text, prefix: "timeout_ms:", known: Self.known))
             }
         }
     }
 
     static let known = "notifications take drop, duplicate, reorder, tamper, delay_ms:N; "
-        + "gateway takes server_error, system_error, bad_signature, timeout_ms:N"
+        + "gateway takes server_error, system_error, bad_signature, short_refund, timeout_ms:N"
 }

@@ -22,4 +22,6 @@ public enum AlipayGatewayFault: Sendable, Hashable {
     case systemError
     /// Answers a correct body with a signature made over different content.
     case badSignature
+    /// The next refund goes through one fen short of what was asked, and the answer says so in `refund_fee`.
+    case shortRefund
 }

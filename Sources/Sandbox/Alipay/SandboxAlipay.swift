@@ -36,6 +36,7 @@ public actor SandboxAlipay {
     private var nextTradeSerial = 1
     private var notificationFaults: [AlipayNotificationFault] = []
     private var gatewayFaults: [AlipayGatewayFault] = []
+    private var shortensNextRefund = false
     private var heldNotification: (String, String)?
     private var pending: [UUID: Task<Void, Never>] = [:]
     public private(set) var deliveries: [Delivery] = []
@@ -143,6 +144,10 @@ public actor SandboxAlipay {
 
     /// Answers one `POST /gateway.do` form body: (HTTP status, body).
     public func gateway(body: [UInt8]) async -> (Int, String) {
+        if gatewayFaults.first == .shortRefund {
+            gatewayFaults.removeFirst()
+            shortensNextRefund = true
+        }
         if !gatewayFaults.isEmpty {
             switch gatewayFaults.removeFirst() {
             case .serverError: return (502, "Bad Gateway")
@@ -156,6 +161,7 @@ public actor SandboxAlipay {
                 let json = Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在")
                 let name = "alipay_trade_query_response"
                 return (200, #"{"\#(name)":\#(json),"sign":"\#((try? signer.sign(json + " ")) ?? "")"}"#)
+            case .shortRefund: break
             }
         }
         do {
@@ -215,8 +221,12 @@ public actor SandboxAlipay {
         guard var trade = trades[outTradeNo] else {
             return Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在")
         }
-        guard let request = biz["out_request_no"], let fen = biz["refund_amount"].flatMap(AlipayAmount.fen), fen > 0 else {
+        guard let request = biz["out_request_no"], var fen = biz["refund_amount"].flatMap(AlipayAmount.fen), fen > 0 else {
             throw SandboxAlipayError.invalidRequest("refund needs out_request_no and a positive refund_amount")
+        }
+        if shortensNextRefund, fen > 1 {
+            shortensNextRefund = false
+            fen -= 1
         }
         var fundChange = "N"
         if trade.refunds[request] == nil {

@@ -80,7 +80,7 @@ public actor SandboxAppStore {
     @discardableResult
     public func purchase(
         productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil,
-        subscriptionPeriod: GrantPeriod? = nil
+        subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false
     ) throws -> (transactionID: String, signed: String) {
         let id = String(nextID)
         nextID += 1
@@ -95,8 +95,8 @@ public actor SandboxAppStore {
         }
         var payload: [String: Any] = [
             "transactionId": id, "originalTransactionId": originalTransactionID ?? id, "bundleId": bundleID, "productId": productID,
-            "purchaseDate": now, "originalPurchaseDate": now, "quantity": 1, "type": type, "inAppOwnershipType": "PURCHASED",
-            "signedDate": now, "environment": "Sandbox", "transactionReason": originalTransactionID == nil ? "PURCHASE" : "RENEWAL",
+            "purchaseDate": now, "originalPurchaseDate": now, "quantity": 1, "type": type,
+            "inAppOwnershipType": familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": now, "environment": "Sandbox", "transactionReason": originalTransactionID == nil ? "PURCHASE" : "RENEWAL",
             "storefront": "CHN", "storefrontId": "143465", "appTransactionId": "704330170000000001",
         ]
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
@@ -118,14 +118,24 @@ public actor SandboxAppStore {
     }
 
     /// The app's StoreKit 1 receipt now: every purchase so far, signed, base64 (what `appStoreReceiptURL` holds).
-    public func appReceipt() throws -> String {
-        Data(try receipts.receipt(bundleID: bundleID, purchases: receiptPurchases, createdAt: clock.now())).base64EncodedString()
+    /// `bundleID` makes the receipt of another app, signed by the same authority.
+    public func appReceipt(bundleID: String? = nil) throws -> String {
+        Data(try receipts.receipt(bundleID: bundleID ?? self.bundleID, purchases: receiptPurchases, createdAt: clock.now())).base64EncodedString()
     }
 
-    /// Apple refunds a transaction: a `REFUND` notification is recorded in the history.
-    public func refund(transactionID: String) throws {
-        guard let signed = transactions[transactionID] else { throw SandboxAppStoreError.unknownTransaction(transactionID) }
+    /// Apple refunds a transaction: it is signed again with `revocationDate` (as the App Store then reports it to
+    /// the app, the history and the notification) and a `REFUND` notification is recorded. Returns the new JWS.
+    @discardableResult
+    public func refund(transactionID: String) throws -> String {
+        guard var payload = payloads[transactionID] else { throw SandboxAppStoreError.unknownTransaction(transactionID) }
+        payload["revocationDate"] = Self.milliseconds(clock.now())
+        payload["revocationReason"] = 0
+        payload["signedDate"] = Self.milliseconds(clock.now())
+        let signed = try sign(payload)
+        transactions[transactionID] = signed
+        payloads[transactionID] = payload
         try record(notificationType: "REFUND", subtype: nil, signedTransaction: signed)
+        return signed
     }
 
     /// Apple extends a subscription's renewal date (App Store Connect or the Server API's extension): the latest
