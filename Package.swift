@@ -237,3 +237,19 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer harness (scripts/fuzz), only when asked for: it is built with -sanitize=fuzzer and -parse-as-library
+// (libFuzzer brings its own main), which no other product wants.
+if Context.environment["ORDERSAFE_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "ordersafe-fuzz",
+            dependencies: [
+                "Alipay", "AppStore", "ChannelSupport", "OrderSafeModel", "Sandbox", "WeChatPay",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Fuzz/Sources/ordersafe-fuzz"))
+    package.products.append(.executable(name: "ordersafe-fuzz", targets: ["ordersafe-fuzz"]))
+}

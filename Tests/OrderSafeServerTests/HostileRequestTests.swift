@@ -51,6 +51,9 @@ struct HostileRequestTests {
         #expect(!TimestampWindow.contains(1_501, now: 1_200, seconds: 300))
         #expect(!TimestampWindow.contains(.min, now: 1_795_000_000, seconds: 300))
         #expect(!TimestampWindow.contains(.max, now: -1, seconds: 300))
+        // Int64.min - Int64.max wraps to 1: only the overflow check tells these apart.
+        #expect(!TimestampWindow.contains(.max, now: .min, seconds: 300))
+        #expect(!TimestampWindow.contains(.min, now: .max, seconds: 300))
         #expect(TimestampWindow.contains(.max, now: .max, seconds: 0))
         #expect(Date(millisecondsSince1970: .max).millisecondsSince1970 == .max)
         #expect(Date(millisecondsSince1970: .min).millisecondsSince1970 == .min)

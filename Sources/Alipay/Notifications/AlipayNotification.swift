@@ -107,6 +107,14 @@ public enum AlipayNotificationError: Error, Equatable, CustomStringConvertible {
     case unknownOrder(String)
     case amountMismatch(expected: Money, got: Money)
 
+    /// Refused before its signature verified: the bytes could be anyone's.
+    public var isUnauthenticated: Bool {
+        switch self {
+        case .malformedBody, .missingSignature, .unsupportedSignType, .badSignature: true
+        case .missingField, .invalidField, .wrongAppID, .wrongSeller, .unknownOrder, .amountMismatch: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .malformedBody(let error): "malformed notification body: \(error)"

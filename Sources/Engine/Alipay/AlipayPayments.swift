@@ -47,7 +47,8 @@ public struct AlipayPayments: Sendable {
             do {
                 try await apply(body: body, inboxID: id)
             } catch let error as AlipayNotificationError {
-                throw Refusal(status: 200, message: error.description)  // Alipay reads the body, not the status
+                // Alipay reads the body, not the status.
+                throw Refusal(status: 200, message: error.description, unauthenticated: error.isUnauthenticated)
             }
             return nil
         }

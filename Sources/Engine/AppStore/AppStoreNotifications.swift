@@ -27,7 +27,7 @@ extension AppStorePayments {
         do {
             signedPayload = try JSONObject(body).string("signedPayload")
         } catch {
-            throw Refusal(status: 400, message: "the body is not {\"signedPayload\": …}: \(error)")
+            throw Refusal(status: 400, message: "the body is not {\"signedPayload\": …}: \(error)", unauthenticated: true)
         }
         let notification: AppStoreNotification
         do {
@@ -35,7 +35,7 @@ extension AppStorePayments {
         } catch .retryableVerificationFailure(let reason) {
             throw Refusal(status: 503, message: reason)
         } catch {
-            throw Refusal(status: 401, message: error.description)
+            throw Refusal(status: 401, message: error.description, unauthenticated: true)
         }
         let evidence = "inbox:\(inboxID)"
         let type = NotificationType(rawValue: notification.notificationType)

@@ -68,10 +68,10 @@ public struct AppStorePayments: Sendable {
             InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: context.clock.now()))
         do {
             let result = try await work("inbox:\(entry.id)")
-            try await context.ledger.finishInbound(id: entry.id, error: nil, at: context.clock.now())
+            try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
             return result
         } catch {
-            try? await context.ledger.finishInbound(id: entry.id, error: "\(error)", at: context.clock.now())
+            try? await context.ledger.finishInbound(id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
             throw error
         }
     }

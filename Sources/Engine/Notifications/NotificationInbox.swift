@@ -3,9 +3,12 @@ import Ledger
 import OrderSafeModel
 
 /// Why a stored notification was refused: the HTTP status the provider gets and the reason kept in the inbox.
+/// `unauthenticated` refusals (no valid signature, not even the provider's format) are anyone's bytes: their entry
+/// is closed, truncated and purged later. Others came from the provider and stay for the retry sweep.
 struct Refusal: Error {
     var status: Int
     var message: String
+    var unauthenticated = false
 }
 
 /// The first step of every provider notification: the raw request is stored, then applied, and the outcome is
@@ -26,11 +29,12 @@ struct NotificationInbox {
         if entry.processed { return nil }
         do {
             let note = try await apply(entry.id)
-            try await context.ledger.finishInbound(id: entry.id, error: note, at: context.clock.now())
+            try await context.ledger.finishInbound(id: entry.id, verdict: note == nil ? .applied : .waiting, note: note, at: context.clock.now())
             return nil
         } catch let refusal as Refusal {
             context.logger.warning("\(channel.rawValue) notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
-            try await context.ledger.finishInbound(id: entry.id, error: refusal.message, at: context.clock.now())
+            let verdict: InboxVerdict = refusal.unauthenticated ? .refused : refusal.status >= 500 ? .failed : .waiting
+            try await context.ledger.finishInbound(id: entry.id, verdict: verdict, note: refusal.message, at: context.clock.now())
             return refusal
         }
     }

@@ -93,9 +93,15 @@ public struct Reconciler: Sendable {
         }
     }
 
-    /// Stored notifications older than a minute whose processing failed (a database error, a crash) are processed
-    /// again, up to ten times each.
+    /// How long refused (unauthenticated) notifications are kept, truncated, and how many at most.
+    static let refusedRetention: TimeInterval = 7 * 86400
+    static let refusedKept = 100_000
+
+    /// Stored notifications older than a minute whose processing failed (a database error, a crash) or that wait
+    /// for their order are processed again, up to ten times each; refused ones past their retention go.
     private func retryInbox(now: Date) async throws {
+        let purged = try await ledger.purgeRefusedInbound(before: now.addingTimeInterval(-Self.refusedRetention), keeping: Self.refusedKept)
+        if purged > 0 { logger.info("refused notifications purged", metadata: ["count": "\(purged)"]) }
         let pending = try await ledger.pendingSignals(
             channels: Set(replayers.keys), before: now.addingTimeInterval(-60), maxAttempts: 10, limit: 200)
         for signal in pending {

@@ -61,7 +61,7 @@ public struct WeChatPayPayments: Sendable {
         do {
             notification = try await notifications.parse(headers: headers, body: body)
         } catch {
-            throw Refusal(status: 401, message: error.description)
+            throw Refusal(status: 401, message: error.description, unauthenticated: true)
         }
         switch notification.eventType ?? "" {
         case "TRANSACTION.SUCCESS":

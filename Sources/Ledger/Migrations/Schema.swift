@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -226,4 +226,13 @@ enum Schema {
     private static let providerPeriods = Migration(
         version: 4, name: "provider-dated subscription periods",
         statements: ["ALTER TABLE grants ADD COLUMN provider_period_end BIGINT"])
+
+    /// Why an inbox entry is done: `refused` marks unauthenticated bytes (a signature or format that failed), kept
+    /// truncated and only for a while, so traffic nobody signed cannot fill the disk.
+    private static let inboxVerdicts = Migration(
+        version: 5, name: "inbox verdicts",
+        statements: [
+            "ALTER TABLE inbox ADD COLUMN verdict TEXT",
+            "CREATE INDEX inbox_by_verdict ON inbox (verdict, id)",
+        ])
 }

@@ -79,6 +79,10 @@ public protocol LedgerStore: Sendable {
     /// times: for the retry sweep.
     func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal]
 
-    /// Records the outcome of processing an inbound signal: processed, or the error that will be retried.
-    func finishInbound(id: Int64, error: String?, at: Date) async throws
+    /// Records how processing an inbound signal ended (see ``InboxVerdict``).
+    func finishInbound(id: Int64, verdict: InboxVerdict, note: String?, at: Date) async throws
+
+    /// Deletes refused (unauthenticated) entries received before `before`, and the oldest beyond `keeping`.
+    @discardableResult
+    func purgeRefusedInbound(before: Date, keeping: Int) async throws -> Int
 }

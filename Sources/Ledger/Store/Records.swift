@@ -244,6 +244,18 @@ public struct PendingSignal: Sendable, Hashable {
 
 /// Where a stored inbound signal landed; `isNew` is false for a replay of the same body, and `processed` tells
 /// whether an earlier copy with the same body and the same headers (signatures) was processed successfully.
+/// How processing an inbox entry ended.
+public enum InboxVerdict: String, Sendable, Hashable {
+    /// Applied (or nothing to apply): done.
+    case applied
+    /// Accepted but not applied yet (it waits for its order or payment): the sweep tries it again.
+    case waiting
+    /// Refused for an internal or passing reason (a 5xx): the sweep tries it again.
+    case failed
+    /// Unauthenticated bytes (a signature or format that failed): done, truncated, purged later.
+    case refused
+}
+
 public struct InboxEntry: Sendable, Hashable {
     public var id: Int64
     public var isNew: Bool

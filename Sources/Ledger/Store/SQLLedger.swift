@@ -130,11 +130,17 @@ public struct SQLLedger: LedgerStore {
         }
     }
 
+    /// Notifications are one signal per body (the same bytes resent are the same notification); anything else, such
+    /// as app submissions whose headers name the user, is one signal per headers and body, so two users sending the
+    /// same transaction each get an entry of their own.
     public func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry {
-        let sha = SHA256.hash(data: signal.body).hexString
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let headers = try String(decoding: encoder.encode(signal.headers), as: UTF8.self)
+        var hash = SHA256()
+        if signal.kind != "notify" { hash.update(data: Data(headers.utf8 + [0])) }
+        hash.update(data: signal.body)
+        let sha = hash.finalize().hexString
         return try await database.transaction { db in
             if let row = try await db.raw("""
                 INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at)
@@ -146,13 +152,14 @@ public struct SQLLedger: LedgerStore {
                 return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true)
             }
             guard let existing = try await db.raw("""
-                SELECT id, processed_at, headers FROM inbox
+                SELECT id, processed_at, headers, verdict FROM inbox
                 WHERE channel = \(bind: signal.channel.rawValue) AND kind = \(bind: signal.kind) AND body_sha256 = \(bind: sha)
                 """).first()
             else { throw LedgerCorruption(detail: "an inbox entry neither inserted nor found") }
             return InboxEntry(
                 id: try existing.decode(column: "id", as: Int64.self), isNew: false,
                 processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil
+                    && existing.decode(column: "verdict", as: String?.self) != InboxVerdict.refused.rawValue
                     && existing.decode(column: "headers", as: String.self) == headers)
         }
     }
@@ -178,19 +185,61 @@ public struct SQLLedger: LedgerStore {
         }
     }
 
-    public func finishInbound(id: Int64, error: String?, at date: Date) async throws {
+    /// Records how processing an entry ended. `applied` closes it; `waiting` and `failed` keep it for the retry
+    /// sweep with `note`; `refused` (unauthenticated bytes) closes it, keeps only the first ``refusedBodyBytes``
+    /// of its body for forensics, and lets ``purgeRefusedInbound(before:keeping:)`` delete it later.
+    public func finishInbound(id: Int64, verdict: InboxVerdict, note: String?, at date: Date) async throws {
+        let note = note.map { String($0.prefix(500)) }
         try await database.withSession { db in
-            if let error {
+            switch verdict {
+            case .applied:
                 try await db.raw("""
-                    UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: String(error.prefix(500)))
+                    UPDATE inbox SET attempts = attempts + 1, last_error = NULL, processed_at = \(bind: date.millisecondsSince1970),
+                                     verdict = \(bind: verdict.rawValue)
                     WHERE id = \(bind: id) AND processed_at IS NULL
                     """).run()
-            } else {
+            case .waiting, .failed:
                 try await db.raw("""
-                    UPDATE inbox SET attempts = attempts + 1, last_error = NULL, processed_at = \(bind: date.millisecondsSince1970)
+                    UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), verdict = \(bind: verdict.rawValue)
+                    WHERE id = \(bind: id) AND processed_at IS NULL
+                    """).run()
+            case .refused:
+                guard let row = try await db.raw("SELECT body FROM inbox WHERE id = \(bind: id) AND processed_at IS NULL").first() else { return }
+                let kept = Data(try row.decode(column: "body", as: Data.self).prefix(Self.refusedBodyBytes))
+                try await db.raw("""
+                    UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), processed_at = \(bind: date.millisecondsSince1970),
+                                     verdict = \(bind: verdict.rawValue), body = \(bind: kept)
                     WHERE id = \(bind: id) AND processed_at IS NULL
                     """).run()
             }
+        }
+    }
+
+    /// What the inbox holds: entries and body bytes (for operators and the flood test).
+    public func inboxFootprint() async throws -> (entries: Int, bodyBytes: Int64) {
+        try await database.withSession { db in
+            let row = try await db.raw("SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM inbox").first()!
+            return (try row.decode(column: "n", as: Int.self), try row.decode(column: "bytes", as: Int64.self))
+        }
+    }
+
+    /// How much of a refused body is kept.
+    public static let refusedBodyBytes = 512
+
+    /// Deletes refused entries received before `before`, and the oldest beyond the newest `keeping`; returns how
+    /// many went. Bounds what traffic nobody signed can leave behind, in age and in count.
+    @discardableResult
+    public func purgeRefusedInbound(before: Date, keeping: Int = 100_000) async throws -> Int {
+        try await database.withSession { db in
+            let old = try await db.raw("""
+                DELETE FROM inbox WHERE verdict = 'refused' AND received_at < \(bind: before.millisecondsSince1970) RETURNING id
+                """).all().count
+            let excess = try await db.raw("""
+                DELETE FROM inbox WHERE verdict = 'refused' AND id <= (
+                    SELECT id FROM inbox WHERE verdict = 'refused' ORDER BY id DESC LIMIT 1 OFFSET \(bind: keeping))
+                RETURNING id
+                """).all().count
+            return old + excess
         }
     }
 

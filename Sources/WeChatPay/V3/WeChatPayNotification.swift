@@ -48,7 +48,7 @@ public struct WeChatPayNotificationParser: Sendable {
     }
 
     /// Decrypts a body whose signature has already been verified.
-    static func decrypt(body: [UInt8], cipher: APIv3Cipher) throws(WeChatPayError) -> WeChatPayNotification {
+    public static func decrypt(body: [UInt8], cipher: APIv3Cipher) throws(WeChatPayError) -> WeChatPayNotification {
         let envelope: JSONObject
         let resource: EncryptedResource
         do {

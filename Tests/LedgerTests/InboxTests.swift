@@ -1,0 +1,77 @@
+import Foundation
+import Ledger
+import LedgerTestSupport
+import OrderSafeModel
+import SQLKit
+import Testing
+
+@Suite("Ledger inbox: verdicts, bounded refusals, the sweep's choice")
+struct InboxTests {
+    static func signal(_ body: String, kind: String = "notify", at date: Date = Fixtures.now) -> InboundSignal {
+        InboundSignal(channel: .wechatPay, kind: kind, headers: ["wechatpay-serial": "S"], body: Array(body.utf8), receivedAt: date)
+    }
+
+    static func body(_ database: LedgerDatabase, _ id: Int64) async throws -> Data {
+        try await database.withSession { db in
+            try await db.raw("SELECT body FROM inbox WHERE id = \(bind: id)").first()!.decode(column: "body", as: Data.self)
+        }
+    }
+
+    @Test("a refused entry is closed and truncated, never swept, and a resend of it is not taken for one already applied",
+          arguments: TestEngine.available)
+    func refused(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let junk = Self.signal(String(repeating: "x", count: 200_000), at: Fixtures.now.addingTimeInterval(-3600))
+            let entry = try await ledger.storeInbound(junk)
+            try await ledger.finishInbound(id: entry.id, verdict: .refused, note: "bad signature", at: Fixtures.now)
+            #expect(try await Self.body(database, entry.id).count == SQLLedger.refusedBodyBytes)
+            let again = try await ledger.storeInbound(junk)
+            #expect(again.id == entry.id && !again.processed)
+
+            let waiting = try await ledger.storeInbound(Self.signal("waits", at: Fixtures.now.addingTimeInterval(-3600)))
+            try await ledger.finishInbound(id: waiting.id, verdict: .waiting, note: "no payment yet", at: Fixtures.now)
+            let failed = try await ledger.storeInbound(Self.signal("failed", at: Fixtures.now.addingTimeInterval(-3600)))
+            try await ledger.finishInbound(id: failed.id, verdict: .failed, note: "database down", at: Fixtures.now)
+            let applied = try await ledger.storeInbound(Self.signal("applied", at: Fixtures.now.addingTimeInterval(-3600)))
+            try await ledger.finishInbound(id: applied.id, verdict: .applied, note: nil, at: Fixtures.now)
+            #expect(try await ledger.storeInbound(Self.signal("applied")).processed)
+
+            let swept = try await ledger.pendingSignals(channels: [.wechatPay], before: Fixtures.now, maxAttempts: 10, limit: 100)
+            #expect(Set(swept.map(\.id)) == [waiting.id, failed.id])
+        }
+    }
+
+    @Test("refused entries go after their retention and beyond a count; nothing else is purged", arguments: TestEngine.available)
+    func purge(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            var refused: [Int64] = []
+            for index in 0..<5 {
+                let entry = try await ledger.storeInbound(Self.signal("junk \(index)", at: Fixtures.now.addingTimeInterval(Double(index) * 86400)))
+                try await ledger.finishInbound(id: entry.id, verdict: .refused, note: "bad signature", at: Fixtures.now)
+                refused.append(entry.id)
+            }
+            let kept = try await ledger.storeInbound(Self.signal("genuine, waiting"))
+            try await ledger.finishInbound(id: kept.id, verdict: .waiting, note: "no payment yet", at: Fixtures.now)
+            // Two are older than the cut-off; of the three left only the newest two are kept.
+            #expect(try await ledger.purgeRefusedInbound(before: Fixtures.now.addingTimeInterval(1.5 * 86400), keeping: 2) == 3)
+            let left = try await database.withSession { db in
+                try await db.raw("SELECT id FROM inbox ORDER BY id").all().map { try $0.decode(column: "id", as: Int64.self) }
+            }
+            #expect(left == [refused[3], refused[4], kept.id])
+        }
+    }
+
+    @Test("two users submitting the same transaction get an entry each; the same user's resend shares one",
+          arguments: TestEngine.available)
+    func submissionsPerUser(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            func submission(_ user: String) -> InboundSignal {
+                InboundSignal(channel: .appStore, kind: "submission", headers: ["user_id": user], body: Array(#"{"signed_transaction":"x.y.z"}"#.utf8), receivedAt: Fixtures.now)
+            }
+            let alice = try await ledger.storeInbound(submission("alice"))
+            let bob = try await ledger.storeInbound(submission("bob"))
+            let aliceAgain = try await ledger.storeInbound(submission("alice"))
+            #expect(alice.id != bob.id && aliceAgain.id == alice.id)
+        }
+    }
+}
