@@ -44,6 +44,25 @@ public struct JSONObject: Sendable {
         }
     }
 
+    /// Checks that no object anywhere in the JSON value `bytes` names a member twice: of two, one reader takes the
+    /// first and another the last (API bodies are checked this way after they decode).
+    public static func requireUniqueMembers(_ bytes: [UInt8]) throws(Error) {
+        try requireUniqueMembers(bytes, in: 0..<bytes.count, depth: 0)
+    }
+
+    private static func requireUniqueMembers(_ bytes: [UInt8], in range: Range<Int>, depth: Int) throws(Error) {
+        guard depth < 64 else { throw .notAnObject("nested deeper than 64 levels") }
+        guard let first = bytes[range].first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else { return }
+        if first == UInt8(ascii: "{") {
+            let object = try JSONObject(bytes, range: range)
+            for member in object.members { try requireUniqueMembers(bytes, in: member.value, depth: depth + 1) }
+        } else if first == UInt8(ascii: "[") {
+            for element in JSONArray.elements(bytes[range]) {
+                try requireUniqueMembers(bytes, in: element.startIndex..<element.endIndex, depth: depth + 1)
+            }
+        }
+    }
+
     /// The raw bytes of a member's value (strings keep their quotes), or nil when absent.
     public func raw(_ name: String) -> ArraySlice<UInt8>? {
         var name = name

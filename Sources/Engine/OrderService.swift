@@ -24,12 +24,15 @@ public struct OrderService: Sendable {
     let availableChannels: Set<Channel>
     /// When the first provider query of an Alipay or WeChat Pay order is due (scheduled with the order).
     let firstQueryAfter: TimeInterval
+    /// One provider query per order in this interval, however often the app reports a client result.
+    let clientResultQueries: Cooldown
 
     public init(
         ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock,
-        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60
+        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60, clientResultQueryInterval: TimeInterval = 5
     ) {
         self.firstQueryAfter = firstQueryAfter
+        clientResultQueries = Cooldown(interval: clientResultQueryInterval, clock: clock)
         self.ledger = ledger
         self.catalog = catalog
         self.identities = identities
@@ -78,7 +81,9 @@ public struct OrderService: Sendable {
         if hint.result == .success || hint.result == .pending {
             _ = try await ledger.transition(orderNo: order.orderNo, from: [.created], to: .paying, cause: .app, evidence: "client result", at: now)
         }
-        guard order.channel != .appStore else { return try await ledger.order(number: order.orderNo) ?? order }
+        guard order.channel != .appStore, clientResultQueries.claim(order.orderNo) else {
+            return try await ledger.order(number: order.orderNo) ?? order
+        }
         do {
             return try await reconciler.settle(orderNo: order.orderNo) ?? order
         } catch {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Hummingbird
 import Logging
 import OrderSafeServer
+import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,7 +27,10 @@ struct ServeCommand: AsyncParsableCommand {
             "environment": "\(loaded.server.environment.rawValue)", "database": "\(loaded.database.url)",
         ])
         let app = try await OrderSafeApplication.build(settings: loaded, logger: logger)
-        // Hummingbird's service group stops on SIGTERM and SIGINT, letting in-flight requests finish.
-        try await app.runService()
+        // SIGTERM and SIGINT stop the server gracefully: in-flight requests finish, for at most server.shutdown_seconds,
+        // then whatever is left is cancelled.
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(loaded.server.shutdownSeconds)
+        try await ServiceGroup(configuration: configuration).run()
     }
 }

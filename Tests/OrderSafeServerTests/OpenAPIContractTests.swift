@@ -84,7 +84,11 @@ struct OpenAPIContractTests {
         let paths = document["paths"] as! [String: [String: Any]]
         let operation = try #require(paths[path]?[method.rawValue.lowercased()] as? [String: Any], "\(method) \(path)")
         let responses = try #require(operation["responses"] as? [String: Any])
-        let response = try #require(responses[status] as? [String: Any], "\(method) \(path) documents no \(status)")
+        var response = try #require(responses[status] as? [String: Any], "\(method) \(path) documents no \(status)")
+        if let reference = response["$ref"] as? String, let name = reference.split(separator: "/").last {
+            let shared = (document["components"] as? [String: Any])?["responses"] as? [String: Any]
+            response = try #require(shared?[String(name)] as? [String: Any], "\(reference)")
+        }
         let content = try #require(response["content"] as? [String: Any])
         let media = try #require(content["application/json"] as? [String: Any])
         return try #require(media["schema"] as? [String: Any])

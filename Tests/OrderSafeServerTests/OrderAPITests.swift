@@ -69,6 +69,7 @@ struct OrderAPITests {
     @Test("bad order requests get a 4xx with the API's error body", arguments: [
         (#"{"product_id":"coins_60""#, HTTPResponse.Status.badRequest, "invalid_json"),
         (#"{"product_id":"coins_60"}"#, .badRequest, "invalid_json"),
+        (#"{"product_id":"coins_60","channel":"appstore","product_id":"vip_monthly"}"#, .badRequest, "invalid_json"),
         (#"{"product_id":"coins_60","channel":"paypal"}"#, .badRequest, "invalid_json"),
         (#"{"product_id":42,"channel":"appstore"}"#, .badRequest, "invalid_json"),
         (#"[]"#, .badRequest, "invalid_json"),

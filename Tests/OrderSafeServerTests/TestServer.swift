@@ -29,6 +29,8 @@ enum TestServer {
             "ORDERSAFE_SERVER_DATA_DIR": sharedDataDirectory,
             // Flows move their clocks by weeks with one token per user; AuthTests checks the 24-hour default.
             "ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "\(366 * 86400)",
+            // Pinned clocks never refill a bucket; RateLimitTests turns the limits on with a clock it moves.
+            "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "0", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "0",
         ].merging(extra) { $1 })
     }
 
@@ -46,10 +48,11 @@ enum TestServer {
     /// components (job runner, ledger, sandboxes). Port 9: nothing listens there, so every provider notification
     /// sent over HTTP is lost and only what the test delivers, or a query, settles an order.
     static func withComponents(
+        extra: [String: String] = [:],
         _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-server-\(UUID().uuidString)").path
-        let settings = try await settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"])
+        let settings = try await settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"].merging(extra) { $1 })
         let clock = ManualClock(now)
         let (router, components) = try await OrderSafeApplication.makeRouter(
             settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)

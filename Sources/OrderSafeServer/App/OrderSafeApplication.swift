@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Ledger
 import Logging
+import NIOCore
 import OrderSafeModel
 import Prometheus
 import ServiceLifecycle
@@ -39,8 +40,11 @@ public enum OrderSafeApplication {
                 return delivered + failed == 0 ? nil : "delivered \(delivered), failed \(failed)"
             })
         }
+        let headTimeout = TimeAmount.seconds(Int64(settings.server.idleTimeoutSeconds))
         return Application(
             router: router,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headTimeout)], idleTimeout: headTimeout)),
             configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
             services: services,
             onServerRunning: { channel in
@@ -82,6 +86,12 @@ public enum OrderSafeApplication {
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
+        router.add(middleware: ConnectionPolicyMiddleware(
+            trustForwardedFor: settings.server.trustForwardedFor, bodyDeadline: .seconds(settings.server.requestTimeoutSeconds)))
+        if settings.limits.perAddressPerMinute > 0 {
+            router.add(middleware: RateLimitMiddleware(
+                limiter: RateLimiter(perMinute: settings.limits.perAddressPerMinute, clock: clock), key: .address))
+        }
         OperationsController(
             database: components.database, ledger: components.ledger, registry: MetricsBootstrap.registry,
             openAPIDocument: try CatalogLoader.bundledResource("openapi", ext: "json")
@@ -89,6 +99,9 @@ public enum OrderSafeApplication {
         let v1 = router.group("v1")
         CatalogController(catalog: components.catalog).addRoutes(to: v1)
         let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth))
+        if settings.limits.perUserPerMinute > 0 {
+            users.add(middleware: RateLimitMiddleware(limiter: RateLimiter(perMinute: settings.limits.perUserPerMinute, clock: clock), key: .user))
+        }
         OrdersController(
             orders: components.orders, alipay: components.alipay, wechatpay: components.wechatpay, reconciler: components.reconciler,
             maxBodyBytes: settings.server.maxBodyBytes

@@ -28,6 +28,14 @@ public struct Settings: Sendable {
         public var logFormat: LogFormat
         public var logLevel: Logger.Level
         public var maxBodyBytes: Int
+        /// Seconds a connection may sit without a complete request head (slow headers, idle keep-alive).
+        public var idleTimeoutSeconds = 30
+        /// Seconds a request body may take to arrive once its head has.
+        public var requestTimeoutSeconds = 30
+        /// Seconds a graceful shutdown waits for in-flight work before cancelling it.
+        public var shutdownSeconds = 20
+        /// Take the client's address from the last `X-Forwarded-For` entry (behind a proxy that appends it).
+        public var trustForwardedFor = false
         /// Sandbox mode on a non-loopback address (`server.allow_public_sandbox`): only for a private test network,
         /// since the built-in simulators mint purchases this server trusts.
         public var allowsPublicSandbox = false
@@ -132,6 +140,14 @@ public struct Settings: Sendable {
         public var firstQuerySeconds: Int
     }
 
+    /// Request rates per caller: token buckets that answer 429 with `Retry-After` when empty. 0 turns one off.
+    public struct Limits: Sendable {
+        /// Requests a minute from one client address (every route).
+        public var perAddressPerMinute = 1200
+        /// Requests a minute from one signed-in user (the user routes).
+        public var perUserPerMinute = 300
+    }
+
     /// The merchant's backend, which receives every order state change.
     public struct Webhooks: Sendable {
         public var url: String
@@ -148,4 +164,5 @@ public struct Settings: Sendable {
     public var appStore: AppStore?
     public var reconcile = Reconcile(intervalSeconds: 2, firstQuerySeconds: 60)
     public var webhooks: Webhooks?
+    public var limits = Limits()
 }

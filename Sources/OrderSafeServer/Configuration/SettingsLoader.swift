@@ -47,7 +47,7 @@ struct SettingsReader {
     func settings() throws -> Settings {
         let environment = try choice("server.environment", default: Settings.Environment.sandbox)
         let dataDirectory = try string("server.data_dir") ?? "data"
-        let server = Settings.Server(
+        var server = Settings.Server(
             host: try string("server.host") ?? "127.0.0.1",
             port: try int("server.port", default: 8080, in: 0...65535),
             environment: environment,
@@ -56,6 +56,10 @@ struct SettingsReader {
             logLevel: try choice("server.log_level", default: Logger.Level.info),
             maxBodyBytes: try int("server.max_body_bytes", default: 256 * 1024, in: 1024...(16 * 1024 * 1024)),
             allowsPublicSandbox: try bool("server.allow_public_sandbox", default: false))
+        server.idleTimeoutSeconds = try int("server.idle_timeout_seconds", default: 30, in: 1...3600)
+        server.requestTimeoutSeconds = try int("server.request_timeout_seconds", default: 30, in: 1...3600)
+        server.shutdownSeconds = try int("server.shutdown_seconds", default: 20, in: 1...3600)
+        server.trustForwardedFor = try bool("server.trust_forwarded_for", default: false)
         if environment == .sandbox, !server.isLoopback, !server.allowsPublicSandbox {
             throw SettingsError(
                 key: "server.host",
@@ -86,6 +90,9 @@ struct SettingsReader {
         var settings = Settings(
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
             alipay: try alipay(), wechatpay: try wechatpay(), appStore: try appStore())
+        settings.limits = Settings.Limits(
+            perAddressPerMinute: try int("limits.per_address_per_minute", default: 1200, in: 0...1_000_000),
+            perUserPerMinute: try int("limits.per_user_per_minute", default: 300, in: 0...1_000_000))
         settings.reconcile = Settings.Reconcile(
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
             firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600))

@@ -1,12 +1,20 @@
 import Hummingbird
 import Logging
+import NIOCore
 
-/// Per-request state: Hummingbird's core context plus the authenticated user, if any.
+/// Per-request state: Hummingbird's core context plus the authenticated user, if any, and the client's address.
 public struct OrderSafeRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     var user: AuthenticatedUser?
+    /// The peer's IP address as the connection shows it; ``ClientAddress`` may replace it with the proxy's word.
+    var clientAddress: String?
+    /// The connection, closed when a body does not arrive within `bodyDeadline` (``Request/collectBody(upTo:context:)``).
+    let channel: any Channel
+    var bodyDeadline: Duration = .seconds(30)
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress
+        channel = source.channel
     }
 }

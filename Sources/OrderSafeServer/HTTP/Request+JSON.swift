@@ -1,29 +1,50 @@
+import ChannelSupport
 import Foundation
 import Hummingbird
 import NIOCore
 import OrderSafeModel
 
 extension Request {
+    /// The body, at most `limit` bytes, arriving within the context's `bodyDeadline` (`server.request_timeout_seconds`):
+    /// a body trickled slower than that closes the connection instead of holding it, and a graceful shutdown, open.
+    func collectBody(upTo limit: Int, context: OrderSafeRequestContext) async throws -> ByteBuffer {
+        let channel = context.channel
+        let deadline = context.bodyDeadline
+        let watchdog = Task {
+            try await Task.sleep(for: deadline)
+            try? await channel.close()
+        }
+        defer { watchdog.cancel() }
+        var request = self
+        return try await request.collectBody(upTo: limit)
+    }
+
     /// Decodes a JSON body of at most `limit` bytes, with a 4xx ``APIError`` for anything malformed.
-    func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int) async throws -> T {
+    func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int, context: OrderSafeRequestContext) async throws -> T {
         if let contentType = headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
             throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type",
                            message: "the body must be application/json")
         }
         var body: ByteBuffer
-        var request = self
         do {
-            body = try await request.collectBody(upTo: limit)
+            body = try await collectBody(upTo: limit, context: context)
         } catch is NIOTooManyBytesError {
             throw APIError(status: .contentTooLarge, code: "body_too_large", message: "the body exceeds \(limit) bytes")
         }
         guard body.readableBytes > 0 else { throw APIError.badRequest("invalid_json", "the request body is empty") }
         let bytes = body.readBytes(length: body.readableBytes) ?? []
+        let value: T
         do {
-            return try OrderSafeJSON.decoder().decode(T.self, from: Data(bytes))
+            value = try OrderSafeJSON.decoder().decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
             throw APIError.badRequest("invalid_json", error.readableDescription)
         }
+        do {
+            try JSONObject.requireUniqueMembers(bytes)
+        } catch {
+            throw APIError.badRequest("invalid_json", "\(error)")
+        }
+        return value
     }
 }
 

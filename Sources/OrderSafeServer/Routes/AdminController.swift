@@ -50,7 +50,7 @@ struct AdminController {
             let orderNo = try context.parameters.require("order_no")
             var reason: String?
             if request.headers[.contentLength] != "0", request.headers[.contentType] != nil {
-                reason = try await request.decodeJSON(RefundRequest.self, limit: 4096).reason.map { String($0.prefix(80)) }
+                reason = try await request.decodeJSON(RefundRequest.self, limit: 4096, context: context).reason.map { String($0.prefix(80)) }
             }
             do {
                 let (order, outcome) = try await refunds.refund(orderNo: orderNo, reason: reason)

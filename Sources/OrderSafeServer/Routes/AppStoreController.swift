@@ -19,7 +19,7 @@ struct AppStoreController {
     /// Restore: re-grants what the user owns, idempotently, following the App Store's history.
     func sync(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let body = try await request.decodeJSON(AppStoreSyncRequest.self, limit: Self.maxBodyBytes)
+        let body = try await request.decodeJSON(AppStoreSyncRequest.self, limit: Self.maxBodyBytes, context: context)
         do {
             let response = try await payments.sync(body, userID: user.id)
             context.logger.info("appstore sync", metadata: ["transactions": "\(response.transactions.count)", "verdict": "\(response.verdict.rawValue)"])
@@ -31,7 +31,7 @@ struct AppStoreController {
 
     func submit(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let submission = try await request.decodeJSON(AppStoreSubmission.self, limit: Self.maxBodyBytes)
+        let submission = try await request.decodeJSON(AppStoreSubmission.self, limit: Self.maxBodyBytes, context: context)
         do {
             let response = try await payments.submit(submission, userID: user.id)
             for result in response.transactions {

@@ -17,10 +17,9 @@ struct NotificationsController {
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.post("notify/appstore") { request, context in
             guard let appStore else { throw APIError.notFound("the App Store is not configured") }
-            var request = request
             let body: ByteBuffer
             do {
-                body = try await request.collectBody(upTo: 256 * 1024)
+                body = try await request.collectBody(upTo: 256 * 1024, context: context)
             } catch {
                 throw APIError(status: .contentTooLarge, code: "body_too_large", message: "the body exceeds 256 KiB")
             }
@@ -39,10 +38,9 @@ struct NotificationsController {
         }
         group.post("notify/alipay") { request, context in
             guard let alipay else { return Self.text("failure", status: .notFound) }
-            var request = request
             let body: ByteBuffer
             do {
-                body = try await request.collectBody(upTo: 64 * 1024)
+                body = try await request.collectBody(upTo: 64 * 1024, context: context)
             } catch {
                 return Self.text("failure", status: .contentTooLarge)
             }
@@ -57,10 +55,9 @@ struct NotificationsController {
         }
         group.post("notify/wechatpay") { request, context in
             guard let wechatpay else { return Self.wechatpayFailure("WeChat Pay is not configured", status: 404) }
-            var request = request
             let body: ByteBuffer
             do {
-                body = try await request.collectBody(upTo: 64 * 1024)
+                body = try await request.collectBody(upTo: 64 * 1024, context: context)
             } catch {
                 return Self.wechatpayFailure("body too large", status: 413)
             }

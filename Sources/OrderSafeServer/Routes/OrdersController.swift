@@ -24,7 +24,7 @@ struct OrdersController {
     func clientResult(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
-        let hint = try await request.decodeJSON(ClientResultRequest.self, limit: 4096)
+        let hint = try await request.decodeJSON(ClientResultRequest.self, limit: 4096, context: context)
         do {
             let order = try await orders.order(number: orderNo, userID: user.id)
             let settled = try await orders.recordClientResult(hint, for: order, reconciler: reconciler)
@@ -48,7 +48,7 @@ struct OrdersController {
     func create(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let key = try Self.idempotencyKey(request)
-        let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes)
+        let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes, context: context)
         do {
             let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
             let response = OrderResponse(
