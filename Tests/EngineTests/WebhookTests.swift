@@ -92,6 +92,29 @@ struct WebhookTests {
         }
     }
 
+    @Test("while a slow merchant holds a whole batch, no event of it can be claimed by another dispatcher",
+          arguments: TestEngine.available)
+    func leaseCoversBatch(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let clock = ManualClock(EngineFixtures.now)
+            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
+            for _ in 0..<8 { _ = try await EngineFixtures.order(ledger, version: version) }
+            let stolen = Mutex(0)
+            // Each delivery takes just under the 10-second timeout; meanwhile another replica looks for work.
+            let slow = InProcessTransport { _, _, _, _ in
+                clock.advance(by: 9.5)
+                let claimed = (try? await ledger.claimWebhooks(limit: 100, lease: 60, now: clock.now()).count) ?? 0
+                stolen.withLock { $0 += claimed }
+                return ProviderHTTPResponse(status: 204, headers: [:], body: [])
+            }
+            let dispatcher = WebhookDispatcher(
+                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: slow, clock: clock,
+                logger: TestLog.logger, timeout: .seconds(10))
+            #expect(try await dispatcher.deliverDue(batchSize: 8).delivered == 8)
+            #expect(stolen.withLock { $0 } == 0)
+        }
+    }
+
     @Test("signatures: a changed body, another secret or an old timestamp are refused")
     func signatures() {
         let body = Array(#"{"id":"evt_1"}"#.utf8)

@@ -14,7 +14,7 @@ import OrderSafeModel
 /// user. Family-shared transactions belong to the family member who submits them. Whoever submits it, a payment
 /// is credited to the user it belongs to; another user's submission is refused and noted on the order.
 public struct AppStorePayments: Sendable {
-    let verifier: SignedDataVerifier
+    let verifier: AppStoreVerifier
     let receipts: ReceiptValidator?
     /// The App Store Server API, for history pulls and restores; nil when no API key is configured.
     let api: AppStoreServerAPIClient?
@@ -24,7 +24,7 @@ public struct AppStorePayments: Sendable {
     let identities: OrderIdentityGenerator
 
     public init(
-        verifier: SignedDataVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
+        verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
         answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator, context: EngineContext
     ) {
         self.verifier = verifier
@@ -157,7 +157,8 @@ public struct AppStorePayments: Sendable {
         let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: order.orderNo, amount: order.amount, cause: cause,
-                evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd),
+                evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd,
+                sandbox: purchase.sandbox),
             at: context.clock.now())
         context.logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
         switch outcome {

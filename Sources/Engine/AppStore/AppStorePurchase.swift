@@ -17,6 +17,8 @@ struct AppStorePurchase: Sendable {
     var revoked: Bool
     /// Where the subscription period it bought ends, as Apple dates it (`expiresDate`); nil for other products.
     var periodEnd: Date?
+    /// Apple's Sandbox environment: a test purchase (App Review, TestFlight, a tester), paid with no money.
+    var sandbox = false
 
     init?(_ transaction: JWSTransaction) {
         guard let id = transaction.transactionId, let product = transaction.productId else { return nil }
@@ -27,6 +29,7 @@ struct AppStorePurchase: Sendable {
         familyShared = transaction.isFamilyShared
         revoked = transaction.revocationDate != nil
         periodEnd = transaction.expiresDate.map(Date.init(millisecondsSince1970:))
+        sandbox = transaction.environment == AppStoreEnvironment.sandbox.rawValue
     }
 
     init?(_ entry: AppReceipt.InAppPurchase, applicationUsername: String?) {

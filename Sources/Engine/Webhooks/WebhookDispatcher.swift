@@ -35,11 +35,14 @@ public struct WebhookDispatcher: Sendable {
         self.maxDelay = maxDelay
     }
 
-    /// Delivers every due event, batch after batch; returns how many were delivered and how many will be retried.
-    public func deliverDue(batchSize: Int = 32) async throws -> (delivered: Int, failed: Int) {
+    /// Delivers every due event, batch after batch, in order; returns how many were delivered and how many will be
+    /// retried. A batch's lease covers every delivery of it timing out one after another, so no other dispatcher
+    /// claims an event of it while this one is still working through the batch.
+    public func deliverDue(batchSize: Int = 16) async throws -> (delivered: Int, failed: Int) {
         var delivered = 0, failed = 0
+        let lease = Double(batchSize) * (Double(timeout.components.seconds) + 1) + 30
         while true {
-            let events = try await ledger.claimWebhooks(limit: batchSize, lease: 60, now: clock.now())
+            let events = try await ledger.claimWebhooks(limit: batchSize, lease: lease, now: clock.now())
             if events.isEmpty { return (delivered, failed) }
             for event in events {
                 if try await deliver(event) { delivered += 1 } else { failed += 1 }

@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -235,4 +235,10 @@ enum Schema {
             "ALTER TABLE inbox ADD COLUMN verdict TEXT",
             "CREATE INDEX inbox_by_verdict ON inbox (verdict, id)",
         ])
+
+    /// Orders paid in a provider's test environment (App Store Sandbox purchases that App Review makes against a
+    /// production server): fulfilled as usual, never counted as revenue.
+    private static let sandboxOrders = Migration(
+        version: 6, name: "sandbox orders",
+        statements: ["ALTER TABLE orders ADD COLUMN sandbox BOOLEAN NOT NULL DEFAULT FALSE"])
 }

@@ -109,11 +109,15 @@ public struct VerifiedPayment: Sendable, Hashable {
     /// entitlement it extends then runs until this date (or its later current end) instead of one catalog period
     /// from the moment it is recorded, so a restored old period grants nothing new.
     public var periodEnd: Date?
+    /// A provider's test environment (App Store Sandbox): recorded and granted as usual, and the order is marked
+    /// `sandbox` so it counts as no revenue.
+    public var sandbox: Bool
 
     public init(
         channel: Channel, providerTransactionID: String, orderNo: String, amount: Money, cause: EventCause,
-        evidence: String, periodEnd: Date? = nil
+        evidence: String, periodEnd: Date? = nil, sandbox: Bool = false
     ) {
+        self.sandbox = sandbox
         self.channel = channel
         self.providerTransactionID = providerTransactionID
         self.orderNo = orderNo

@@ -28,6 +28,9 @@ extension SQLLedger {
             }
             let paymentID = try inserted.decode(column: "id", as: Int64.self)
             let evidence = "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence)"
+            if payment.sandbox {
+                try await db.raw("UPDATE orders SET sandbox = \(bind: true) WHERE id = \(bind: orderID)").run()
+            }
 
             let flag: FlagReason? =
                 if payment.amount != order.amount { .amountMismatch }

@@ -255,7 +255,7 @@ public struct SQLLedger: LedgerStore {
     }
 
     static let orderColumns =
-        "id, order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor, currency, created_at, updated_at"
+        "id, order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor, currency, created_at, updated_at, sandbox"
 
     static func loadOrder(_ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false)
         async throws -> Order?
@@ -281,7 +281,8 @@ public struct SQLLedger: LedgerStore {
             productID: try row.decode(column: "product_id", as: String.self), channel: channel, status: status,
             amount: Money(amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self)))
+            updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self)),
+            sandbox: try row.decode(column: "sandbox", as: Bool.self))
     }
 }
 

@@ -14,11 +14,14 @@ public struct Order: Codable, Hashable, Sendable {
     public var amount: Money
     public var createdAt: Date
     public var updatedAt: Date
+    /// Paid in a provider's test environment (an App Store Sandbox purchase, e.g. App Review's): fulfilled, but no revenue.
+    public var sandbox: Bool
 
     public init(
         orderNo: String, orderUUID: UUID, userID: String, productID: String, channel: Channel, status: OrderStatus,
-        amount: Money, createdAt: Date, updatedAt: Date
+        amount: Money, createdAt: Date, updatedAt: Date, sandbox: Bool = false
     ) {
+        self.sandbox = sandbox
         self.orderNo = orderNo
         self.orderUUID = orderUUID
         self.userID = userID
@@ -35,7 +38,7 @@ public struct Order: Codable, Hashable, Sendable {
         case orderUUID = "order_uuid"
         case userID = "user_id"
         case productID = "product_id"
-        case channel, status, amount
+        case channel, status, amount, sandbox
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }

@@ -28,8 +28,13 @@ extension Settings.AppStore {
                 throw SettingsError(key: "appstore.receipt_root_certificates", reason: error.description)
             }
         }
-        let verifier = SignedDataVerifier(
-            rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment, clock: clock)
+        // A Production server also takes Sandbox data (App Review buys in the Sandbox against the production
+        // server), through a second verifier; such orders are marked sandbox.
+        let verifier = AppStoreVerifier(
+            primary: SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment, clock: clock),
+            sandbox: environment == .production
+                ? SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: .sandbox, clock: clock)
+                : nil)
         var client: AppStoreServerAPIClient?
         if let api {
             do {

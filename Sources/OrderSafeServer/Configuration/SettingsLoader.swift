@@ -137,6 +137,12 @@ struct SettingsReader {
         guard environment == .production || environment == .sandbox else {
             throw SettingsError(key: "appstore.environment", reason: "must be Production or Sandbox on a server (Xcode data is never trusted)")
         }
+        if environment == .sandbox, try choice("server.environment", default: Settings.Environment.sandbox) == .production {
+            throw SettingsError(
+                key: "appstore.environment",
+                reason: "is Sandbox on a production server, which would let testers' free purchases through as real ones; "
+                    + "use Production (App Review's Sandbox purchases are still accepted, and marked sandbox)")
+        }
         let appAppleID = try string("appstore.app_apple_id").map { text in
             guard let id = Int64(text), id > 0 else { throw SettingsError(key: "appstore.app_apple_id", reason: "'\(text)' is not an App Apple ID") }
             return id

@@ -1,0 +1,39 @@
+import AppStore
+
+/// Verifies App Store signed data as Apple asks servers to: with the verifier of the configured environment first
+/// and, on a Production server, Sandbox data (App Review's purchases, TestFlight) with a second verifier, so a
+/// review purchase is not refused. What it accepts keeps its `environment`, which marks the order as sandbox.
+public struct AppStoreVerifier: Sendable {
+    let primary: SignedDataVerifier
+    let sandbox: SignedDataVerifier?
+
+    /// `sandbox` is consulted only when `primary` answers `INVALID_ENVIRONMENT`.
+    public init(primary: SignedDataVerifier, sandbox: SignedDataVerifier? = nil) {
+        self.primary = primary
+        self.sandbox = sandbox
+    }
+
+    public var bundleID: String? { primary.bundleID }
+
+    public func verifyTransaction(_ jws: String) async throws(VerificationError) -> JWSTransaction {
+        do {
+            return try await primary.verifyTransaction(jws)
+        } catch .invalidEnvironment(let detail) {
+            guard let sandbox else { throw .invalidEnvironment(detail) }
+            return try await sandbox.verifyTransaction(jws)
+        } catch {
+            throw error
+        }
+    }
+
+    public func verifyNotification(_ jws: String) async throws(VerificationError) -> AppStoreNotification {
+        do {
+            return try await primary.verifyNotification(jws)
+        } catch .invalidEnvironment(let detail) {
+            guard let sandbox else { throw .invalidEnvironment(detail) }
+            return try await sandbox.verifyNotification(jws)
+        } catch {
+            throw error
+        }
+    }
+}
