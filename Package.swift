@@ -241,14 +241,15 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// The libFuzzer harness (scripts/fuzz), only when asked for: it is built with -sanitize=fuzzer and -parse-as-library
-// (libFuzzer brings its own main), which no other product wants.
+// The libFuzzer harness (scripts/fuzz), only when asked for: it is built with -sanitize=fuzzer,address, which no
+// other product wants.
 if Context.environment["ORDERSAFE_FUZZ"] != nil {
+    package.targets.append(.target(name: "CFuzzerDriver", path: "Fuzz/Sources/CFuzzerDriver"))
     package.targets.append(
         .executableTarget(
             name: "ordersafe-fuzz",
             dependencies: [
-                "Alipay", "AppStore", "ChannelSupport", "OrderSafeModel", "Sandbox", "WeChatPay",
+                "Alipay", "AppStore", "CFuzzerDriver", "ChannelSupport", "OrderSafeModel", "Sandbox", "WeChatPay",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -16,7 +16,7 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
         abstract: "Verify StoreKit 2 JWS files (transactions, renewal info, notifications with their nested JWS, app transactions).",
         discussion: "Prints one JSON object per file. Exit 0 if all are valid, 1 if any is invalid, 2 on usage errors.")
 
-    @Argument(help: "JWS files (compact serialisation; surrounding white space is ignored).")
+    @Argument(help: "JWS files (compact serialisation; surrounding white space is ignored). '-' reads standard input: one file path or one JWS per line (thousands of files without a long command line).")
     var files: [String]
 
     @Option(name: .customLong("root"), help: "A trusted root certificate, DER or PEM (repeatable). Required unless the environment is Xcode or LocalTesting.")
@@ -68,12 +68,10 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         var allValid = true
-        for file in files {
-            var line: [String: Any] = ["file": file]
+        for input in inputs() {
+            var line: [String: Any] = ["file": input.name]
             do {
-                guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-                    throw VerificationError.invalidJWTFormat("cannot read \(file) as text")
-                }
+                let text = try input.text()
                 let (kind, payload) = try await verifier.verifyAny(text.trimmingCharacters(in: .whitespacesAndNewlines))
                 line["result"] = "valid"
                 line["kind"] = kind.rawValue
@@ -88,6 +86,39 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
             print(String(decoding: json, as: UTF8.self))
         }
         if !allValid { throw ExitCode(1) }
+    }
+
+    /// One thing to verify: a file, or a JWS given on standard input.
+    struct Input {
+        var name: String
+        var inline: String?
+
+        func text() throws(VerificationError) -> String {
+            if let inline { return inline }
+            guard let data = FileManager.default.contents(atPath: name), let text = String(data: data, encoding: .utf8) else {
+                throw .invalidJWTFormat("cannot read \(name) as text")
+            }
+            return text
+        }
+    }
+
+    /// The arguments, with `-` replaced by standard input's lines: a line that is a compact JWS (three base64url
+    /// segments) is verified as given and named `-:LINE`; any other non-empty line is a file path.
+    func inputs() -> [Input] {
+        files.flatMap { file -> [Input] in
+            guard file == "-" else { return [Input(name: file)] }
+            var inputs: [Input] = []
+            var number = 0
+            while let raw = readLine(strippingNewline: true) {
+                number += 1
+                let line = raw.trimmingCharacters(in: .whitespaces)
+                guard !line.isEmpty else { continue }
+                let segments = line.split(separator: ".", omittingEmptySubsequences: false)
+                let isJWS = segments.count == 3 && line.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.=".contains($0)) }
+                inputs.append(isJWS ? Input(name: "-:\(number)", inline: line) : Input(name: line))
+            }
+            return inputs
+        }
     }
 }
 

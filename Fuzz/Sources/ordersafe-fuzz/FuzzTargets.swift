@@ -9,10 +9,9 @@ import Sandbox
 import WeChatPay
 import _CryptoExtras
 
-/// libFuzzer's entry point: one binary, the target named by `ORDERSAFE_FUZZ_TARGET` (see ``FuzzTarget``). Every
-/// parser that sees outside bytes is driven with them; a trap, a leak or a timeout is a finding.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input for the target named by `ORDERSAFE_FUZZ_TARGET` (see ``FuzzTarget``). Every parser that sees outside
+/// bytes is driven with them; a trap, a memory error, a leak or a timeout is a finding.
+func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     FuzzTarget.selected.run(bytes)
     return 0

@@ -57,7 +57,7 @@ struct ChainVerifier: Sendable {
         do {
             return try Certificate(derEncoded: Array(der))
         } catch {
-            throw .invalidCertificate("an x5c entry is not an X.509 certificate: \(error)")
+            throw .invalidCertificate("an x5c entry is not an X.509 certificate")
         }
     }
 }

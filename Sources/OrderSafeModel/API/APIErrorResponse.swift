@@ -3,12 +3,12 @@ public struct APIErrorResponse: Codable, Hashable, Sendable, Error {
     public struct Detail: Codable, Hashable, Sendable {
         /// Stable machine-readable code, e.g. `unknown_product`.
         public var code: String
-        /// English explanation for developers.
+        /// English explanation for developers (``PublicMessage/clean(_:)``: no source paths, bounded).
         public var message: String
 
         public init(code: String, message: String) {
             self.code = code
-            self.message = message
+            self.message = PublicMessage.clean(message)
         }
     }
 

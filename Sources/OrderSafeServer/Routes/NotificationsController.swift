@@ -3,6 +3,7 @@ import Engine
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import OrderSafeModel
 
 /// Provider notifications. `POST /v1/notify/alipay` answers the 7 bytes `success` once the notification is
 /// stored and applied, `failure` otherwise (Alipay then retries on its schedule). `POST /v1/notify/wechatpay`
@@ -78,7 +79,7 @@ struct NotificationsController {
     }
 
     static func wechatpayFailure(_ message: String, status: Int) -> Response {
-        let body = #"{"code":"FAIL","message":\#(JSONString.encode(message))}"#
+        let body = #"{"code":"FAIL","message":\#(JSONString.encode(PublicMessage.clean(message)))}"#
         return Response(
             status: .init(code: status), headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: body)))
