@@ -76,6 +76,9 @@ public struct JSONObject: Sendable {
 
     public func contains(_ name: String) -> Bool { raw(name) != nil }
 
+    /// The members' names as written (escapes undecoded), in document order.
+    public var memberNames: [String] { members.map { String(decoding: bytes[$0.name], as: UTF8.self) } }
+
     /// A string member; `nil` when absent or `null`.
     public func optionalString(_ name: String) throws(Error) -> String? {
         guard let raw = raw(name), !Self.isNull(raw) else { return nil }

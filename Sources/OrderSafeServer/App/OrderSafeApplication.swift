@@ -86,6 +86,8 @@ public enum OrderSafeApplication {
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
+        let openAPIDocument = try CatalogLoader.bundledResource("openapi", ext: "json")
+        router.add(middleware: MethodNotAllowedMiddleware(routes: try RouteTable(openAPIDocument: openAPIDocument)))
         router.add(middleware: ConnectionPolicyMiddleware(
             trustForwardedFor: settings.server.trustForwardedFor, bodyDeadline: .seconds(settings.server.requestTimeoutSeconds)))
         if settings.limits.perAddressPerMinute > 0 {
@@ -94,7 +96,7 @@ public enum OrderSafeApplication {
         }
         OperationsController(
             database: components.database, ledger: components.ledger, registry: MetricsBootstrap.registry,
-            openAPIDocument: try CatalogLoader.bundledResource("openapi", ext: "json")
+            openAPIDocument: openAPIDocument
         ).addRoutes(to: router)
         let v1 = router.group("v1")
         CatalogController(catalog: components.catalog).addRoutes(to: v1)

@@ -20,7 +20,7 @@ extension Request {
     }
 
     /// Decodes a JSON body of at most `limit` bytes, with a 4xx ``APIError`` for anything malformed.
-    func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int, context: OrderSafeRequestContext) async throws -> T {
+    func decodeJSON<T: APIRequestBody>(_ type: T.Type, limit: Int, context: OrderSafeRequestContext) async throws -> T {
         if let contentType = headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
             throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type",
                            message: "the body must be application/json")
@@ -43,6 +43,16 @@ extension Request {
             try JSONObject.requireUniqueMembers(bytes)
         } catch {
             throw APIError.badRequest("invalid_json", "\(error)")
+        }
+        if let object = try? JSONObject(bytes) {
+            for name in object.memberNames {
+                guard T.members.contains(name) else {
+                    throw APIError.badRequest(
+                        "invalid_json", "unknown member '\(name.prefix(64))'; expected \(T.members.sorted().joined(separator: ", "))")
+                }
+                // An optional member is left out, not null: the document allows no nulls.
+                if object.raw(name)?.elementsEqual("null".utf8) == true { throw APIError.badRequest("invalid_json", "'\(name)' is null") }
+            }
         }
         return value
     }

@@ -10,7 +10,8 @@ struct AdminController {
     let ledger: any LedgerStore
     let refunds: RefundService
 
-    struct RefundRequest: Decodable {
+    struct RefundRequest: APIRequestBody {
+        static let members: Set<String> = ["reason"]
         var reason: String?
     }
 

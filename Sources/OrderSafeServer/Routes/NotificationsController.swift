@@ -45,6 +45,7 @@ struct NotificationsController {
             } catch {
                 return Self.text("failure", status: .contentTooLarge)
             }
+            guard body.readableBytes > 0 else { return Self.text("failure", status: .badRequest) }  // nothing to store
             let headers = ["content-type": request.headers[.contentType] ?? ""]
             do {
                 let reply = try await alipay.handleNotification(body: Array(buffer: body), headers: headers)
