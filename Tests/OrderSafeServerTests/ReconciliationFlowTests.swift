@@ -85,15 +85,21 @@ struct ReconciliationFlowTests {
         }
     }
 
-    @Test("the app's success hint asks the provider at once; a hint without a payment changes nothing but the history")
+    @Test("the app's success hint asks the provider at once, once per 5 s; a hint without a payment changes nothing but the history")
     func clientResult() async throws {
-        try await Self.withServer { client, _, _, alice in
+        try await Self.withServer { client, _, clock, alice in
             let created = try await Self.order(client, alice, channel: "wechatpay")
             let hint = try await client.execute(
                 uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post, headers: TestServer.bearer(alice),
                 body: ByteBuffer(string: #"{"result":"success","detail":"errCode 0"}"#))
             #expect(try hint.decoded(OrderResponse.self).order.status == .paying)  // the SDK said so; WeChat Pay did not
             try await Self.pay(client, created)
+            // Within the cooldown a repeated hint does not ask WeChat Pay again.
+            let repeated = try await client.execute(
+                uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post, headers: TestServer.bearer(alice),
+                body: ByteBuffer(string: #"{"result":"success"}"#))
+            #expect(try repeated.decoded(OrderResponse.self).order.status == .paying)
+            clock.advance(by: 5)
             let again = try await client.execute(
                 uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post, headers: TestServer.bearer(alice),
                 body: ByteBuffer(string: #"{"result":"success"}"#))

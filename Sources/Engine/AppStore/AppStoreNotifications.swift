@@ -58,8 +58,8 @@ extension AppStorePayments {
                     channel: .appStore, providerTransactionID: purchase.transactionID, kind: type == .refund ? .refunded : .revoked,
                     cause: .notification, evidence: evidence),
                 at: context.clock.now())
+            // A reversal of a transaction not recorded yet waits in the ledger and wins the moment it is recorded.
             context.logger.notice("appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
-            if outcome == .unknownPayment { return "reversal of unrecorded transaction \(purchase.transactionID)" }
         case .consumptionRequest:
             try await answerConsumptionRequest(purchase, evidence: evidence)
         case .refundReversed:

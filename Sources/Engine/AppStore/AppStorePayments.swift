@@ -216,10 +216,16 @@ public struct AppStorePayments: Sendable {
         return creation.order
     }
 
-    /// The verdict for a purchase recorded against `order`: recorded, or refused when someone else submitted it.
+    /// The verdict for a purchase recorded against `order`: recorded; rejected when Apple took it back (a refund that
+    /// may have arrived before the purchase itself); refused when someone else submitted it.
     private func answer(_ order: Order, purchase: AppStorePurchase, submitter: String?, cause: EventCause) async throws
         -> AppStoreTransactionResult
     {
+        if order.status == .refunded || order.status == .revoked {
+            return Self.rejected(
+                transactionID: purchase.transactionID, code: "transaction_revoked",
+                message: "Apple refunded or revoked this transaction (order \(order.orderNo) is \(order.status.rawValue))")
+        }
         guard let submitter, submitter != order.userID else {
             return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded, order: order)
         }

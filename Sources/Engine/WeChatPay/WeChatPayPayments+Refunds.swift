@@ -29,7 +29,14 @@ extension WeChatPayPayments: OrderRefunder {
         }
         guard refund.status == .success else { return }
         guard let recorded = try await context.ledger.payment(channel: .wechatPay, providerTransactionID: refund.transactionID) else {
-            throw Refusal(status: 404, message: "no payment \(refund.transactionID)")
+            // A full refund of a payment not recorded yet waits in the ledger and wins when the payment is recorded.
+            guard refund.refundFen == refund.totalFen else { throw Refusal(status: 404, message: "no payment \(refund.transactionID) yet") }
+            let outcome = try await context.ledger.reverse(
+                Reversal(channel: .wechatPay, providerTransactionID: refund.transactionID, kind: .refunded, cause: .notification,
+                         evidence: "inbox:\(inboxID)"),
+                at: context.clock.now())
+            context.logger.notice("wechatpay refund before its payment", metadata: ["transaction_id": "\(refund.transactionID)", "outcome": "\(outcome)"])
+            return
         }
         let outcome = try await ReportedRefund(
             channel: .wechatPay, providerTransactionID: refund.transactionID, orderNo: recorded.orderNo, refundedMinor: refund.refundFen,

@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -241,4 +241,22 @@ enum Schema {
     private static let sandboxOrders = Migration(
         version: 6, name: "sandbox orders",
         statements: ["ALTER TABLE orders ADD COLUMN sandbox BOOLEAN NOT NULL DEFAULT FALSE"])
+
+    /// A refund or revocation that arrived before its payment was recorded, applied in the transaction that records
+    /// it; or a reinstatement (`REFUND_REVERSED`) that arrived before its refund, which it then cancels.
+    private static let waitingReversals = Migration(
+        version: 7, name: "waiting reversals",
+        statements: [
+            """
+            CREATE TABLE waiting_reversals (
+                channel TEXT NOT NULL,
+                provider_txn_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('refunded','revoked','reinstated')),
+                cause TEXT NOT NULL,
+                evidence TEXT NOT NULL,
+                received_at BIGINT NOT NULL,
+                PRIMARY KEY (channel, provider_txn_id)
+            )
+            """,
+        ])
 }

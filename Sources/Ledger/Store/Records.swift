@@ -179,15 +179,19 @@ public enum ReversalOutcome: Sendable, Hashable, CustomStringConvertible {
     case flagged(Order, FlagReason)
     /// This payment was reversed before; nothing changed.
     case alreadyReversed(orderNo: String)
-    /// No payment with this provider transaction id was recorded.
+    /// No payment with this provider transaction id was recorded yet: the reversal waits in the ledger and is applied
+    /// when the payment is recorded.
     case unknownPayment
+    /// A reinstatement of this payment (`REFUND_REVERSED`) had arrived first: the two cancel out, nothing changed.
+    case cancelledByReinstatement
 
     public var description: String {
         switch self {
         case .reversed(let order): "\(order.status.rawValue) \(order.orderNo)"
         case .flagged(let order, let reason): "flagged \(order.orderNo): \(reason.rawValue)"
         case .alreadyReversed(let orderNo): "already reversed \(orderNo)"
-        case .unknownPayment: "no such payment"
+        case .unknownPayment: "no such payment yet: waits for it"
+        case .cancelledByReinstatement: "cancelled by an earlier reinstatement"
         }
     }
 }

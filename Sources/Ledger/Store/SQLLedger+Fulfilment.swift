@@ -54,6 +54,13 @@ extension SQLLedger {
             }
             try await Self.setStatus(db, orderID: orderID, from: .paid, to: .fulfilled, kind: "fulfilled",
                                      cause: payment.cause, evidence: evidence, at: date)
+            // A refund or revocation that arrived before this payment wins now, in this same transaction.
+            if let waiting = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil) {
+                switch try await Self.reverse(db, paymentID: paymentID, waiting, at: date) {
+                case .flagged(let order, let reason): return .flagged(order, reason)
+                default: break
+                }
+            }
             return .fulfilled(try await Self.loadOrder(db, where: "id", orderID)!)
         }
     }

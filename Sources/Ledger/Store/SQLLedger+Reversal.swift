@@ -7,98 +7,144 @@ extension SQLLedger {
     /// flagged, never clamped), an unlock it made is ended unless another live payment unlocked the same thing,
     /// an extension is shortened by its period (a provider-dated one ends where the latest period still standing
     /// ends, or now). The payment's `reversed_at` makes this happen once.
+    ///
+    /// A reversal of a payment not recorded yet (the refund arrived first) waits in the ledger and is applied in the
+    /// same database transaction that records the payment (``fulfil(_:at:)``). A reinstatement (`REFUND_REVERSED`)
+    /// that arrived before its reversal cancels it.
     public func reverse(_ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
         try await database.transaction { db in
             guard let payment = try await db.raw("""
-                SELECT p.id, p.order_id, p.user_id, p.reversed_at, o.order_no FROM payment_transactions p
-                JOIN orders o ON o.id = p.order_id
+                SELECT p.id FROM payment_transactions p
                 WHERE p.channel = \(bind: reversal.channel.rawValue) AND p.provider_txn_id = \(bind: reversal.providerTransactionID)
                 """).first()
-            else { return .unknownPayment }
-            let paymentID = try payment.decode(column: "id", as: Int64.self)
-            let orderID = try payment.decode(column: "order_id", as: Int64.self)
-            let userID = try payment.decode(column: "user_id", as: String.self)
-            let orderNo = try payment.decode(column: "order_no", as: String.self)
-            guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else {
-                throw LedgerError.unknownOrder(orderNo)
-            }
-            let now = date.millisecondsSince1970
-            guard try await db.raw("""
-                UPDATE payment_transactions SET reversed_at = \(bind: now), reversal = \(bind: reversal.kind.rawValue)
-                WHERE id = \(bind: paymentID) AND reversed_at IS NULL RETURNING id
-                """).first() != nil
-            else { return .alreadyReversed(orderNo: orderNo) }
-
-            var negative = false
-            let grants = try await db.raw("""
-                SELECT id, kind, target, amount, period, provider_period_end FROM grants
-                WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NULL ORDER BY grant_index
-                """).all()
-            for grant in grants {
-                let grantID = try grant.decode(column: "id", as: Int64.self)
-                let target = try grant.decode(column: "target", as: String.self)
-                switch Grant.Kind(rawValue: try grant.decode(column: "kind", as: String.self)) {
-                case .addBalance:
-                    let units = try grant.decode(column: "amount", as: Int64?.self) ?? 0
-                    let left = try await db.raw("""
-                        UPDATE balances SET amount = amount - \(bind: units), updated_at = \(bind: now)
-                        WHERE user_id = \(bind: userID) AND name = \(bind: target) RETURNING amount
-                        """).first()?.decode(column: "amount", as: Int64.self)
-                    if (left ?? -units) < 0 { negative = true }
-                case .unlockEntitlement:
-                    let others = try await db.raw("""
-                        SELECT COUNT(*) AS n FROM grants
-                        WHERE user_id = \(bind: userID) AND kind = 'unlock_entitlement' AND target = \(bind: target)
-                          AND reversed_at IS NULL AND id <> \(bind: grantID)
-                        """).first()?.decode(column: "n", as: Int64.self) ?? 0
-                    if others == 0 {
-                        try await db.raw("""
-                            UPDATE entitlements SET expires_at = \(bind: now), updated_at = \(bind: now)
-                            WHERE user_id = \(bind: userID) AND name = \(bind: target) AND expires_at IS NULL
-                            """).run()
-                    }
-                case .extendEntitlement:
-                    guard let period = try grant.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)),
-                        let row = try await db.raw("""
-                            SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: target)
-                            """).first(),
-                        let expires = try row.decode(column: "expires_at", as: Int64?.self)
-                    else { break }  // unlocked for good meanwhile, or gone: nothing to shorten
-                    let shortened: Int64
-                    if try grant.decodeNil(column: "provider_period_end") {
-                        shortened = period.adding(to: Date(millisecondsSince1970: expires), times: -1).millisecondsSince1970
-                    } else {
-                        // Provider-dated periods: the entitlement ends now, or where the latest period still standing ends.
-                        let standing = try await db.raw("""
-                            SELECT MAX(COALESCE(provider_period_end, expires_at)) AS standing FROM grants
-                            WHERE user_id = \(bind: userID) AND kind = 'extend_entitlement' AND target = \(bind: target)
-                              AND reversed_at IS NULL AND id <> \(bind: grantID)
-                            """).first()?.decode(column: "standing", as: Int64?.self)
-                        shortened = min(expires, max(now, standing ?? now))
-                    }
+            else {
+                if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated") == nil {
                     try await db.raw("""
-                        UPDATE entitlements SET expires_at = \(bind: shortened), updated_at = \(bind: now)
-                        WHERE user_id = \(bind: userID) AND name = \(bind: target)
+                        INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
+                        VALUES (\(bind: reversal.channel.rawValue), \(bind: reversal.providerTransactionID), \(bind: reversal.kind.rawValue),
+                                \(bind: reversal.cause.rawValue), \(bind: reversal.evidence), \(bind: date.millisecondsSince1970))
+                        ON CONFLICT (channel, provider_txn_id) DO NOTHING
                         """).run()
-                case nil:
-                    throw LedgerCorruption(detail: "grant \(grantID) has an unknown kind")
                 }
-                try await db.raw("UPDATE grants SET reversed_at = \(bind: now) WHERE id = \(bind: grantID)").run()
+                return .unknownPayment
             }
-
-            let evidence = "\(reversal.channel.rawValue):\(reversal.providerTransactionID) \(reversal.evidence)"
-            if negative {
-                try await Self.setStatus(
-                    db, orderID: orderID, from: order.status, to: .flagged, kind: "flagged:\(FlagReason.negativeBalance.rawValue)",
-                    cause: reversal.cause, evidence: evidence, at: date)
-                return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, .negativeBalance)
+            if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated") != nil {
+                // Its REFUND_REVERSED came first: the two cancel out.
+                return .cancelledByReinstatement
             }
-            let status: OrderStatus = reversal.kind == .refunded ? .refunded : .revoked
-            try await Self.setStatus(
-                db, orderID: orderID, from: order.status, to: status, kind: status.rawValue, cause: reversal.cause, evidence: evidence,
-                at: date)
-            return .reversed(try await Self.loadOrder(db, where: "id", orderID)!)
+            return try await Self.reverse(db, paymentID: try payment.decode(column: "id", as: Int64.self), reversal, at: date)
         }
+    }
+
+    /// Removes and returns the waiting entry of `kind` (`refunded`/`revoked` when nil) for a provider transaction.
+    static func takeWaiting(_ db: any SQLDatabase, _ channel: Channel, _ providerTransactionID: String, kind: String?) async throws
+        -> Reversal?
+    {
+        guard let row = try await db.raw("""
+            SELECT kind, cause, evidence FROM waiting_reversals
+            WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
+            """).first()
+        else { return nil }
+        let found = try row.decode(column: "kind", as: String.self)
+        guard kind.map({ $0 == found }) ?? (found != "reinstated") else { return nil }
+        try await db.raw("""
+            DELETE FROM waiting_reversals WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
+            """).run()
+        return Reversal(
+            channel: channel, providerTransactionID: providerTransactionID, kind: Reversal.Kind(rawValue: found) ?? .refunded,
+            cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .notification,
+            evidence: try row.decode(column: "evidence", as: String.self))
+    }
+
+    /// Takes back what the recorded payment `paymentID` granted, inside the caller's transaction.
+    static func reverse(_ db: any SQLDatabase, paymentID: Int64, _ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
+        guard let payment = try await db.raw("""
+            SELECT p.id, p.order_id, p.user_id, p.reversed_at, o.order_no FROM payment_transactions p
+            JOIN orders o ON o.id = p.order_id WHERE p.id = \(bind: paymentID)
+            """).first()
+        else { return .unknownPayment }
+        let orderID = try payment.decode(column: "order_id", as: Int64.self)
+        let userID = try payment.decode(column: "user_id", as: String.self)
+        let orderNo = try payment.decode(column: "order_no", as: String.self)
+        guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else {
+            throw LedgerError.unknownOrder(orderNo)
+        }
+        let now = date.millisecondsSince1970
+        guard try await db.raw("""
+            UPDATE payment_transactions SET reversed_at = \(bind: now), reversal = \(bind: reversal.kind.rawValue)
+            WHERE id = \(bind: paymentID) AND reversed_at IS NULL RETURNING id
+            """).first() != nil
+        else { return .alreadyReversed(orderNo: orderNo) }
+
+        var negative = false
+        let grants = try await db.raw("""
+            SELECT id, kind, target, amount, period, provider_period_end FROM grants
+            WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NULL ORDER BY grant_index
+            """).all()
+        for grant in grants {
+            let grantID = try grant.decode(column: "id", as: Int64.self)
+            let target = try grant.decode(column: "target", as: String.self)
+            switch Grant.Kind(rawValue: try grant.decode(column: "kind", as: String.self)) {
+            case .addBalance:
+                let units = try grant.decode(column: "amount", as: Int64?.self) ?? 0
+                let left = try await db.raw("""
+                    UPDATE balances SET amount = amount - \(bind: units), updated_at = \(bind: now)
+                    WHERE user_id = \(bind: userID) AND name = \(bind: target) RETURNING amount
+                    """).first()?.decode(column: "amount", as: Int64.self)
+                if (left ?? -units) < 0 { negative = true }
+            case .unlockEntitlement:
+                let others = try await db.raw("""
+                    SELECT COUNT(*) AS n FROM grants
+                    WHERE user_id = \(bind: userID) AND kind = 'unlock_entitlement' AND target = \(bind: target)
+                      AND reversed_at IS NULL AND id <> \(bind: grantID)
+                    """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                if others == 0 {
+                    try await db.raw("""
+                        UPDATE entitlements SET expires_at = \(bind: now), updated_at = \(bind: now)
+                        WHERE user_id = \(bind: userID) AND name = \(bind: target) AND expires_at IS NULL
+                        """).run()
+                }
+            case .extendEntitlement:
+                guard let period = try grant.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)),
+                    let row = try await db.raw("""
+                        SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: target)
+                        """).first(),
+                    let expires = try row.decode(column: "expires_at", as: Int64?.self)
+                else { break }  // unlocked for good meanwhile, or gone: nothing to shorten
+                let shortened: Int64
+                if try grant.decodeNil(column: "provider_period_end") {
+                    shortened = period.adding(to: Date(millisecondsSince1970: expires), times: -1).millisecondsSince1970
+                } else {
+                    // Provider-dated periods: the entitlement ends now, or where the latest period still standing ends.
+                    let standing = try await db.raw("""
+                        SELECT MAX(COALESCE(provider_period_end, expires_at)) AS standing FROM grants
+                        WHERE user_id = \(bind: userID) AND kind = 'extend_entitlement' AND target = \(bind: target)
+                          AND reversed_at IS NULL AND id <> \(bind: grantID)
+                        """).first()?.decode(column: "standing", as: Int64?.self)
+                    shortened = min(expires, max(now, standing ?? now))
+                }
+                try await db.raw("""
+                    UPDATE entitlements SET expires_at = \(bind: shortened), updated_at = \(bind: now)
+                    WHERE user_id = \(bind: userID) AND name = \(bind: target)
+                    """).run()
+            case nil:
+                throw LedgerCorruption(detail: "grant \(grantID) has an unknown kind")
+            }
+            try await db.raw("UPDATE grants SET reversed_at = \(bind: now) WHERE id = \(bind: grantID)").run()
+        }
+
+        let evidence = "\(reversal.channel.rawValue):\(reversal.providerTransactionID) \(reversal.evidence)"
+        if negative {
+            try await Self.setStatus(
+                db, orderID: orderID, from: order.status, to: .flagged, kind: "flagged:\(FlagReason.negativeBalance.rawValue)",
+                cause: reversal.cause, evidence: evidence, at: date)
+            return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, .negativeBalance)
+        }
+        let status: OrderStatus = reversal.kind == .refunded ? .refunded : .revoked
+        try await Self.setStatus(
+            db, orderID: orderID, from: order.status, to: status, kind: status.rawValue, cause: reversal.cause, evidence: evidence,
+            at: date)
+        return .reversed(try await Self.loadOrder(db, where: "id", orderID)!)
     }
 }
 
@@ -112,7 +158,19 @@ extension SQLLedger {
                 WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID) AND reversed_at IS NOT NULL
                 RETURNING id, order_id, user_id
                 """).first()
-            else { return nil }
+            else {
+                // Nothing reversed to put back: the reinstatement overtook its reversal. It cancels a reversal that
+                // waits for its payment, or waits itself for the reversal to come.
+                if try await Self.takeWaiting(db, channel, providerTransactionID, kind: nil) == nil {
+                    try await db.raw("""
+                        INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
+                        VALUES (\(bind: channel.rawValue), \(bind: providerTransactionID), 'reinstated', \(bind: cause.rawValue),
+                                \(bind: evidence), \(bind: date.millisecondsSince1970))
+                        ON CONFLICT (channel, provider_txn_id) DO NOTHING
+                        """).run()
+                }
+                return nil
+            }
             let paymentID = try payment.decode(column: "id", as: Int64.self)
             let orderID = try payment.decode(column: "order_id", as: Int64.self)
             let userID = try payment.decode(column: "user_id", as: String.self)

@@ -60,7 +60,7 @@ struct AdminController {
                     case .reversed: "refunded"
                     case .alreadyReversed: "already_refunded"
                     case .flagged(_, let reason): "flagged:\(reason.rawValue)"
-                    case .unknownPayment: "already_refunded"
+                    case .unknownPayment, .cancelledByReinstatement: "already_refunded"
                     }
                 context.logger.notice("merchant refund", metadata: ["order_no": "\(orderNo)", "outcome": "\(text)"])
                 return try Response.json(RefundResponse(order: order, outcome: text))

@@ -93,6 +93,22 @@ struct ChaosApp: Sendable {
             productID: "com.example.ordersafe.coins60", appAccountToken: unbound ? nil : created.order.orderUUID)
         shared.expectations.withLock { $0.transactionOwners[transactionID] = user }
 
+        // Apple may refund it before the server heard of it at all (the user asked right away), or after its
+        // notification but before the app submits: either way the refund must win.
+        let refundFirst = random.chance(4)
+        let refundBeforeNotification = refundFirst && random.chance(50)
+        if refundFirst {
+            shared.tally.step(faulted: true)
+            shared.expectations.withLock { _ = $0.refundedTransactions.insert(transactionID) }
+            shared.tally.update { counts in
+                if refundBeforeNotification { counts.refundsBeforeNotification += 1 } else { counts.refundsBeforeSubmission += 1 }
+            }
+        }
+        let refundNotice = refundFirst
+            ? try await sandbox.appStore.notification(type: "REFUND", signedTransaction: try await sandbox.appStore.refund(transactionID: transactionID))
+            : nil
+        if let refundNotice, refundBeforeNotification { await notifyAppStoreUntilAcknowledged(refundNotice) }
+
         // The App Store's notification: dropped, duplicated, held back to arrive last, or delivered.
         let notification = try await sandbox.appStore.notification(type: "ONE_TIME_CHARGE", signedTransaction: jws)
         if random.chance(10) {
@@ -108,12 +124,38 @@ struct ChaosApp: Sendable {
             }
         }
 
+        if let refundNotice, !refundBeforeNotification { await notifyAppStoreUntilAcknowledged(refundNotice) }
+
         if random.chance(15) {
             // The app crashes before it submits: the transaction stays unfinished until the next launch.
             shared.tally.step(faulted: true)
             shared.tally.update { $0.crashedBeforeSubmitting += 1 }
-            shared.expectations.withLock { $0.unfinished.append((user, jws)) }
+            shared.expectations.withLock { $0.unfinished.append((user, jws, transactionID)) }
             return
+        }
+        if refundFirst {
+            // The app submits what StoreKit gave it before the refund: refused as refunded, and nothing stays granted.
+            let result = try await submit(jws, token: token, random: &random)
+            #expect(result.verdict == .rejected && result.error?.code == "transaction_revoked", "refunded first: \(result)")
+            return
+        }
+        if !unbound, random.chance(3) {
+            // Another user's device submits it first, or at the same moment as the owner's: refused, and the
+            // payment is the owner's all the same.
+            let thief = tokens[Int(random.next() % UInt64(tokens.count))]
+            if thief != token {
+                shared.tally.step(faulted: true, redelivery: true)
+                shared.tally.update { $0.foreignSubmissions += 1; $0.foreignFirst += 1 }
+                let (thiefSeed, ownSeed, together) = (random.next(), random.next(), random.chance(50))
+                async let stolen = submit(jws, token: thief, seed: thiefSeed)
+                async let own = together ? submit(jws, token: token, seed: ownSeed) : nil
+                let (theirs, ours) = try await (stolen, own)
+                #expect(theirs.verdict == .rejected && theirs.error?.code == "transaction_belongs_to_another_user", "\(theirs)")
+                if let ours {
+                    #expect(ours.verdict == .recorded, "owner beside another user: \(ours)")
+                    return
+                }
+            }
         }
         let result: AppStoreTransactionResult
         if random.chance(5) {
@@ -148,6 +190,16 @@ struct ChaosApp: Sendable {
     func submit(_ jws: String, token: String, seed: UInt64) async throws -> AppStoreTransactionResult {
         var random = SeededRandom(state: seed)
         return try await submit(jws, token: token, random: &random)
+    }
+
+    /// A notification Apple keeps sending until it is acknowledged (Apple retries for days; here at most 50 times).
+    func notifyAppStoreUntilAcknowledged(_ signedPayload: String) async {
+        let body = Array(#"{"signedPayload":"\#(signedPayload)"}"#.utf8)
+        for _ in 0..<50 {
+            if await deliver(uri: "/v1/notify/appstore", headers: [.contentType: "application/json"], body: body, accepted: { $0.status == .ok }) {
+                return
+            }
+        }
     }
 
     /// Apple sends a notification, retrying (up to five times) until it is acknowledged with 200.

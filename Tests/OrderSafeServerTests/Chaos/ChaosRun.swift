@@ -31,8 +31,10 @@ struct ChaosRun {
         /// App Store transaction id → the user who bought it.
         var transactionOwners: [String: String] = [:]
         var abandonedOrders: [String] = []
-        /// (user, signed transaction) the app still has to finish at its next launch.
-        var unfinished: [(String, String)] = []
+        /// (user, signed transaction, transaction id) the app still has to finish at its next launch.
+        var unfinished: [(String, String, String)] = []
+        /// App Store transactions Apple refunded before the server heard of them: recorded, then reversed.
+        var refundedTransactions: Set<String> = []
         /// Signed App Store notifications held back to arrive last.
         var heldNotifications: [String] = []
     }
@@ -155,9 +157,10 @@ struct ChaosRun {
         await sandbox.wechatpay.settle()
         for payload in shared.expectations.withLock({ $0.heldNotifications }) { await app.notifyAppStore(payload) }
         // The apps relaunch and finish what they had not.
-        for (user, jws) in shared.expectations.withLock({ $0.unfinished }) {
+        let refunded = shared.expectations.withLock { $0.refundedTransactions }
+        for (user, jws, transactionID) in shared.expectations.withLock({ $0.unfinished }) {
             let result = try await app.submit(jws, token: tokens[Int(user.dropFirst(4))!], seed: seed)
-            #expect(result.verdict == .recorded, "relaunch submission: \(result)")
+            #expect(result.verdict == (refunded.contains(transactionID) ? .rejected : .recorded), "relaunch submission: \(result)")
         }
         // Time passes; every replica's worker reconciles.
         for _ in 0..<240 {
@@ -194,10 +197,11 @@ struct ChaosRun {
                     continue
                 }
                 guard let order = try await ledger.order(number: payment.orderNo) else { Issue.record("no order \(payment.orderNo)"); continue }
-                #expect(order.status == .fulfilled, "\(order.orderNo) is \(order.status.rawValue)")
+                let refunded = channel == .appStore && expectations.refundedTransactions.contains(record.providerTransactionID)
+                #expect(order.status == (refunded ? .refunded : .fulfilled), "\(order.orderNo) is \(order.status.rawValue)")
                 if channel == .appStore {
                     #expect(payment.userID == expectations.transactionOwners[record.providerTransactionID], "App Store \(record.providerTransactionID) credited to \(payment.userID)")
-                    coins[payment.userID, default: 0] += 60
+                    if !refunded { coins[payment.userID, default: 0] += 60 }
                 } else {
                     #expect(payment.orderNo == record.orderReference)
                     #expect(payment.userID == expectations.orderOwners[payment.orderNo], "\(payment.orderNo) credited to \(payment.userID)")
@@ -213,7 +217,8 @@ struct ChaosRun {
              try await db.raw("SELECT order_no FROM orders WHERE status = 'flagged'").all().map { try $0.decode(column: "order_no", as: String.self) })
         }
         #expect(Int(recorded) == paidCount, "the ledger records \(recorded) payments; the providers took \(paidCount)")
-        #expect(Int(fulfilled) == paidCount, "\(fulfilled) orders fulfilled for \(paidCount) payments")
+        let refundedCount = expectations.refundedTransactions.count
+        #expect(Int(fulfilled) == paidCount - refundedCount, "\(fulfilled) orders fulfilled for \(paidCount) payments, \(refundedCount) refunded")
         for orderNo in flagged {
             Issue.record("flagged without explanation: \(orderNo) \(try await ledger.events(orderNo: orderNo).map(\.kind))")
         }

@@ -29,6 +29,11 @@ final class ChaosTally: Sendable {
         var abandoned = 0
         var crashedBeforeSubmitting = 0
         var foreignSubmissions = 0
+        /// Submissions by another user that came before (or together with) the owner's own.
+        var foreignFirst = 0
+        /// Apple refunds that reached the server before the purchase's notification, or before the app's submission.
+        var refundsBeforeNotification = 0
+        var refundsBeforeSubmission = 0
 
         var description: String {
             let total = purchases.values.reduce(0, +)
@@ -36,7 +41,9 @@ final class ChaosTally: Sendable {
             let share = steps == 0 ? 0 : Double(faulted) * 100 / Double(steps)
             return "\(total) purchases (\(byChannel)); \(faulted) of \(steps) steps faulted (\(String(format: "%.1f", share))%); "
                 + "\(redeliveries) redeliveries absorbed; \(abandoned) abandoned unpaid; \(crashedBeforeSubmitting) app crashes before "
-                + "submitting; \(foreignSubmissions) submissions by another user refused"
+                + "submitting; \(foreignSubmissions) submissions by another user refused (\(foreignFirst) of them before the owner's); "
+                + "refunds first: \(refundsBeforeNotification) before the purchase's notification, \(refundsBeforeSubmission) before the "
+                + "app's submission"
         }
     }
 

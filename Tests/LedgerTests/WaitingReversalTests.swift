@@ -1,0 +1,75 @@
+import Foundation
+import Ledger
+import LedgerTestSupport
+import OrderSafeModel
+import Testing
+
+/// A refund (or revocation, or its reversal) may reach the server before the payment it is about: the app crashed
+/// before submitting, a notification overtook another. Whatever the order, the ledger ends the same.
+@Suite("Ledger: reversals that arrive before their payment win at once")
+struct WaitingReversalTests {
+    static func refund(_ txn: String) -> Reversal {
+        Reversal(channel: .appStore, providerTransactionID: txn, kind: .refunded, cause: .notification, evidence: "inbox:7")
+    }
+
+    enum Signal: CaseIterable {
+        case payment, refund, refundReversed
+    }
+
+    /// Applies `signals` in order to one new coins order (txn `t1`); returns the order's final status and the balance.
+    static func run(_ signals: [Signal], on ledger: SQLLedger) async throws -> (OrderStatus, Int64) {
+        let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+        let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+        for signal in signals {
+            switch signal {
+            case .payment: _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            case .refund: _ = try await ledger.reverse(Self.refund("t1"), at: Fixtures.now)
+            case .refundReversed:
+                _ = try await ledger.reinstate(channel: .appStore, providerTransactionID: "t1", cause: .notification, evidence: "inbox:8", at: Fixtures.now)
+            }
+        }
+        let status = try #require(try await ledger.order(number: order.orderNo)).status
+        let coins = try await ledger.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount ?? 0
+        return (status, coins)
+    }
+
+    @Test("refund first, payment second: refunded in the transaction that records the payment, as in the usual order",
+          arguments: TestEngine.available)
+    func refundFirst(engine: TestEngine) async throws {
+        for signals: [Signal] in [[.refund, .payment], [.payment, .refund]] {
+            try await engine.withLedger { _, ledger throws in
+                let (status, coins) = try await Self.run(signals, on: ledger)
+                #expect(status == .refunded && coins == 0, "\(signals)")
+            }
+        }
+    }
+
+    @Test("the audit trail names the refund's evidence and the payment's", arguments: TestEngine.available)
+    func audit(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            #expect(try await ledger.reverse(Self.refund("t9"), at: Fixtures.now) == .unknownPayment)
+            _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t9"), at: Fixtures.now)
+            let events = try await ledger.events(orderNo: order.orderNo)
+            #expect(events.map(\.kind).suffix(3) == ["paid", "fulfilled", "refunded"])
+            #expect(events.last?.evidence?.contains("inbox:7") == true)
+        }
+    }
+
+    @Test("every order of payment, refund and REFUND_REVERSED ends where the usual order ends", arguments: TestEngine.available)
+    func everyOrder(engine: TestEngine) async throws {
+        // The usual order (payment, refund, reversal of the refund) leaves the goods granted; payment and refund alone
+        // leave them taken back.
+        let permutations: [[Signal]] = [
+            [.payment, .refund, .refundReversed], [.payment, .refundReversed, .refund], [.refund, .payment, .refundReversed],
+            [.refund, .refundReversed, .payment], [.refundReversed, .payment, .refund], [.refundReversed, .refund, .payment],
+        ]
+        for signals in permutations {
+            try await engine.withLedger { _, ledger throws in
+                let (status, coins) = try await Self.run(signals, on: ledger)
+                #expect(status == .fulfilled && coins == 60, "\(signals): \(status), \(coins)")
+            }
+        }
+    }
+}
