@@ -75,3 +75,32 @@ struct InboxTests {
         }
     }
 }
+
+@Suite("Ledger: subscription chains and the signals waiting for their owner")
+struct ChainLedgerTests {
+    @Test("a chain's owner is the owner of any of its recorded transactions; waiting signals come back in the provider's order",
+          arguments: TestEngine.available)
+    func chains(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            #expect(try await ledger.chainOwner(channel: .appStore, originalTransactionID: "o1") == nil)
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            var renewal = Fixtures.payment(order, txn: "r3")
+            renewal.originalTransactionID = "o1"
+            _ = try await ledger.fulfil(renewal, at: Fixtures.now)
+            #expect(try await ledger.chainOwner(channel: .appStore, originalTransactionID: "o1") == order.userID)
+            #expect(try await ledger.chainOwner(channel: .alipay, originalTransactionID: "o1") == nil)
+
+            var ids: [Int64] = []
+            for (body, signedAt) in [("late", 300), ("early", 100), ("middle", 200)] {
+                let entry = try await ledger.storeInbound(InboxTests.signal(body))
+                try await ledger.finishInbound(id: entry.id, verdict: .waiting, note: "unbound", at: Fixtures.now)
+                try await ledger.awaitChain(inboxID: entry.id, chain: "o2", signedAt: Int64(signedAt))
+                ids.append(entry.id)
+            }
+            #expect(try await ledger.signalsAwaiting(chain: "o2").map(\.id) == [ids[1], ids[2], ids[0]])
+            try await ledger.finishInbound(id: ids[1], verdict: .applied, note: nil, at: Fixtures.now)
+            #expect(try await ledger.signalsAwaiting(chain: "o2").map(\.id) == [ids[2], ids[0]])
+        }
+    }
+}

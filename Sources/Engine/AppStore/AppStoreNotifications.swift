@@ -45,21 +45,22 @@ extension AppStorePayments {
         }
         switch type {
         case .oneTimeCharge, .subscribed, .didRenew, .offerRedeemed, .renewalExtended:
-            do {
-                _ = try await record(purchase, submitter: nil, cause: .notification, evidence: evidence)
-            } catch AppStoreSubmissionError.unbound(let id) {
-                return "unbound: transaction \(id) waits for the app's submission"
-            } catch AppStoreSubmissionError.productNotInCatalog(let id) {
-                throw Refusal(status: 500, message: "no catalog product for \(id)")
-            }
+            return try await recordOrAwait(purchase, notification: notification, inboxID: inboxID)
         case .refund, .revoke:
             let outcome = try await context.ledger.reverse(
                 Reversal(
                     channel: .appStore, providerTransactionID: purchase.transactionID, kind: type == .refund ? .refunded : .revoked,
                     cause: .notification, evidence: evidence),
                 at: context.clock.now())
-            // A reversal of a transaction not recorded yet waits in the ledger and wins the moment it is recorded.
             context.logger.notice("appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
+            // Not recorded yet: the reversal waits in the ledger. The notification carries the whole transaction, so
+            // when its chain has an owner it is recorded now, and the waiting reversal takes it back in that same
+            // step; the ledger then shows it paid and refunded.
+            if outcome == .unknownPayment {
+                var paid = purchase
+                paid.revoked = false
+                return try await recordOrAwait(paid, notification: notification, inboxID: inboxID)
+            }
         case .consumptionRequest:
             try await answerConsumptionRequest(purchase, evidence: evidence)
         case .refundReversed:
@@ -74,6 +75,22 @@ extension AppStorePayments {
             }
         }
         return nil
+    }
+
+    /// Records a purchase a notification reported; one that names no order and belongs to no owned chain waits in
+    /// the inbox until its chain gains an owner (the app submits any transaction of it).
+    private func recordOrAwait(_ purchase: AppStorePurchase, notification: AppStoreNotification, inboxID: Int64) async throws -> String? {
+        do {
+            _ = try await record(purchase, submitter: nil, cause: .notification, evidence: "inbox:\(inboxID)")
+            return nil
+        } catch AppStoreSubmissionError.unbound(let id) {
+            if !purchase.familyShared {
+                try await context.ledger.awaitChain(inboxID: inboxID, chain: purchase.originalTransactionID, signedAt: notification.signedDate)
+            }
+            return "unbound: transaction \(id) waits for its subscription to have an owner"
+        } catch AppStoreSubmissionError.productNotInCatalog(let id) {
+            throw Refusal(status: 500, message: "no catalog product for \(id)")
+        }
     }
 
     /// Tells Apple, for a refund request it is deciding, whether the purchase was delivered — only when the merchant

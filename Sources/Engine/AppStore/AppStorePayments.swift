@@ -158,11 +158,12 @@ public struct AppStorePayments: Sendable {
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: order.orderNo, amount: order.amount, cause: cause,
                 evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd,
-                sandbox: purchase.sandbox),
+                sandbox: purchase.sandbox, originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID),
             at: context.clock.now())
         context.logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
+            if !purchase.familyShared { await applyAwaitingSignals(chain: purchase.originalTransactionID) }
             return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause)
         case .duplicate(let orderNo):
             if orderNo != order.orderNo, order.status == .created {
@@ -193,13 +194,34 @@ public struct AppStorePayments: Sendable {
         {
             if bound.productID == product.id, !bound.status.isFinal { return bound }
             owner = bound.userID
-        } else if !purchase.familyShared, purchase.originalTransactionID != purchase.transactionID,
-            let original = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.originalTransactionID)
+        } else if !purchase.familyShared,
+            let chainOwner = try await context.ledger.chainOwner(channel: .appStore, originalTransactionID: purchase.originalTransactionID)
         {
-            owner = original.userID
+            // A subscription chain belongs to whoever owns any transaction of it: the app may have submitted a
+            // renewal only, never the original purchase.
+            owner = chainOwner
         }
         guard let owner else { return nil }
         return try await adopt(purchase, product: product, price: price, for: owner)
+    }
+
+    /// The chain whose waiting signals this task is applying (so that applying them does not start over).
+    @TaskLocal static var chainBeingApplied: String?
+
+    /// Once a subscription chain has an owner, the notifications of it that waited for one are applied at once, in
+    /// Apple's order (`signedDate`), each exactly once. A failure leaves them waiting for the inbox sweep.
+    func applyAwaitingSignals(chain: String) async {
+        guard Self.chainBeingApplied != chain else { return }
+        do {
+            let waiting = try await context.ledger.signalsAwaiting(chain: chain)
+            guard !waiting.isEmpty else { return }
+            try await Self.$chainBeingApplied.withValue(chain) {
+                for signal in waiting { _ = try await handleNotification(body: signal.body) }
+            }
+            context.logger.info("waiting notifications of a subscription applied", metadata: ["chain": "\(chain)", "count": "\(waiting.count)"])
+        } catch {
+            context.logger.warning("waiting notifications not applied yet; the inbox sweep will", metadata: ["chain": "\(chain)", "error": "\(error)"])
+        }
     }
 
     /// The namespace of adoption idempotency keys, which user keys may not enter.

@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -258,5 +258,18 @@ enum Schema {
                 PRIMARY KEY (channel, provider_txn_id)
             )
             """,
+        ])
+
+    /// Subscription chains: the original transaction id of every App Store payment (nil for family-shared ones,
+    /// which belong to whoever submits them), so a chain's owner is the owner of any of its transactions; and, on
+    /// an inbox entry waiting for its chain to gain an owner, the chain and the signal's date, to apply it then.
+    private static let subscriptionChains = Migration(
+        version: 8, name: "subscription chains",
+        statements: [
+            "ALTER TABLE payment_transactions ADD COLUMN original_txn_id TEXT",
+            "CREATE INDEX payments_by_chain ON payment_transactions (channel, original_txn_id)",
+            "ALTER TABLE inbox ADD COLUMN chain TEXT",
+            "ALTER TABLE inbox ADD COLUMN signed_at BIGINT",
+            "CREATE INDEX inbox_by_chain ON inbox (chain)",
         ])
 }

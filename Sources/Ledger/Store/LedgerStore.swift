@@ -79,6 +79,15 @@ public protocol LedgerStore: Sendable {
     /// times: for the retry sweep.
     func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal]
 
+    /// The owner of any recorded transaction of a subscription chain (family-shared ones aside).
+    func chainOwner(channel: Channel, originalTransactionID: String) async throws -> String?
+
+    /// Marks a waiting inbox entry as waiting for `chain` to gain an owner.
+    func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws
+
+    /// The inbox entries waiting for `chain`, in the provider's order.
+    func signalsAwaiting(chain: String) async throws -> [PendingSignal]
+
     /// Records how processing an inbound signal ended (see ``InboxVerdict``).
     func finishInbound(id: Int64, verdict: InboxVerdict, note: String?, at: Date) async throws
 

@@ -112,12 +112,16 @@ public struct VerifiedPayment: Sendable, Hashable {
     /// A provider's test environment (App Store Sandbox): recorded and granted as usual, and the order is marked
     /// `sandbox` so it counts as no revenue.
     public var sandbox: Bool
+    /// The subscription chain it belongs to (App Store `originalTransactionId`); nil when it makes no one the chain's
+    /// owner (a family-shared transaction).
+    public var originalTransactionID: String?
 
     public init(
         channel: Channel, providerTransactionID: String, orderNo: String, amount: Money, cause: EventCause,
-        evidence: String, periodEnd: Date? = nil, sandbox: Bool = false
+        evidence: String, periodEnd: Date? = nil, sandbox: Bool = false, originalTransactionID: String? = nil
     ) {
         self.sandbox = sandbox
+        self.originalTransactionID = originalTransactionID
         self.channel = channel
         self.providerTransactionID = providerTransactionID
         self.orderNo = orderNo

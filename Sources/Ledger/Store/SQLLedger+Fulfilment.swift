@@ -13,10 +13,11 @@ extension SQLLedger {
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
             guard let inserted = try await db.raw("""
                 INSERT INTO payment_transactions (channel, provider_txn_id, order_id, user_id, amount_minor, currency,
-                                                  cause, evidence, recorded_at)
+                                                  cause, evidence, recorded_at, original_txn_id)
                 VALUES (\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), \(bind: orderID),
                         \(bind: order.userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code),
-                        \(bind: payment.cause.rawValue), \(bind: payment.evidence), \(bind: date.millisecondsSince1970))
+                        \(bind: payment.cause.rawValue), \(bind: payment.evidence), \(bind: date.millisecondsSince1970),
+                        \(bind: payment.originalTransactionID))
                 ON CONFLICT (channel, provider_txn_id) DO NOTHING RETURNING id
                 """).first()
             else {

@@ -12,6 +12,18 @@ extension SQLLedger {
         }
     }
 
+    /// The user who owns a subscription chain: the owner of any recorded transaction of it (family-shared ones
+    /// aside), or nil when none is recorded.
+    public func chainOwner(channel: Channel, originalTransactionID: String) async throws -> String? {
+        try await database.withSession { db in
+            try await db.raw("""
+                SELECT user_id FROM payment_transactions
+                WHERE channel = \(bind: channel.rawValue) AND original_txn_id = \(bind: originalTransactionID)
+                ORDER BY id LIMIT 1
+                """).first()?.decode(column: "user_id", as: String.self)
+        }
+    }
+
     public func payments(orderNo: String) async throws -> [RecordedPayment] {
         try await database.withSession { db in
             try await db.raw("""

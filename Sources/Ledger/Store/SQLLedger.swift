@@ -173,16 +173,18 @@ public struct SQLLedger: LedgerStore {
                   AND attempts < \(bind: maxAttempts)
                   AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
                 ORDER BY id LIMIT \(bind: limit)
-                """).all().map { row in
-                guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
-                    throw LedgerCorruption(detail: "an inbox row has an unknown channel")
-                }
-                return PendingSignal(
-                    id: try row.decode(column: "id", as: Int64.self), channel: channel,
-                    headers: try JSONDecoder().decode([String: String].self, from: Data(try row.decode(column: "headers", as: String.self).utf8)),
-                    body: Array(try row.decode(column: "body", as: Data.self)), attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
-            }
+                """).all().map(Self.decodeSignal)
         }
+    }
+
+    static func decodeSignal(_ row: any SQLRow) throws -> PendingSignal {
+        guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
+            throw LedgerCorruption(detail: "an inbox row has an unknown channel")
+        }
+        return PendingSignal(
+            id: try row.decode(column: "id", as: Int64.self), channel: channel,
+            headers: try JSONDecoder().decode([String: String].self, from: Data(try row.decode(column: "headers", as: String.self).utf8)),
+            body: Array(try row.decode(column: "body", as: Data.self)), attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
     }
 
     /// Records how processing an entry ended. `applied` closes it; `waiting` and `failed` keep it for the retry
@@ -220,6 +222,27 @@ public struct SQLLedger: LedgerStore {
         try await database.withSession { db in
             let row = try await db.raw("SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM inbox").first()!
             return (try row.decode(column: "n", as: Int.self), try row.decode(column: "bytes", as: Int64.self))
+        }
+    }
+
+    /// Marks a waiting entry as waiting for the subscription chain `chain` to gain an owner; `signedAt` (the
+    /// provider's date, milliseconds) orders the chain's signals when they are applied.
+    public func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws {
+        try await database.withSession { db in
+            try await db.raw("""
+                UPDATE inbox SET chain = \(bind: chain), signed_at = \(bind: signedAt) WHERE id = \(bind: inboxID)
+                """).run()
+        }
+    }
+
+    /// The entries still waiting for `chain`, in the provider's order.
+    public func signalsAwaiting(chain: String) async throws -> [PendingSignal] {
+        try await database.withSession { db in
+            try await db.raw("""
+                SELECT id, channel, headers, body, attempts FROM inbox
+                WHERE chain = \(bind: chain) AND processed_at IS NULL
+                ORDER BY signed_at, id
+                """).all().map(Self.decodeSignal)
         }
     }
 

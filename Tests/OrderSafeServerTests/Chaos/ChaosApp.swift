@@ -87,6 +87,7 @@ struct ChaosApp: Sendable {
 
     private func appStore(index: Int, seed: UInt64, user: String, token: String, random: inout SeededRandom) async throws {
         shared.tally.update { $0.purchases["appstore", default: 0] += 1 }
+        if random.chance(4) { return try await renewalOnly(user: user, token: token, random: &random) }
         let created = try await createOrder(product: "coins_60", channel: .appStore, index: index, seed: seed, user: user, token: token, random: &random)
         let unbound = random.chance(5)
         let (transactionID, jws) = try await sandbox.appStore.purchase(
@@ -179,6 +180,33 @@ struct ChaosApp: Sendable {
             let stolen = try await submit(jws, token: thief, random: &random)
             #expect(stolen.verdict == .rejected && stolen.error?.code == "transaction_belongs_to_another_user", "\(stolen)")
         }
+    }
+
+    /// A subscriber whose app never saw the original purchase (installed later, or restored): Apple's notifications
+    /// of the original and of a renewal may come before or after the app submits the renewal, or not at all; the
+    /// whole chain is the subscriber's.
+    private func renewalOnly(user: String, token: String, random: inout SeededRandom) async throws {
+        shared.tally.step(faulted: true)
+        shared.tally.update { $0.renewalOnlySubscribers += 1 }
+        let monthly = "com.example.ordersafe.vip.monthly"
+        let (original, first) = try await sandbox.appStore.purchase(productID: monthly, type: "Auto-Renewable Subscription")
+        let (renewal, renewed) = try await sandbox.appStore.purchase(
+            productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+        shared.expectations.withLock {
+            $0.transactionOwners[original] = user
+            $0.transactionOwners[renewal] = user
+            $0.subscriptionTransactions.formUnion([original, renewal])
+        }
+        let notices = [
+            try await sandbox.appStore.notification(type: "SUBSCRIBED", signedTransaction: first),
+            try await sandbox.appStore.notification(type: "DID_RENEW", signedTransaction: renewed),
+        ]
+        let before = random.chance(50)
+        if before { for notice in notices { await notifyAppStoreUntilAcknowledged(notice) } }
+        let result = try await submit(renewed, token: token, random: &random)
+        #expect(result.verdict == .recorded, "renewal-only submission: \(result)")
+        // A notification that never came is found by the history: here Apple delivers it after all.
+        if !before { for notice in notices.shuffled(using: &random) { await notifyAppStoreUntilAcknowledged(notice) } }
     }
 
     func submit(_ jws: String, token: String, random: inout SeededRandom) async throws -> AppStoreTransactionResult {

@@ -35,6 +35,8 @@ struct ChaosRun {
         var unfinished: [(String, String, String)] = []
         /// App Store transactions Apple refunded before the server heard of them: recorded, then reversed.
         var refundedTransactions: Set<String> = []
+        /// App Store subscription transactions (they grant VIP time, not coins).
+        var subscriptionTransactions: Set<String> = []
         /// Signed App Store notifications held back to arrive last.
         var heldNotifications: [String] = []
     }
@@ -201,7 +203,9 @@ struct ChaosRun {
                 #expect(order.status == (refunded ? .refunded : .fulfilled), "\(order.orderNo) is \(order.status.rawValue)")
                 if channel == .appStore {
                     #expect(payment.userID == expectations.transactionOwners[record.providerTransactionID], "App Store \(record.providerTransactionID) credited to \(payment.userID)")
-                    if !refunded { coins[payment.userID, default: 0] += 60 }
+                    if !refunded, !expectations.subscriptionTransactions.contains(record.providerTransactionID) {
+                        coins[payment.userID, default: 0] += 60
+                    }
                 } else {
                     #expect(payment.orderNo == record.orderReference)
                     #expect(payment.userID == expectations.orderOwners[payment.orderNo], "\(payment.orderNo) credited to \(payment.userID)")

@@ -34,6 +34,8 @@ final class ChaosTally: Sendable {
         /// Apple refunds that reached the server before the purchase's notification, or before the app's submission.
         var refundsBeforeNotification = 0
         var refundsBeforeSubmission = 0
+        /// Subscribers whose app submitted a renewal only, never the original purchase.
+        var renewalOnlySubscribers = 0
 
         var description: String {
             let total = purchases.values.reduce(0, +)
@@ -43,7 +45,7 @@ final class ChaosTally: Sendable {
                 + "\(redeliveries) redeliveries absorbed; \(abandoned) abandoned unpaid; \(crashedBeforeSubmitting) app crashes before "
                 + "submitting; \(foreignSubmissions) submissions by another user refused (\(foreignFirst) of them before the owner's); "
                 + "refunds first: \(refundsBeforeNotification) before the purchase's notification, \(refundsBeforeSubmission) before the "
-                + "app's submission"
+                + "app's submission; \(renewalOnlySubscribers) subscribers whose app submitted a renewal only"
         }
     }
 

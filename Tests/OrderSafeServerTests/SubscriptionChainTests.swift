@@ -1,0 +1,96 @@
+import Foundation
+import HummingbirdTesting
+import Ledger
+import LedgerTestSupport
+import OrderSafeModel
+import Sandbox
+import Testing
+@testable import OrderSafeServer
+
+/// A subscription history as Apple delivers it: the original purchase the app never submitted, renewals, a refund of
+/// one of them. The app submits one renewal (installed after the first purchase, or restored). Whatever the order
+/// of the notifications and wherever the app's submission falls among them, the ledger ends the same.
+@Suite("Subscription chains: renewals reach whoever owns any transaction of the chain")
+struct SubscriptionChainTests {
+    static let monthly = "com.example.ordersafe.vip.monthly"
+
+    struct History {
+        var transactions: [String]
+        /// (signed notification, signedDate order)
+        var notifications: [String]
+        var submitted: String
+        var refunded: String
+        var latestEnd: Date
+    }
+
+    /// Original purchase (no appAccountToken), four renewals a day apart, a refund of the second renewal.
+    static func history(_ store: SandboxAppStore, clock: ManualClock) async throws -> History {
+        var transactions: [String] = [], signed: [String] = [], notifications: [String] = []
+        let (original, first) = try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription")
+        transactions.append(original)
+        signed.append(first)
+        notifications.append(try await store.notification(type: "SUBSCRIBED", signedTransaction: first))
+        for _ in 0..<4 {
+            clock.advance(by: 86400)
+            let (id, jws) = try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            transactions.append(id)
+            signed.append(jws)
+            notifications.append(try await store.notification(type: "DID_RENEW", signedTransaction: jws))
+        }
+        clock.advance(by: 3600)
+        let refundedJWS = try await store.refund(transactionID: transactions[2])
+        notifications.append(try await store.notification(type: "REFUND", signedTransaction: refundedJWS))
+        return History(
+            transactions: transactions, notifications: notifications, submitted: signed[3], refunded: transactions[2],
+            latestEnd: Date(millisecondsSince1970: try Self.expiresDate(signed[4])))
+    }
+
+    static func expiresDate(_ jws: String) throws -> Int64 {
+        var segment = String(jws.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while segment.count % 4 != 0 { segment += "=" }
+        let data = try #require(Data(base64Encoded: segment))
+        let payload = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try #require((payload["expiresDate"] as? NSNumber)?.int64Value)
+    }
+
+    enum Position: String, CaseIterable {
+        case first, middle, last
+    }
+
+    @Test("the app's renewal first, in the middle or last; notifications in Apple's order or shuffled: one ledger",
+          arguments: Position.allCases, [false, true])
+    func replay(position: Position, shuffled: Bool) async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+            let history = try await Self.history(store, clock: clock)
+            var notifications = history.notifications
+            if shuffled {
+                var random = SeededRandom(state: 17)
+                notifications.shuffle(using: &random)
+            }
+            let at = switch position {
+                case .first: 0
+                case .middle: notifications.count / 2
+                case .last: notifications.count
+            }
+            for (index, notification) in notifications.enumerated() {
+                if index == at { _ = try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted) }
+                #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)
+            }
+            if at == notifications.count { _ = try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted) }
+
+            var orders = Set<String>()
+            for transaction in history.transactions {
+                let payment = try #require(
+                    try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction), "\(transaction) not recorded")
+                #expect(payment.userID == "alice")
+                orders.insert(payment.orderNo)
+                let status = try await components.ledger.order(number: payment.orderNo)?.status
+                #expect(status == (transaction == history.refunded ? .refunded : .fulfilled), "\(transaction): \(String(describing: status))")
+            }
+            #expect(orders.count == history.transactions.count)
+            #expect(try await AppStoreFlowTests.vipExpiry(client, token: alice) == history.latestEnd)
+        }
+    }
+}
