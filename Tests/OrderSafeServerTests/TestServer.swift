@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import LedgerTestSupport
 import Hummingbird
 import HummingbirdTesting
@@ -72,6 +75,22 @@ enum TestServer {
     }
 
     static func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
+
+    /// A loopback port nothing listens on now (the kernel's choice), for a live server whose settings must name its
+    /// port before it starts; a random pick once collided with another test's server.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
 
     static func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 

@@ -174,7 +174,7 @@ struct WeChatPayFlowTests {
 
     @Test("end to end over loopback: order, the sandbox WeChat Pay pays, its notification fulfils the order")
     func endToEnd() async throws {
-        let (settings, _) = try await Self.settings(port: Int.random(in: 30_000...60_000))
+        let (settings, _) = try await Self.settings(port: try TestServer.freePort())
         try await AlipayFlowTests.live(settings) { base, alice in
             let created = try await AlipayFlowTests.request(
                 base + "/v1/orders", method: .POST, token: alice, body: #"{"product_id":"consultation","channel":"wechatpay"}"#)
