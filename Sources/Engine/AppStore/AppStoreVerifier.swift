@@ -16,22 +16,20 @@ public struct AppStoreVerifier: Sendable {
     public var bundleID: String? { primary.bundleID }
 
     public func verifyTransaction(_ jws: String) async throws(VerificationError) -> JWSTransaction {
-        do {
-            return try await primary.verifyTransaction(jws)
-        } catch .invalidEnvironment(let detail) {
-            guard let sandbox else { throw .invalidEnvironment(detail) }
-            return try await sandbox.verifyTransaction(jws)
-        } catch {
-            throw error
-        }
+        try await firstAccepting { verifier throws(VerificationError) in try await verifier.verifyTransaction(jws) }
     }
 
     public func verifyNotification(_ jws: String) async throws(VerificationError) -> AppStoreNotification {
+        try await firstAccepting { verifier throws(VerificationError) in try await verifier.verifyNotification(jws) }
+    }
+
+    /// `verify` with the primary verifier, then, if that refused the environment alone, with the sandbox one.
+    private func firstAccepting<T>(_ verify: (SignedDataVerifier) async throws(VerificationError) -> T) async throws(VerificationError) -> T {
         do {
-            return try await primary.verifyNotification(jws)
+            return try await verify(primary)
         } catch .invalidEnvironment(let detail) {
             guard let sandbox else { throw .invalidEnvironment(detail) }
-            return try await sandbox.verifyNotification(jws)
+            return try await verify(sandbox)
         } catch {
             throw error
         }
