@@ -91,6 +91,8 @@ struct SafetyCheckTests {
             let first = try await AppStoreFlowTests.submit(client, token: alice, jws: refunded)
             #expect(first.verdict == .rejected && first.error?.code == "transaction_revoked")
             #expect(try await AppStoreFlowTests.balance(client, token: alice) == 0)
+            // The ledger shows it paid and refunded, not a payment that never happened.
+            #expect(try await ReconciliationFlowTests.status(client, alice, order.orderNo) == .refunded)
 
             let second = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
             let (paidID, paid) = try await store.purchase(productID: Self.coins, appAccountToken: second.orderUUID)
@@ -99,7 +101,7 @@ struct SafetyCheckTests {
             let later = try await store.refund(transactionID: paidID)
             #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: later).verdict == .rejected)
             #expect(try await AppStoreFlowTests.balance(client, token: alice) == 0)
-            #expect(try await ReconciliationFlowTests.status(client, alice, second.orderNo) == .revoked)
+            #expect(try await ReconciliationFlowTests.status(client, alice, second.orderNo) == .refunded)
         }
     }
 

@@ -53,14 +53,37 @@ struct SubscriptionChainTests {
         return try #require((payload["expiresDate"] as? NSNumber)?.int64Value)
     }
 
+    @Test("with the Server API, a chain's first owner gets its whole history at once, though no notification came")
+    func historyOfNewChain() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+            let (original, _) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription")
+            clock.advance(by: 86400)
+            let (first, _) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            clock.advance(by: 86400)
+            let (latest, renewal) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: renewal).verdict == .recorded)
+            for transaction in [original, first, latest] {
+                let payment = try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction)
+                #expect(payment?.userID == "alice", "\(transaction)")
+            }
+        }
+    }
+
     enum Position: String, CaseIterable {
         case first, middle, last
     }
 
+    static let cases: [(TestEngine, Position, Bool)] = TestEngine.available.flatMap { engine in
+        Position.allCases.flatMap { position in [false, true].map { (engine, position, $0) } }
+    }
+
     @Test("the app's renewal first, in the middle or last; notifications in Apple's order or shuffled: one ledger",
-          arguments: Position.allCases, [false, true])
-    func replay(position: Position, shuffled: Bool) async throws {
-        try await TestServer.withComponents { client, components, clock in
+          arguments: cases)
+    func replay(engine: TestEngine, position: Position, shuffled: Bool) async throws {
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
             let store = components.sandbox!.appStore
             let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
             let history = try await Self.history(store, clock: clock)

@@ -68,6 +68,21 @@ enum TestServer {
         }
     }
 
+    /// ``withComponents(extra:_:)`` on a fresh database of `engine` (SQLite file or PostgreSQL).
+    static func withComponents(
+        engine: TestEngine, _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
+    ) async throws {
+        try await engine.withDatabaseURL { url in
+            let text: String =
+                switch url {
+                case .sqliteFile(let path): "sqlite:\(path)"
+                case .postgres(let text): text
+                case .sqliteMemory: "sqlite::memory:"
+                }
+            try await withComponents(extra: ["ORDERSAFE_DATABASE_URL": text], body)
+        }
+    }
+
     static func token(_ user: String, issuedAt: Date = now, lifetime: TimeInterval = 3600, secret: String = jwtSecret)
         async throws -> String
     {

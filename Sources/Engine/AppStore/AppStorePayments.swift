@@ -134,9 +134,19 @@ public struct AppStorePayments: Sendable {
     {
         let id = purchase.transactionID
         if purchase.revoked {
-            _ = try await context.ledger.reverse(
-                Reversal(channel: .appStore, providerTransactionID: id, kind: .revoked, cause: cause, evidence: evidence), at: context.clock.now())
-            return Self.rejected(transactionID: id, code: "transaction_revoked", message: "Apple refunded or revoked this transaction")
+            // Apple took it back (a refund; for a family-shared purchase, a revocation). Recorded before: reversed
+            // now, once. Not recorded yet: the reversal waits, and recording the purchase below takes it back in the
+            // same step, so the ledger shows it paid and refunded and the submitter hears transaction_revoked.
+            let outcome = try await context.ledger.reverse(
+                Reversal(channel: .appStore, providerTransactionID: id, kind: purchase.familyShared ? .revoked : .refunded, cause: cause,
+                         evidence: evidence),
+                at: context.clock.now())
+            guard outcome == .unknownPayment else {
+                return Self.rejected(transactionID: id, code: "transaction_revoked", message: "Apple refunded or revoked this transaction")
+            }
+            var paid = purchase
+            paid.revoked = false
+            return try await record(paid, submitter: submitter, cause: cause, evidence: evidence)
         }
         if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: id) {
             if let periodEnd = purchase.periodEnd {
@@ -154,6 +164,12 @@ public struct AppStorePayments: Sendable {
         guard let order else {
             throw AppStoreSubmissionError.unbound(id)
         }
+        // A subscription chain this payment gives its first owner: its history is pulled once below, so periods
+        // nobody brought (the original purchase, renewals whose notifications never came) are granted at once.
+        var newChain = false
+        if api != nil, purchase.periodEnd != nil, !purchase.familyShared {
+            newChain = try await context.ledger.chainOwner(channel: .appStore, originalTransactionID: purchase.originalTransactionID) == nil
+        }
         let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: order.orderNo, amount: order.amount, cause: cause,
@@ -164,6 +180,13 @@ public struct AppStorePayments: Sendable {
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
             if !purchase.familyShared { await applyAwaitingSignals(chain: purchase.originalTransactionID) }
+            if newChain {
+                do {
+                    _ = try await followHistory(of: id, submitter: paid.userID)
+                } catch {
+                    context.logger.warning("history of a new subscription not pulled; the hourly pull will find it", metadata: ["error": "\(error)"])
+                }
+            }
             return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause)
         case .duplicate(let orderNo):
             if orderNo != order.orderNo, order.status == .created {
