@@ -87,7 +87,8 @@ public enum OrderSafeApplication {
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         let openAPIDocument = try CatalogLoader.bundledResource("openapi", ext: "json")
-        router.add(middleware: MethodNotAllowedMiddleware(routes: try RouteTable(openAPIDocument: openAPIDocument)))
+        let unmounted = (components.sandbox == nil ? ["/sandbox/"] : []) + (components.appStore == nil ? ["/v1/appstore/"] : [])
+        router.add(middleware: MethodNotAllowedMiddleware(routes: try RouteTable(openAPIDocument: openAPIDocument, unmounted: unmounted)))
         router.add(middleware: ConnectionPolicyMiddleware(
             trustForwardedFor: settings.server.trustForwardedFor, bodyDeadline: .seconds(settings.server.requestTimeoutSeconds)))
         if settings.limits.perAddressPerMinute > 0 {

@@ -6,10 +6,11 @@ import Hummingbird
 struct RouteTable: Sendable {
     private let routes: [(segments: [String], methods: [String])]
 
-    init(openAPIDocument: Data) throws {
+    /// `unmounted`: path prefixes this server does not serve (the simulators in production), which stay 404.
+    init(openAPIDocument: Data, unmounted: [String] = []) throws {
         let object = try JSONSerialization.jsonObject(with: openAPIDocument) as? [String: Any]
         let paths = object?["paths"] as? [String: [String: Any]] ?? [:]
-        routes = paths.map { path, operations in
+        routes = paths.filter { path, _ in !unmounted.contains { path.hasPrefix($0) } }.map { path, operations in
             (path.split(separator: "/").map(String.init), operations.keys.map { $0.uppercased() }.sorted())
         }
     }
