@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import Ledger
 import LedgerTestSupport
 import Hummingbird
 import HummingbirdTesting
@@ -73,13 +74,16 @@ enum TestServer {
         engine: TestEngine, _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
     ) async throws {
         try await engine.withDatabaseURL { url in
-            let text: String =
-                switch url {
-                case .sqliteFile(let path): "sqlite:\(path)"
-                case .postgres(let text): text
-                case .sqliteMemory: "sqlite::memory:"
-                }
-            try await withComponents(extra: ["ORDERSAFE_DATABASE_URL": text], body)
+            try await withComponents(extra: ["ORDERSAFE_DATABASE_URL": databaseSetting(url)], body)
+        }
+    }
+
+    /// `database.url` as a setting names `url`.
+    static func databaseSetting(_ url: DatabaseURL) -> String {
+        switch url {
+        case .sqliteFile(let path): "sqlite:\(path)"
+        case .postgres(let text): text
+        case .sqliteMemory: "sqlite::memory:"
         }
     }
 

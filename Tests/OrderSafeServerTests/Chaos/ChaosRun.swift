@@ -61,12 +61,7 @@ struct ChaosRun {
     /// Runs the population and checks the ledger; returns the tallies.
     func run() async throws -> ChaosTally.Counts {
         try await engine.withDatabaseURL { url in
-            let databaseText: String =
-                switch url {
-                case .sqliteFile(let path): "sqlite:\(path)"
-                case .postgres(let text): text
-                case .sqliteMemory: "sqlite::memory:"
-                }
+            let databaseText = TestServer.databaseSetting(url)
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-chaos-\(UUID().uuidString)").path
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let settings = try await TestServer.settings(
