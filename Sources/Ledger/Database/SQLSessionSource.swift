@@ -59,7 +59,9 @@ struct PostgresSessionSource: SQLSessionSource {
         self.logger = logger
         pool = EventLoopGroupConnectionPool(
             source: PostgresConnectionSource(sqlConfiguration: try SQLPostgresConfiguration(url: url)),
-            maxConnectionsPerEventLoop: maxConnectionsPerEventLoop, requestTimeout: .seconds(30),
+            // As for SQLite: under a burst a caller waits up to two minutes for a connection rather than failing a
+            // request the database would have served (seen at 30 s with the whole suite on one busy cluster).
+            maxConnectionsPerEventLoop: maxConnectionsPerEventLoop, requestTimeout: .seconds(120),
             pruneInterval: .seconds(60), logger: logger, on: MultiThreadedEventLoopGroup.singleton)
     }
 
