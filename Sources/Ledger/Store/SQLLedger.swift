@@ -206,11 +206,11 @@ public struct SQLLedger: LedgerStore {
                     WHERE id = \(bind: id) AND processed_at IS NULL
                     """).run()
             case .refused:
-                guard let row = try await db.raw("SELECT body FROM inbox WHERE id = \(bind: id) AND processed_at IS NULL").first() else { return }
-                let kept = Data(try row.decode(column: "body", as: Data.self).prefix(Self.refusedBodyBytes))
+                // Cut in the database (substr works on SQLite BLOBs and PostgreSQL bytea alike): the refused body,
+                // up to the body limit, is never read back on the path a flood of forgeries takes.
                 try await db.raw("""
                     UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), processed_at = \(bind: date.millisecondsSince1970),
-                                     verdict = \(bind: verdict.rawValue), body = \(bind: kept)
+                                     verdict = \(bind: verdict.rawValue), body = substr(body, 1, \(unsafeRaw: String(Self.refusedBodyBytes)))
                     WHERE id = \(bind: id) AND processed_at IS NULL
                     """).run()
             }
