@@ -28,6 +28,20 @@ struct HostileRequestTests {
         }
     }
 
+    @Test("an empty notification body is a 400 on every channel, not a 5xx from storing it (SQLite binds empty bytes as NULL)")
+    func emptyNotificationBodies() async throws {
+        try await TestServer.run { client in
+            let wechatpayHeaders: HTTPFields = [
+                HTTPField.Name("Wechatpay-Timestamp")!: "", HTTPField.Name("Wechatpay-Nonce")!: "",
+                HTTPField.Name("Wechatpay-Signature")!: "", HTTPField.Name("Wechatpay-Serial")!: "",
+            ]
+            for (uri, headers) in [("/v1/notify/appstore", HTTPFields()), ("/v1/notify/wechatpay", wechatpayHeaders), ("/v1/notify/alipay", HTTPFields())] {
+                let response = try await client.execute(uri: uri, method: .post, headers: headers)
+                #expect(response.status == .badRequest, "\(uri): \(response.status)")
+            }
+        }
+    }
+
     @Test("the WeChat Pay sandbox refuses a merchant Authorization timestamp at Int64's edges and odd query strings")
     func wechatpaySandboxAuthorization() async throws {
         try await TestServer.run { client in

@@ -24,6 +24,9 @@ struct NotificationsController {
             } catch {
                 throw APIError(status: .contentTooLarge, code: "body_too_large", message: "the body exceeds 256 KiB")
             }
+            guard body.readableBytes > 0 else {  // nothing to store: no genuine notification is empty
+                throw APIError(status: .badRequest, code: "notification_refused", message: "the body is empty")
+            }
             let reply: AppStorePayments.Reply
             do {
                 reply = try await appStore.handleNotification(body: Array(buffer: body))
@@ -63,6 +66,7 @@ struct NotificationsController {
             } catch {
                 return Self.wechatpayFailure("body too large", status: 413)
             }
+            guard body.readableBytes > 0 else { return Self.wechatpayFailure("the body is empty", status: 400) }
             var headers = ["content-type": request.headers[.contentType] ?? ""]
             for name in WeChatPayPayments.signatureHeaders {
                 if let field = HTTPField.Name(name), let value = request.headers[field] { headers[name] = value }
