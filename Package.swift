@@ -3,6 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "OrderSafe",
+    defaultLocalization: "en",
     platforms: [.macOS(.v15), .iOS(.v15)],
     products: [
         .executable(name: "ordersafe", targets: ["ordersafe"]),
@@ -15,6 +16,10 @@ let package = Package(
         .library(name: "Engine", targets: ["Engine"]),
         .library(name: "Sandbox", targets: ["Sandbox"]),
         .library(name: "OrderSafeServer", targets: ["OrderSafeServer"]),
+        // The client SDK: Foundation and OrderSafeModel only (StoreKitStandIn on Linux), nothing of the server.
+        .library(name: "OrderSafeKit", targets: ["OrderSafeKit"]),
+        .library(name: "StoreKitStandIn", targets: ["StoreKitStandIn"]),
+        .executable(name: "ordersafe-device", targets: ["ordersafe-device"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -38,6 +43,18 @@ let package = Package(
     ],
     targets: [
         .target(name: "OrderSafeModel"),
+        .target(name: "StoreKitStandIn"),
+        .target(
+            name: "OrderSafeKit",
+            dependencies: ["OrderSafeModel", .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux]))],
+            resources: [.process("Resources")]
+        ),
+        .executableTarget(
+            name: "ordersafe-device",
+            dependencies: [
+                "OrderSafeKit", "OrderSafeModel", "StoreKitStandIn", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .target(
             name: "ChannelSupport",
             dependencies: [
@@ -184,6 +201,7 @@ let package = Package(
         ),
         .target(name: "OracleSupport", path: "Tests/OracleSupport"),
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
+        .testTarget(name: "OrderSafeKitTests", dependencies: ["OrderSafeKit", "OrderSafeModel", "StoreKitStandIn"]),
         .target(
             name: "LedgerTestSupport", dependencies: ["Ledger", "OrderSafeModel", .product(name: "SQLKit", package: "sql-kit")],
             path: "Tests/LedgerTestSupport"),

@@ -111,7 +111,11 @@ public enum OrderSafeApplication {
         ).addRoutes(to: users)
         NotificationsController(alipay: components.alipay, wechatpay: components.wechatpay, appStore: components.appStore).addRoutes(to: v1)
         if let appStore = components.appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
-        components.sandbox?.addRoutes(to: router)
+        if let sandbox = components.sandbox {
+            var tokens: DevelopmentTokenIssuer?
+            if settings.auth.jwtAlgorithm == .hs256, let jwtSecret { tokens = await DevelopmentTokenIssuer(secret: jwtSecret) }
+            await sandbox.addRoutes(to: router, catalog: components.catalog.catalog, tokens: tokens, clock: clock)
+        }
         HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
         AdminController(ledger: components.ledger, refunds: components.refunds).addRoutes(
             to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))

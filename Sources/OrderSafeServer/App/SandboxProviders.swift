@@ -25,6 +25,8 @@ struct SandboxProviders {
     /// The built-in App Store; its roots are written to `data/sandbox/appstore-root.der` (signed data) and
     /// `appstore-receipt-root.der` (receipts) for `ordersafe appstore verify|receipt --root`.
     let appStore: SandboxAppStore
+    /// The App Store's per-device transaction queues (what StoreKitStandIn and `ordersafe-device` talk to).
+    let devices: SandboxAppStoreDevices
     let appStoreSettings: Settings.AppStore
     static let appStoreBundleID = "com.example.ordersafe"
     static let appStoreKeyID = "SANDBOXKEY1"
@@ -76,6 +78,7 @@ struct SandboxProviders {
             authority: authority, receipts: receipts, bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID,
             merchantKeyID: Self.appStoreKeyID,
             merchantKey: apiKey.publicKey, clock: clock)
+        devices = SandboxAppStoreDevices(store: appStore)
     }
 
     /// The App Store Server API key the merchant would download from App Store Connect, kept in the data folder.
@@ -89,10 +92,37 @@ struct SandboxProviders {
     /// The built-in WeChat Pay is called in process (no network hop to ourselves).
     var wechatpayTransport: any ProviderTransport { wechatpay.transport }
 
-    func addRoutes(to router: Router<OrderSafeRequestContext>) {
+    /// The simulators' routes under `/sandbox`; with `tokens`, `POST /sandbox/token` (`{"user": …}`) mints a user
+    /// token the way a merchant's backend would, for `ordersafe-device` and other test clients.
+    func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog, tokens: DevelopmentTokenIssuer?, clock: any WallClock) async {
         SandboxAlipayRoutes<OrderSafeRequestContext>(alipay: alipay).addRoutes(to: router.group("sandbox/alipay"))
         SandboxWeChatPayRoutes<OrderSafeRequestContext>(wechatpay: wechatpay).addRoutes(to: router.group("sandbox/wechatpay"))
         SandboxAppStoreRoutes<OrderSafeRequestContext>(store: appStore).addRoutes(to: router.group("sandbox/appstore"))
+        await devices.setProducts(Self.deviceProducts(catalog))
+        SandboxAppStoreDeviceRoutes<OrderSafeRequestContext>(devices: devices).addRoutes(to: router.group("sandbox/appstore"))
+        if let tokens {
+            router.post("sandbox/token") { request, context in
+                let body = try await request.decodeJSON(SandboxTokenRequest.self, limit: 4096, context: context)
+                guard !body.user.isEmpty, body.user.count <= 128 else {
+                    throw APIError(status: .badRequest, code: "invalid_request", message: "user must be 1 to 128 characters")
+                }
+                return try Response.json(["token": try await tokens.token(userID: body.user, now: clock.now(), lifetime: 3600)])
+            }
+        }
+    }
+
+    /// The catalog's App Store products as the sandbox device's StoreKit sells them.
+    static func deviceProducts(_ catalog: Catalog) -> [SandboxAppStoreDevices.DeviceProduct] {
+        catalog.products.compactMap { product in
+            guard let id = product.appStoreProductID, let price = product.price(for: .appStore) else { return nil }
+            let type = switch product.kind {
+            case .consumable: "Consumable"
+            case .nonConsumable: "Non-Consumable"
+            case .autoRenewableSubscription: "Auto-Renewable Subscription"
+            case .nonRenewingSubscription: "Non-Renewing Subscription"
+            }
+            return .init(id: id, type: type, displayName: product.title, price: price)
+        }
     }
 
     /// A 32-character secret kept at `url` (mode 0600), generated when missing.
@@ -119,4 +149,10 @@ struct SandboxProviders {
         try write(key.pemRepresentation, to: url)
         return key
     }
+}
+
+/// Body of `POST /sandbox/token`.
+struct SandboxTokenRequest: APIRequestBody {
+    static let members: Set<String> = ["user"]
+    var user: String
 }

@@ -20,6 +20,9 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                 status: .init(code: status), headers: [.contentType: "application/json;charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: text)))
         }
+        group.get("payments") { _, _ in
+            SandboxJSONObject.payments(await alipay.payments)
+        }
         group.post("faults") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)

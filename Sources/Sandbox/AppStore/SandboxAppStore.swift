@@ -48,7 +48,8 @@ public actor SandboxAppStore {
     private var originals: [String: [String]] = [:]
     private var notifications: [(signedDate: Int64, payload: String)] = []
     private var testNotifications: [String: String] = [:]
-    private var nextID: Int64 = 2_000_000_900_000_001
+    /// Transaction ids start from the clock, so a restarted sandbox (the data folder kept) never reuses one.
+    private var nextID: Int64
     private var faults: [Fault] = []
     private var revokedSerials: Set<[UInt8]> = []
     /// Consumption information the merchant sent, by transaction id (the JSON body as received).
@@ -66,6 +67,7 @@ public actor SandboxAppStore {
         self.merchantKeyID = merchantKeyID
         self.merchantKey = merchantKey
         self.clock = clock
+        nextID = 2_000_000_000_000_000 + (clock.now().millisecondsSince1970 % 1_000_000_000_000) * 100 + 1
     }
 
     public func inject(_ fault: Fault, count: Int = 1) {

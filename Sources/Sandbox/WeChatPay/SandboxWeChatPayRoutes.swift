@@ -20,6 +20,9 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
         for (method, path) in SandboxWeChatPayAPI.routes {
             group.on(RouterPath(path), method: method == "GET" ? .get : .post, use: api)
         }
+        group.get("payments") { _, _ in
+            SandboxJSONObject.payments(await wechatpay.payments)
+        }
         group.post("faults") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)

@@ -1,0 +1,59 @@
+import Foundation
+import OrderSafeModel
+
+/// What the UI can follow through ``OrderSafe/events()``.
+public enum OrderSafeEvent: Sendable {
+    case productsLoaded(ProductList)
+    /// An order was created (or found again after a relaunch) for a purchase.
+    case orderCreated(orderNo: String, productID: String, channel: Channel)
+    /// A purchase moved on: `stage` is one of ``PurchaseStage``.
+    case purchaseStage(orderNo: String, stage: PurchaseStage)
+    /// A purchase reached an outcome (final, or waiting: see ``PurchaseOutcome/State``).
+    case purchaseOutcome(PurchaseOutcome)
+    /// StoreKit was told the transaction is delivered.
+    case transactionFinished(transactionID: UInt64, orderNo: String?)
+    case entitlementsChanged(HoldingsResponse)
+    /// A journal file could not be read; it was moved to `unreadable/` in the journal folder.
+    case journalProblem(file: String, reason: String)
+}
+
+/// The steps a purchase shows on its way.
+public enum PurchaseStage: String, Sendable, Hashable {
+    /// The store's sheet or the provider's app is open.
+    case paying
+    /// Waiting for a parent's approval (Ask to Buy).
+    case awaitingApproval = "awaiting_approval"
+    /// The store charged; the server is recording it.
+    case recording
+    /// The provider's app answered; the server is confirming with the provider.
+    case confirming
+}
+
+/// Fans events out to every stream opened with ``OrderSafe/events()``.
+final class EventHub: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var continuations: [UUID: AsyncStream<OrderSafeEvent>.Continuation] = [:]
+
+    func stream() -> AsyncStream<OrderSafeEvent> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<OrderSafeEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.lock.withLock { _ = self.continuations.removeValue(forKey: id) }
+        }
+        lock.withLock { continuations[id] = continuation }
+        return stream
+    }
+
+    func send(_ event: OrderSafeEvent) {
+        for continuation in lock.withLock({ Array(continuations.values) }) {
+            continuation.yield(event)
+        }
+    }
+
+    func finish() {
+        for continuation in lock.withLock({ Array(continuations.values) }) {
+            continuation.finish()
+        }
+    }
+}

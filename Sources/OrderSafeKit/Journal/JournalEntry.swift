@@ -1,0 +1,45 @@
+import Foundation
+import OrderSafeModel
+
+/// One purchase on its way, as kept on disk: enough to resume it after the app was killed at any point. It holds
+/// no token or secret; the signed transaction it may hold is what the store gave the app.
+struct JournalEntry: Codable, Sendable, Hashable {
+    /// Where the purchase stands; each stage is written before the step it enables.
+    enum Stage: String, Codable, Sendable {
+        /// About to create the order (the entry's id is the request's `Idempotency-Key`).
+        case intent
+        /// The order exists; the store or the provider's app is being asked to pay.
+        case ordered
+        /// Ask to Buy: waiting for a parent; the transaction comes through `Transaction.updates`.
+        case pendingApproval
+        /// The store charged: its signed transaction is being recorded by the server.
+        case submitting
+        /// The provider's app answered (or the app was killed while it was open): waiting for the server's truth.
+        case awaitingProvider
+    }
+
+    var id: UUID
+    var productID: String
+    var channel: Channel
+    var stage: Stage
+    var orderNo: String?
+    var orderUUID: UUID?
+    var transactionID: UInt64?
+    var signedTransaction: String?
+    /// The provider app's result code (`resultStatus`, `errCode`), a hint only.
+    var providerResult: String?
+    var createdAt: Date
+    var updatedAt: Date
+    /// How many times the server was asked about it without a definitive answer.
+    var attempts: Int
+
+    init(id: UUID, productID: String, channel: Channel, at date: Date) {
+        self.id = id
+        self.productID = productID
+        self.channel = channel
+        stage = .intent
+        createdAt = date
+        updatedAt = date
+        attempts = 0
+    }
+}

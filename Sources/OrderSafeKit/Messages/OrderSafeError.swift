@@ -1,0 +1,74 @@
+import Foundation
+import OrderSafeModel
+
+/// Everything that can stop a purchase, restore or read, each with a message for the user in Simplified Chinese
+/// and English (``message(in:)``). None of them means a payment was lost: what the store or a provider took is
+/// recorded when the server can be reached.
+public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
+    case store(StoreFailure)
+    case alipay(AlipayResult)
+    case wechatPay(WeChatPayResult)
+    case server(ServerProblem)
+    /// The product id is not in the server's catalog.
+    case productNotFound(String)
+    case channelNotOffered(productID: String, channel: Channel)
+    /// `AppStore.canMakePayments` is false.
+    case paymentsNotAllowed
+    /// No bridge was given for this channel.
+    case bridgeMissing(Channel)
+    /// The server looked at the App Store transaction and refused it for good.
+    case rejected(code: String, message: String)
+    /// StoreKit could not verify the transaction on the device; it is not finished.
+    case unverifiedTransaction(String)
+    /// The purchase journal cannot be written (disk full, folder not writable) or is full: no purchase starts.
+    case journalUnavailable(String)
+
+    /// The key of this error's text in `Localizable.strings`, and its placeholders.
+    var messageKey: (key: String, values: [String: String]) {
+        switch self {
+        case .store(.storeKit(let kind)): ("store.\(kind.rawValue)", [:])
+        case .store(.purchase(let kind)): ("purchase.\(kind.rawValue)", [:])
+        case .store(.skError(let code)): ((0...21).contains(code) ? "sk.\(code)" : "sk.other", ["code": String(code)])
+        case .store(.other): ("store.other", [:])
+        case .server(.unavailable(_, "provider_unavailable")): ("server.providerUnavailable", [:])
+        case .alipay(let result): (result.messageKey, ["code": result.resultStatus])
+        case .wechatPay(let result): (result.messageKey, ["code": String(result.errCode)])
+        case .server(.unreachable): ("server.unreachable", [:])
+        case .server(.unavailable): ("server.unavailable", [:])
+        case .server(.refused(_, let code, _)): ("server.refused", ["code": code])
+        case .server(.malformedAnswer): ("server.malformed", [:])
+        case .server(.signedOut): ("server.signedOut", [:])
+        case .productNotFound: ("order.productNotFound", [:])
+        case .channelNotOffered: ("order.channelNotOffered", [:])
+        case .paymentsNotAllowed: ("order.paymentsNotAllowed", [:])
+        case .bridgeMissing: ("order.bridgeMissing", [:])
+        case .rejected("transaction_revoked", _): ("order.transactionRevoked", [:])
+        case .rejected("transaction_belongs_to_another_user", _): ("order.otherUser", [:])
+        case .rejected(let code, _): ("order.rejected", ["code": code])
+        case .unverifiedTransaction: ("order.unverified", [:])
+        case .journalUnavailable: ("journal.unavailable", [:])
+        }
+    }
+
+    /// What to show the user.
+    public func message(in language: MessageLanguage = .preferred()) -> String {
+        let (key, values) = messageKey
+        return Messages.text(key, language, values)
+    }
+
+    public var description: String {
+        switch self {
+        case .store(let failure): "store: \(failure)"
+        case .alipay(let result): "alipay resultStatus \(result.resultStatus)"
+        case .wechatPay(let result): "wechatpay errCode \(result.errCode)"
+        case .server(let problem): "\(problem)"
+        case .productNotFound(let id): "product \(id) is not in the catalog"
+        case .channelNotOffered(let id, let channel): "product \(id) is not sold through \(channel.rawValue)"
+        case .paymentsNotAllowed: "payments are not allowed on this device"
+        case .bridgeMissing(let channel): "no bridge configured for \(channel.rawValue)"
+        case .rejected(let code, let message): "rejected (\(code)): \(message)"
+        case .unverifiedTransaction(let reason): "StoreKit could not verify the transaction: \(reason)"
+        case .journalUnavailable(let reason): "the purchase journal is unavailable: \(reason)"
+        }
+    }
+}

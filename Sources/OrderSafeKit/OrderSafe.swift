@@ -1,0 +1,232 @@
+import Foundation
+import OrderSafeModel
+
+/// OrderSafeKit's one entry point: create it once at launch, call ``start()``, and buy through
+/// ``purchase(_:through:)`` for every channel.
+///
+/// The rules it keeps: an order exists (and is journaled) before any store or provider is asked to pay; a StoreKit
+/// transaction is finished only after the server answered `recorded` or `rejected` for it; a provider app's result
+/// is a hint, and only the server's word makes an order paid; whatever was on its way when the app was killed is
+/// resumed at the next ``start()`` or ``resume()``.
+public actor OrderSafe {
+    let configuration: OrderSafeConfiguration
+    let store: any StoreClient
+    let api: OrderSafeAPI
+    let journal: PurchaseJournal
+    let hub = EventHub()
+    let entitlementCache: EntitlementCache
+    private var listener: Task<Void, Never>?
+    /// Transactions and journal entries being worked on now (a purchase, the listener and a sweep never act on one
+    /// at the same time).
+    var transactionsInFlight: Set<UInt64> = []
+    var entriesInFlight: Set<UUID> = []
+    var catalog: CatalogResponse?
+
+    public init(configuration: OrderSafeConfiguration, store: any StoreClient = StoreKitClient(), transport: any HTTPTransport = URLSessionTransport()) {
+        self.configuration = configuration
+        self.store = store
+        api = OrderSafeAPI(baseURL: configuration.serverURL, token: configuration.token, transport: transport)
+        journal = PurchaseJournal(directory: configuration.journalDirectory)
+        entitlementCache = EntitlementCache(file: configuration.journalDirectory.appendingPathComponent("entitlements.cache"))
+    }
+
+    /// Starts the one transaction listener (`Transaction.updates`) and resumes everything on its way. Call it at
+    /// launch; calling it again (on foreground) only resumes.
+    @discardableResult
+    public func start() async -> [PurchaseOutcome] {
+        if listener == nil {
+            let updates = store.updates()
+            listener = Task { [weak self] in
+                for await transaction in updates {
+                    guard let self else { return }
+                    _ = await self.process(transaction)
+                }
+            }
+        }
+        return await resume()
+    }
+
+    /// Stops the listener (tests, sign-out). Purchases on their way stay in the journal.
+    public func stop() {
+        listener?.cancel()
+        listener = nil
+        hub.finish()
+    }
+
+    /// Events for the UI, from now on. Every call opens a stream of its own.
+    public nonisolated func events() -> AsyncStream<OrderSafeEvent> {
+        hub.stream()
+    }
+
+    // MARK: Products
+
+    /// The catalog's products with the App Store's details, cheapest first; also sent as ``OrderSafeEvent/productsLoaded(_:)``.
+    public func products() async throws(OrderSafeError) -> ProductList {
+        let catalog = try await loadCatalog()
+        let ids = catalog.products.compactMap(\.appStoreProductID)
+        var details: [StoreProduct] = []
+        if !ids.isEmpty {
+            do {
+                details = try await store.products(for: ids)
+            } catch let failure as StoreFailure {
+                throw .store(failure)
+            } catch {
+                throw .store(.other("\(error)"))
+            }
+        }
+        let list = ProductList(catalog: catalog.products, store: details, canMakePayments: await store.canMakePayments)
+        hub.send(.productsLoaded(list))
+        return list
+    }
+
+    func loadCatalog() async throws(OrderSafeError) -> CatalogResponse {
+        if let catalog { return catalog }
+        do {
+            let loaded = try await api.catalog()
+            catalog = loaded
+            return loaded
+        } catch let problem as ServerProblem {
+            throw .server(problem)
+        } catch {
+            throw .server(.malformedAnswer("\(error)"))
+        }
+    }
+
+    // MARK: Purchase
+
+    /// Buys `productID` (a catalog id) through `channel`, and returns when the purchase reached an outcome or a
+    /// state it resumes from by itself (``PurchaseOutcome/State/pending``, ``PurchaseOutcome/State/awaitingConfirmation``).
+    public func purchase(_ productID: String, through channel: Channel) async -> PurchaseOutcome {
+        let failed = { (error: OrderSafeError) in PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error)) }
+        let product: OrderSafeModel.Product
+        do {
+            guard let found = try await loadCatalog().products.first(where: { $0.id == productID }) else { return failed(.productNotFound(productID)) }
+            product = found
+        } catch {
+            return failed(error)
+        }
+        guard product.channels.contains(channel) else { return failed(.channelNotOffered(productID: productID, channel: channel)) }
+        switch channel {
+        case .appStore:
+            guard product.appStoreProductID != nil else { return failed(.channelNotOffered(productID: productID, channel: channel)) }
+            guard await store.canMakePayments else { return failed(.paymentsNotAllowed) }
+        case .alipay:
+            guard configuration.alipay != nil else { return failed(.bridgeMissing(.alipay)) }
+        case .wechatPay:
+            guard configuration.wechatPay != nil else { return failed(.bridgeMissing(.wechatPay)) }
+        }
+        var entry = JournalEntry(id: UUID(), productID: productID, channel: channel, at: configuration.now())
+        do {
+            try await journal.write(entry)
+        } catch {
+            return failed(.journalUnavailable(PurchaseJournal.reason(error)))
+        }
+        entriesInFlight.insert(entry.id)
+        defer { entriesInFlight.remove(entry.id) }
+        let response: OrderResponse
+        do {
+            response = try await createOrder(&entry)
+        } catch {
+            if !error.isRetryable { await journal.remove(entry.id) }
+            return report(failed(.server(error)))
+        }
+        switch channel {
+        case .appStore: return await buyFromAppStore(entry, product: product, order: response.order)
+        case .alipay, .wechatPay: return await payThroughProvider(entry, response: response)
+        }
+    }
+
+    /// Creates the entry's order (or finds it again: the entry's id is the `Idempotency-Key`) and journals it.
+    func createOrder(_ entry: inout JournalEntry) async throws(ServerProblem) -> OrderResponse {
+        let response: OrderResponse
+        do {
+            response = try await api.createOrder(productID: entry.productID, channel: entry.channel, idempotencyKey: entry.id.uuidString.lowercased())
+        } catch let problem as ServerProblem {
+            throw problem
+        } catch {
+            throw .malformedAnswer("\(error)")
+        }
+        entry.orderNo = response.order.orderNo
+        entry.orderUUID = response.order.orderUUID
+        entry.stage = .ordered
+        try? await save(&entry)
+        hub.send(.orderCreated(orderNo: response.order.orderNo, productID: entry.productID, channel: entry.channel))
+        return response
+    }
+
+    /// Writes a new stage of `entry`. A write that fails is logged; the step it precedes still runs, since
+    /// StoreKit's own queue and the server's order keep the purchase recoverable without the journal.
+    func save(_ entry: inout JournalEntry) async throws {
+        entry.updatedAt = configuration.now()
+        do {
+            try await journal.write(entry)
+        } catch {
+            log(.error, "journal write failed", ["order_no": entry.orderNo ?? "-", "reason": PurchaseJournal.reason(error)])
+            throw error
+        }
+    }
+
+    /// Sends the outcome to the UI and returns it.
+    func report(_ outcome: PurchaseOutcome) -> PurchaseOutcome {
+        hub.send(.purchaseOutcome(outcome))
+        log(.info, "purchase outcome", ["order_no": outcome.orderNo ?? "-", "outcome": outcome.name])
+        return outcome
+    }
+
+    func log(_ level: OrderSafeLogRecord.Level, _ message: String, _ metadata: [String: String] = [:]) {
+        configuration.log?(OrderSafeLogRecord(level: level, message: message, metadata: metadata))
+    }
+
+    /// True when nothing is on its way: no purchase in the journal but those waiting for Ask to Buy, and no
+    /// unfinished transaction in the store.
+    public func isSettled() async -> Bool {
+        let (entries, _) = await journal.entries()
+        guard entries.allSatisfy({ $0.stage == .pendingApproval }) else { return false }
+        return await store.unfinished().isEmpty
+    }
+
+    // MARK: Entitlements and restore
+
+    /// The user's balances and entitlements: from the server, or when it cannot be reached and `allowCached`, the
+    /// last ones it gave (kept on disk for offline reads).
+    public func entitlements(allowCached: Bool = true) async throws(OrderSafeError) -> HoldingsResponse {
+        do {
+            let holdings = try await api.entitlements()
+            if await entitlementCache.store(holdings) { hub.send(.entitlementsChanged(holdings)) }
+            return holdings
+        } catch let problem as ServerProblem {
+            if allowCached, problem.isRetryable, let cached = await entitlementCache.load() { return cached }
+            throw .server(problem)
+        } catch {
+            throw .server(.malformedAnswer("\(error)"))
+        }
+    }
+
+    /// Restore: `AppStore.sync()` (which asks the user to sign in to the App Store, so call it from a button), then
+    /// every unfinished transaction is recorded, then `POST /v1/appstore/sync` with what the store holds.
+    public func restore() async throws(OrderSafeError) -> HoldingsResponse {
+        do {
+            try await store.sync()
+        } catch let failure as StoreFailure {
+            throw .store(failure)
+        } catch {
+            throw .store(.other("\(error)"))
+        }
+        _ = await resume()
+        let signed = await store.currentEntitlements().filter(\.isVerified).map(\.jwsRepresentation)
+        if !signed.isEmpty {
+            do {
+                _ = try await api.sync(signedTransactions: Array(signed.prefix(100)))
+            } catch let problem as ServerProblem {
+                throw .server(problem)
+            } catch {
+                throw .server(.malformedAnswer("\(error)"))
+            }
+        }
+        return try await entitlements(allowCached: false)
+    }
+
+    func refreshEntitlements() async {
+        _ = try? await entitlements(allowCached: false)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import OrderSafeModel
+
+extension OrderSafe {
+    /// The Alipay / WeChat Pay leg: the provider's app is opened through the app's bridge, its answer is passed
+    /// to the server as a hint, and the outcome is whatever the server then says the order is.
+    func payThroughProvider(_ entry: JournalEntry, response: OrderResponse) async -> PurchaseOutcome {
+        var entry = entry
+        let order = response.order
+        hub.send(.purchaseStage(orderNo: order.orderNo, stage: .paying))
+        let hint: ClientResultRequest
+        switch entry.channel {
+        case .alipay:
+            guard let bridge = configuration.alipay, let invocation = response.alipay else {
+                return await abandon(entry, order: order, because: .bridgeMissing(.alipay))
+            }
+            let result = await bridge.pay(orderString: invocation.orderString)
+            entry.providerResult = result.resultStatus
+            hint = ClientResultRequest(result: result.hint, detail: "resultStatus=\(result.resultStatus.prefix(16))")
+        case .wechatPay:
+            guard let bridge = configuration.wechatPay, let invocation = response.wechatpay, let request = WeChatPayRequest(invocation) else {
+                return await abandon(entry, order: order, because: .bridgeMissing(.wechatPay))
+            }
+            let result = await bridge.pay(request)
+            entry.providerResult = String(result.errCode)
+            hint = ClientResultRequest(result: result.hint, detail: "errCode=\(result.errCode)")
+        case .appStore:
+            return await abandon(entry, order: order, because: .channelNotOffered(productID: entry.productID, channel: .appStore))
+        }
+        entry.stage = .awaitingProvider
+        try? await save(&entry)
+        return report(await confirm(entry, hint: hint))
+    }
+
+    /// Asks the server until the order is final or the policy's time is up. A cancelled or failed hint ends in a
+    /// cancellation request (which the server refuses if the provider says paid: then the paid order is reported).
+    func confirm(_ entry: JournalEntry, hint: ClientResultRequest) async -> PurchaseOutcome {
+        guard let orderNo = entry.orderNo else { return PurchaseOutcome(orderNo: nil, productID: entry.productID, channel: entry.channel, state: .cancelled) }
+        hub.send(.purchaseStage(orderNo: orderNo, stage: .confirming))
+        let waiting = PurchaseOutcome(orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
+        var last: Order?
+        do {
+            last = try await api.clientResult(orderNo, result: hint)
+        } catch let problem as ServerProblem where !problem.isRetryable {
+            return await abandonUnknown(entry, problem: problem)
+        } catch {}
+        if hint.result == .cancelled || hint.result == .failed {
+            if let order = last, let settled = PurchaseOutcome.settled(order) { return await settle(entry, settled) }
+            if let settled = await giveUp(entry) { return settled }
+            if let order = try? await api.order(orderNo), order.status == .cancelled {
+                return PurchaseOutcome(orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled, order: order)
+            }
+            return waiting
+        }
+        var sinceHint = Duration.zero
+        for delay in configuration.confirmation.delays {
+            if let order = last, let settled = PurchaseOutcome.settled(order) { return await settle(entry, settled) }
+            do {
+                try await configuration.sleep(delay)
+            } catch {
+                return waiting  // cancelled: the entry stays for the next resume
+            }
+            sinceHint += delay
+            do {
+                if sinceHint >= .seconds(5) {
+                    // Ask the server to query the provider again (it does so at most every 5 seconds per order).
+                    sinceHint = .zero
+                    last = try await api.clientResult(orderNo, result: ClientResultRequest(result: .pending, detail: "still waiting"))
+                } else {
+                    last = try await api.order(orderNo)
+                }
+            } catch let problem as ServerProblem where !problem.isRetryable {
+                return await abandonUnknown(entry, problem: problem)
+            } catch {}
+        }
+        if let order = last, let settled = PurchaseOutcome.settled(order) { return await settle(entry, settled) }
+        return waiting
+    }
+
+    /// A final outcome: the entry is done.
+    func settle(_ entry: JournalEntry, _ outcome: PurchaseOutcome) async -> PurchaseOutcome {
+        await journal.remove(entry.id)
+        if outcome.state == .fulfilled || outcome.state == .refunded { await refreshEntitlements() }
+        return outcome
+    }
+
+    /// The provider was never opened (no bridge, no invoke parameters): the order is cancelled.
+    private func abandon(_ entry: JournalEntry, order: Order, because error: OrderSafeError) async -> PurchaseOutcome {
+        await giveUp(entry)
+        return report(PurchaseOutcome(orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(error), order: order))
+    }
+
+    /// The server refuses to talk about the order for good (404: another user signed in, or it was purged).
+    private func abandonUnknown(_ entry: JournalEntry, problem: ServerProblem) async -> PurchaseOutcome {
+        if case .refused(404, _, _) = problem { await journal.remove(entry.id) }
+        return PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(.server(problem)))
+    }
+
+}

@@ -1,0 +1,82 @@
+import Foundation
+import OrderSafeModel
+
+extension OrderSafe {
+    /// Completes everything that was on its way: first the store's unfinished transactions (recorded, then
+    /// finished), then every journal entry from where it stopped. Runs at ``start()``; call it again when the app
+    /// comes to the foreground. Returns the outcomes reached (final or still waiting), one per purchase.
+    @discardableResult
+    public func resume() async -> [PurchaseOutcome] {
+        var outcomes: [PurchaseOutcome] = []
+        let (_, problems) = await journal.entries()
+        for problem in problems {
+            log(.error, "journal file unreadable, set aside", ["file": problem.file, "reason": problem.reason])
+            hub.send(.journalProblem(file: problem.file, reason: problem.reason))
+        }
+        for transaction in await store.unfinished() {
+            if let outcome = await process(transaction) { outcomes.append(outcome) }
+        }
+        for entry in await journal.entries().entries where entriesInFlight.insert(entry.id).inserted {
+            defer { entriesInFlight.remove(entry.id) }
+            if let outcome = await resume(entry) { outcomes.append(report(outcome)) }
+        }
+        return outcomes
+    }
+
+    /// One entry, from its stage.
+    private func resume(_ entry: JournalEntry) async -> PurchaseOutcome? {
+        var entry = entry
+        let waiting = PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
+        switch entry.stage {
+        case .intent:
+            // Killed before the order's creation was answered: find the order again (same Idempotency-Key) and
+            // cancel it, since nothing was asked to pay for it.
+            do {
+                _ = try await createOrder(&entry)
+            } catch {
+                if !error.isRetryable { await journal.remove(entry.id) }
+                return error.isRetryable ? waiting : nil
+            }
+            return await giveUp(entry) ?? PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled)
+        case .ordered where entry.channel == .appStore:
+            // The store was asked to pay; its transaction, if any, was among the unfinished ones just recorded, or
+            // comes later through the listener (then bound to the order by its UUID even if it was cancelled here).
+            return await giveUp(entry) ?? PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled)
+        case .ordered, .awaitingProvider:
+            // Killed while the provider's app was open, or before its answer reached the server: ask the server,
+            // which asks the provider.
+            let hint: ClientResultRequest.Result = entry.providerResult.map { Self.hint(providerResult: $0, channel: entry.channel) } ?? .pending
+            var outcome = await confirm(entry, hint: ClientResultRequest(result: hint, detail: "resumed after relaunch"))
+            if outcome.state == .awaitingConfirmation, entry.stage == .ordered || hint == .pending {
+                // The provider never confirmed a payment within the wait: close the order (refused if it was paid).
+                if let settled = await giveUp(entry) { return settled }
+                if let order = try? await api.order(entry.orderNo ?? ""), order.status == .cancelled {
+                    outcome.state = .cancelled
+                    outcome.order = order
+                }
+            }
+            return outcome
+        case .pendingApproval:
+            return PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .pending)
+        case .submitting:
+            // The transaction was not among the unfinished ones (it was finished before the entry was removed, or
+            // the server was unreachable just now): its signed form is submitted again for the verdict (the server
+            // records a transaction once; finishing a finished transaction does nothing).
+            guard let signed = entry.signedTransaction, let id = entry.transactionID else {
+                await journal.remove(entry.id)
+                return nil
+            }
+            let transaction = StoreTransaction(
+                id: id, originalID: id, productID: entry.productID, appAccountToken: entry.orderUUID, jwsRepresentation: signed)
+            return await process(transaction)
+        }
+    }
+
+    static func hint(providerResult: String, channel: Channel) -> ClientResultRequest.Result {
+        switch channel {
+        case .alipay: AlipayResult(resultStatus: providerResult).hint
+        case .wechatPay: Int32(providerResult).map { WeChatPayResult(errCode: $0).hint } ?? .pending
+        case .appStore: .pending
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import OrderSafeModel
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The OrderSafe server's user API, typed with the same wire types the server encodes (OrderSafeModel).
+struct OrderSafeAPI: Sendable {
+    let baseURL: URL
+    let token: @Sendable () async throws -> String
+    let transport: any HTTPTransport
+
+    func catalog() async throws -> CatalogResponse {
+        try await call("GET", "v1/catalog", authenticated: false)
+    }
+
+    /// Creates the order, or returns the one `idempotencyKey` already created (with fresh invoke parameters).
+    func createOrder(productID: String, channel: Channel, idempotencyKey: String) async throws -> OrderResponse {
+        try await call("POST", "v1/orders", body: CreateOrderRequest(productID: productID, channel: channel), headers: ["Idempotency-Key": idempotencyKey])
+    }
+
+    func order(_ orderNo: String) async throws -> Order {
+        let response: OrderResponse = try await call("GET", "v1/orders/\(Self.segment(orderNo))")
+        return response.order
+    }
+
+    func clientResult(_ orderNo: String, result: ClientResultRequest) async throws -> Order {
+        let response: OrderResponse = try await call("POST", "v1/orders/\(Self.segment(orderNo))/client-result", body: result)
+        return response.order
+    }
+
+    func cancel(_ orderNo: String) async throws -> Order {
+        let response: OrderResponse = try await call("POST", "v1/orders/\(Self.segment(orderNo))/cancel")
+        return response.order
+    }
+
+    func submit(signedTransaction: String) async throws -> AppStoreSubmissionResponse {
+        try await call("POST", "v1/appstore/transactions", body: AppStoreSubmission(signedTransaction: signedTransaction))
+    }
+
+    func sync(signedTransactions: [String]) async throws -> AppStoreSubmissionResponse {
+        try await call("POST", "v1/appstore/sync", body: AppStoreSyncRequest(signedTransactions: signedTransactions))
+    }
+
+    func entitlements() async throws -> HoldingsResponse {
+        try await call("GET", "v1/me/entitlements")
+    }
+
+    private func call<Answer: Decodable, Body: Encodable>(
+        _ method: String, _ path: String, body: Body, headers: [String: String] = [:]
+    ) async throws -> Answer {
+        try await call(method, path, encoded: try OrderSafeJSON.encoder().encode(body), headers: headers, authenticated: true)
+    }
+
+    private func call<Answer: Decodable>(
+        _ method: String, _ path: String, encoded body: Data? = nil, headers: [String: String] = [:], authenticated: Bool = true
+    ) async throws -> Answer {
+        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if authenticated {
+            let bearer: String
+            do {
+                bearer = try await token()
+            } catch {
+                throw ServerProblem.signedOut
+            }
+            request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+        }
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let status: Int
+        let data: Data
+        do {
+            (status, data) = try await transport.send(request)
+        } catch let problem as ServerProblem {
+            throw problem
+        } catch {
+            throw ServerProblem.unreachable(Self.reason(error))
+        }
+        guard (200..<300).contains(status) else {
+            let detail = (try? OrderSafeJSON.decoder().decode(APIErrorResponse.self, from: data))?.error
+            if status == 429 || status >= 500 { throw ServerProblem.unavailable(status: status, code: detail?.code ?? "unavailable") }
+            throw ServerProblem.refused(status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "")
+        }
+        do {
+            return try OrderSafeJSON.decoder().decode(Answer.self, from: data)
+        } catch {
+            throw ServerProblem.malformedAnswer("\(Answer.self)")
+        }
+    }
+
+    /// An order number as one path segment. Order numbers are ASCII letters, digits, `-` and `_`; anything else
+    /// (a corrupt journal entry) becomes a segment no order has, so the server answers 404 instead of the request
+    /// reaching another path.
+    static func segment(_ text: String) -> String {
+        let safe = !text.isEmpty && text.count <= 64 && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+        return safe ? text : "_"
+    }
+
+    /// A short reason for a transport failure, without the URL (which could carry identifiers).
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? URLError { return "URLError \(error.code.rawValue)" }
+        return String(describing: type(of: error))
+    }
+}

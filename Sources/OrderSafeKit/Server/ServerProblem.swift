@@ -1,0 +1,33 @@
+import Foundation
+
+/// Why a call to the OrderSafe server did not give an answer to act on. ``isRetryable`` decides whether a
+/// StoreKit transaction may be finished: only a definitive answer finishes one.
+public enum ServerProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No answer: offline, DNS, timeout, connection reset.
+    case unreachable(String)
+    /// The server answered 5xx or 429: try again later.
+    case unavailable(status: Int, code: String)
+    /// The server refused the request for good (4xx other than 429), with its error code and message.
+    case refused(status: Int, code: String, message: String)
+    /// The answer could not be read.
+    case malformedAnswer(String)
+    /// No bearer token: the user is signed out.
+    case signedOut
+
+    public var isRetryable: Bool {
+        switch self {
+        case .unreachable, .unavailable, .malformedAnswer, .signedOut: true
+        case .refused: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): "the server could not be reached (\(reason))"
+        case .unavailable(let status, let code): "the server is unavailable (\(status) \(code))"
+        case .refused(let status, let code, let message): "the server refused (\(status) \(code)): \(message)"
+        case .malformedAnswer(let reason): "the server's answer could not be read (\(reason))"
+        case .signedOut: "no user is signed in"
+        }
+    }
+}

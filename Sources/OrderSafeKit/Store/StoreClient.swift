@@ -1,0 +1,96 @@
+import Foundation
+
+/// The seam between OrderSafeKit and the App Store, shaped like StoreKit 2. ``StoreKitClient`` is the real one;
+/// tests drive the purchase machine through their own.
+public protocol StoreClient: Sendable {
+    /// `AppStore.canMakePayments`: false when parental controls forbid paying.
+    var canMakePayments: Bool { get async }
+    /// `Product.products(for:)`: the ids the store knows, with their store details.
+    func products(for ids: [String]) async throws -> [StoreProduct]
+    /// `Product.purchase(options: [.appAccountToken(token)])`.
+    func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseResult
+    /// `Transaction.unfinished`: every transaction not finished yet.
+    func unfinished() async -> [StoreTransaction]
+    /// `Transaction.currentEntitlements`: the verified transactions that entitle the user now (non-consumables,
+    /// active subscriptions), what a restore sends to the server.
+    func currentEntitlements() async -> [StoreTransaction]
+    /// `Transaction.updates`: transactions created or changed outside a purchase call, for as long as it is iterated.
+    func updates() -> AsyncStream<StoreTransaction>
+    /// `Transaction.finish()` for the transaction with this id.
+    func finish(_ transaction: StoreTransaction) async
+    /// `AppStore.sync()`.
+    func sync() async throws
+}
+
+/// A product as the store describes it.
+public struct StoreProduct: Sendable, Hashable {
+    public var id: String
+    public var displayName: String
+    public var description: String
+    /// The store's price in the storefront's currency (display only: what OrderSafe charges is the catalog's).
+    public var price: Decimal
+    public var displayPrice: String
+
+    public init(id: String, displayName: String, description: String, price: Decimal, displayPrice: String) {
+        self.id = id
+        self.displayName = displayName
+        self.description = description
+        self.price = price
+        self.displayPrice = displayPrice
+    }
+}
+
+/// A transaction as the store delivered it: its signed form as received, and whether StoreKit verified it.
+public struct StoreTransaction: Sendable, Hashable {
+    public var id: UInt64
+    public var originalID: UInt64
+    public var productID: String
+    /// The order's UUID, when the purchase carried one.
+    public var appAccountToken: UUID?
+    public var revocationDate: Date?
+    /// `VerificationResult.jwsRepresentation`, unchanged.
+    public var jwsRepresentation: String
+    /// Why StoreKit could not verify it, or nil when verified.
+    public var verificationFailure: String?
+
+    public init(
+        id: UInt64, originalID: UInt64, productID: String, appAccountToken: UUID?, revocationDate: Date? = nil, jwsRepresentation: String,
+        verificationFailure: String? = nil
+    ) {
+        self.id = id
+        self.originalID = originalID
+        self.productID = productID
+        self.appAccountToken = appAccountToken
+        self.revocationDate = revocationDate
+        self.jwsRepresentation = jwsRepresentation
+        self.verificationFailure = verificationFailure
+    }
+
+    public var isVerified: Bool { verificationFailure == nil }
+}
+
+/// `Product.PurchaseResult`.
+public enum StorePurchaseResult: Sendable, Hashable {
+    case success(StoreTransaction)
+    case userCancelled
+    /// Ask to Buy, or a payment needing more steps: the transaction comes later through `updates`.
+    case pending
+}
+
+/// Why a store call failed, in StoreKit's terms (`StoreKitError`, `Product.PurchaseError`, `SKError.Code`).
+public enum StoreFailure: Error, Sendable, Hashable {
+    case storeKit(StoreKitErrorKind)
+    case purchase(PurchaseErrorKind)
+    /// StoreKit 1's `SKError.Code` raw value (0…21), for apps still on `SKPaymentQueue`.
+    case skError(Int)
+    case other(String)
+
+    public enum StoreKitErrorKind: String, Sendable, Hashable, CaseIterable {
+        case unknown, userCancelled, networkError, systemError, notAvailableInStorefront, notEntitled, unsupported
+    }
+
+    public enum PurchaseErrorKind: String, Sendable, Hashable, CaseIterable {
+        case invalidQuantity, productUnavailable, purchaseNotAllowed, ineligibleForOffer, invalidOfferIdentifier, invalidOfferPrice
+        case invalidOfferSignature, missingOfferParameters
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+#if canImport(StoreKit)
+import StoreKit
+#else
+import StoreKitStandIn
+#endif
+
+/// The real ``StoreClient``: StoreKit 2 on Apple platforms. On Linux the same source compiles against
+/// StoreKitStandIn, whose types carry StoreKit's names, so what ships to iOS is built and run here.
+public struct StoreKitClient: StoreClient {
+    public init() {}
+
+    public var canMakePayments: Bool {
+        get async { AppStore.canMakePayments }
+    }
+
+    public func products(for ids: [String]) async throws -> [StoreProduct] {
+        do {
+            return try await Product.products(for: ids).map { product in
+                StoreProduct(
+                    id: product.id, displayName: product.displayName, description: product.description, price: product.price,
+                    displayPrice: product.displayPrice)
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    public func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+        let products: [Product]
+        do {
+            products = try await Product.products(for: [productID])
+        } catch {
+            throw Self.failure(error)
+        }
+        guard let product = products.first else { throw StoreFailure.purchase(.productUnavailable) }
+        do {
+            switch try await product.purchase(options: [.appAccountToken(appAccountToken)]) {
+            case .success(let result): return .success(Self.transaction(result))
+            case .userCancelled: return .userCancelled
+            case .pending: return .pending
+            @unknown default: return .pending
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    public func unfinished() async -> [StoreTransaction] {
+        var found: [StoreTransaction] = []
+        for await result in Transaction.unfinished {
+            found.append(Self.transaction(result))
+        }
+        return found
+    }
+
+    public func currentEntitlements() async -> [StoreTransaction] {
+        var found: [StoreTransaction] = []
+        for await result in Transaction.currentEntitlements {
+            found.append(Self.transaction(result))
+        }
+        return found
+    }
+
+    public func updates() -> AsyncStream<StoreTransaction> {
+        AsyncStream { continuation in
+            let task = Task {
+                for await result in Transaction.updates {
+                    continuation.yield(Self.transaction(result))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func finish(_ transaction: StoreTransaction) async {
+        for await result in Transaction.unfinished where result.unsafePayloadValue.id == transaction.id {
+            await result.unsafePayloadValue.finish()
+            return
+        }
+    }
+
+    public func sync() async throws {
+        do {
+            try await AppStore.sync()
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    static func transaction(_ result: VerificationResult<Transaction>) -> StoreTransaction {
+        let transaction = result.unsafePayloadValue
+        var failure: String?
+        if case .unverified(_, let error) = result { failure = "\(error)" }
+        return StoreTransaction(
+            id: transaction.id, originalID: transaction.originalID, productID: transaction.productID,
+            appAccountToken: transaction.appAccountToken, revocationDate: transaction.revocationDate,
+            jwsRepresentation: result.jwsRepresentation, verificationFailure: failure)
+    }
+
+    static func failure(_ error: any Error) -> StoreFailure {
+        if let error = error as? StoreKitError {
+            switch error {
+            case .userCancelled: return .storeKit(.userCancelled)
+            case .networkError: return .storeKit(.networkError)
+            case .systemError: return .storeKit(.systemError)
+            case .notAvailableInStorefront: return .storeKit(.notAvailableInStorefront)
+            case .notEntitled: return .storeKit(.notEntitled)
+            case .unsupported: return .storeKit(.unsupported)
+            case .unknown: return .storeKit(.unknown)
+            @unknown default: return .storeKit(.unknown)
+            }
+        }
+        if let error = error as? Product.PurchaseError {
+            switch error {
+            case .invalidQuantity: return .purchase(.invalidQuantity)
+            case .productUnavailable: return .purchase(.productUnavailable)
+            case .purchaseNotAllowed: return .purchase(.purchaseNotAllowed)
+            case .ineligibleForOffer: return .purchase(.ineligibleForOffer)
+            case .invalidOfferIdentifier: return .purchase(.invalidOfferIdentifier)
+            case .invalidOfferPrice: return .purchase(.invalidOfferPrice)
+            case .invalidOfferSignature: return .purchase(.invalidOfferSignature)
+            case .missingOfferParameters: return .purchase(.missingOfferParameters)
+            @unknown default: return .other("\(error)")
+            }
+        }
+        return .other(String(describing: type(of: error)))
+    }
+}

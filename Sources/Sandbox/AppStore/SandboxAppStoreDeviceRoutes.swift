@@ -1,0 +1,124 @@
+import ChannelSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OrderSafeModel
+
+/// The device queues over HTTP, for StoreKitStandIn and for people (`{prefix}` is `/sandbox/appstore`):
+/// `GET {prefix}/devices/{device}/products?ids=a,b`, `POST …/purchase` (`product_id`, `app_account_token`,
+/// `ask_to_buy`, `confirm`), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
+/// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline`; `POST {prefix}/refund` (`transaction_id`) and
+/// `GET {prefix}/payments` (every purchase, with its `appAccountToken` and the device that made it).
+public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
+    let devices: SandboxAppStoreDevices
+
+    public init(devices: SandboxAppStoreDevices) {
+        self.devices = devices
+    }
+
+    public func addRoutes(to group: RouterGroup<Context>) {
+        let device = group.group("devices/:device")
+        device.get("products") { request, context in
+            let ids = (request.uri.queryParameters.get("ids") ?? "").split(separator: ",").prefix(200).map(String.init)
+            let products = await devices.products(ids).map { product -> [String: Any] in
+                [
+                    "id": product.id, "type": product.type, "display_name": product.displayName, "description": product.displayName,
+                    "price": product.price.decimalString, "display_price": "\(product.price.currency.code) \(product.price.decimalString)",
+                    "family_shareable": false,
+                ]
+            }
+            return SandboxJSONObject.response(["products": products])
+        }
+        device.post("purchase") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                let token = try object.optionalString("app_account_token").map { text -> UUID in
+                    guard let uuid = UUID(uuidString: text) else { throw SandboxDeviceError.badDevice }
+                    return uuid
+                }
+                let result = try await devices.purchase(
+                    device: try context.parameters.require("device"), productID: try object.string("product_id"), appAccountToken: token,
+                    askToBuy: try object.optionalBool("ask_to_buy") ?? false, confirm: try object.optionalBool("confirm") ?? true)
+                switch result {
+                case .success(let signed): return ["result": "success", "signed_transaction": signed]
+                case .pending(let requestID): return ["result": "pending", "request_id": requestID]
+                case .userCancelled: return ["result": "user_cancelled"]
+                case .productUnavailable: return ["result": "product_unavailable"]
+                }
+            }
+        }
+        device.get("unfinished") { _, context in
+            SandboxJSONObject.response(["signed_transactions": await devices.unfinished(device: try context.parameters.require("device"))])
+        }
+        device.get("entitlements") { _, context in
+            SandboxJSONObject.response(["signed_transactions": await devices.entitlements(device: try context.parameters.require("device"))])
+        }
+        device.get("updates") { request, context in
+            let after = request.uri.queryParameters.get("after").flatMap { Int($0) }
+            let (signed, cursor) = await devices.updates(device: try context.parameters.require("device"), after: after)
+            return SandboxJSONObject.response(["signed_transactions": signed, "cursor": cursor])
+        }
+        device.post("finish") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                await devices.finish(device: try context.parameters.require("device"), transactionID: try object.string("transaction_id"))
+                return [:]
+            }
+        }
+        device.get("ask-to-buy") { _, context in
+            let requests = await devices.askToBuyRequests(device: try context.parameters.require("device"))
+            return SandboxJSONObject.response(["requests": requests.map { ["request_id": $0.requestID, "product_id": $0.productID] }])
+        }
+        for (action, approve) in [("approve", true), ("decline", false)] {
+            device.post("ask-to-buy/:request/\(action)") { _, context in
+                do {
+                    let id = try await devices.answerAskToBuy(
+                        device: try context.parameters.require("device"), requestID: try context.parameters.require("request"), approve: approve)
+                    return SandboxJSONObject.response(id.map { ["transaction_id": $0] } ?? [:])
+                } catch let error as SandboxDeviceError {
+                    return SandboxJSONObject.response(["error": "\(error)"], status: .notFound)
+                }
+            }
+        }
+        group.get("payments") { _, _ in
+            SandboxJSONObject.payments(await devices.payments(), devices: await devices.purchasingDevices)
+        }
+        group.post("refund") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                try await devices.refund(transactionID: try object.string("transaction_id"))
+                return ["refunded": true]
+            }
+        }
+    }
+}
+
+/// JSON answers with nested values, for the sandbox's own control routes.
+enum SandboxJSONObject {
+    static func response(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// Reads a JSON object body (16 KiB at most), runs `body`, and answers its result, or 400 with the error.
+    static func handle<Context: RequestContext>(
+        _ request: Request, context: Context, _ body: (JSONObject) async throws -> [String: Any]
+    ) async throws -> Response {
+        var request = request
+        let bytes = try await request.collectBody(upTo: 16 * 1024)
+        do {
+            return response(try await body(try JSONObject(Array(buffer: bytes))))
+        } catch {
+            return response(["error": "\(error)"], status: .badRequest)
+        }
+    }
+
+    /// What a simulator was paid, as `GET {prefix}/payments` lists it.
+    static func payments(_ records: [SandboxPaymentRecord], devices: [String: String] = [:]) -> Response {
+        let items = records.sorted { $0.providerTransactionID < $1.providerTransactionID }.map { record -> [String: Any] in
+            var item: [String: Any] = ["provider_transaction_id": record.providerTransactionID]
+            item["order_reference"] = record.orderReference
+            item["amount"] = record.amount.map { ["amount_minor": $0.amountMinor, "currency": $0.currency.code] as [String: Any] }
+            item["device"] = devices[record.providerTransactionID]
+            return item
+        }
+        return response(["payments": items])
+    }
+}

@@ -1,0 +1,184 @@
+import AppStore
+import Foundation
+import OrderSafeModel
+
+/// The sandbox App Store in the role of each device's StoreKit daemon: purchases made on a device stay in its
+/// queue of unfinished transactions until the app finishes them, and are delivered again at every launch (as
+/// `Transaction.unfinished`, and once through `Transaction.updates`), exactly as on iOS; Ask to Buy purchases wait
+/// for a parent's approval and then arrive as updates; refunds and renewals reach the device as updates too.
+/// Devices are in memory: they live as long as the server process.
+public actor SandboxAppStoreDevices {
+    /// A product as a device's StoreKit describes it.
+    public struct DeviceProduct: Sendable, Hashable {
+        public var id: String
+        /// `Consumable`, `Non-Consumable`, `Auto-Renewable Subscription`, `Non-Renewing Subscription`.
+        public var type: String
+        public var displayName: String
+        public var price: Money
+
+        public init(id: String, type: String, displayName: String, price: Money) {
+            self.id = id
+            self.type = type
+            self.displayName = displayName
+            self.price = price
+        }
+    }
+
+    /// What a device's purchase sheet ended in.
+    public enum PurchaseResult: Sendable, Hashable {
+        case success(signed: String)
+        case pending(requestID: String)
+        case userCancelled
+        case productUnavailable
+    }
+
+    struct Device {
+        var unfinished: [String: String] = [:]
+        /// Every transaction ever delivered to the device, by id (their latest signed form).
+        var all: [String: (type: String, signed: String)] = [:]
+        var updates: [String] = []
+        var askToBuy: [String: (productID: String, token: UUID?)] = [:]
+    }
+
+    static let maxDevices = 100_000
+    static let maxUpdatesPerDevice = 10_000
+
+    private let store: SandboxAppStore
+    private var products: [String: DeviceProduct] = [:]
+    private var devices: [String: Device] = [:]
+    /// Which device bought each transaction (refunds and renewals go back to it).
+    private var owners: [String: String] = [:]
+
+    public init(store: SandboxAppStore) {
+        self.store = store
+    }
+
+    public func setProducts(_ products: [DeviceProduct]) {
+        self.products = Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The products among `ids` the store sells (unknown ids are left out, as StoreKit does).
+    public func products(_ ids: [String]) -> [DeviceProduct] {
+        ids.compactMap { products[$0] }
+    }
+
+    /// The purchase sheet: `confirm` false is the user cancelling; `askToBuy` makes it wait for approval.
+    public func purchase(device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool) async throws -> PurchaseResult {
+        try admit(device)
+        guard products[productID] != nil else { return .productUnavailable }
+        guard confirm else { return .userCancelled }
+        if askToBuy {
+            let requestID = UUID().uuidString.lowercased()
+            devices[device, default: Device()].askToBuy[requestID] = (productID, appAccountToken)
+            return .pending(requestID: requestID)
+        }
+        return .success(signed: try await charge(device: device, productID: productID, appAccountToken: appAccountToken))
+    }
+
+    /// A parent approves (or declines) an Ask to Buy request: approved, the transaction is charged and arrives
+    /// as an update. Returns the transaction id, nil when declined.
+    public func answerAskToBuy(device: String, requestID: String, approve: Bool) async throws -> String? {
+        guard let request = devices[device]?.askToBuy.removeValue(forKey: requestID) else { throw SandboxDeviceError.unknownRequest(requestID) }
+        guard approve else { return nil }
+        let signed = try await charge(device: device, productID: request.productID, appAccountToken: request.token)
+        devices[device]?.updates.append(signed)
+        return Self.transactionID(signed)
+    }
+
+    /// The Ask to Buy requests waiting for a parent: request id and product id.
+    public func askToBuyRequests(device: String) -> [(requestID: String, productID: String)] {
+        (devices[device]?.askToBuy ?? [:]).map { ($0.key, $0.value.productID) }.sorted { $0.requestID < $1.requestID }
+    }
+
+    public func unfinished(device: String) -> [String] {
+        devices[device].map { Array($0.unfinished.values) } ?? []
+    }
+
+    /// Non-consumables and subscriptions the device holds and that were not refunded.
+    public func entitlements(device: String) -> [String] {
+        guard let all = devices[device]?.all else { return [] }
+        return all.values.filter { $0.type != "Consumable" && !Self.isRevoked($0.signed) }.map(\.signed)
+    }
+
+    /// Updates after `cursor`; without one (a launch), the unfinished transactions, and the newest cursor.
+    public func updates(device: String, after cursor: Int?) -> (signed: [String], cursor: Int) {
+        let log = devices[device]?.updates ?? []
+        guard let cursor else { return (unfinished(device: device), log.count) }
+        let start = min(max(cursor, 0), log.count)
+        return (Array(log[start...]), log.count)
+    }
+
+    /// The app finished the transaction: it leaves the queue for good.
+    public func finish(device: String, transactionID: String) {
+        devices[device]?.unfinished.removeValue(forKey: transactionID)
+    }
+
+    /// Apple refunds a transaction: the device hears of it through updates.
+    public func refund(transactionID: String) async throws {
+        let signed = try await store.refund(transactionID: transactionID)
+        guard let device = owners[transactionID] else { return }
+        devices[device]?.updates.append(signed)
+        if let type = devices[device]?.all[transactionID]?.type { devices[device]?.all[transactionID] = (type, signed) }
+    }
+
+    /// The transactions still unfinished on any device (a chaos run expects none at its end).
+    public var unfinishedCount: Int {
+        devices.values.reduce(0) { $0 + $1.unfinished.count }
+    }
+
+    /// Every purchase the sandbox App Store made.
+    public func payments() async -> [SandboxPaymentRecord] {
+        await store.payments
+    }
+
+    /// Which device bought each transaction.
+    public var purchasingDevices: [String: String] { owners }
+
+    private func charge(device: String, productID: String, appAccountToken: UUID?) async throws -> String {
+        let type = products[productID]?.type ?? "Consumable"
+        let (id, signed) = try await store.purchase(productID: productID, type: type, appAccountToken: appAccountToken)
+        owners[id] = device
+        devices[device, default: Device()].unfinished[id] = signed
+        devices[device]?.all[id] = (type, signed)
+        return signed
+    }
+
+    private func admit(_ device: String) throws {
+        guard !device.isEmpty, device.count <= 64, device.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw SandboxDeviceError.badDevice
+        }
+        if devices[device] == nil {
+            guard devices.count < Self.maxDevices else { throw SandboxDeviceError.tooMany }
+            devices[device] = Device()
+        }
+        guard devices[device]!.updates.count < Self.maxUpdatesPerDevice else { throw SandboxDeviceError.tooMany }
+    }
+
+    static func transactionID(_ signed: String) -> String? {
+        payload(signed)?["transactionId"] as? String
+    }
+
+    static func isRevoked(_ signed: String) -> Bool {
+        payload(signed)?["revocationDate"] != nil
+    }
+
+    private static func payload(_ signed: String) -> [String: Any]? {
+        let parts = signed.split(separator: ".")
+        guard parts.count == 3, let data = Base64URL.decode(ArraySlice(parts[1].utf8)) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(data))) as? [String: Any]
+    }
+}
+
+public enum SandboxDeviceError: Error, CustomStringConvertible {
+    case badDevice
+    case tooMany
+    case unknownRequest(String)
+
+    public var description: String {
+        switch self {
+        case .badDevice: "a device id is 1 to 64 letters, digits, '-' or '_'"
+        case .tooMany: "too many devices or updates in this sandbox"
+        case .unknownRequest(let id): "no Ask to Buy request \(id)"
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+
+/// Linux stand-in for StoreKit's `AppStore`.
+public enum AppStore {
+    /// Whether this device may pay (parental controls can forbid it).
+    public static var canMakePayments: Bool { (try? StandInDevice.current().canMakePayments) ?? false }
+
+    /// Asks the store for the account's transactions again (on iOS, prompts the user to sign in).
+    public static func sync() async throws {
+        try await StandInDevice.current().sync()
+    }
+}
+
+/// Linux stand-in for StoreKit's `StoreKitError`.
+public enum StoreKitError: Error, Sendable {
+    case unknown
+    case userCancelled
+    case networkError(URLError)
+    case systemError(any Error)
+    case notAvailableInStorefront
+    case notEntitled
+    case unsupported
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Linux stand-in for StoreKit 2's `Product`: the same type and member names, backed by the connected
+/// ``StandInDevice`` (the sandbox App Store's device queue). Only what OrderSafeKit's adapter uses is declared.
+public struct Product: Identifiable, Hashable, Sendable {
+    public struct ProductType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let consumable = ProductType(rawValue: "Consumable")
+        public static let nonConsumable = ProductType(rawValue: "Non-Consumable")
+        public static let nonRenewable = ProductType(rawValue: "Non-Renewing Subscription")
+        public static let autoRenewable = ProductType(rawValue: "Auto-Renewable Subscription")
+    }
+
+    /// StoreKit's options are opaque; the stand-in keeps the ones a device honours.
+    public struct PurchaseOption: Hashable, Sendable {
+        enum Value: Hashable, Sendable {
+            case appAccountToken(UUID)
+            case quantity(Int)
+            case simulatesAskToBuyInSandbox(Bool)
+        }
+        let value: Value
+
+        public static func appAccountToken(_ token: UUID) -> PurchaseOption { PurchaseOption(value: .appAccountToken(token)) }
+        public static func quantity(_ quantity: Int) -> PurchaseOption { PurchaseOption(value: .quantity(quantity)) }
+        public static func simulatesAskToBuyInSandbox(_ simulate: Bool) -> PurchaseOption {
+            PurchaseOption(value: .simulatesAskToBuyInSandbox(simulate))
+        }
+    }
+
+    public enum PurchaseResult: Sendable {
+        case success(VerificationResult<Transaction>)
+        case userCancelled
+        case pending
+    }
+
+    public enum PurchaseError: Error, Hashable, Sendable {
+        case invalidQuantity, productUnavailable, purchaseNotAllowed, ineligibleForOffer, invalidOfferIdentifier, invalidOfferPrice,
+            invalidOfferSignature, missingOfferParameters
+    }
+
+    public let id: String
+    public let type: ProductType
+    public let displayName: String
+    public let description: String
+    public let price: Decimal
+    public let displayPrice: String
+    public let isFamilyShareable: Bool
+
+    public init(id: String, type: ProductType, displayName: String, description: String, price: Decimal, displayPrice: String, isFamilyShareable: Bool) {
+        self.id = id
+        self.type = type
+        self.displayName = displayName
+        self.description = description
+        self.price = price
+        self.displayPrice = displayPrice
+        self.isFamilyShareable = isFamilyShareable
+    }
+
+    /// The products the store knows among `identifiers` (unknown ones are left out, as StoreKit does).
+    public static func products<Identifiers: Collection>(for identifiers: Identifiers) async throws -> [Product]
+    where Identifiers.Element == String {
+        try await StandInDevice.current().products(Array(identifiers))
+    }
+
+    @MainActor
+    public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
+        var token: UUID?
+        var askToBuy = false
+        for option in options {
+            switch option.value {
+            case .appAccountToken(let value): token = value
+            case .simulatesAskToBuyInSandbox(let value): askToBuy = value
+            case .quantity(let quantity): if quantity != 1 { throw PurchaseError.invalidQuantity }
+            }
+        }
+        return try await StandInDevice.current().purchase(productID: id, appAccountToken: token, askToBuy: askToBuy)
+    }
+}

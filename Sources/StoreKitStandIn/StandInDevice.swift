@@ -1,0 +1,222 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The store behind the stand-in types: on a device, StoreKit's daemon; here, the sandbox App Store's per-device
+/// queue (`/sandbox/appstore/devices/{device}/…` on `ordersafe serve`), where transactions stay unfinished until
+/// the app finishes them and are delivered again at every launch, exactly as on iOS.
+public final class StandInDevice: Sendable {
+    /// How often `Transaction.updates` asks the device queue for news.
+    public static let updatePollInterval = Duration.milliseconds(200)
+
+    public let server: URL
+    public let deviceID: String
+    /// What the user does on the purchase sheet: confirm, or cancel.
+    public let confirmsPurchases: Bool
+    /// Ask to Buy: every purchase waits for a parent's approval (`.pending`).
+    public let asksToBuy: Bool
+    private let session: URLSession
+
+    public init(server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false) {
+        self.server = server
+        self.deviceID = deviceID
+        self.confirmsPurchases = confirmsPurchases
+        self.asksToBuy = asksToBuy
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 15
+        session = URLSession(configuration: configuration)
+    }
+
+    // MARK: The one device of this process
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var connected: StandInDevice?
+
+    /// Makes `device` the store every stand-in call talks to (on iOS there is one StoreKit per process, too).
+    public static func connect(_ device: StandInDevice) {
+        lock.withLock { connected = device }
+    }
+
+    static func current() throws -> StandInDevice {
+        guard let device = lock.withLock({ connected }) else { throw StoreKitError.systemError(StandInError.notConnected) }
+        return device
+    }
+
+    // MARK: The device queue's API
+
+    var canMakePayments: Bool { true }
+
+    func products(_ ids: [String]) async throws -> [Product] {
+        var components = URLComponents(url: endpoint("products"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "ids", value: ids.joined(separator: ","))]
+        let answer: ProductsAnswer = try await call("GET", components.url!, body: nil)
+        return answer.products.map { item in
+            Product(
+                id: item.id, type: Product.ProductType(rawValue: item.type), displayName: item.display_name, description: item.description,
+                price: Decimal(string: item.price) ?? 0, displayPrice: item.display_price, isFamilyShareable: item.family_shareable)
+        }
+    }
+
+    func purchase(productID: String, appAccountToken: UUID?, askToBuy: Bool) async throws -> Product.PurchaseResult {
+        var body: [String: Any] = ["product_id": productID, "ask_to_buy": askToBuy || asksToBuy, "confirm": confirmsPurchases]
+        body["app_account_token"] = appAccountToken?.uuidString.lowercased()
+        let answer: PurchaseAnswer = try await call("POST", endpoint("purchase"), body: body)
+        switch answer.result {
+        case "success":
+            guard let signed = answer.signed_transaction else { throw StoreKitError.unknown }
+            return .success(try Self.result(signed))
+        case "pending": return .pending
+        case "user_cancelled": return .userCancelled
+        case "product_unavailable": throw Product.PurchaseError.productUnavailable
+        default: throw StoreKitError.unknown
+        }
+    }
+
+    func unfinished() async throws -> [VerificationResult<Transaction>] {
+        let answer: SignedList = try await call("GET", endpoint("unfinished"), body: nil)
+        return try answer.signed_transactions.map(Self.result)
+    }
+
+    func currentEntitlements() async throws -> [VerificationResult<Transaction>] {
+        let answer: SignedList = try await call("GET", endpoint("entitlements"), body: nil)
+        return try answer.signed_transactions.map(Self.result)
+    }
+
+    /// Without a cursor (a launch), the unfinished transactions and the cursor of the newest update.
+    func updates(after cursor: Int?) async throws -> (results: [VerificationResult<Transaction>], cursor: Int) {
+        var components = URLComponents(url: endpoint("updates"), resolvingAgainstBaseURL: false)!
+        if let cursor { components.queryItems = [URLQueryItem(name: "after", value: String(cursor))] }
+        let answer: SignedList = try await call("GET", components.url!, body: nil)
+        return (try answer.signed_transactions.map(Self.result), answer.cursor ?? cursor ?? 0)
+    }
+
+    func finish(transactionID: UInt64) async throws {
+        let _: Empty = try await call("POST", endpoint("finish"), body: ["transaction_id": String(transactionID)])
+    }
+
+    func sync() async throws {
+        let _: SignedList = try await call("GET", endpoint("unfinished"), body: nil)
+    }
+
+    private func endpoint(_ name: String) -> URL {
+        server.appendingPathComponent("sandbox/appstore/devices").appendingPathComponent(deviceID).appendingPathComponent(name)
+    }
+
+    private func call<Answer: Decodable>(_ method: String, _ url: URL, body: [String: Any]?) async throws -> Answer {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let body {
+            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch let error as URLError {
+            throw StoreKitError.networkError(error)
+        }
+        guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
+            throw StoreKitError.systemError(StandInError.refused(String(decoding: data.prefix(300), as: UTF8.self)))
+        }
+        return try JSONDecoder().decode(Answer.self, from: data)
+    }
+
+    /// The sandbox signs with its own authority; the device trusts it as StoreKit trusts Apple's.
+    static func result(_ signed: String) throws -> VerificationResult<Transaction> {
+        let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { throw StoreKitError.systemError(StandInError.malformed) }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return .verified(Transaction(signed: signed, payload: try decoder.decode(StandInTransactionPayload.self, from: payload)))
+    }
+
+    private struct ProductsAnswer: Decodable {
+        struct Item: Decodable {
+            var id, type, display_name, description, price, display_price: String
+            var family_shareable: Bool
+        }
+        var products: [Item]
+    }
+
+    private struct PurchaseAnswer: Decodable {
+        var result: String
+        var signed_transaction: String?
+    }
+
+    private struct SignedList: Decodable {
+        var signed_transactions: [String]
+        var cursor: Int?
+    }
+
+    private struct Empty: Decodable {}
+}
+
+public enum StandInError: Error, CustomStringConvertible, Sendable {
+    case notConnected
+    case malformed
+    case refused(String)
+
+    public var description: String {
+        switch self {
+        case .notConnected: "no device connected: call StandInDevice.connect(_:) first"
+        case .malformed: "the device queue answered a transaction that is not a compact JWS"
+        case .refused(let text): "the device queue refused: \(text)"
+        }
+    }
+}
+
+/// What a signed transaction's payload says (Apple's `JWSTransactionDecodedPayload` names).
+struct StandInTransactionPayload: Decodable {
+    var transactionId: UInt64
+    var originalTransactionId: UInt64
+    var productId: String
+    var bundleId: String
+    var purchaseDate: Date
+    var originalPurchaseDate: Date
+    var expiresDate: Date?
+    var quantity: Int
+    var revocationDate: Date?
+    var revocationReason: Int?
+    var type: String
+    var appAccountToken: UUID?
+    var signedDate: Date
+
+    enum CodingKeys: String, CodingKey {
+        case transactionId, originalTransactionId, productId, bundleId, purchaseDate, originalPurchaseDate, expiresDate, quantity
+        case revocationDate, revocationReason, type, appAccountToken, signedDate
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func id(_ key: CodingKeys) throws -> UInt64 {
+            guard let value = UInt64(try container.decode(String.self, forKey: key)) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an unsigned integer")
+            }
+            return value
+        }
+        transactionId = try id(.transactionId)
+        originalTransactionId = try id(.originalTransactionId)
+        productId = try container.decode(String.self, forKey: .productId)
+        bundleId = try container.decode(String.self, forKey: .bundleId)
+        purchaseDate = try container.decode(Date.self, forKey: .purchaseDate)
+        originalPurchaseDate = try container.decode(Date.self, forKey: .originalPurchaseDate)
+        expiresDate = try container.decodeIfPresent(Date.self, forKey: .expiresDate)
+        quantity = try container.decode(Int.self, forKey: .quantity)
+        revocationDate = try container.decodeIfPresent(Date.self, forKey: .revocationDate)
+        revocationReason = try container.decodeIfPresent(Int.self, forKey: .revocationReason)
+        type = try container.decode(String.self, forKey: .type)
+        appAccountToken = try container.decodeIfPresent(UUID.self, forKey: .appAccountToken)
+        signedDate = try container.decode(Date.self, forKey: .signedDate)
+    }
+}
+
+enum Base64URL {
+    static func decode(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import OrderSafeKit
+import OrderSafeModel
+import StoreKitStandIn
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One run of the app: the device connected, OrderSafeKit configured, its events printed as they come.
+struct DeviceSession {
+    let safe: OrderSafe
+    /// Prints the events and returns the outcomes they carried, by order (the last one of each).
+    let printer: Task<[String: PurchaseOutcome], Never>
+
+    static func open(_ options: DeviceOptions, confirms: Bool, asksToBuy: Bool) async throws -> DeviceSession {
+        let state = URL(fileURLWithPath: options.state, isDirectory: true)
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let server = URL(string: options.server)!
+        StandInDevice.connect(StandInDevice(server: server, deviceID: try deviceID(in: state), confirmsPurchases: confirms, asksToBuy: asksToBuy))
+        var token = options.token ?? ""
+        if token.isEmpty { token = try await SandboxCalls(server: server).token(user: options.user) }
+        let bearer = token
+        let vendors = SimulatedPaymentApps(server: server, confirms: confirms)
+        let configuration = OrderSafeConfiguration(
+            serverURL: server, token: { bearer }, journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
+            alipay: vendors, wechatPay: vendors,
+            confirmation: ConfirmationPolicy(timeout: .seconds(options.confirmTimeout)),
+            log: { record in
+                Output.line(["log": record.message, "level": record.level.rawValue, "metadata": record.metadata])
+            })
+        let safe = OrderSafe(configuration: configuration)
+        let events = safe.events()
+        let printer = Task {
+            var outcomes: [String: PurchaseOutcome] = [:]
+            for await event in events {
+                Output.line(Output.event(event))
+                if case .purchaseOutcome(let outcome) = event, let orderNo = outcome.orderNo { outcomes[orderNo] = outcome }
+            }
+            return outcomes
+        }
+        return DeviceSession(safe: safe, printer: printer)
+    }
+
+    /// Lets the last events print, then stops; returns the outcomes the events carried.
+    @discardableResult
+    func close() async -> [String: PurchaseOutcome] {
+        try? await Task.sleep(for: .milliseconds(50))
+        await safe.stop()
+        return await printer.value
+    }
+
+    /// The device's id, made once and kept in its folder.
+    static func deviceID(in state: URL) throws -> String {
+        let file = state.appendingPathComponent("device-id")
+        if let text = try? String(contentsOf: file, encoding: .utf8), !text.isEmpty { return text.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let id = UUID().uuidString.lowercased()
+        try Data(id.utf8).write(to: file, options: .atomic)
+        return id
+    }
+}
+
+/// The sandbox's own routes the device uses besides StoreKit's.
+struct SandboxCalls {
+    let server: URL
+
+    func token(user: String) async throws -> String {
+        let answer = try await post("sandbox/token", body: try JSONSerialization.data(withJSONObject: ["user": user]))
+        guard let token = answer["token"] as? String else { throw ValidationError("the server minted no token: is it in the sandbox?") }
+        return token
+    }
+
+    func post(_ path: String, body: Data) async throws -> [String: Any] {
+        var request = URLRequest(url: server.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    }
+}
