@@ -4,14 +4,14 @@ import json, os, socket, subprocess, sys, time, urllib.error, urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def build_ordersafe():
-    """Builds the ordersafe executable (debug) and returns its path."""
-    build = subprocess.run(["swift", "build", "--product", "ordersafe"], cwd=ROOT, capture_output=True, text=True)
+def build_ordersafe(product="ordersafe"):
+    """Builds an executable of the package (debug; `ordersafe` unless named) and returns its path."""
+    build = subprocess.run(["swift", "build", "--product", product], cwd=ROOT, capture_output=True, text=True)
     if build.returncode != 0:
         sys.exit(build.stdout + build.stderr)
     bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip()
-    return os.path.join(bin_path, "ordersafe")
+    return os.path.join(bin_path, product)
 
 
 def free_port():

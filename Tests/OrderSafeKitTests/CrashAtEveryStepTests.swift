@@ -1,0 +1,59 @@
+import Foundation
+import OrderSafeModel
+import Testing
+@testable import OrderSafeKit
+
+/// The app is killed at every step of a purchase in turn (before and after each server call is processed, before
+/// and after the store charges, before and after the payment app pays), then launched again. After the relaunch
+/// settles: every charge is credited exactly once, every transaction is finished, nothing is left in the journal.
+@Suite("Crash at every step")
+struct CrashAtEveryStepTests {
+    @Test("killed at each step of a purchase, then relaunched", arguments: [Channel.appStore, .alipay, .wechatPay])
+    func killedAtEveryStep(channel: Channel) async throws {
+        let product = channel == .appStore ? "coins" : "gift"
+        var step = 0
+        var crashes: [String] = []
+        while true {
+            let h = Harness(crashAt: step)
+            defer { h.cleanUp() }
+            let purchase = Task { await h.app().purchase(product, through: channel) }
+            // Either the purchase reaches its crash point (and hangs there, as a killed process would), or it
+            // completes: then every step was covered.
+            var completed = false
+            for _ in 0..<2000 {
+                if await h.crash.crashed != nil { break }
+                if await h.crash.steps.count > step + 1 {
+                    completed = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            if !completed, await h.crash.crashed == nil {
+                _ = await purchase.value
+                completed = true
+            }
+            if completed { break }
+            crashes.append(await h.crash.crashed ?? "?")
+            // Launch again (same folder, store queue and server); resume until settled.
+            let relaunched = h.app()
+            await relaunched.start()
+            for _ in 0..<20 where !(await relaunched.isSettled()) {
+                await relaunched.resume()
+            }
+            await relaunched.stop()
+            let charged = await h.store.charged.map { String($0.id) }
+            let paidOrders = await h.server.providerPaid
+            let credits = await h.server.credits
+            #expect(await relaunched.isSettled(), "step \(step) (\(crashes.last!)): not settled")
+            #expect(await h.store.unfinished().isEmpty, "step \(step): unfinished transactions left")
+            #expect(h.journalFiles.isEmpty, "step \(step): journal entries left")
+            #expect(await h.server.doubleCredits == 0, "step \(step): credited twice")
+            for id in charged { #expect(credits[id] != nil, "step \(step) (\(crashes.last!)): transaction \(id) lost") }
+            for orderNo in paidOrders { #expect(credits["provider:\(orderNo)"] != nil, "step \(step): paid order \(orderNo) lost") }
+            #expect(await h.server.balances["user-1", default: 0] == Int64(60 * (charged.count + paidOrders.count)))
+            purchase.cancel()
+            step += 1
+        }
+        #expect(crashes.count >= (channel == .appStore ? 8 : 10), "the purchase has this many steps: \(crashes)")
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import OrderSafeModel
+@testable import OrderSafeKit
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The OrderSafe server's user API in memory, with the rules that matter to the client: orders are idempotent by
+/// key, a transaction is credited once, a provider payment is credited once the provider (``providerPaid``) says so,
+/// a paid order cannot be cancelled. Faults: answers 503, or no answer at all (offline).
+actor FakeServer: HTTPTransport {
+    private(set) var orders: [String: Order] = [:]
+    private var keys: [String: String] = [:]
+    /// Order numbers the provider was paid for (set by the fake vendor apps).
+    private(set) var providerPaid: Set<String> = []
+    /// Credits: transaction id or provider order → order number.
+    private(set) var credits: [String: String] = [:]
+    private(set) var balances: [String: Int64] = [:]
+    private(set) var requests: [String] = []
+    /// Credits given a second time for the same transaction or provider payment (must stay 0).
+    private(set) var doubleCredits = 0
+    var unavailable = 0
+    var offline = false
+    let crash: CrashPoints
+    private var sequence = 0
+
+    init(crash: CrashPoints = CrashPoints()) {
+        self.crash = crash
+    }
+
+    func set(unavailable: Int) { self.unavailable = unavailable }
+    /// The next `count` App Store submissions are answered 503.
+    func failSubmissions(_ count: Int) { failingSubmissions = count }
+    private var failingSubmissions = 0
+    func set(offline: Bool) { self.offline = offline }
+
+    func pay(orderNo: String) { providerPaid.insert(orderNo) }
+
+    func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
+        let path = request.url!.path
+        let method = request.httpMethod ?? "GET"
+        await crash.step("server: \(method) \(Self.shape(path))")
+        if offline { throw URLError(.notConnectedToInternet) }
+        if unavailable > 0 {
+            unavailable -= 1
+            return (503, Data(#"{"error":{"code":"unavailable","message":"busy"}}"#.utf8))
+        }
+        if path.hasSuffix("appstore/transactions"), failingSubmissions > 0 {
+            failingSubmissions -= 1
+            return (503, Data(#"{"error":{"code":"unavailable","message":"busy"}}"#.utf8))
+        }
+        requests.append("\(method) \(path)")
+        let user = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst(7)) }
+        let answer = try answer(method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"), body: request.httpBody)
+        await crash.step("server: answered \(method) \(Self.shape(path))")
+        return answer
+    }
+
+    private func answer(method: String, path: String, user: String?, key: String?, body: Data?) throws -> (Int, Data) {
+        let parts = path.split(separator: "/").map(String.init)
+        switch (method, parts) {
+        case ("GET", ["v1", "catalog"]):
+            return try json(CatalogResponse(version: "test", products: Self.catalog))
+        case ("POST", ["v1", "orders"]):
+            guard let user else { return (401, Data()) }
+            let request = try OrderSafeJSON.decoder().decode(CreateOrderRequest.self, from: body ?? Data())
+            if let key, let existing = keys[key], let order = orders[existing] { return try json(response(order), status: 200) }
+            sequence += 1
+            let order = Order(
+                orderNo: "OS-\(sequence)", orderUUID: UUID(), userID: user, productID: request.productID, channel: request.channel, status: .created,
+                amount: Money(amountMinor: 600, currency: CurrencyCode("CNY")!), createdAt: Date(), updatedAt: Date())
+            orders[order.orderNo] = order
+            if let key { keys[key] = order.orderNo }
+            return try json(response(order), status: 201)
+        case ("GET", let p) where p.count == 3 && p[1] == "orders", ("POST", let p) where p.count == 4 && p[3] == "client-result":
+            guard var order = orders[p[2]], order.userID == user else { return error(404, "order_not_found") }
+            if providerPaid.contains(order.orderNo), order.status == .created {
+                order = fulfil(order, credit: "provider:\(order.orderNo)")
+            }
+            return try json(OrderResponse(order: order))
+        case ("POST", let p) where p.count == 4 && p[3] == "cancel":
+            guard var order = orders[p[2]], order.userID == user else { return error(404, "order_not_found") }
+            if providerPaid.contains(order.orderNo), order.status == .created { order = fulfil(order, credit: "provider:\(order.orderNo)") }
+            guard order.status == .created || order.status == .cancelled else { return error(409, "order_not_cancellable") }
+            order.status = .cancelled
+            orders[order.orderNo] = order
+            return try json(OrderResponse(order: order))
+        case ("POST", ["v1", "appstore", "transactions"]):
+            guard let user else { return (401, Data()) }
+            let submission = try OrderSafeJSON.decoder().decode(AppStoreSubmission.self, from: body ?? Data())
+            let signed = try JSONSerialization.jsonObject(with: Data((submission.signedTransaction ?? "").utf8)) as! [String: Any]
+            let id = String(signed["id"] as! Int)
+            if let credited = credits[id], let order = orders[credited] {
+                return try json(AppStoreSubmissionResponse(transactions: [.init(transactionID: id, verdict: .recorded, order: order)]))
+            }
+            var order = orders.values.first { $0.orderUUID.uuidString.lowercased() == signed["token"] as? String }
+            if order == nil || order!.status.isFinal {
+                // Adopted: a transaction for no order (or a cancelled one) still counts, for its owner.
+                sequence += 1
+                let adopted = Order(
+                    orderNo: "OS-\(sequence)", orderUUID: UUID(), userID: order?.userID ?? user, productID: "coins", channel: .appStore,
+                    status: .created, amount: Money(amountMinor: 600, currency: CurrencyCode("CNY")!), createdAt: Date(), updatedAt: Date())
+                orders[adopted.orderNo] = adopted
+                order = adopted
+            }
+            let fulfilled = fulfil(order!, credit: id)
+            return try json(AppStoreSubmissionResponse(transactions: [.init(transactionID: id, verdict: .recorded, order: fulfilled)]))
+        case ("GET", ["v1", "me", "entitlements"]):
+            guard let user else { return (401, Data()) }
+            return try json(HoldingsResponse(userID: user, balances: [Balance(name: "coins", amount: balances[user] ?? 0)], entitlements: []))
+        default:
+            return error(404, "not_found")
+        }
+    }
+
+    private func fulfil(_ order: Order, credit: String) -> Order {
+        var order = order
+        if credits[credit] != nil { doubleCredits += 1 }
+        credits[credit] = order.orderNo
+        order.status = .fulfilled
+        orders[order.orderNo] = order
+        balances[order.userID, default: 0] += 60
+        return order
+    }
+
+    private func response(_ order: Order) -> OrderResponse {
+        OrderResponse(
+            order: order, alipay: order.channel == .alipay ? AlipayInvocation(orderString: "out_trade_no=\(order.orderNo)") : nil,
+            wechatpay: order.channel == .wechatPay
+                ? WeChatPayInvocation(
+                    appid: "wx1", partnerid: "19", prepayid: "prepay-\(order.orderNo)", package: "Sign=WXPay", noncestr: "n", timestamp: "1795000000",
+                    sign: "s")
+                : nil)
+    }
+
+    private func json(_ value: some Encodable, status: Int = 200) throws -> (Int, Data) {
+        (status, try OrderSafeJSON.encoder().encode(value))
+    }
+
+    private func error(_ status: Int, _ code: String) -> (Int, Data) {
+        (status, Data(#"{"error":{"code":"\#(code)","message":"\#(code)"}}"#.utf8))
+    }
+
+    /// A path with its order number replaced, so crash step names are the same in every run.
+    static func shape(_ path: String) -> String {
+        path.split(separator: "/").map { $0.hasPrefix("OS-") ? "{order}" : String($0) }.joined(separator: "/")
+    }
+
+    static let catalog: [OrderSafeModel.Product] = [
+        OrderSafeModel.Product(
+            id: "coins", kind: .consumable, title: "Coins", appStoreProductID: "coins.ios", channels: [.appStore],
+            prices: [.appStore: Money(amountMinor: 600, currency: CurrencyCode("CNY")!)], grants: []),
+        OrderSafeModel.Product(
+            id: "gift", kind: .consumable, title: "Gift", goods: .physical, channels: [.alipay, .wechatPay],
+            prices: [.alipay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!), .wechatPay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!)],
+            grants: []),
+        OrderSafeModel.Product(
+            id: "ghost", kind: .nonConsumable, title: "Not in the store", appStoreProductID: "unknown.ios", channels: [.appStore],
+            prices: [.appStore: Money(amountMinor: 100, currency: CurrencyCode("CNY")!)], grants: []),
+    ]
+}
+
+/// The Alipay and WeChat apps: they tell the fake server's provider that the order was paid (unless the user
+/// cancels) and answer with the vendor's codes.
+struct FakeVendorApps: AlipayBridge, WeChatPayBridge {
+    let server: FakeServer
+    let crash: CrashPoints
+    var alipayStatus = "9000"
+    var wechatCode: Int32 = 0
+
+    func pay(orderString: String) async -> AlipayResult {
+        await crash.step("alipay app: open")
+        if alipayStatus == "9000" || alipayStatus == "8000" { await server.pay(orderNo: String(orderString.dropFirst("out_trade_no=".count))) }
+        await crash.step("alipay app: paid")
+        return AlipayResult(resultStatus: alipayStatus)
+    }
+
+    func pay(_ request: WeChatPayRequest) async -> WeChatPayResult {
+        await crash.step("wechat app: open")
+        if wechatCode == 0 { await server.pay(orderNo: String(request.prepayID.dropFirst("prepay-".count))) }
+        await crash.step("wechat app: paid")
+        return WeChatPayResult(errCode: wechatCode)
+    }
+}

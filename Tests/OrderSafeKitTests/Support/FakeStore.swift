@@ -1,0 +1,104 @@
+import Foundation
+@testable import OrderSafeKit
+
+/// A device's StoreKit: transactions stay unfinished until finished; the queue outlives an app "kill" (the same
+/// FakeStore is handed to the relaunched OrderSafe).
+actor FakeStore: StoreClient {
+    enum Sheet: Sendable { case confirm, cancel, askToBuy, fail(StoreFailure) }
+
+    var sheet: Sheet = .confirm
+    var canPay = true
+    var verifies = true
+    private(set) var charged: [StoreTransaction] = []
+    private(set) var unfinishedIDs: [UInt64] = []
+    private(set) var finishCount: [UInt64: Int] = [:]
+    private var askToBuy: [(productID: String, token: UUID)] = []
+    private var nextID: UInt64 = 1000
+    let crash: CrashPoints
+    /// The listener of the app now running (a relaunch opens a new one, as each process has its own).
+    nonisolated let listener = Listener()
+
+    final class Listener: Sendable {
+        private let lock = NSLock()
+        nonisolated(unsafe) private var continuation: AsyncStream<StoreTransaction>.Continuation?
+
+        func replace(_ new: AsyncStream<StoreTransaction>.Continuation) {
+            lock.withLock {
+                continuation?.finish()
+                continuation = new
+            }
+        }
+
+        func yield(_ transaction: StoreTransaction) {
+            _ = lock.withLock { continuation }?.yield(transaction)
+        }
+    }
+
+    init(crash: CrashPoints = CrashPoints()) {
+        self.crash = crash
+    }
+
+    func set(sheet: Sheet) { self.sheet = sheet }
+    func set(canPay: Bool) { self.canPay = canPay }
+    func set(verifies: Bool) { self.verifies = verifies }
+
+    var canMakePayments: Bool { canPay }
+
+    func products(for ids: [String]) async throws -> [StoreProduct] {
+        ids.filter { $0 != "unknown.ios" }.map { StoreProduct(id: $0, displayName: "Store \($0)", description: "", price: 6, displayPrice: "¥6.00") }
+    }
+
+    func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+        await crash.step("store: sheet")
+        switch sheet {
+        case .cancel: return .userCancelled
+        case .fail(let failure): throw failure
+        case .askToBuy:
+            askToBuy.append((productID, appAccountToken))
+            return .pending
+        case .confirm:
+            let transaction = charge(productID: productID, token: appAccountToken)
+            await crash.step("store: charged")
+            return .success(transaction)
+        }
+    }
+
+    /// A parent approves the waiting Ask to Buy requests: charged, delivered through updates.
+    func approveAll() {
+        for request in askToBuy {
+            let transaction = charge(productID: request.productID, token: request.token)
+            listener.yield(transaction)
+        }
+        askToBuy.removeAll()
+    }
+
+    func unfinished() async -> [StoreTransaction] {
+        charged.filter { unfinishedIDs.contains($0.id) }
+    }
+
+    func currentEntitlements() async -> [StoreTransaction] { [] }
+
+    nonisolated func updates() -> AsyncStream<StoreTransaction> {
+        let (stream, continuation) = AsyncStream<StoreTransaction>.makeStream()
+        listener.replace(continuation)
+        return stream
+    }
+
+    func finish(_ transaction: StoreTransaction) async {
+        finishCount[transaction.id, default: 0] += 1
+        unfinishedIDs.removeAll { $0 == transaction.id }
+    }
+
+    func sync() async throws {}
+
+    private func charge(productID: String, token: UUID) -> StoreTransaction {
+        nextID += 1
+        let signed = #"{"id":\#(nextID),"product":"\#(productID)","token":"\#(token.uuidString.lowercased())"}"#
+        let transaction = StoreTransaction(
+            id: nextID, originalID: nextID, productID: productID, appAccountToken: token, jwsRepresentation: signed,
+            verificationFailure: verifies ? nil : "invalidSignature")
+        charged.append(transaction)
+        unfinishedIDs.append(nextID)
+        return transaction
+    }
+}

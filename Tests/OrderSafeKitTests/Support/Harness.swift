@@ -1,0 +1,40 @@
+import Foundation
+import OrderSafeModel
+@testable import OrderSafeKit
+
+/// One app on one device: a journal folder, the fakes, and an OrderSafe over them. ``relaunch()`` is a new
+/// process on the same device (same folder, same store queue, same server).
+struct Harness {
+    let folder: URL
+    let store: FakeStore
+    let server: FakeServer
+    let crash: CrashPoints
+    var vendors: FakeVendorApps
+    var user = "user-1"
+
+    init(crashAt: Int? = nil) {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("orderSafeKit-\(UUID().uuidString)", isDirectory: true)
+        crash = CrashPoints(crashAt: crashAt)
+        store = FakeStore(crash: crash)
+        server = FakeServer(crash: crash)
+        vendors = FakeVendorApps(server: server, crash: crash)
+    }
+
+    func app(crash: CrashPoints? = nil) -> OrderSafe {
+        let user = user
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!, token: { user }, journalDirectory: folder, alipay: vendors, wechatPay: vendors,
+            confirmation: ConfirmationPolicy(firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20)))
+        configuration.sleep = { _ in await Task.yield() }
+        return OrderSafe(configuration: configuration, store: store, transport: server)
+    }
+
+    /// The journal files on disk.
+    var journalFiles: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
