@@ -3,6 +3,11 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The store behind the stand-in types: on a device, StoreKit's daemon; here, the sandbox App Store's per-device
 /// queue (`/sandbox/appstore/devices/{device}/…` on `ordersafe serve`), where transactions stay unfinished until
@@ -17,13 +22,16 @@ public final class StandInDevice: Sendable {
     public let confirmsPurchases: Bool
     /// Ask to Buy: every purchase waits for a parent's approval (`.pending`).
     public let asksToBuy: Bool
+    /// The process gets SIGKILL right after the store charged, before `purchase` returns (for demonstrations).
+    public let killedAfterCharge: Bool
     private let session: URLSession
 
-    public init(server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false) {
+    public init(server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false, killedAfterCharge: Bool = false) {
         self.server = server
         self.deviceID = deviceID
         self.confirmsPurchases = confirmsPurchases
         self.asksToBuy = asksToBuy
+        self.killedAfterCharge = killedAfterCharge
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 15
         session = URLSession(configuration: configuration)
@@ -66,6 +74,7 @@ public final class StandInDevice: Sendable {
         switch answer.result {
         case "success":
             guard let signed = answer.signed_transaction else { throw StoreKitError.unknown }
+            if killedAfterCharge { kill(getpid(), SIGKILL) }
             return .success(try Self.result(signed))
         case "pending": return .pending
         case "user_cancelled": return .userCancelled

@@ -14,15 +14,19 @@ struct DeviceSession {
     /// Prints the events and returns the outcomes they carried, by order (the last one of each).
     let printer: Task<[String: PurchaseOutcome], Never>
 
-    static func open(_ options: DeviceOptions, confirms: Bool, asksToBuy: Bool) async throws -> DeviceSession {
+    static func open(_ options: DeviceOptions, confirms: Bool, asksToBuy: Bool, killedAfterPayment: Bool) async throws -> DeviceSession {
         let state = URL(fileURLWithPath: options.state, isDirectory: true)
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         let server = URL(string: options.server)!
-        StandInDevice.connect(StandInDevice(server: server, deviceID: try deviceID(in: state), confirmsPurchases: confirms, asksToBuy: asksToBuy))
+        StandInDevice.connect(
+            StandInDevice(
+                server: server, deviceID: try deviceID(in: state), confirmsPurchases: confirms, asksToBuy: asksToBuy,
+                killedAfterCharge: killedAfterPayment))
         var token = options.token ?? ""
         if token.isEmpty { token = try await SandboxCalls(server: server).token(user: options.user) }
         let bearer = token
-        let vendors = SimulatedPaymentApps(server: server, confirms: confirms)
+        var vendors = SimulatedPaymentApps(server: server, confirms: confirms)
+        vendors.killedAfterPayment = killedAfterPayment
         let configuration = OrderSafeConfiguration(
             serverURL: server, token: { bearer }, journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
             alipay: vendors, wechatPay: vendors,

@@ -53,11 +53,14 @@ struct Buy: AsyncParsableCommand {
     @Flag(help: "Ask to Buy: the App Store purchase waits for a parent's approval.")
     var askToBuy = false
 
+    @Flag(help: "The app is killed (SIGKILL) right after the store or the payment app took the money.")
+    var killedAfterPayment = false
+
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {
         guard let channel = Channel(rawValue: channel) else { throw ValidationError("--channel must be appstore, alipay or wechatpay") }
-        let device = try await DeviceSession.open(options, confirms: !cancel, asksToBuy: askToBuy)
+        let device = try await DeviceSession.open(options, confirms: !cancel, asksToBuy: askToBuy, killedAfterPayment: killedAfterPayment)
         let outcome = await device.safe.purchase(productID, through: channel)
         await device.close()
         Output.line(Output.outcome(outcome))
@@ -74,7 +77,7 @@ struct Launch: AsyncParsableCommand {
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {
-        let device = try await DeviceSession.open(options, confirms: true, asksToBuy: false)
+        let device = try await DeviceSession.open(options, confirms: true, asksToBuy: false, killedAfterPayment: false)
         let deadline = Date().addingTimeInterval(TimeInterval(wait))
         var settled = false
         await device.safe.start()

@@ -8,10 +8,15 @@ public actor PaymentResultRelay<Result: Sendable> {
 
     public init() {}
 
-    /// Waits for the next ``deliver(_:)``; a second waiter replaces the first, which gets `superseded`.
-    public func next(superseded: Result) async -> Result {
+    /// Registers as the waiter, then calls `start` (which opens the payment app), and returns the next
+    /// ``deliver(_:)``. A second wait replaces the first, which returns `superseded`.
+    public func wait(superseded: Result, start: @escaping @Sendable () -> Void) async -> Result {
         waiting?.resume(returning: superseded)
-        return await withCheckedContinuation { waiting = $0 }
+        waiting = nil
+        return await withCheckedContinuation { continuation in
+            waiting = continuation
+            start()
+        }
     }
 
     /// Hands a result to the waiting bridge call. Returns false when nobody waits.

@@ -1,0 +1,81 @@
+// The code of the README's "Add OrderSafeKit to your app", compiled here against StoreKitStandIn and the vendor SDK
+// stand-ins; ReadmeExampleTests checks the README shows it verbatim.
+// README: begin
+import Foundation
+import OrderSafeKit
+import OrderSafeModel  // Channel, Money, HoldingsResponse: the wire types the server speaks
+
+/// Once, at launch (the app delegate's didFinishLaunching, or your App's init).
+func makeOrderSafe(token: @escaping @Sendable () async throws -> String) -> OrderSafe {
+    let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+    let orderSafe = OrderSafe(configuration: OrderSafeConfiguration(
+        serverURL: URL(string: "https://pay.example.com/")!,
+        token: token,  // your user's bearer token, asked for before each call
+        journalDirectory: support.appendingPathComponent("OrderSafe", isDirectory: true),
+        alipay: AlipayPayments.shared, wechatPay: WeChatPayments.shared))
+    Task { await orderSafe.start() }  // the one Transaction.updates listener, and resume what was on its way
+    return orderSafe
+}
+
+/// A Buy button: one call for every channel; the message is in Simplified Chinese or English.
+func buy(_ productID: String, through channel: Channel, with orderSafe: OrderSafe) async -> String {
+    let outcome = await orderSafe.purchase(productID, through: channel)
+    return outcome.message()
+}
+
+/// Alipay: hand the order string to the SDK; its answer comes back in the callback, or through
+/// `application(_:open:options:)` when Alipay reopened the app.
+final class AlipayPayments: AlipayBridge {
+    static let shared = AlipayPayments()
+    let relay = PaymentResultRelay<AlipayResult>()
+
+    func pay(orderString: String) async -> AlipayResult {
+        await relay.wait(superseded: AlipayResult(resultStatus: "6001")) {
+            DispatchQueue.main.async {
+                AlipaySDK.defaultService().payOrder(orderString, fromScheme: "myapp-alipay") { result in
+                    let answer = AlipayResult(dictionary: result ?? [:])
+                    Task { await AlipayPayments.shared.relay.deliver(answer) }
+                }
+            }
+        }
+    }
+
+    /// From `application(_:open:options:)` when `url.host == "safepay"`.
+    func handleOpen(_ url: URL) {
+        AlipaySDK.defaultService().processOrder(withPaymentResult: url) { result in
+            let answer = AlipayResult(dictionary: result ?? [:])
+            Task { await AlipayPayments.shared.relay.deliver(answer) }
+        }
+    }
+}
+
+/// WeChat Pay: fill a PayReq and send it; the answer arrives in onResp (after `WXApi.handleOpen(url, delegate:)`
+/// in `application(_:open:options:)`, or `WXApi.handleOpenUniversalLink` for universal links).
+final class WeChatPayments: NSObject, WeChatPayBridge, WXApiDelegate, @unchecked Sendable {
+    static let shared = WeChatPayments()
+    let relay = PaymentResultRelay<WeChatPayResult>()
+
+    func pay(_ request: WeChatPayRequest) async -> WeChatPayResult {
+        await relay.wait(superseded: WeChatPayResult(errCode: -2)) {
+            DispatchQueue.main.async {
+                let req = PayReq()
+                req.partnerId = request.partnerID
+                req.prepayId = request.prepayID
+                req.nonceStr = request.nonceStr
+                req.timeStamp = request.timeStamp
+                req.package = request.package
+                req.sign = request.sign
+                WXApi.send(req) { sent in
+                    if !sent { Task { await WeChatPayments.shared.relay.deliver(WeChatPayResult(errCode: -3)) } }
+                }
+            }
+        }
+    }
+
+    func onResp(_ resp: BaseResp) {
+        guard resp is PayResp else { return }
+        let result = WeChatPayResult(errCode: resp.errCode, errStr: resp.errStr)
+        Task { await relay.deliver(result) }
+    }
+}
+// README: end

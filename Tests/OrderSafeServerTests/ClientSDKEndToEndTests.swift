@@ -1,0 +1,107 @@
+import Foundation
+import OrderSafeKit
+import OrderSafeModel
+import StoreKitStandIn
+import Testing
+
+/// OrderSafeKit, through the same StoreKit adapter that ships to iOS (over StoreKitStandIn), against a real
+/// `ordersafe serve` on loopback with its sandboxes: every channel, Ask to Buy across a relaunch, a refund reaching
+/// the entitlements, and a restore on a new install. Serialized: the stand-in store is one per process, as StoreKit is.
+@Suite("OrderSafeKit end to end against ordersafe serve", .serialized)
+struct ClientSDKEndToEndTests {
+    /// The Alipay and WeChat apps: they pay through the sandboxes' `pay` routes.
+    struct SandboxPaymentApps: AlipayBridge, WeChatPayBridge {
+        let base: String
+
+        func pay(orderString: String) async -> AlipayResult {
+            guard let answer = try? await AlipayFlowTests.request(base + "/sandbox/alipay/pay", method: .POST, token: nil, body: orderString),
+                let object = try? JSONSerialization.jsonObject(with: Data(answer)) as? [String: Any]
+            else { return AlipayResult(resultStatus: "6002") }
+            return AlipayResult(dictionary: object)
+        }
+
+        func pay(_ request: WeChatPayRequest) async -> WeChatPayResult {
+            let body = #"{"appid":"\#(request.appID)","partnerid":"\#(request.partnerID)","prepayid":"\#(request.prepayID)","package":"\#(request.package)","noncestr":"\#(request.nonceStr)","timestamp":"\#(request.timeStamp)","sign":"\#(request.sign)"}"#
+            guard (try? await AlipayFlowTests.request(base + "/sandbox/wechatpay/pay", method: .POST, token: nil, body: body)) != nil else {
+                return WeChatPayResult(errCode: -1)
+            }
+            return WeChatPayResult(errCode: 0)
+        }
+    }
+
+    static func app(base: String, token: String, journal: URL) -> OrderSafe {
+        let apps = SandboxPaymentApps(base: base)
+        return OrderSafe(
+            configuration: OrderSafeConfiguration(
+                serverURL: URL(string: base)!, token: { token }, journalDirectory: journal, alipay: apps, wechatPay: apps,
+                confirmation: ConfirmationPolicy(firstDelay: .milliseconds(50), maxDelay: .milliseconds(500), timeout: .seconds(20))))
+    }
+
+    static func balance(_ safe: OrderSafe, _ name: String) async throws -> Int64 {
+        try await safe.entitlements(allowCached: false).balances.first { $0.name == name }?.amount ?? 0
+    }
+
+    @Test("every channel, Ask to Buy approved after a relaunch, a refund reaching the balance, a restore on a new install")
+    func endToEnd() async throws {
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-e2e-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await AlipayFlowTests.live(settings) { base, alice in
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "e2e-phone"))
+            let safe = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("install-1"))
+            await safe.start()
+            let products = try await safe.products()
+            #expect(products.unknownToStore.isEmpty)
+            #expect(products.offers.first { $0.id == "coins_60" }?.store?.displayPrice == "CNY 6.00")
+
+            let coins = await safe.purchase("coins_60", through: .appStore)
+            #expect(coins.state == .fulfilled)
+            #expect(await safe.purchase("gift_box", through: .alipay).state == .fulfilled)
+            #expect(await safe.purchase("gift_box", through: .wechatPay).state == .fulfilled)
+            #expect(try await Self.balance(safe, "coins") == 60)
+            #expect(try await Self.balance(safe, "gift_boxes") == 2)
+            #expect(await safe.isSettled())
+
+            // Apple refunds the coins: the device hears it through Transaction.updates, the SDK submits the revoked
+            // transaction, and the server takes the coins back.
+            let payments = try JSONSerialization.jsonObject(
+                with: Data(try await AlipayFlowTests.request(base + "/sandbox/appstore/payments", method: .GET, token: nil, body: nil))) as! [String: Any]
+            let transactionID = ((payments["payments"] as! [[String: Any]]).first!["provider_transaction_id"] as! String)
+            _ = try await AlipayFlowTests.request(
+                base + "/sandbox/appstore/refund", method: .POST, token: alice, body: #"{"transaction_id":"\#(transactionID)"}"#)
+            var coinsLeft: Int64 = 60
+            for _ in 0..<100 where coinsLeft != 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                coinsLeft = try await Self.balance(safe, "coins")
+            }
+            #expect(coinsLeft == 0, "the refund reached the balance")
+
+            // A non-consumable, then a new install on the same phone restores it.
+            #expect(await safe.purchase("remove_ads", through: .appStore).state == .fulfilled)
+            await safe.stop()
+            let reinstalled = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("install-2"))
+            let restored = try await reinstalled.restore()
+            #expect(restored.entitlements.contains { $0.name == "no_ads" && $0.active })
+
+            // Ask to Buy on a child's phone: pending; the parent approves while the app is closed; the next launch
+            // records and finishes it for the order made at the time.
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "e2e-child-phone", asksToBuy: true))
+            let child = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("child"))
+            let pending = await child.purchase("coins_60", through: .appStore)
+            #expect(pending.state == .pending)
+            await child.stop()
+            let requests = try JSONSerialization.jsonObject(
+                with: Data(try await AlipayFlowTests.request(
+                    base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy", method: .GET, token: nil, body: nil))) as! [String: Any]
+            let requestID = (requests["requests"] as! [[String: Any]]).first!["request_id"] as! String
+            _ = try await AlipayFlowTests.request(
+                base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy/\(requestID)/approve", method: .POST, token: nil, body: "{}")
+            let relaunched = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("child"))
+            let outcomes = await relaunched.start()
+            #expect(outcomes.map(\.state) == [.fulfilled])
+            #expect(outcomes.first?.orderNo == pending.orderNo)
+            #expect(await relaunched.isSettled())
+            await relaunched.stop()
+        }
+    }
+}
