@@ -123,7 +123,9 @@ public final class StandInDevice: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            // Not a child task: cancelling one while URLSession delivers its answer deadlocks swift-corelibs-foundation.
+            let session = session
+            (data, response) = try await Task { try await session.data(for: request) }.value
         } catch let error as URLError {
             throw StoreKitError.networkError(error)
         }

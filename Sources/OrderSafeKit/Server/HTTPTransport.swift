@@ -24,7 +24,11 @@ public struct URLSessionTransport: HTTPTransport {
     }
 
     public func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
-        let (data, response) = try await session.data(for: request)
+        // Not a child task: a request once sent is seen through even if the caller is cancelled (a submission's
+        // verdict is worth having), and swift-corelibs-foundation's URLSession deadlocks when a task is cancelled
+        // while its answer is being delivered.
+        let session = session
+        let (data, response) = try await Task { try await session.data(for: request) }.value
         guard let http = response as? HTTPURLResponse else { throw ServerProblem.malformedAnswer("not an HTTP response") }
         guard data.count <= maxResponseBytes else { throw ServerProblem.malformedAnswer("an answer of \(data.count) bytes") }
         return (http.statusCode, data)
