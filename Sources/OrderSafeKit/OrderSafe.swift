@@ -16,9 +16,10 @@ public actor OrderSafe {
     let hub = EventHub()
     let entitlementCache: EntitlementCache
     private var listener: Task<Void, Never>?
-    /// Transactions and journal entries being worked on now (a purchase, the listener and a sweep never act on one
-    /// at the same time).
-    var transactionsInFlight: Set<UInt64> = []
+    /// Transactions being recorded now: a purchase, the listener and a sweep that meet one share its one recording
+    /// and its outcome.
+    var recordings: [UInt64: Task<PurchaseOutcome, Never>] = [:]
+    /// Journal entries being worked on now (a purchase and a sweep never act on one at the same time).
     var entriesInFlight: Set<UUID> = []
     var catalog: CatalogResponse?
 
@@ -62,7 +63,7 @@ public actor OrderSafe {
 
     /// The catalog's products with the App Store's details, cheapest first; also sent as ``OrderSafeEvent/productsLoaded(_:)``.
     public func products() async throws(OrderSafeError) -> ProductList {
-        let catalog = try await loadCatalog()
+        let catalog = try await loadCatalog(fresh: true)
         let ids = catalog.products.compactMap(\.appStoreProductID)
         var details: [StoreProduct] = []
         if !ids.isEmpty {
@@ -79,8 +80,9 @@ public actor OrderSafe {
         return list
     }
 
-    func loadCatalog() async throws(OrderSafeError) -> CatalogResponse {
-        if let catalog { return catalog }
+    /// The server's catalog: the one already loaded unless `fresh` (``products()`` always asks again).
+    func loadCatalog(fresh: Bool = false) async throws(OrderSafeError) -> CatalogResponse {
+        if !fresh, let catalog { return catalog }
         do {
             let loaded = try await api.catalog()
             catalog = loaded
@@ -100,7 +102,10 @@ public actor OrderSafe {
         let failed = { (error: OrderSafeError) in PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error)) }
         let product: OrderSafeModel.Product
         do {
-            guard let found = try await loadCatalog().products.first(where: { $0.id == productID }) else { return failed(.productNotFound(productID)) }
+            // A product missing from the catalog loaded earlier may have been added since: ask once more.
+            var found = try await loadCatalog().products.first { $0.id == productID }
+            if found == nil { found = try await loadCatalog(fresh: true).products.first { $0.id == productID } }
+            guard let found else { return failed(.productNotFound(productID)) }
             product = found
         } catch {
             return failed(error)

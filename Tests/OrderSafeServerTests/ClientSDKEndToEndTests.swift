@@ -41,7 +41,8 @@ struct ClientSDKEndToEndTests {
         try await safe.entitlements(allowCached: false).balances.first { $0.name == name }?.amount ?? 0
     }
 
-    @Test("every channel, Ask to Buy approved after a relaunch, a refund reaching the balance, a restore on a new install")
+    @Test("every channel, Ask to Buy approved after a relaunch, a refund reaching the balance, a restore on a new install",
+          .timeLimit(.minutes(3)))
     func endToEnd() async throws {
         let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-e2e-\(UUID().uuidString)")
@@ -97,9 +98,18 @@ struct ClientSDKEndToEndTests {
             _ = try await AlipayFlowTests.request(
                 base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy/\(requestID)/approve", method: .POST, token: nil, body: "{}")
             let relaunched = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("child"))
-            let outcomes = await relaunched.start()
-            #expect(outcomes.map(\.state) == [.fulfilled])
-            #expect(outcomes.first?.orderNo == pending.orderNo)
+            let events = relaunched.events()
+            await relaunched.start()  // the listener or the sweep records it, whichever meets it first
+            var approved: PurchaseOutcome?
+            for await event in events {
+                if case .purchaseOutcome(let outcome) = event, outcome.isFinal {
+                    approved = outcome
+                    break
+                }
+            }
+            #expect(approved?.state == .fulfilled)
+            #expect(approved?.orderNo == pending.orderNo)
+            for _ in 0..<50 where !(await relaunched.isSettled()) { try await Task.sleep(for: .milliseconds(100)) }
             #expect(await relaunched.isSettled())
             await relaunched.stop()
         }

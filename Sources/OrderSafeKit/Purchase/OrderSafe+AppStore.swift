@@ -21,7 +21,7 @@ extension OrderSafe {
         }
         switch result {
         case .success(let transaction):
-            return await process(transaction) ?? report(outcome(.awaitingConfirmation))
+            return await process(transaction)
         case .pending:
             entry.stage = .pendingApproval
             try? await save(&entry)
@@ -33,11 +33,19 @@ extension OrderSafe {
         }
     }
 
-    /// Records one transaction with the server and finishes it on a definitive verdict. Returns nil when another
-    /// task is already on it.
-    func process(_ transaction: StoreTransaction) async -> PurchaseOutcome? {
-        guard transactionsInFlight.insert(transaction.id).inserted else { return nil }
-        defer { transactionsInFlight.remove(transaction.id) }
+    /// Records one transaction with the server and finishes it on a definitive verdict. A caller that meets a
+    /// transaction already being recorded waits for that recording and gets its outcome.
+    func process(_ transaction: StoreTransaction) async -> PurchaseOutcome {
+        if let running = recordings[transaction.id] { return await running.value }
+        // Not a child task: a recording once started is seen through even if its caller is cancelled.
+        let recording = Task { await self.record(transaction) }
+        recordings[transaction.id] = recording
+        let outcome = await recording.value
+        recordings[transaction.id] = nil
+        return outcome
+    }
+
+    private func record(_ transaction: StoreTransaction) async -> PurchaseOutcome {
         var entry = await journalEntry(for: transaction)
         let orderNo = entry?.orderNo
         if var current = entry {
