@@ -54,10 +54,6 @@ actor PurchaseJournal {
         return (entries.sorted { $0.createdAt < $1.createdAt }, problems)
     }
 
-    func entry(_ id: UUID) -> JournalEntry? {
-        try? read(url(for: id))
-    }
-
     /// Writes `entry` durably (it replaces the one with its id). Throws when the disk refuses, or when the journal
     /// is full and `entry` is new.
     func write(_ entry: JournalEntry) throws {
