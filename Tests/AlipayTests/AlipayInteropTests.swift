@@ -28,20 +28,20 @@ struct AlipayInteropTests {
 
     @Test("order strings we sign: both SDKs produce the same signature and verify ours",
           .enabled(if: fzlee.isAvailable && official.isAvailable))
-    func orderStrings() throws {
+    func orderStrings() async throws {
         let order = AlipayAppPayOrder(
             outTradeNo: "OS20261122-ORACLE", amount: Money(amountMinor: 19900, currency: .cny), subject: "咨询 1 小时 & 报告",
             notifyURL: "https://merchant.example/v1/notify/alipay?x=1", expiresAt: AlipayFixture.now.addingTimeInterval(900))
         let orderString = try AlipayRequestSigner(credentials: AlipayFixture.credentials).orderString(for: order, at: AlipayFixture.now)
         var params = try FormEncoding.parse(Array(orderString.utf8))
         let sign = params.removeValue(forKey: "sign")!
-        let fzlee = try Self.fzlee.run([
+        let fzlee = try await Self.fzlee.run([
             ["op": "sign", "params": params, "private_key": Self.appPrivatePEM],
             ["op": "verify_request", "params": params, "sign": sign, "public_key": Self.appPublicPEM],
         ])
         #expect(fzlee[0] as? String == sign)
         #expect(fzlee[1] as? Bool == true)
-        let official = try Self.official.run([
+        let official = try await Self.official.run([
             ["op": "sign", "params": params, "private_key": Self.appPrivateB64],
             ["op": "verify", "params": params, "sign": sign, "public_key": Self.appPublicB64],
         ])
@@ -51,9 +51,9 @@ struct AlipayInteropTests {
 
     @Test("notifications signed by either SDK (as Alipay) verify under ours, and ours verify under both",
           .enabled(if: fzlee.isAvailable && official.isAvailable))
-    func notifications() throws {
-        let theirs = try Self.fzlee.run([["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivatePEM]])
-            + (try Self.official.run([["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivateB64]]))
+    func notifications() async throws {
+        let theirs = try await Self.fzlee.run([["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivatePEM]])
+            + (try await Self.official.run([["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivateB64]]))
         let verifier = AlipayNotificationVerifier(credentials: AlipayFixture.credentials)
         for sign in theirs.compactMap({ $0 as? String }) {
             var fields = Self.notification
@@ -66,36 +66,36 @@ struct AlipayInteropTests {
         let ours = try FormEncoding.parse(Array(try AlipayFixture.alipaySigner.notificationBody(Self.notification).utf8))
         var unsigned = ours
         let sign = unsigned.removeValue(forKey: "sign")!
-        #expect(try Self.fzlee.run([["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicPEM]])
+        #expect(try await Self.fzlee.run([["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicPEM]])
             .first as? Bool == true)
         unsigned["sign_type"] = nil
-        #expect(try Self.official.run([["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicB64]])
+        #expect(try await Self.official.run([["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicB64]])
             .first as? Bool == true)
     }
 
     @Test("tampering any field breaks all three implementations alike",
           .enabled(if: fzlee.isAvailable && official.isAvailable),
           arguments: ["total_amount", "out_trade_no", "trade_status", "app_id", "seller_id", "subject", "trade_no"])
-    func tampering(field: String) throws {
+    func tampering(field: String) async throws {
         var fields = try FormEncoding.parse(Array(try AlipayFixture.alipaySigner.notificationBody(Self.notification).utf8))
         fields[field] = fields[field]! + "1"
         let verifier = AlipayNotificationVerifier(credentials: AlipayFixture.credentials)
         #expect(throws: AlipayNotificationError.badSignature) { try verifier.verify(body: Array(FormEncoding.encode(fields).utf8)) }
         let sign = fields.removeValue(forKey: "sign")!
-        #expect(try Self.fzlee.run([["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicPEM]])
+        #expect(try await Self.fzlee.run([["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicPEM]])
             .first as? Bool == false)
         fields["sign_type"] = nil
-        #expect(try Self.official.run([["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicB64]])
+        #expect(try await Self.official.run([["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicB64]])
             .first as? Bool == false)
     }
 
     @Test("query responses: signed by either SDK they verify under ours; ours verify under both",
           .enabled(if: fzlee.isAvailable && official.isAvailable))
-    func queryResponses() throws {
+    func queryResponses() async throws {
         let json = #"{"code":"10000","msg":"Success","trade_no":"2026112222001499","out_trade_no":"OS-1","trade_status":"TRADE_SUCCESS","total_amount":"199.00","buyer_logon_id":"158****1562"}"#
         // Alipay signs the raw *_response text; the official SDK's sign_with_rsa2 does the same over any content.
-        let signed = try Self.official.run([["op": "sign_raw", "content": json, "private_key": Self.alipayPrivateB64]])
-            + (try Self.fzlee.run([["op": "sign_raw", "content": json, "private_key": Self.alipayPrivatePEM]]))
+        let signed = try await Self.official.run([["op": "sign_raw", "content": json, "private_key": Self.alipayPrivateB64]])
+            + (try await Self.fzlee.run([["op": "sign_raw", "content": json, "private_key": Self.alipayPrivatePEM]]))
         for sign in signed.compactMap({ $0 as? String }) {
             let body = #"{"alipay_trade_query_response":\#(json),"sign":"\#(sign)"}"#
             let response = try AlipayGatewayResponse.verified(
@@ -105,12 +105,12 @@ struct AlipayInteropTests {
         #expect(signed.count == 2)
 
         let ourSign = try AlipayFixture.alipaySigner.sign(json)
-        #expect(try Self.fzlee.run([["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicPEM]])
+        #expect(try await Self.fzlee.run([["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicPEM]])
             .first as? Bool == true)
-        #expect(try Self.official.run([["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicB64]])
+        #expect(try await Self.official.run([["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicB64]])
             .first as? Bool == true)
         let tampered = json.replacingOccurrences(of: "199.00", with: "1.00")
-        #expect(try Self.official.run([["op": "verify_raw", "content": tampered, "sign": ourSign, "public_key": Self.alipayPublicB64]])
+        #expect(try await Self.official.run([["op": "verify_raw", "content": tampered, "sign": ourSign, "public_key": Self.alipayPublicB64]])
             .first as? Bool == false)
     }
 }

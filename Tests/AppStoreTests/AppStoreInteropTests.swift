@@ -79,7 +79,7 @@ struct AppStoreInteropTests {
             Case(kind: "transaction", jws: String(tampered), roots: [authority.rootDER], environment: .sandbox, bundleID: "com.example.app"),
         ]
 
-        let theirs = try AppStoreOracle.apple.run(cases.map { c in
+        let theirs = try await AppStoreOracle.apple.run(cases.map { c in
             ["op": "verify", "kind": c.kind, "jws": c.jws, "roots": c.roots.map { Data($0).base64EncodedString() },
              "environment": c.environment.rawValue, "bundle_id": c.bundleID, "app_apple_id": c.appAppleID.map { $0 as Any } ?? NSNull(),
              "strict": c.strict]

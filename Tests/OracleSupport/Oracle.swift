@@ -25,25 +25,43 @@ public struct Oracle: Sendable {
         return present || ProcessInfo.processInfo.environment["ORDERSAFE_TEST_REQUIRE_ORACLES"] == "1"
     }
 
-    /// Runs the operations and returns one result per operation.
-    public func run(_ operations: [[String: Any]]) throws -> [Any] {
+    /// Runs the operations and returns one result per operation. The Python process is waited for on a thread of
+    /// its own: blocking one of Swift's cooperative threads (two on a two-core machine) stalled every other test of
+    /// the process — live servers stopped answering for tens of seconds and their timeouts tripped.
+    public func run(_ operations: [[String: Any]]) async throws -> [Any] {
+        let input = try JSONSerialization.data(withJSONObject: operations)
+        let data = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, any Error>) in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try self.runBlocking(input) })
+            }
+        }
+        guard let results = try JSONSerialization.jsonObject(with: data) as? [Any] else {
+            throw OracleFailure(detail: "not a JSON list: \(String(decoding: data.prefix(200), as: UTF8.self))")
+        }
+        return results
+    }
+
+    /// The process, with its standard error in a file (a full stderr pipe nobody reads would block it).
+    private func runBlocking(_ input: Data) throws -> Data {
         let process = Process()
         process.executableURL = python
         process.arguments = [Self.repository.appendingPathComponent("scripts/oracles/\(script)").path]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
+        let stderrFile = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString).stderr")
+        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: stderrFile) }
+        let stdinPipe = Pipe(), stdoutPipe = Pipe()
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
         try process.run()
-        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: operations))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+        stdinPipe.fileHandleForWriting.write(input)
+        try stdinPipe.fileHandleForWriting.close()
+        let data = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0, let results = try JSONSerialization.jsonObject(with: data) as? [Any] else {
-            throw OracleFailure(detail: String(decoding: stderr, as: UTF8.self))
+        guard process.terminationStatus == 0 else {
+            throw OracleFailure(detail: (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "exit \(process.terminationStatus)")
         }
-        return results
+        return data
     }
 
     public struct OracleFailure: Error, CustomStringConvertible {

@@ -31,21 +31,21 @@ struct WeChatPayInteropTests {
             cipher: try APIv3Cipher(apiV3Key: Self.apiV3Key))
     }
 
-    func theirVerdict(_ headers: [String: String], _ body: String) throws -> String? {
-        try Self.oracle.run([[
+    func theirVerdict(_ headers: [String: String], _ body: String) async throws -> String? {
+        try await Self.oracle.run([[
             "op": "decrypt_callback", "headers": headers, "body": body, "public_key": Self.platformKey.publicKey.pemRepresentation,
             "public_key_id": Self.publicKeyID, "apiv3_key": Self.apiV3Key, "private_key": Self.merchantKey.pkcs8PEMRepresentation,
         ]])[0] as? String
     }
 
     @Test("our Authorization signatures equal theirs for the same request, and our app parameters' sign equals theirs")
-    func signatures() throws {
+    func signatures() async throws {
         let requests: [(String, String, String)] = [
             ("GET", "/v3/pay/transactions/out-trade-no/OS20261122-PY0001?mchid=1900000001", ""),
             ("POST", "/v3/pay/transactions/app", #"{"appid":"wx0123456789abcdef","description":"礼盒","amount":{"total":600}}"#),
         ]
         for (method, path, body) in requests {
-            let theirs = try Self.oracle.run([[
+            let theirs = try await Self.oracle.run([[
                 "op": "authorization", "method": method, "path": path, "body": body, "nonce": "A1B2C3D4E5F6G7",
                 "mchid": "1900000001", "serial_no": "MERCHANTSERIAL", "private_key": Self.merchantKey.pkcs8PEMRepresentation,
             ]])[0] as! [String: Any]
@@ -56,7 +56,7 @@ struct WeChatPayInteropTests {
             #expect(signature(ours) == signature(header))
         }
         let invocation = try Self.merchant.appInvocation(appID: "wx0123456789abcdef", prepayID: "wx22140000123", timestamp: 1_795_000_000, nonce: "n0nce")
-        let theirSign = try Self.oracle.run([[
+        let theirSign = try await Self.oracle.run([[
             "op": "app_sign", "appid": "wx0123456789abcdef", "timestamp": "1795000000", "noncestr": "n0nce", "prepayid": "wx22140000123",
             "private_key": Self.merchantKey.pkcs8PEMRepresentation,
         ]])[0] as! String
@@ -72,34 +72,34 @@ struct WeChatPayInteropTests {
             id: "EV-1", eventType: "TRANSACTION.SUCCESS", createTime: "2026-11-22T14:00:00+08:00", plaintext: Self.transaction,
             cipher: try APIv3Cipher(apiV3Key: Self.apiV3Key), nonce: "fdasflkja484")
         let headers = try side.headers(body: body, timestamp: now, nonce: "5K8264ILTKCH16CQ2502SI8ZNMTM67VS")
-        #expect(try theirVerdict(headers, body) == Self.transaction)
+        #expect(try await theirVerdict(headers, body) == Self.transaction)
         #expect(try await parser(now: now).parse(headers: headers, body: Array(body.utf8)).plaintext == Array(Self.transaction.utf8))
 
         // Theirs → ours.
-        let made = try Self.oracle.run([[
+        let made = try await Self.oracle.run([[
             "op": "make_notification", "resource": Self.transaction, "timestamp": now, "nonce": "PYNONCE", "serial": Self.publicKeyID,
             "platform_private_key": Self.platformKey.pkcs8PEMRepresentation, "apiv3_key": Self.apiV3Key,
         ]])[0] as! [String: Any]
         let theirHeaders = made["headers"] as! [String: String], theirBody = made["body"] as! String
-        #expect(try theirVerdict(theirHeaders, theirBody) == Self.transaction)
+        #expect(try await theirVerdict(theirHeaders, theirBody) == Self.transaction)
         let parsed = try await parser(now: now).parse(headers: theirHeaders, body: Array(theirBody.utf8))
         #expect(try WeChatPayTransaction(resource: parsed.plaintext).outTradeNo == "OS20261122-PY0001")
 
         // Tampered: both refuse.
         let tampered = theirBody.replacingOccurrences(of: "EV-ORACLE", with: "EV-FORGED")
-        #expect(try theirVerdict(theirHeaders, tampered) == nil)
+        #expect(try await theirVerdict(theirHeaders, tampered) == nil)
         await #expect(throws: WeChatPayError.badSignature) { try await parser(now: now).parse(headers: theirHeaders, body: Array(tampered.utf8)) }
     }
 
     @Test("a replayed notification an hour old: wechatpayv3 accepts it, we refuse it as stale")
     func staleTimestamp() async throws {
         let now: Int64 = 1_795_000_000
-        let made = try Self.oracle.run([[
+        let made = try await Self.oracle.run([[
             "op": "make_notification", "resource": Self.transaction, "timestamp": now - 3600, "nonce": "OLDNONCE", "serial": Self.publicKeyID,
             "platform_private_key": Self.platformKey.pkcs8PEMRepresentation, "apiv3_key": Self.apiV3Key,
         ]])[0] as! [String: Any]
         let headers = made["headers"] as! [String: String], body = made["body"] as! String
-        #expect(try theirVerdict(headers, body) == Self.transaction)
+        #expect(try await theirVerdict(headers, body) == Self.transaction)
         await #expect(throws: WeChatPayError.staleTimestamp(seconds: now - 3600, now: now)) {
             try await parser(now: now).parse(headers: headers, body: Array(body.utf8))
         }
