@@ -32,7 +32,7 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         device.post("purchase") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
                 let token = try object.optionalString("app_account_token").map { text -> UUID in
-                    guard let uuid = UUID(uuidString: text) else { throw SandboxDeviceError.badDevice }
+                    guard let uuid = UUID(uuidString: text) else { throw SandboxDeviceError.badToken(text) }
                     return uuid
                 }
                 let result = try await devices.purchase(

@@ -171,12 +171,14 @@ public actor SandboxAppStoreDevices {
 
 public enum SandboxDeviceError: Error, CustomStringConvertible {
     case badDevice
+    case badToken(String)
     case tooMany
     case unknownRequest(String)
 
     public var description: String {
         switch self {
         case .badDevice: "a device id is 1 to 64 letters, digits, '-' or '_'"
+        case .badToken(let text): "app_account_token '\(text.prefix(64))' is not a UUID"
         case .tooMany: "too many devices or updates in this sandbox"
         case .unknownRequest(let id): "no Ask to Buy request \(id)"
         }
