@@ -23,6 +23,13 @@ struct OpenAPIContractTests {
         return Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
     }
 
+    /// The console's pages (`/admin/…`, and `/`, which leads there) are HTML for people; the data behind them is the
+    /// documented `/v1/admin/…`.
+    static func isConsole(_ route: String) -> Bool {
+        let path = route.split(separator: " ").last.map(String.init) ?? ""
+        return path == "/" || path == "/admin" || path.hasPrefix("/admin/")
+    }
+
     @Test("every route is documented and every documented operation is routed")
     func routesMatchDocument() async throws {
         let (router, components) = try await OrderSafeApplication.makeRouter(
@@ -36,7 +43,8 @@ struct OpenAPIContractTests {
             }.joined(separator: "/")
             return "\(route.method.rawValue) /\(path)"
         })
-        #expect(routed == Self.documentedOperations)
+        #expect(routed.filter { !Self.isConsole($0) } == Self.documentedOperations)
+        #expect(routed.contains("GET /admin/orders/{order_no}"))
     }
 
     @Test("responses match the documented schemas")

@@ -110,6 +110,14 @@ public struct Reconciler: Sendable {
         if !pending.isEmpty { logger.info("stored notifications retried", metadata: ["count": "\(pending.count)"]) }
     }
 
+    /// Processes one stored notification again by hand (an operator's replay), as the retry sweep would; false when
+    /// its channel's notifications cannot be replayed (WeChat Pay's signed timestamps expire: query the order).
+    public func replay(_ signal: PendingSignal) async throws -> Bool {
+        guard let replayer = replayers[signal.channel] else { return false }
+        try await replayer.replay(signal)
+        return true
+    }
+
     /// Asks the provider about one order now (also what the app's client-result hint triggers).
     public func settle(orderNo: String) async throws -> Order? {
         guard let order = try await ledger.order(number: orderNo) else { return nil }

@@ -51,7 +51,9 @@ public struct RefundService: Sendable {
         self.clock = clock
     }
 
-    public func refund(orderNo: String, reason: String?) async throws -> (Order, ReversalOutcome) {
+    /// Refunds the order's live payment in full; `operatorName` (the console's signed-in operator) is named in the
+    /// reversal's evidence.
+    public func refund(orderNo: String, reason: String?, operatorName: String? = nil) async throws -> (Order, ReversalOutcome) {
         guard let order = try await ledger.order(number: orderNo) else { throw RefundError.orderNotFound(orderNo) }
         guard let refunder = refunders[order.channel] else {
             throw RefundError.notRefundable("\(order.channel.rawValue) orders are refunded by the provider, not the merchant")
@@ -69,7 +71,7 @@ public struct RefundService: Sendable {
         }
         let outcome = try await ledger.reverse(
             Reversal(channel: payment.channel, providerTransactionID: payment.providerTransactionID, kind: .refunded, cause: .admin,
-                     evidence: "refund:\(reference)"),
+                     evidence: "refund:\(reference)" + (operatorName.map { " operator:\($0)" } ?? "")),
             at: clock.now())
         return (try await ledger.order(number: orderNo) ?? order, outcome)
     }

@@ -1,6 +1,6 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains, operatorConsole]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -271,5 +271,63 @@ enum Schema {
             "ALTER TABLE inbox ADD COLUMN chain TEXT",
             "ALTER TABLE inbox ADD COLUMN signed_at BIGINT",
             "CREATE INDEX inbox_by_chain ON inbox (chain)",
+        ])
+
+    /// The operator console: signed-in sessions (the token's SHA-256 only), the append-only log of what operators
+    /// did, and the indexes its lists need to stay fast at millions of orders (keyset pages, newest first, by each
+    /// filter, the user's being `orders_by_user` with the row id SQLite keeps in every index; payments by transaction id
+    /// whatever the channel; webhook events by order).
+    private static let operatorConsole = Migration(
+        version: 9, name: "operator console",
+        statements: [
+            """
+            CREATE TABLE console_sessions (
+                token_sha256 TEXT PRIMARY KEY,
+                operator TEXT NOT NULL,
+                csrf TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                last_seen_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE operator_actions (
+                id {ID},
+                operator TEXT NOT NULL,
+                action TEXT NOT NULL,
+                target TEXT,
+                detail TEXT,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX orders_by_created ON orders (created_at, id)",
+            "CREATE INDEX orders_by_status_created ON orders (status, created_at, id)",
+            "CREATE INDEX orders_by_channel_created ON orders (channel, created_at, id)",
+            "CREATE INDEX orders_by_product_created ON orders (product_id, created_at, id)",
+            "CREATE INDEX payments_by_txn ON payment_transactions (provider_txn_id)",
+            "CREATE INDEX payments_by_original_txn ON payment_transactions (original_txn_id)",
+            "CREATE INDEX payments_by_recorded ON payment_transactions (recorded_at)",
+            "CREATE INDEX webhook_outbox_by_order ON webhook_outbox (order_id, id)",
+        ],
+        engineStatements: [
+            .sqlite: [
+                """
+                CREATE TRIGGER operator_actions_no_update BEFORE UPDATE ON operator_actions
+                BEGIN SELECT RAISE(ABORT, 'operator_actions is append-only'); END
+                """,
+                """
+                CREATE TRIGGER operator_actions_no_delete BEFORE DELETE ON operator_actions
+                BEGIN SELECT RAISE(ABORT, 'operator_actions is append-only'); END
+                """,
+            ],
+            .postgres: [
+                """
+                CREATE FUNCTION operator_actions_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'operator_actions is append-only'; END $$
+                """,
+                """
+                CREATE TRIGGER operator_actions_append_only BEFORE UPDATE OR DELETE ON operator_actions
+                FOR EACH ROW EXECUTE FUNCTION operator_actions_append_only()
+                """,
+            ],
         ])
 }

@@ -117,8 +117,18 @@ public enum OrderSafeApplication {
             await sandbox.addRoutes(to: router, catalog: components.catalog.catalog, tokens: tokens, clock: clock)
         }
         HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
-        AdminController(ledger: components.ledger, refunds: components.refunds).addRoutes(
-            to: v1.group("admin").add(middleware: AdminAuthMiddleware(authenticator: AdminAuthenticator(adminKey: adminKey))))
+        let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)
+        AdminController(ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler, clock: clock).addRoutes(
+            to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys)))
+        ConsoleController(
+            ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler,
+            sessions: ConsoleSessions(
+                ledger: components.ledger, clock: clock, idle: TimeInterval(settings.console.idleMinutes * 60),
+                secureCookie: settings.console.secureCookie),
+            keys: operatorKeys, signInLimiter: RateLimiter(
+                perMinute: settings.console.signInAttemptsPerMinute, burst: settings.console.signInAttemptsPerMinute, clock: clock),
+            views: try ConsoleViews(), defaultZone: settings.console.defaultTimeZone, clock: clock
+        ).addRoutes(to: router)
         return router
     }
 

@@ -17,17 +17,19 @@ struct UserAuthMiddleware: RouterMiddleware {
     }
 }
 
-/// Requires the admin key.
+/// Requires the admin key or a named operator key, and records the operator in the context.
 struct AdminAuthMiddleware: RouterMiddleware {
     typealias Context = OrderSafeRequestContext
-    let authenticator: AdminAuthenticator
+    let keys: OperatorKeys
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
         do {
-            try authenticator.authenticate(authorization: request.headers[.authorization])
+            context.operatorName = try keys.authenticate(authorization: request.headers[.authorization])
         } catch {
             throw APIError.unauthorized(error)
         }
+        context.logger[metadataKey: "operator"] = .string(context.operatorName ?? "")
         return try await next(request, context)
     }
 }

@@ -92,19 +92,3 @@ public struct UserAuthenticator: Sendable {
         }
     }
 }
-
-/// Checks the admin key in constant time.
-public struct AdminAuthenticator: Sendable {
-    private let keyDigest: SHA256.Digest
-
-    public init(adminKey: String) {
-        keyDigest = SHA256.hash(data: Data(adminKey.utf8))
-    }
-
-    func authenticate(authorization: String?) throws(AuthError) {
-        guard let authorization, authorization.prefix(7).lowercased() == "bearer " else { throw .invalidAdminKey }
-        // Comparing digests keeps the comparison's time independent of where the keys differ.
-        let offered = SHA256.hash(data: Data(authorization.dropFirst(7).utf8))
-        guard offered == keyDigest else { throw .invalidAdminKey }
-    }
-}

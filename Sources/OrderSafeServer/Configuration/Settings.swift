@@ -155,6 +155,20 @@ public struct Settings: Sendable {
         public var secret: String
     }
 
+    /// The operator console under `/admin`.
+    public struct Console: Sendable {
+        /// Named operator keys (`auth.operator_keys`, `name=key,…`), besides the admin key, which signs in as `admin`.
+        public var operatorKeys: [String: String] = [:]
+        /// Minutes a session may sit unused before it ends.
+        public var idleMinutes = 30
+        /// Mark the session cookie `Secure` (HTTPS only); off by default in the sandbox, for plain-HTTP development.
+        public var secureCookie = true
+        /// Failed sign-ins a minute from one client address.
+        public var signInAttemptsPerMinute = 10
+        /// The time zone pages use until the operator's browser says its own.
+        public var defaultTimeZone = "Asia/Shanghai"
+    }
+
     public var server: Server
     public var database: Database
     public var catalog: Catalog
@@ -165,4 +179,5 @@ public struct Settings: Sendable {
     public var reconcile = Reconcile(intervalSeconds: 2, firstQuerySeconds: 60)
     public var webhooks: Webhooks?
     public var limits = Limits()
+    public var console = Console()
 }

@@ -96,6 +96,12 @@ struct SettingsReader {
         settings.reconcile = Settings.Reconcile(
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
             firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600))
+        settings.console = Settings.Console(
+            operatorKeys: try operatorKeys(),
+            idleMinutes: try int("console.idle_minutes", default: 30, in: 1...1440),
+            secureCookie: try bool("console.secure_cookie", default: environment == .production),
+            signInAttemptsPerMinute: try int("console.sign_in_attempts_per_minute", default: 10, in: 1...1000),
+            defaultTimeZone: try timeZone("console.time_zone", default: "Asia/Shanghai"))
         if let url = try url("webhooks.url") {
             guard let secret = try secret("webhooks.secret"), secret.utf8.count >= 32 else {
                 throw SettingsError(key: "webhooks.secret", reason: "is required with webhooks.url, at least 32 characters")
@@ -238,6 +244,36 @@ struct SettingsReader {
         if auth.adminKey.isEmpty, environment == .production {
             throw SettingsError(key: "auth.admin_key", reason: "is required in production")
         }
+    }
+
+    /// `auth.operator_keys`: `name=key` pairs separated by commas; names of 1–32 lowercase letters, digits, `.`, `_`
+    /// or `-` (not `admin`, the admin key's), keys of at least 32 characters, each name and key once.
+    private func operatorKeys() throws -> [String: String] {
+        guard let text = try secret("auth.operator_keys"), !text.isEmpty else { return [:] }
+        var keys: [String: String] = [:]
+        let nameCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789._-".utf8)
+        for entry in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = parts[0].trimmingCharacters(in: .whitespaces)
+            guard parts.count == 2, (1...32).contains(name.utf8.count), name.utf8.allSatisfy(nameCharacters.contains) else {
+                throw SettingsError(
+                    key: "auth.operator_keys", reason: "each entry must be name=key with a name of 1-32 characters a-z, 0-9, '.', '_' or '-'")
+            }
+            let key = parts[1].trimmingCharacters(in: .whitespaces)
+            guard name != "admin" else { throw SettingsError(key: "auth.operator_keys", reason: "'admin' is the admin key's operator name") }
+            guard key.utf8.count >= 32 else { throw SettingsError(key: "auth.operator_keys", reason: "the key of '\(name)' must be at least 32 characters") }
+            guard keys[name] == nil else { throw SettingsError(key: "auth.operator_keys", reason: "'\(name)' is named twice") }
+            guard !keys.values.contains(key) else { throw SettingsError(key: "auth.operator_keys", reason: "two operators have the same key") }
+            keys[name] = key
+        }
+        return keys
+    }
+
+    /// An IANA time zone name.
+    private func timeZone(_ key: String, default fallback: String) throws -> String {
+        let name = try string(key) ?? fallback
+        guard ConsoleFormat.zone(named: name) != nil else { throw SettingsError(key: key, reason: "'\(name)' is not a time zone (e.g. Asia/Shanghai)") }
+        return name
     }
 
     /// The value as text, whether the source gave a string, an integer or a boolean.

@@ -6,6 +6,8 @@ import NIOCore
 public struct OrderSafeRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     var user: AuthenticatedUser?
+    /// The operator behind an admin request (`admin`, or a named operator key's name).
+    var operatorName: String?
     /// The peer's IP address as the connection shows it; ``ClientAddress`` may replace it with the proxy's word.
     var clientAddress: String?
     /// The connection, closed when a body does not arrive within `bodyDeadline` (``Request/collectBody(upTo:context:)``).

@@ -1,0 +1,222 @@
+import Engine
+import Foundation
+import Hummingbird
+import Ledger
+import OrderSafeModel
+
+extension ConsoleController {
+    func addPageRoutes(to admin: RouterGroup<OrderSafeRequestContext>) {
+        admin.get { request, context in
+            try await signedIn(request, context) { page in try await overview(page) }
+        }
+        admin.get("orders") { request, context in
+            try await signedIn(request, context) { page in try await orders(page) }
+        }
+        admin.get("orders/:order_no") { request, context in
+            try await signedIn(request, context) { page in
+                try await order(page, orderNo: try context.parameters.require("order_no"))
+            }
+        }
+        admin.get("orders/:order_no/refund") { request, context in
+            try await signedIn(request, context) { page in
+                try await refundConfirmation(page, orderNo: try context.parameters.require("order_no"))
+            }
+        }
+        admin.get("users/:user_id") { request, context in
+            try await signedIn(request, context) { page in
+                try await user(page, userID: try context.parameters.require("user_id"))
+            }
+        }
+        admin.get("operations") { request, context in
+            try await signedIn(request, context) { page in try await operations(page) }
+        }
+    }
+
+    private func overview(_ page: PageRequest) async throws -> Response {
+        let now = clock.now()
+        let overview = try await ledger.overview(now: now, days: 30, zone: page.format.zone)
+        let texts = page.texts
+        var values = frame(page, title: texts["nav_overview"] ?? "", section: .overview)
+        let chart = RevenueChart(
+            days: RevenueChart.days(endingAt: now, count: 30, zone: page.format.zone), revenue: overview.revenue,
+            channelNames: Dictionary(uniqueKeysWithValues: Channel.allCases.map { ($0, texts["channel_\($0.rawValue)"] ?? $0.rawValue) }))
+        values["charts"] = chart.svgs().map { ["currency": $0.currency, "svg": $0.svg] }
+        values["statuses"] = OrderStatus.allCases.map { status in
+            ["status": status.rawValue, "label": texts["status_\(status.rawValue)"] ?? status.rawValue, "count": overview.ordersByStatus[status] ?? 0]
+                as [String: Any]
+        }
+        values["flaggedWaiting"] = overview.flaggedWaiting
+        values["jobsDue"] = overview.jobsDue
+        values["jobsLater"] = overview.jobsLater
+        values["webhooksFailing"] = overview.webhooksFailing
+        values["inboxFailed"] = overview.inboxFailed
+        if let oldest = overview.oldestUnsettled { values["oldest"] = ["orderNo": oldest.orderNo, "created": page.format.time(oldest.createdAt)] }
+        return views.page("overview", values)
+    }
+
+    private func orders(_ page: PageRequest) async throws -> Response {
+        let parsed = try AdminOrderQuery(page.request.uri, zone: page.format.zone, allowed: ["done"])
+        let result = try await ledger.orders(parsed.query)
+        let texts = page.texts
+        var values = frame(page, title: texts["nav_orders"] ?? "", section: .orders)
+        values["orders"] = result.orders.map { orderRow($0, page) }
+        var filters: [String: String] = [:]
+        for (name, value) in parsed.parameters { filters[name] = value }
+        values["filters"] = filters
+        values["statusOptions"] = OrderStatus.allCases.map { status in
+            ["value": status.rawValue, "label": texts["status_\(status.rawValue)"] ?? status.rawValue, "selected": parsed.query.status == status]
+                as [String: Any]
+        }
+        values["channelOptions"] = Channel.allCases.map { channel in
+            ["value": channel.rawValue, "label": texts["channel_\(channel.rawValue)"] ?? channel.rawValue, "selected": parsed.query.channel == channel]
+                as [String: Any]
+        }
+        values["isLaterPage"] = parsed.query.after != nil
+        values["firstPage"] = Self.link("/admin/orders", parsed.parameters, cursor: nil)
+        if let next = result.next { values["nextPage"] = Self.link("/admin/orders", parsed.parameters, cursor: next) }
+        return views.page("orders", values)
+    }
+
+    /// A list's link with its filters and, for a later page, the cursor.
+    static func link(_ path: String, _ parameters: [(name: String, value: String)], cursor: OrderCursor?) -> String {
+        let allowed = CharacterSet.alphanumerics.union(.init(charactersIn: "-._~"))
+        var pairs = parameters.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+        if let cursor { pairs.append("cursor=\(cursor)") }
+        return pairs.isEmpty ? path : path + "?" + pairs.joined(separator: "&")
+    }
+
+    /// One order as the lists and the order page show it.
+    func orderRow(_ order: Order, _ page: PageRequest) -> [String: Any] {
+        let texts = page.texts
+        return [
+            "orderNo": order.orderNo, "userID": order.userID, "userPath": Self.pathSegment(order.userID), "productID": order.productID,
+            "channel": texts["channel_\(order.channel.rawValue)"] ?? order.channel.rawValue,
+            "status": texts["status_\(order.status.rawValue)"] ?? order.status.rawValue, "statusCode": order.status.rawValue,
+            "amount": ConsoleFormat.money(order.amount), "created": page.format.time(order.createdAt),
+            "updated": page.format.time(order.updatedAt), "uuid": order.orderUUID.uuidString.lowercased(), "sandbox": order.sandbox,
+        ]
+    }
+
+    static func pathSegment(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? ""
+    }
+
+    private func order(_ page: PageRequest, orderNo: String) async throws -> Response {
+        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo) else { throw ConsolePageError.notFound }
+        let texts = page.texts
+        let format = page.format
+        var values = frame(page, title: "\(texts["order_no"] ?? "") \(orderNo)", section: .orders)
+        values["order"] = orderRow(dossier.order, page)
+        values["flagWaiting"] = dossier.flagWaiting
+        values["refundable"] = dossier.order.channel != .appStore && dossier.payments.contains { $0.reversedAt == nil }
+        values["queryable"] = dossier.order.channel != .appStore
+        values["events"] = dossier.events.map { event in
+            // Only the keys that have a value: a section over an absent key is skipped, over an empty one it is not.
+            var row: [String: Any] = [
+                "at": format.time(event.createdAt), "kind": event.kind,
+                "kindClass": String(event.kind.prefix { $0.isLetter || $0 == "_" }), "cause": event.cause.rawValue,
+            ]
+            if let to = event.toStatus {
+                row["change"] = (event.fromStatus.map { (texts["status_\($0.rawValue)"] ?? $0.rawValue) + " → " } ?? "→ ")
+                    + (texts["status_\(to.rawValue)"] ?? to.rawValue)
+            }
+            if let evidence = event.evidence { row["evidence"] = evidence }
+            if let note = event.note { row["note"] = note }
+            return row
+        }
+        values["payments"] = dossier.payments.map { payment in
+            [
+                "channel": texts["channel_\(payment.channel.rawValue)"] ?? payment.channel.rawValue, "transaction": payment.providerTransactionID,
+                "original": payment.originalTransactionID ?? "", "amount": ConsoleFormat.money(payment.amount), "cause": payment.cause.rawValue,
+                "recorded": format.time(payment.recordedAt), "reversal": payment.reversal ?? "", "reversed": format.time(payment.reversedAt) ?? "",
+            ] as [String: Any]
+        }
+        values["grants"] = dossier.grants.map { grant in
+            [
+                "transaction": grant.providerTransactionID, "kind": grant.kind, "target": grant.target,
+                "amount": grant.amount.map(String.init) ?? (grant.period ?? ""), "expires": format.time(grant.expiresAt) ?? "",
+                "reversed": format.time(grant.reversedAt) ?? "",
+            ] as [String: Any]
+        }
+        values["signals"] = dossier.signals.map { signal in
+            [
+                "id": signal.id, "channel": texts["channel_\(signal.channel.rawValue)"] ?? signal.channel.rawValue, "kind": signal.kind,
+                "received": format.time(signal.receivedAt), "processed": format.time(signal.processedAt) ?? "", "attempts": signal.attempts,
+                "verdict": signal.verdict ?? "", "lastError": signal.lastError ?? "", "sha": String(signal.bodySHA256.prefix(16)),
+                "bytes": signal.bodyBytes,
+            ] as [String: Any]
+        }
+        values["webhooks"] = dossier.webhooks.map { webhook in
+            [
+                "eventID": webhook.eventID, "type": webhook.type, "created": format.time(webhook.createdAt), "attempts": webhook.attempts,
+                "delivered": format.time(webhook.deliveredAt) ?? "", "lastError": webhook.lastError ?? "",
+            ] as [String: Any]
+        }
+        return views.page("order", values)
+    }
+
+    private func refundConfirmation(_ page: PageRequest, orderNo: String) async throws -> Response {
+        guard orderNo.utf8.count <= 64, let order = try await ledger.order(number: orderNo) else { throw ConsolePageError.notFound }
+        var values = frame(page, title: page.texts["refund_confirm_title"] ?? "", section: .orders)
+        values["order"] = orderRow(order, page)
+        return views.page("refund", values)
+    }
+
+    private func user(_ page: PageRequest, userID: String) async throws -> Response {
+        guard (1...128).contains(userID.utf8.count) else { throw ConsolePageError.notFound }
+        let parsed = try AdminOrderQuery(page.request.uri, zone: page.format.zone, allowed: ["done"])
+        var query = parsed.query
+        query.userID = userID
+        let holdings = try await ledger.holdings(userID: userID, at: clock.now())
+        let result = try await ledger.orders(query)
+        let texts = page.texts
+        var values = frame(page, title: "\(texts["user"] ?? "") \(userID)", section: .orders)
+        values["userID"] = userID
+        values["balances"] = holdings.balances.map { ["name": $0.name, "amount": $0.amount] as [String: Any] }
+        values["entitlements"] = holdings.entitlements.map { entitlement in
+            [
+                "name": entitlement.name, "expires": page.format.time(entitlement.expiresAt) ?? texts["never"] ?? "",
+                "state": (entitlement.active ? texts["active"] : texts["lapsed"]) ?? "",
+            ] as [String: Any]
+        }
+        values["orders"] = result.orders.map { orderRow($0, page) }
+        if let next = result.next { values["nextPage"] = Self.link("/admin/users/\(Self.pathSegment(userID))", parsed.parameters, cursor: next) }
+        return views.page("user", values)
+    }
+
+    private func operations(_ page: PageRequest) async throws -> Response {
+        let now = clock.now()
+        let format = page.format
+        var values = frame(page, title: page.texts["nav_operations"] ?? "", section: .operations)
+        values["jobs"] = try await ledger.queuedJobs(limit: 100).map { job in
+            var row: [String: Any] = [
+                "kind": job.kind, "key": job.key, "runAt": format.time(job.runAt), "due": job.runAt <= now, "attempts": job.attempts,
+                "lease": job.leaseOwner.map { owner in "\(owner) → \(format.time(job.leaseUntil) ?? "")" } ?? "", "lastError": job.lastError ?? "",
+            ]
+            if job.kind == Reconciler.Kind.queryOrder { row["orderKey"] = job.key }
+            return row
+        }
+        values["inbox"] = try await ledger.inboxProblems(limit: 100).map { entry in
+            [
+                "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind, "received": format.time(entry.receivedAt),
+                "attempts": entry.attempts, "verdict": entry.verdict ?? "", "lastError": entry.lastError ?? "",
+                "replayable": entry.kind == "notify" && entry.channel != .wechatPay,
+            ] as [String: Any]
+        }
+        values["deliveries"] = try await ledger.webhookAttempts(limit: 100).map { attempt in
+            var row: [String: Any] = [
+                "eventID": attempt.eventID, "type": attempt.type, "attempt": attempt.attempt, "at": format.time(attempt.attemptedAt),
+                "statusCode": attempt.statusCode.map(String.init) ?? "—", "duration": "\(attempt.durationMS) ms", "error": attempt.error ?? "",
+            ]
+            if let orderNo = attempt.orderNo { row["orderNo"] = orderNo }
+            return row
+        }
+        values["actions"] = try await ledger.operatorActions(limit: 50).map { action in
+            [
+                "at": format.time(action.at), "operatorName": action.operatorName, "action": action.action, "target": action.target ?? "",
+                "detail": action.detail ?? "",
+            ] as [String: Any]
+        }
+        return views.page("operations", values)
+    }
+}
