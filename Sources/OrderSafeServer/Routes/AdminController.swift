@@ -32,7 +32,7 @@ struct AdminController {
             let zone = try Self.zone(request)
             let parsed: AdminOrderQuery
             do throws(AdminInputError) {
-                parsed = try AdminOrderQuery(request.uri, zone: zone, allowed: ["tz"])
+                parsed = try AdminOrderQuery(request.uri, zone: zone, allowed: ["tz"], emptyMeansAbsent: false)
             } catch {
                 throw error.apiError
             }
@@ -113,7 +113,7 @@ struct AdminController {
             guard (1...128).contains(userID.utf8.count) else { throw APIError.badRequest("invalid_parameter", "'user_id' must be 1 to 128 bytes") }
             let parsed: AdminOrderQuery
             do throws(AdminInputError) {
-                parsed = try AdminOrderQuery(request.uri, zone: .gmt)
+                parsed = try AdminOrderQuery(request.uri, zone: .gmt, emptyMeansAbsent: false)
                 guard parsed.parameters.allSatisfy({ $0.name == "limit" }) else {
                     throw AdminInputError(field: parsed.parameters.first { $0.name != "limit" }?.name ?? "", message: "is not a parameter here; use cursor, limit")
                 }
@@ -171,7 +171,7 @@ struct AdminController {
 
     /// The `tz` parameter (an IANA zone name), UTC when absent.
     static func zone(_ request: Request) throws -> TimeZone {
-        guard let name = request.uri.queryParameters["tz"].map(String.init), !name.isEmpty else { return .gmt }
+        guard let name = request.uri.queryParameters["tz"].map(String.init) else { return .gmt }
         guard let zone = ConsoleFormat.zone(named: name) else {
             throw APIError.badRequest("invalid_parameter", "'tz' must be a time zone name such as Asia/Shanghai")
         }

@@ -15,8 +15,11 @@ struct AdminOrderQuery: Sendable {
 
     static let names: Set<String> = ["q", "user", "status", "channel", "product", "from", "to", "cursor", "limit"]
 
-    /// Parses `uri`'s query; `allowed` adds names the caller handles itself (ignored here).
-    init(_ uri: URI, zone: TimeZone, defaultLimit: Int = 50, allowed: Set<String> = []) throws(AdminInputError) {
+    /// Parses `uri`'s query; `allowed` adds names the caller handles itself (ignored here). An empty value is an
+    /// unfilled field of the console's form when `emptyMeansAbsent`; the API refuses it.
+    init(_ uri: URI, zone: TimeZone, defaultLimit: Int = 50, allowed: Set<String> = [], emptyMeansAbsent: Bool = true)
+        throws(AdminInputError)
+    {
         var values: [String: String] = [:]
         var given: [(name: String, value: String)] = []
         for (name, value) in try Self.parameters(uri.query ?? "") {
@@ -24,6 +27,9 @@ struct AdminOrderQuery: Sendable {
                 throw AdminInputError(field: String(name.prefix(32)), message: "is not a filter; use \(Self.names.sorted().joined(separator: ", "))")
             }
             guard values[name] == nil else { throw AdminInputError(field: name, message: "is given more than once") }
+            guard emptyMeansAbsent || !value.isEmpty || !Self.names.contains(name) else {
+                throw AdminInputError(field: name, message: "is empty; leave the parameter out instead")
+            }
             values[name] = value
             if Self.names.contains(name), !value.isEmpty, name != "cursor" { given.append((name, value)) }
         }

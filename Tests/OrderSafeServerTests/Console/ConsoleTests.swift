@@ -245,6 +245,52 @@ struct ConsoleTests {
         }
     }
 
+    @Test("the admin API pages like the console, refuses empty or unknown parameters, and names the operator of an action")
+    func adminAPI() async throws {
+        try await Self.withConsole { browser, components, clock, alice in
+            let client = browser.client
+            var numbers: [String] = []
+            for _ in 0..<3 {
+                numbers.append(try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order.orderNo)
+                clock.advance(by: 1)
+            }
+            let operatorAuth: HTTPFields = [.authorization: "Bearer \(Self.operatorKey)"]
+            struct Page: Decodable {
+                var orders: [Order]
+                var next_cursor: String?
+            }
+            var seen: [String] = []
+            var uri: String? = "/v1/admin/orders?user=alice&limit=2"
+            while let next = uri {
+                let page = try await client.execute(uri: next, method: .get, headers: operatorAuth).decoded(Page.self)
+                seen += page.orders.map(\.orderNo)
+                uri = page.next_cursor.map { "/v1/admin/orders?user=alice&limit=2&cursor=\($0)" }
+            }
+            #expect(seen == numbers.reversed())
+            for bad in ["to=", "status=", "page=2", "tz=Mars%2FOlympus", "limit=201"] {
+                let response = try await client.execute(uri: "/v1/admin/orders?\(bad)", method: .get, headers: operatorAuth)
+                #expect(response.status == .badRequest, "\(bad)")
+                #expect(try response.errorCode() == "invalid_parameter", "\(bad)")
+            }
+            var jsonAuth = operatorAuth
+            jsonAuth[.contentType] = "application/json"
+            let flagged = try await Self.flaggedOrder(components, clock)
+            let resolved = try await client.execute(
+                uri: "/v1/admin/orders/\(flagged)/resolve", method: .post,
+                headers: jsonAuth, body: ByteBuffer(string: #"{"note":"checked by phone"}"#))
+            #expect(resolved.status == .ok)
+            #expect(String(buffer: resolved.body).contains(#""flag_waiting":false"#))
+            let again = try await client.execute(
+                uri: "/v1/admin/orders/\(flagged)/resolve", method: .post,
+                headers: jsonAuth, body: ByteBuffer(string: #"{"note":"again"}"#))
+            #expect(again.status == .conflict)
+            let log = try await components.ledger.operatorActions(limit: 5)
+            #expect(log.first.map { [$0.operatorName, $0.action] } == ["alice", "resolve_flag"])
+            let stats = try await client.execute(uri: "/v1/admin/stats?tz=Asia%2FShanghai", method: .get, headers: operatorAuth)
+            #expect(String(buffer: stats.body).contains(#""flagged_waiting":0"#))
+        }
+    }
+
     @Test("the language follows Accept-Language and the switch; money and times are written for people")
     func language() async throws {
         try await Self.withConsole { browser, components, clock, alice in
