@@ -34,7 +34,7 @@ enum ConsoleBenchmark {
         if orders > 0 {
             let start = ContinuousClock.now
             try await seed(database, catalog: catalog, version: version, count: orders, base: base)
-            print("seeded \(orders) orders on \(database.engine.rawValue) in \(ContinuousClock.now - start)")
+            print("seeded \(orders) orders on \(database.engine.rawValue) in " + String(format: "%.1f s", (ContinuousClock.now - start).milliseconds / 1000))
         }
         for index in 0..<flagged {
             try await flag(ledger, catalog: catalog, version: version, index: index)
@@ -131,18 +131,20 @@ enum ConsoleBenchmark {
         for (name, query) in pages {
             let (median, worst) = try await time { _ = try await ledger.orders(query) }
             slowest = max(slowest, worst)
-            print(String(format: "  %-48@ %8.2f / %8.2f", name as NSString, median.milliseconds, worst.milliseconds))
+            print("  " + name.padding(toLength: 48, withPad: " ", startingAt: 0) + String(format: " %8.2f / %8.2f", median.milliseconds, worst.milliseconds))
         }
         let (offsetMedian, offsetWorst) = try await time {
             _ = try await database.withSession { db in
                 try await db.raw("SELECT order_no FROM orders ORDER BY created_at DESC, id DESC LIMIT 50 OFFSET \(unsafeRaw: String(middle))").all()
             }
         }
-        print(String(format: "  %-48@ %8.2f / %8.2f", "baseline: OFFSET \(middle) page" as NSString, offsetMedian.milliseconds, offsetWorst.milliseconds))
+        print(
+            "  " + "baseline: OFFSET \(middle) page".padding(toLength: 48, withPad: " ", startingAt: 0)
+                + String(format: " %8.2f / %8.2f", offsetMedian.milliseconds, offsetWorst.milliseconds))
         let (keysetMedian, _) = try await time { _ = try await ledger.orders(OrderQuery(after: cursor)) }
         print(String(format: "  ratio OFFSET / keyset at depth %d: %.0f×", middle, offsetMedian.milliseconds / max(keysetMedian.milliseconds, 0.001)))
         let (overview, _) = try await time(runs: 3) { _ = try await ledger.overview(now: Date(), days: 30, zone: .gmt) }
-        print(String(format: "  overview (30 days, all counts)                   %8.2f", overview.milliseconds))
+        print("  " + "overview (30 days, all counts)".padding(toLength: 48, withPad: " ", startingAt: 0) + String(format: " %8.2f", overview.milliseconds))
         let met = slowest < .milliseconds(50)
         print("  target: every page under 50 ms: \(met ? "met" : "NOT met") (slowest \(String(format: "%.2f", slowest.milliseconds)) ms)")
         return met
