@@ -4,6 +4,32 @@ enum Schema {
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
+    /// Triggers that refuse every UPDATE and DELETE of `table`, on each engine.
+    private static func appendOnly(_ table: String) -> [SQLEngine: [String]] {
+        [
+            .sqlite: [
+                """
+                CREATE TRIGGER \(table)_no_update BEFORE UPDATE ON \(table)
+                BEGIN SELECT RAISE(ABORT, '\(table) is append-only'); END
+                """,
+                """
+                CREATE TRIGGER \(table)_no_delete BEFORE DELETE ON \(table)
+                BEGIN SELECT RAISE(ABORT, '\(table) is append-only'); END
+                """,
+            ],
+            .postgres: [
+                """
+                CREATE FUNCTION \(table)_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION '\(table) is append-only'; END $$
+                """,
+                """
+                CREATE TRIGGER \(table)_append_only BEFORE UPDATE OR DELETE ON \(table)
+                FOR EACH ROW EXECUTE FUNCTION \(table)_append_only()
+                """,
+            ],
+        ]
+    }
+
     private static let statuses =
         "'created','paying','paid','fulfilled','cancelled','closed','failed','refunded','revoked','flagged'"
     private static let channels = "'appstore','alipay','wechatpay'"
@@ -172,28 +198,7 @@ enum Schema {
             """,
             "CREATE INDEX webhook_outbox_due ON webhook_outbox (delivered_at, next_attempt_at)",
         ],
-        engineStatements: [
-            .sqlite: [
-                """
-                CREATE TRIGGER order_events_no_update BEFORE UPDATE ON order_events
-                BEGIN SELECT RAISE(ABORT, 'order_events is append-only'); END
-                """,
-                """
-                CREATE TRIGGER order_events_no_delete BEFORE DELETE ON order_events
-                BEGIN SELECT RAISE(ABORT, 'order_events is append-only'); END
-                """,
-            ],
-            .postgres: [
-                """
-                CREATE FUNCTION order_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN RAISE EXCEPTION 'order_events is append-only'; END $$
-                """,
-                """
-                CREATE TRIGGER order_events_append_only BEFORE UPDATE OR DELETE ON order_events
-                FOR EACH ROW EXECUTE FUNCTION order_events_append_only()
-                """,
-            ],
-        ])
+        engineStatements: appendOnly("order_events"))
 
     /// A payment's refund or revocation is recorded on the payment itself, so it happens once.
     private static let reversals = Migration(
@@ -308,26 +313,5 @@ enum Schema {
             "CREATE INDEX payments_by_recorded ON payment_transactions (recorded_at)",
             "CREATE INDEX webhook_outbox_by_order ON webhook_outbox (order_id, id)",
         ],
-        engineStatements: [
-            .sqlite: [
-                """
-                CREATE TRIGGER operator_actions_no_update BEFORE UPDATE ON operator_actions
-                BEGIN SELECT RAISE(ABORT, 'operator_actions is append-only'); END
-                """,
-                """
-                CREATE TRIGGER operator_actions_no_delete BEFORE DELETE ON operator_actions
-                BEGIN SELECT RAISE(ABORT, 'operator_actions is append-only'); END
-                """,
-            ],
-            .postgres: [
-                """
-                CREATE FUNCTION operator_actions_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN RAISE EXCEPTION 'operator_actions is append-only'; END $$
-                """,
-                """
-                CREATE TRIGGER operator_actions_append_only BEFORE UPDATE OR DELETE ON operator_actions
-                FOR EACH ROW EXECUTE FUNCTION operator_actions_append_only()
-                """,
-            ],
-        ])
+        engineStatements: appendOnly("operator_actions"))
 }
