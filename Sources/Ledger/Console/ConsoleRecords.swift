@@ -173,7 +173,7 @@ public struct OrderDossier: Sendable, Hashable {
     /// Whether the order is flagged and no operator has resolved it since.
     public var flagWaiting: Bool {
         guard order.status == .flagged else { return false }
-        guard let flagged = events.lastIndex(where: { $0.kind.hasPrefix("flagged") }) else { return true }
+        let flagged = events.lastIndex { $0.kind.hasPrefix("flagged") } ?? events.startIndex
         return !events[flagged...].contains { $0.kind == OrderDossier.flagResolvedKind }
     }
 

@@ -92,13 +92,11 @@ extension SQLLedger {
         try await database.transaction { db in
             guard let order = try await Self.loadOrder(db, where: "order_no", orderNo, forUpdate: true) else { return .notFound }
             guard order.status == .flagged else { return .notApplicable("order '\(orderNo)' is \(order.status.rawValue), not flagged") }
-            guard let row = try await db.raw("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() else { return .notFound }
+            guard let row = try await db.raw("""
+                SELECT o.id FROM orders o WHERE o.order_no = \(bind: orderNo) AND \(unsafeRaw: Self.flagWaiting)
+                """).first()
+            else { return .notApplicable("the flag of order '\(orderNo)' is already resolved") }
             let orderID = try row.decode(column: "id", as: Int64.self)
-            let waiting = try await db.raw("""
-                SELECT COUNT(*) AS n FROM order_events r WHERE r.order_id = \(bind: orderID) AND r.kind = \(bind: OrderDossier.flagResolvedKind)
-                  AND r.id > (SELECT COALESCE(MAX(f.id), 0) FROM order_events f WHERE f.order_id = \(bind: orderID) AND f.kind LIKE 'flagged%')
-                """).first()?.decode(column: "n", as: Int64.self) == 0
-            guard waiting else { return .notApplicable("the flag of order '\(orderNo)' is already resolved") }
             let now = date.millisecondsSince1970
             try await db.raw("""
                 INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, detail, created_at)
@@ -110,6 +108,13 @@ extension SQLLedger {
             return .done
         }
     }
+
+    /// The condition on `orders o` that no operator resolved its flag since it was last flagged (the overview's count,
+    /// the resolution's guard, and ``OrderDossier/flagWaiting`` agree).
+    static let flagWaiting = """
+        NOT EXISTS (SELECT 1 FROM order_events r WHERE r.order_id = o.id AND r.kind = '\(OrderDossier.flagResolvedKind)'
+          AND r.id > (SELECT COALESCE(MAX(f.id), 0) FROM order_events f WHERE f.order_id = o.id AND f.kind LIKE 'flagged%'))
+        """
 
     /// Appends an operator's action on an order to its history (`cause` admin, evidence naming the operator) and to
     /// the operators' log.

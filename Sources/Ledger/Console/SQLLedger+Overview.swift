@@ -12,6 +12,7 @@ extension SQLLedger {
         // The zone's offset now: day boundaries are exact for zones without daylight saving time (China's), and at
         // most an hour off around a change for the others.
         let offset = Int64(zone.secondsFromGMT(for: now)) * 1000
+        let jobs = try await pendingJobs(now: now)
         return try await database.withSession { db in
             let revenue = try await db.raw("""
                 SELECT (p.recorded_at + \(bind: offset)) / 86400000 AS day, p.channel, p.currency,
@@ -38,10 +39,7 @@ extension SQLLedger {
                 }
             }
             let flaggedWaiting = try await db.raw("""
-                SELECT COUNT(*) AS n FROM orders o
-                WHERE o.status = 'flagged' AND NOT EXISTS (
-                    SELECT 1 FROM order_events r WHERE r.order_id = o.id AND r.kind = \(bind: OrderDossier.flagResolvedKind)
-                      AND r.id > (SELECT MAX(f.id) FROM order_events f WHERE f.order_id = o.id AND f.kind LIKE 'flagged%'))
+                SELECT COUNT(*) AS n FROM orders o WHERE o.status = 'flagged' AND \(unsafeRaw: Self.flagWaiting)
                 """).first()?.decode(column: "n", as: Int64.self) ?? 0
             let oldest = try await db.raw("""
                 SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE status IN ('created', 'paying')
@@ -53,15 +51,9 @@ extension SQLLedger {
             let inboxFailed = try await db.raw("""
                 SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'failed' AND processed_at IS NULL
                 """).first()?.decode(column: "n", as: Int64.self) ?? 0
-            let jobs = try await db.raw("""
-                SELECT COALESCE(SUM(CASE WHEN run_at <= \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS due,
-                       COALESCE(SUM(CASE WHEN run_at > \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS later
-                FROM jobs WHERE done_at IS NULL
-                """).first()
             return LedgerOverview(
                 revenue: revenue, ordersByStatus: byStatus, flaggedWaiting: Int(flaggedWaiting),
-                jobsDue: Int(try jobs?.decode(column: "due", as: Int64.self) ?? 0),
-                jobsLater: Int(try jobs?.decode(column: "later", as: Int64.self) ?? 0),
+                jobsDue: jobs.due, jobsLater: jobs.later,
                 oldestUnsettled: oldest, webhooksFailing: Int(webhooksFailing), inboxFailed: Int(inboxFailed))
         }
     }

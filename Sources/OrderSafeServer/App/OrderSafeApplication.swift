@@ -118,10 +118,11 @@ public enum OrderSafeApplication {
         }
         HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
         let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)
-        AdminController(ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler, clock: clock).addRoutes(
+        let desk = OperatorDesk(ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler, clock: clock)
+        AdminController(ledger: components.ledger, desk: desk, clock: clock).addRoutes(
             to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys)))
         ConsoleController(
-            ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler,
+            ledger: components.ledger, desk: desk,
             sessions: ConsoleSessions(
                 ledger: components.ledger, clock: clock, idle: TimeInterval(settings.console.idleMinutes * 60),
                 secureCookie: settings.console.secureCookie),

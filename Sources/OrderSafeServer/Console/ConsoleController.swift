@@ -11,8 +11,7 @@ import OrderSafeModel
 /// session's CSRF token and answers with a redirect (post, redirect, get).
 struct ConsoleController: Sendable {
     let ledger: SQLLedger
-    let refunds: RefundService
-    let reconciler: Reconciler
+    let desk: OperatorDesk
     let sessions: ConsoleSessions
     let keys: OperatorKeys
     let signInLimiter: RateLimiter
@@ -89,6 +88,12 @@ struct ConsoleController: Sendable {
             return errorPage(page, status: error.status, message: error.message(ConsoleText.texts(language)))
         } catch let error as AdminInputError {
             return errorPage(page, status: .badRequest, message: error.description)
+        } catch let refusal as OperatorDesk.Refusal {
+            // The console words what it has words for; the rest is the refusal's own message.
+            let texts = ConsoleText.texts(language)
+            let message =
+                refusal.status == .notFound ? texts["not_found"] : refusal.code == OperatorDesk.notReplayable ? texts["replay_unsupported"] : nil
+            return errorPage(page, status: refusal.status, message: message ?? refusal.message)
         } catch {
             context.logger.error("console page failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
             return errorPage(page, status: .internalServerError, message: APIError.internalError.message)
@@ -173,10 +178,6 @@ enum ConsolePageError: Error {
     case unsupportedForm
     case formTooLarge
     case badForm
-    /// A field's value is refused: the field and the reason.
-    case invalid(String)
-    /// The action does not apply now (a status conflict, a provider's refusal): the reason.
-    case refused(HTTPResponse.Status, String)
 
     var status: HTTPResponse.Status {
         switch self {
@@ -184,8 +185,7 @@ enum ConsolePageError: Error {
         case .badCSRF: .forbidden
         case .unsupportedForm: .unsupportedMediaType
         case .formTooLarge: .contentTooLarge
-        case .badForm, .invalid: .badRequest
-        case .refused(let status, _): status
+        case .badForm: .badRequest
         }
     }
 
@@ -196,7 +196,6 @@ enum ConsolePageError: Error {
         case .unsupportedForm: "the form must be sent as application/x-www-form-urlencoded"
         case .formTooLarge: "the form is larger than \(ConsoleController.maxFormBytes) bytes"
         case .badForm: "the form is missing a field or has one twice"
-        case .invalid(let reason), .refused(_, let reason): reason
         }
     }
 }

@@ -89,8 +89,10 @@ struct ConsoleSessions: Sendable {
     }
 
     /// Compares two tokens in time that does not depend on where they differ.
-    static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+    static func same(_ a: String, _ b: String) -> Bool { same(Array(a.utf8), Array(b.utf8)) }
+
+    /// Compares two non-empty byte strings in time that does not depend on where they differ.
+    static func same(_ x: [UInt8], _ y: [UInt8]) -> Bool {
         guard x.count == y.count, !x.isEmpty else { return false }
         var difference: UInt8 = 0
         for (p, q) in zip(x, y) { difference |= p ^ q }

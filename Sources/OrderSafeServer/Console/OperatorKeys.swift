@@ -27,11 +27,7 @@ struct OperatorKeys: Sendable {
     func operatorName(forKey key: String) -> String? {
         let offered = Array(SHA256.hash(data: Data(key.utf8)))
         var found: String?
-        for (name, digest) in digests {
-            var difference: UInt8 = 0
-            for (a, b) in zip(offered, digest) { difference |= a ^ b }
-            if difference == 0 { found = name }
-        }
+        for (name, digest) in digests where ConsoleSessions.same(offered, digest) { found = name }
         return found
     }
 }

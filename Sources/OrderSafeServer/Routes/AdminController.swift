@@ -7,8 +7,7 @@ import OrderSafeModel
 /// Behind the admin key or an operator key: `/v1/admin/…`, the same data and actions as the console, for scripts.
 struct AdminController {
     let ledger: SQLLedger
-    let refunds: RefundService
-    let reconciler: Reconciler
+    let desk: OperatorDesk
     let clock: any WallClock
 
     struct RefundRequest: APIRequestBody {
@@ -27,7 +26,8 @@ struct AdminController {
         var outcome: String
     }
 
-    func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
+    func addRoutes(to admin: RouterGroup<OrderSafeRequestContext>) {
+        let group = admin.group().add(middleware: RefusalEnvelope())
         group.get("orders") { request, _ in
             let zone = try Self.zone(request)
             let parsed: AdminOrderQuery
@@ -48,64 +48,19 @@ struct AdminController {
             if request.headers[.contentLength] != "0", request.headers[.contentType] != nil {
                 reason = try await request.decodeJSON(RefundRequest.self, limit: 4096, context: context).reason.map { String($0.prefix(80)) }
             }
-            do {
-                let (order, outcome) = try await refunds.refund(orderNo: orderNo, reason: reason, operatorName: context.operatorName)
-                let text: String =
-                    switch outcome {
-                    case .reversed: "refunded"
-                    case .alreadyReversed: "already_refunded"
-                    case .flagged(_, let reason): "flagged:\(reason.rawValue)"
-                    case .unknownPayment, .cancelledByReinstatement: "already_refunded"
-                    }
-                try await ledger.logOperatorAction(
-                    OperatorAction(operatorName: context.operatorName ?? "admin", action: "refund", target: orderNo, detail: text, at: clock.now()))
-                context.logger.notice("merchant refund", metadata: ["order_no": "\(orderNo)", "outcome": "\(text)"])
-                return try Response.json(RefundResponse(order: order, outcome: text))
-            } catch let error as RefundError {
-                let status: HTTPResponse.Status =
-                    switch error {
-                    case .orderNotFound: .notFound
-                    case .notRefundable: .unprocessableContent
-                    case .notPaid: .conflict
-                    case .provider: .badGateway
-                    }
-                throw APIError(status: status, code: error.code, message: error.description)
-            }
+            let (order, outcome) = try await desk.refund(orderNo: orderNo, reason: reason, operatorName: context.operator)
+            context.logger.notice("merchant refund", metadata: ["order_no": "\(orderNo)", "outcome": "\(outcome)"])
+            return try Response.json(RefundResponse(order: order, outcome: outcome))
         }
         group.post("orders/:order_no/resolve") { request, context in
             let orderNo = try context.parameters.require("order_no")
             let note = try await request.decodeJSON(ResolveRequest.self, limit: 4096, context: context).note
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            guard (1...1000).contains(note.count) else {
-                throw APIError.badRequest("invalid_json", "'note' must say what was decided, in 1 to 1000 characters")
-            }
-            switch try await ledger.resolveFlag(orderNo: orderNo, operatorName: context.operatorName ?? "admin", note: note, at: clock.now()) {
-            case .done: return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
-            case .notFound: throw APIError(status: .notFound, code: "order_not_found", message: "no order '\(orderNo.prefix(64))'")
-            case .notApplicable(let reason): throw APIError(status: .conflict, code: "not_flagged", message: reason)
-            }
+            try await desk.resolve(orderNo: orderNo, note: note, operatorName: context.operator)
+            return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
         }
         group.post("orders/:order_no/query") { _, context in
             let orderNo = try context.parameters.require("order_no")
-            guard let order = try await ledger.order(number: orderNo) else {
-                throw APIError(status: .notFound, code: "order_not_found", message: "no order '\(orderNo.prefix(64))'")
-            }
-            guard order.channel != .appStore else {
-                throw APIError(
-                    status: .unprocessableContent, code: "not_queryable",
-                    message: "App Store orders are settled by Apple's notifications and history, not by a query")
-            }
-            let settled: Order?
-            do {
-                settled = try await reconciler.settle(orderNo: orderNo)
-            } catch {
-                throw APIError(status: .badGateway, code: "provider_error", message: "the provider could not be asked: \(error)")
-            }
-            try await ledger.noteOperatorAction(
-                orderNo: orderNo,
-                OperatorAction(
-                    operatorName: context.operatorName ?? "admin", action: "query_provider", target: orderNo,
-                    detail: "status \((settled ?? order).status.rawValue)", at: clock.now()))
+            try await desk.query(orderNo: orderNo, operatorName: context.operator)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
         }
         group.get("users/:user_id") { request, context in
@@ -139,32 +94,18 @@ struct AdminController {
                     attempts: try await ledger.webhookAttempts(limit: 100), actions: try await ledger.operatorActions(limit: 100)))
         }
         group.post("inbox/:id/replay") { _, context in
-            let text = try context.parameters.require("id")
-            guard text.utf8.count <= 19, let id = Int64(text), id > 0, let signal = try await ledger.unfinishedNotification(id: id) else {
-                throw APIError(status: .notFound, code: "not_found", message: "no unfinished stored notification '\(text.prefix(32))'")
-            }
-            guard try await reconciler.replay(signal) else {
-                throw APIError(
-                    status: .conflict, code: "not_replayable",
-                    message: "WeChat Pay notifications expire and cannot be replayed; query the order instead")
-            }
-            try await ledger.logOperatorAction(
-                OperatorAction(operatorName: context.operatorName ?? "admin", action: "replay_notification", target: text, at: clock.now()))
+            try await desk.replay(id: try context.parameters.require("id"), operatorName: context.operator)
             return try Response.json(["replayed": true])
         }
         group.post("webhooks/:event_id/redeliver") { _, context in
-            let eventID = try context.parameters.require("event_id")
-            switch try await ledger.redeliverWebhook(eventID: eventID, operatorName: context.operatorName ?? "admin", at: clock.now()) {
-            case .done: return try Response.json(["scheduled": true], status: .accepted)
-            case .notFound, .notApplicable:
-                throw APIError(status: .notFound, code: "not_found", message: "no webhook event '\(eventID.prefix(64))'")
-            }
+            try await desk.redeliver(eventID: try context.parameters.require("event_id"), operatorName: context.operator)
+            return try Response.json(["scheduled": true], status: .accepted)
         }
     }
 
     private func dossier(_ orderNo: String) async throws -> OrderDossier {
         guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo) else {
-            throw APIError(status: .notFound, code: "order_not_found", message: "no order '\(orderNo.prefix(64))'")
+            throw OperatorDesk.Refusal.noOrder(orderNo).apiError
         }
         return dossier
     }
@@ -177,4 +118,26 @@ struct AdminController {
         }
         return zone
     }
+}
+
+extension OperatorDesk.Refusal {
+    var apiError: APIError { APIError(status: status, code: code, message: message) }
+}
+
+/// Answers an operator action's refusal in the API's error shape.
+struct RefusalEnvelope: RouterMiddleware {
+    typealias Context = OrderSafeRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let refusal as OperatorDesk.Refusal {
+            throw refusal.apiError
+        }
+    }
+}
+
+extension OrderSafeRequestContext {
+    /// The operator behind an admin request; only reachable behind ``AdminAuthMiddleware``.
+    var `operator`: String { operatorName ?? "admin" }
 }
