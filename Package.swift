@@ -183,6 +183,7 @@ let package = Package(
             dependencies: [
                 "AppStore",
                 "OrderSafeServer",
+                "Sandbox",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

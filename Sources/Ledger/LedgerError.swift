@@ -10,6 +10,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     case unknownOrder(String)
     /// A unique order number could not be found after several tries (the random source is broken).
     case orderNumberExhausted
+    /// The ledger was shut down; the write was not made.
+    case closed
 
     public var description: String {
         switch self {
@@ -23,6 +25,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
             "no order \(orderNo)"
         case .orderNumberExhausted:
             "could not allocate a unique order number"
+        case .closed:
+            "the ledger is shut down; nothing was written"
         }
     }
 }

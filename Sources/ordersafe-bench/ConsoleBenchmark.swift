@@ -106,7 +106,7 @@ enum ConsoleBenchmark {
     /// Times each page 25 times; prints the median and the slowest beside the OFFSET baseline at the same depth.
     private static func measure(_ database: LedgerDatabase, _ ledger: SQLLedger, orders: Int, base: Int64) async throws -> Bool {
         let middle = orders / 2
-        guard let row = try await database.withSession({ db in
+        guard let row = try await database.read({ db in
             try await db.raw("SELECT created_at, id FROM orders WHERE order_no = \(bind: "BN\(middle)")").first()
         }) else { return false }
         let cursor = OrderCursor(createdAt: try row.decode(column: "created_at", as: Int64.self), id: try row.decode(column: "id", as: Int64.self))
@@ -134,7 +134,7 @@ enum ConsoleBenchmark {
             print("  " + name.padding(toLength: 48, withPad: " ", startingAt: 0) + String(format: " %8.2f / %8.2f", median.milliseconds, worst.milliseconds))
         }
         let (offsetMedian, offsetWorst) = try await time {
-            _ = try await database.withSession { db in
+            _ = try await database.read { db in
                 try await db.raw("SELECT order_no FROM orders ORDER BY created_at DESC, id DESC LIMIT 50 OFFSET \(unsafeRaw: String(middle))").all()
             }
         }

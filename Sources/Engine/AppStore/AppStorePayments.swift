@@ -68,10 +68,15 @@ public struct AppStorePayments: Sendable {
             InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: context.clock.now()))
         do {
             let result = try await work("inbox:\(entry.id)")
-            try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
+            // An entry applied before (a resend) keeps its verdict: nothing to write.
+            if !entry.processed {
+                try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
+            }
             return result
         } catch {
-            try? await context.ledger.finishInbound(id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
+            if !entry.processed {
+                try? await context.ledger.finishInbound(id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
+            }
             throw error
         }
     }

@@ -5,7 +5,7 @@ import SQLKit
 extension SQLLedger {
     /// An order with its whole history: events, payments, grants and webhook events; nil when there is no such order.
     public func dossier(orderNo: String) async throws -> OrderDossier? {
-        try await database.withSession { db in
+        try await database.read { db in
             guard let row = try await db.raw("SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE order_no = \(bind: orderNo)").first()
             else { return nil }
             let order = try Self.decodeOrder(row)

@@ -13,7 +13,7 @@ extension SQLLedger {
         // most an hour off around a change for the others.
         let offset = Int64(zone.secondsFromGMT(for: now)) * 1000
         let jobs = try await pendingJobs(now: now)
-        return try await database.withSession { db in
+        return try await database.read { db in
             let revenue = try await db.raw("""
                 SELECT (p.recorded_at + \(bind: offset)) / 86400000 AS day, p.channel, p.currency,
                        CAST(SUM(p.amount_minor) AS BIGINT) AS amount, COUNT(*) AS payments

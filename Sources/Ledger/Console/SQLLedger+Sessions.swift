@@ -17,7 +17,7 @@ extension SQLLedger {
 
     /// The session stored under the token's SHA-256, if any.
     public func session(tokenSHA256: String) async throws -> ConsoleSessionRecord? {
-        try await database.withSession { db in
+        try await database.read { db in
             try await db.raw("""
                 SELECT operator, csrf, created_at, last_seen_at FROM console_sessions WHERE token_sha256 = \(bind: tokenSHA256)
                 """).first().map { row in
@@ -31,7 +31,7 @@ extension SQLLedger {
 
     /// Moves a session's last use to `date`.
     public func touchSession(tokenSHA256: String, at date: Date) async throws {
-        try await database.withSession { db in
+        try await database.transaction { db in
             try await db.raw("""
                 UPDATE console_sessions SET last_seen_at = \(bind: date.millisecondsSince1970) WHERE token_sha256 = \(bind: tokenSHA256)
                 """).run()
@@ -50,12 +50,12 @@ extension SQLLedger {
 
     /// Appends to the operators' log (failed sign-ins included, under the operator name they claimed or `?`).
     public func logOperatorAction(_ action: OperatorAction) async throws {
-        try await database.withSession { db in try await Self.logAction(action, db) }
+        try await database.transaction { db in try await Self.logAction(action, db) }
     }
 
     /// The operators' log, newest first.
     public func operatorActions(limit: Int) async throws -> [OperatorAction] {
-        try await database.withSession { db in
+        try await database.read { db in
             try await db.raw("""
                 SELECT operator, action, target, detail, created_at FROM operator_actions ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))
                 """).all().map { row in

@@ -8,14 +8,20 @@ public enum SQLEngine: String, Sendable {
     case postgres
 }
 
-/// A connection to the ledger's database, SQLite or PostgreSQL, with transactions.
+/// The ledger's database, SQLite or PostgreSQL: reads on their own connections, writes through a group-commit
+/// writer.
 public final class LedgerDatabase: Sendable {
     public let url: DatabaseURL
     public let engine: SQLEngine
     private let source: any SQLSessionSource
+    private let writer: GroupCommitWriter
+
+    /// How many writes one transaction gathers at most, unless told.
+    public static let defaultMaxGroupSize = 64
 
     /// Opens (and for SQLite, creates) the database. No connection is made until first use.
-    public init(url: DatabaseURL, maxConnectionsPerEventLoop: Int = 4, logger: Logger) throws {
+    /// - Parameter maxGroupSize: how many concurrent writes may share one transaction (1 commits each alone).
+    public init(url: DatabaseURL, maxConnectionsPerEventLoop: Int = 4, maxGroupSize: Int = defaultMaxGroupSize, logger: Logger) throws {
         self.url = url
         switch url {
         case .sqliteFile(let path):
@@ -31,42 +37,44 @@ public final class LedgerDatabase: Sendable {
                 url: text, maxConnectionsPerEventLoop: maxConnectionsPerEventLoop, logger: logger)
             engine = .postgres
         }
+        writer = GroupCommitWriter(
+            lanes: source.writeLanes, maxGroupSize: maxGroupSize, begin: engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN",
+            session: { [source] body in try await source.writeSession(body) })
     }
 
-    /// Runs `body` on one connection, outside any transaction.
-    public func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
-    {
-        try await source.withSession(body)
+    /// Runs `body` on a connection for reading: it sees what has committed and does not wait for writes.
+    public func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await source.read(body)
     }
 
-    /// Runs `body` in one database transaction: committed if it returns, rolled back if it throws.
-    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
-    {
-        let begin = engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN"
-        return try await source.withSession { db in
-            try await db.raw(SQLQueryString(begin)).run()
-            do {
-                let result = try await body(db)
-                try await db.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await db.raw("ROLLBACK").run()
-                throw error
-            }
+    /// Runs `body` atomically: committed if it returns, rolled back if it throws. It may share its database
+    /// transaction with concurrent writes (each in its own savepoint); it returns only once that transaction has
+    /// committed, so what it wrote is durable when the caller hears of it.
+    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            writer.submit(Write(exclusive: false, body: body, continuation: continuation))
+        }
+    }
+
+    /// Runs `body` alone on a writing connection, outside any transaction (schema changes, maintenance).
+    public func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            writer.submit(Write(exclusive: true, body: body, continuation: continuation))
         }
     }
 
     /// True when a simple query succeeds.
     public func ping() async -> Bool {
         do {
-            return try await withSession { db in try await db.raw("SELECT 1 AS one").first() != nil }
+            return try await read { db in try await db.raw("SELECT 1 AS one").first() != nil }
         } catch {
             return false
         }
     }
 
-    /// Closes every connection. Call once, at shutdown.
+    /// Finishes the queued writes, then closes every connection. Call once, at shutdown.
     public func shutdown() async throws {
+        await writer.close()
         try await source.shutdown()
     }
 }

@@ -7,68 +7,111 @@ import SQLKit
 import SQLiteKit
 import Synchronization
 
-/// Lends one database connection at a time to a closure.
+/// Where the ledger's connections come from: connections for reads, and for each lane of the writer a connection
+/// for one group of writes.
 protocol SQLSessionSource: Sendable {
-    func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// How many write groups may run at once.
+    var writeLanes: Int { get }
+    /// Runs `body` on a connection that sees committed data and never waits behind a write group.
+    func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// Lends a lane the connection for one write group.
+    func writeSession(_ body: @escaping @Sendable (any SQLDatabase) async -> Void) async throws
     func shutdown() async throws
 }
 
-/// One SQLite connection shared by all callers in turn: SQLite has a single writer, so serialising here
-/// turns lock contention into an orderly queue and keeps `BEGIN IMMEDIATE` transactions from failing busy.
-/// The file is put in write-ahead-log mode with `synchronous=FULL`: every commit is one fsync of the log (the
-/// rollback journal's several fsyncs per commit cost 15 times as much) and stays durable across power loss.
+/// SQLite: one writer connection (SQLite has a single writer; one connection turns lock contention into an orderly
+/// queue and `BEGIN IMMEDIATE` never fails busy) and a pool of reader connections beside it. The file is in
+/// write-ahead-log mode, so readers see the last commit and never wait for the writer, with `synchronous=FULL`: every
+/// commit is one fsync of the log and stays durable across power loss.
 final class SQLiteSessionSource: SQLSessionSource {
-    let pool: EventLoopConnectionPool<SQLiteConnectionSource>
-    let logger: Logger
-    private let prepared = Mutex(false)
+    let writeLanes = 1
+    private let source: SQLiteConnectionSource
+    private let readers: EventLoopGroupConnectionPool<SQLiteConnectionSource>
+    private let writer = Mutex<Task<SQLiteConnection, any Error>?>(nil)
+    /// The writer's own thread: its statements never queue behind readers' on the shared pool.
+    private let writerThread = NIOThreadPool(numberOfThreads: 1)
+    private let logger: Logger
 
     init(storage: SQLiteConfiguration.Storage, logger: Logger) {
         self.logger = logger
-        pool = EventLoopConnectionPool(
-            source: SQLiteConnectionSource(configuration: .init(storage: storage, enableForeignKeys: true)),
-            // Callers queue for the one connection; under a burst on a busy machine the wait is long, not an error.
-            maxConnections: 1, requestTimeout: .seconds(120), logger: logger,
-            on: MultiThreadedEventLoopGroup.singleton.next())
+        let configuration = SQLiteConfiguration(storage: storage, enableForeignKeys: true)
+        writerThread.start()
+        source = SQLiteConnectionSource(configuration: configuration, threadPool: writerThread)
+        readers = EventLoopGroupConnectionPool(
+            source: SQLiteConnectionSource(configuration: configuration), maxConnectionsPerEventLoop: 2, requestTimeout: .seconds(120),
+            logger: logger, on: MultiThreadedEventLoopGroup.singleton)
     }
 
-    func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await pool.withConnection(logger: logger) { [self] connection in
-            connection.eventLoop.makeFutureWithTask {
+    /// The writer connection, opened once; the log mode is set before any reader opens the file.
+    private func writerConnection() async throws -> SQLiteConnection {
+        let task = writer.withLock { writer in
+            if let writer { return writer }
+            let opening = Task { [source, logger] in
+                let connection = try await source.makeConnection(logger: logger, on: MultiThreadedEventLoopGroup.singleton.next()).get()
                 let db = connection.sql(queryLogLevel: .trace)
-                if !self.prepared.withLock({ $0 }) {
-                    _ = try await db.raw("PRAGMA journal_mode=WAL").all()
-                    try await db.raw("PRAGMA synchronous=FULL").run()
-                    self.prepared.withLock { $0 = true }
-                }
-                return try await body(db)
+                _ = try await db.raw("PRAGMA journal_mode=WAL").all()
+                try await db.raw("PRAGMA synchronous=FULL").run()
+                try await db.raw("PRAGMA busy_timeout=10000").run()
+                return connection
             }
+            writer = opening
+            return opening
+        }
+        do {
+            return try await task.value
+        } catch {
+            // Opening failed (a bad path, a full disk): the next caller tries again.
+            writer.withLock { if $0 == task { $0 = nil } }
+            throw error
+        }
+    }
+
+    func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        _ = try await writerConnection()
+        return try await readers.withConnection(logger: logger) { connection in
+            connection.eventLoop.makeFutureWithTask { try await body(connection.sql(queryLogLevel: .trace)) }
         }.get()
     }
 
+    func writeSession(_ body: @escaping @Sendable (any SQLDatabase) async -> Void) async throws {
+        await body(try await writerConnection().sql(queryLogLevel: .trace))
+    }
+
     func shutdown() async throws {
-        try await pool.close().get()
+        try await readers.shutdownAsync()
+        if let task = writer.withLock({ $0 }), let connection = try? await task.value {
+            try await connection.close().get()
+        }
+        try await writerThread.shutdownGracefully()
     }
 }
 
-/// A pool of PostgreSQL connections spread over the event loops.
+/// PostgreSQL: a pool of connections spread over the event loops, shared by reads and the writer's lanes.
 struct PostgresSessionSource: SQLSessionSource {
     let pool: EventLoopGroupConnectionPool<PostgresConnectionSource>
     let logger: Logger
+    let writeLanes: Int
 
     init(url: String, maxConnectionsPerEventLoop: Int, logger: Logger) throws {
         self.logger = logger
         pool = EventLoopGroupConnectionPool(
             source: PostgresConnectionSource(sqlConfiguration: try SQLPostgresConfiguration(url: url)),
-            // As for SQLite: under a burst a caller waits up to two minutes for a connection rather than failing a
-            // request the database would have served (seen at 30 s with the whole suite on one busy cluster).
+            // Under a burst a caller waits up to two minutes for a connection rather than failing a request the
+            // database would have served (seen at 30 s with the whole suite on one busy cluster).
             maxConnectionsPerEventLoop: maxConnectionsPerEventLoop, requestTimeout: .seconds(120),
             pruneInterval: .seconds(60), logger: logger, on: MultiThreadedEventLoopGroup.singleton)
+        // Half the pool writes, so reads always find a connection.
+        writeLanes = max(1, maxConnectionsPerEventLoop * System.coreCount / 2)
     }
 
-    func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await pool.withConnection(logger: logger) { connection in
             connection.eventLoop.makeFutureWithTask { try await body(connection.sql(queryLogLevel: .trace)) }
         }.get()
+    }
+
+    func writeSession(_ body: @escaping @Sendable (any SQLDatabase) async -> Void) async throws {
+        try await read { db in await body(db) }
     }
 
     func shutdown() async throws {

@@ -5,10 +5,9 @@ import SQLKit
 extension SQLLedger {
     public func fulfil(_ payment: VerifiedPayment, at date: Date) async throws -> FulfilmentOutcome {
         try await database.transaction { db in
-            guard let order = try await Self.loadOrder(db, where: "order_no", payment.orderNo, forUpdate: true) else {
+            guard let (orderID, order) = try await Self.loadOrderRow(db, where: "order_no", payment.orderNo, forUpdate: true) else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
-            let orderID = try await Self.orderID(db, orderNo: order.orderNo)
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
             guard let inserted = try await db.raw("""
@@ -29,18 +28,16 @@ extension SQLLedger {
             }
             let paymentID = try inserted.decode(column: "id", as: Int64.self)
             let evidence = "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence)"
-            if payment.sandbox {
-                try await db.raw("UPDATE orders SET sandbox = \(bind: true) WHERE id = \(bind: orderID)").run()
-            }
 
             let flag: FlagReason? =
                 if payment.amount != order.amount { .amountMismatch }
                 else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled }
                 else { nil }
             if let flag {
-                try await Self.setStatus(db, orderID: orderID, from: order.status, to: .flagged, kind: "flagged:\(flag.rawValue)",
-                                         cause: payment.cause, evidence: evidence, at: date)
-                return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, flag)
+                let flagged = try await Self.advance(
+                    db, orderID: orderID, order, through: [("flagged:\(flag.rawValue)", .flagged)], sandbox: payment.sandbox,
+                    cause: payment.cause, evidence: evidence, at: date)
+                return .flagged(flagged, flag)
             }
 
             let grants = try await Self.productGrants(db, orderID: orderID)
@@ -49,25 +46,22 @@ extension SQLLedger {
                     grant, index: index, paymentID: paymentID, userID: order.userID, periodEnd: payment.periodEnd?.millisecondsSince1970,
                     db: db, at: date)
             }
-            if order.status != .paid {
-                try await Self.setStatus(db, orderID: orderID, from: order.status, to: .paid, kind: "paid",
-                                         cause: payment.cause, evidence: evidence, at: date)
-            }
-            try await Self.setStatus(db, orderID: orderID, from: .paid, to: .fulfilled, kind: "fulfilled",
-                                     cause: payment.cause, evidence: evidence, at: date)
+            let steps: [(kind: String, to: OrderStatus)] = (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)]
+            let fulfilled = try await Self.advance(
+                db, orderID: orderID, order, through: steps, sandbox: payment.sandbox, cause: payment.cause, evidence: evidence, at: date)
             // A refund or revocation that arrived before this payment wins now, in this same transaction.
             if let waiting = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil) {
                 switch try await Self.reverse(db, paymentID: paymentID, waiting, at: date) {
                 case .flagged(let order, let reason): return .flagged(order, reason)
-                default: break
+                default: return .fulfilled(try await Self.loadOrder(db, where: "id", orderID) ?? fulfilled)
                 }
             }
-            return .fulfilled(try await Self.loadOrder(db, where: "id", orderID)!)
+            return .fulfilled(fulfilled)
         }
     }
 
     public func holdings(userID: String, at date: Date) async throws -> HoldingsResponse {
-        try await database.withSession { db in
+        try await database.read { db in
             let balances = try await db.raw("""
                 SELECT name, amount FROM balances WHERE user_id = \(bind: userID) ORDER BY name
                 """).all().map { row in

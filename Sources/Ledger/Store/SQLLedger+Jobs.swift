@@ -6,7 +6,7 @@ extension SQLLedger {
     /// A job that is running when it is enqueued again is fenced off (its worker cannot complete it) and made
     /// claimable at once, so the new request is never swallowed by the old run's completion.
     public func enqueue(_ job: NewJob) async throws {
-        try await database.withSession { db in try await Self.enqueue(job, db: db, at: job.runAt) }
+        try await database.transaction { db in try await Self.enqueue(job, db: db, at: job.runAt) }
     }
 
     static func enqueue(_ job: NewJob, db: any SQLDatabase, at date: Date) async throws {
@@ -44,7 +44,7 @@ extension SQLLedger {
     }
 
     public func complete(_ job: ClaimedJob, _ result: JobResult, at date: Date) async throws -> Bool {
-        try await database.withSession { db in
+        try await database.transaction { db in
             let updated: (any SQLRow)?
             switch result {
             case .done:
@@ -64,7 +64,7 @@ extension SQLLedger {
     }
 
     public func pendingJobs(now: Date) async throws -> (due: Int, later: Int) {
-        try await database.withSession { db in
+        try await database.read { db in
             let row = try await db.raw("""
                 SELECT COALESCE(SUM(CASE WHEN run_at <= \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS due,
                        COALESCE(SUM(CASE WHEN run_at > \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS later

@@ -4,7 +4,7 @@ import SQLKit
 
 extension SQLLedger {
     public func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment? {
-        try await database.withSession { db in
+        try await database.read { db in
             try await db.raw("""
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.channel = \(bind: channel.rawValue) AND p.provider_txn_id = \(bind: providerTransactionID)
@@ -15,7 +15,7 @@ extension SQLLedger {
     /// The user who owns a subscription chain: the owner of any recorded transaction of it (family-shared ones
     /// aside), or nil when none is recorded.
     public func chainOwner(channel: Channel, originalTransactionID: String) async throws -> String? {
-        try await database.withSession { db in
+        try await database.read { db in
             try await db.raw("""
                 SELECT user_id FROM payment_transactions
                 WHERE channel = \(bind: channel.rawValue) AND original_txn_id = \(bind: originalTransactionID)
@@ -25,7 +25,7 @@ extension SQLLedger {
     }
 
     public func payments(orderNo: String) async throws -> [RecordedPayment] {
-        try await database.withSession { db in
+        try await database.read { db in
             try await db.raw("""
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE o.order_no = \(bind: orderNo) ORDER BY p.id
@@ -61,7 +61,7 @@ extension SQLLedger {
     }
 
     public func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at date: Date) async throws {
-        try await database.withSession { db in
+        try await database.transaction { db in
             let orderID = try await Self.orderID(db, orderNo: orderNo)
             try await Self.appendEvent(db, orderID: orderID, kind: kind, from: nil, to: nil, cause: cause, evidence: evidence, at: date)
         }

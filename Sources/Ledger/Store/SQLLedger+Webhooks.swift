@@ -7,17 +7,30 @@ extension SQLLedger {
     /// made the change: a change is never committed without its event, nor an event without its change.
     static func emitWebhook(_ db: any SQLDatabase, orderID: Int64, cause: EventCause, evidence: String?, at date: Date) async throws {
         guard let order = try await loadOrder(db, where: "id", orderID) else { return }
-        let eventID = "evt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let type = "order.\(order.status.rawValue)"
-        let payload = try String(
-            decoding: OrderSafeJSON.encoder().encode(
-                WebhookEventBody(id: eventID, type: type, createdAt: date, data: .init(order: order, cause: cause.rawValue, evidence: evidence))),
-            as: UTF8.self)
-        try await db.raw("""
-            INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at)
-            VALUES (\(bind: eventID), \(bind: type), \(bind: orderID), \(bind: payload), \(bind: date.millisecondsSince1970),
-                    \(bind: date.millisecondsSince1970))
-            """).run()
+        try await emitWebhooks(db, orderID: orderID, states: [order], cause: cause, evidence: evidence, at: date)
+    }
+
+    /// Writes one webhook event per state the order went through (`states`, oldest first, as the caller knows
+    /// them) in one statement.
+    static func emitWebhooks(_ db: any SQLDatabase, orderID: Int64, states: [Order], cause: EventCause, evidence: String?, at date: Date)
+        async throws
+    {
+        guard !states.isEmpty else { return }
+        let encoder = OrderSafeJSON.encoder()
+        let now = date.millisecondsSince1970
+        let rows: [SQLQueryString] = try states.map { order in
+            let eventID = "evt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let type = "order.\(order.status.rawValue)"
+            let payload = try String(
+                decoding: encoder.encode(
+                    WebhookEventBody(id: eventID, type: type, createdAt: date, data: .init(order: order, cause: cause.rawValue, evidence: evidence))),
+                as: UTF8.self)
+            return "(\(bind: eventID), \(bind: type), \(bind: orderID), \(bind: payload), \(bind: now), \(bind: now))"
+        }
+        try await db.raw(
+            "INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at) VALUES "
+                + rows.joined(separator: ", ")
+        ).run()
     }
 
     public func claimWebhooks(limit: Int, lease: TimeInterval, now: Date) async throws -> [OutboxEvent] {

@@ -72,16 +72,19 @@ public struct SQLLedger: LedgerStore {
                     """).first()
                 if let inserted {
                     let id = try inserted.decode(column: "id", as: Int64.self)
-                    try await Self.appendEvent(
-                        db, orderID: id, kind: "created", from: nil, to: .created, cause: new.origin == .api ? .app : .system,
-                        evidence: nil, at: new.createdAt)
-                    try await Self.emitWebhook(db, orderID: id, cause: new.origin == .api ? .app : .system, evidence: nil, at: new.createdAt)
+                    let cause: EventCause = new.origin == .api ? .app : .system
+                    let created = Date(millisecondsSince1970: new.createdAt.millisecondsSince1970)
+                    let order = Order(
+                        orderNo: candidate.orderNo, orderUUID: candidate.orderUUID, userID: new.userID, productID: new.productID,
+                        channel: new.channel, status: .created, amount: new.amount, createdAt: created, updatedAt: created)
+                    try await Self.appendEvent(db, orderID: id, kind: "created", from: nil, to: .created, cause: cause, evidence: nil, at: new.createdAt)
+                    try await Self.emitWebhooks(db, orderID: id, states: [order], cause: cause, evidence: nil, at: new.createdAt)
                     if let followUp = new.followUp {
                         try await Self.enqueue(
                             NewJob(kind: followUp.kind, key: candidate.orderNo, runAt: new.createdAt.addingTimeInterval(followUp.after)),
                             db: db, at: new.createdAt)
                     }
-                    return .created(try await Self.loadOrder(db, where: "id", id)!)
+                    return .created(order)
                 }
                 if let token = new.idempotency,
                     let row = try await db.raw("""
@@ -103,17 +106,17 @@ public struct SQLLedger: LedgerStore {
     }
 
     public func order(number: String) async throws -> Order? {
-        try await database.withSession { db in try await Self.loadOrder(db, where: "order_no", number) }
+        try await database.read { db in try await Self.loadOrder(db, where: "order_no", number) }
     }
 
     public func order(uuid: UUID) async throws -> Order? {
-        try await database.withSession { db in
+        try await database.read { db in
             try await Self.loadOrder(db, where: "order_uuid", uuid.uuidString.lowercased())
         }
     }
 
     public func events(orderNo: String) async throws -> [OrderEvent] {
-        try await database.withSession { db in
+        try await database.read { db in
             try await db.raw("""
                 SELECT e.kind, e.from_status, e.to_status, e.cause, e.evidence, e.created_at
                 FROM order_events e JOIN orders o ON o.id = e.order_id
@@ -141,6 +144,20 @@ public struct SQLLedger: LedgerStore {
         if signal.kind != "notify" { hash.update(data: Data(headers.utf8 + [0])) }
         hash.update(data: signal.body)
         let sha = hash.finalize().hexString
+        // A resend (a retry, a repeat submission) is found by a reader and writes nothing.
+        let lookup: @Sendable (any SQLDatabase) async throws -> InboxEntry? = { db in
+            guard let existing = try await db.raw("""
+                SELECT id, processed_at, headers, verdict FROM inbox
+                WHERE channel = \(bind: signal.channel.rawValue) AND kind = \(bind: signal.kind) AND body_sha256 = \(bind: sha)
+                """).first()
+            else { return nil }
+            return InboxEntry(
+                id: try existing.decode(column: "id", as: Int64.self), isNew: false,
+                processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil
+                    && existing.decode(column: "verdict", as: String?.self) != InboxVerdict.refused.rawValue
+                    && existing.decode(column: "headers", as: String.self) == headers)
+        }
+        if let existing = try await database.read(lookup) { return existing }
         return try await database.transaction { db in
             if let row = try await db.raw("""
                 INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at)
@@ -151,22 +168,14 @@ public struct SQLLedger: LedgerStore {
             {
                 return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true)
             }
-            guard let existing = try await db.raw("""
-                SELECT id, processed_at, headers, verdict FROM inbox
-                WHERE channel = \(bind: signal.channel.rawValue) AND kind = \(bind: signal.kind) AND body_sha256 = \(bind: sha)
-                """).first()
-            else { throw LedgerCorruption(detail: "an inbox entry neither inserted nor found") }
-            return InboxEntry(
-                id: try existing.decode(column: "id", as: Int64.self), isNew: false,
-                processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil
-                    && existing.decode(column: "verdict", as: String?.self) != InboxVerdict.refused.rawValue
-                    && existing.decode(column: "headers", as: String.self) == headers)
+            guard let existing = try await lookup(db) else { throw LedgerCorruption(detail: "an inbox entry neither inserted nor found") }
+            return existing
         }
     }
 
     public func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal] {
         guard !channels.isEmpty else { return [] }
-        return try await database.withSession { db in
+        return try await database.read { db in
             try await db.raw("""
                 SELECT id, channel, headers, body, attempts FROM inbox
                 WHERE kind = 'notify' AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
@@ -192,7 +201,7 @@ public struct SQLLedger: LedgerStore {
     /// of its body for forensics, and lets ``purgeRefusedInbound(before:keeping:)`` delete it later.
     public func finishInbound(id: Int64, verdict: InboxVerdict, note: String?, at date: Date) async throws {
         let note = note.map { String($0.prefix(500)) }
-        try await database.withSession { db in
+        try await database.transaction { db in
             switch verdict {
             case .applied:
                 try await db.raw("""
@@ -219,7 +228,7 @@ public struct SQLLedger: LedgerStore {
 
     /// What the inbox holds: entries and body bytes (for operators and the flood test).
     public func inboxFootprint() async throws -> (entries: Int, bodyBytes: Int64) {
-        try await database.withSession { db in
+        try await database.read { db in
             let row = try await db.raw("SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM inbox").first()!
             return (try row.decode(column: "n", as: Int.self), try row.decode(column: "bytes", as: Int64.self))
         }
@@ -228,7 +237,7 @@ public struct SQLLedger: LedgerStore {
     /// Marks a waiting entry as waiting for the subscription chain `chain` to gain an owner; `signedAt` (the
     /// provider's date, milliseconds) orders the chain's signals when they are applied.
     public func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws {
-        try await database.withSession { db in
+        try await database.transaction { db in
             try await db.raw("""
                 UPDATE inbox SET chain = \(bind: chain), signed_at = \(bind: signedAt) WHERE id = \(bind: inboxID)
                 """).run()
@@ -237,7 +246,7 @@ public struct SQLLedger: LedgerStore {
 
     /// The entries still waiting for `chain`, in the provider's order.
     public func signalsAwaiting(chain: String) async throws -> [PendingSignal] {
-        try await database.withSession { db in
+        try await database.read { db in
             try await db.raw("""
                 SELECT id, channel, headers, body, attempts FROM inbox
                 WHERE chain = \(bind: chain) AND processed_at IS NULL
@@ -253,7 +262,7 @@ public struct SQLLedger: LedgerStore {
     /// many went. Bounds what traffic nobody signed can leave behind, in age and in count.
     @discardableResult
     public func purgeRefusedInbound(before: Date, keeping: Int = 100_000) async throws -> Int {
-        try await database.withSession { db in
+        try await database.transaction { db in
             let old = try await db.raw("""
                 DELETE FROM inbox WHERE verdict = 'refused' AND received_at < \(bind: before.millisecondsSince1970) RETURNING id
                 """).all().count
@@ -270,11 +279,52 @@ public struct SQLLedger: LedgerStore {
         _ db: any SQLDatabase, orderID: Int64, kind: String, from: OrderStatus?, to: OrderStatus?, cause: EventCause,
         evidence: String?, at date: Date
     ) async throws {
-        try await db.raw("""
-            INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, created_at)
-            VALUES (\(bind: orderID), \(bind: kind), \(bind: from?.rawValue), \(bind: to?.rawValue),
-                    \(bind: cause.rawValue), \(bind: evidence), \(bind: date.millisecondsSince1970))
-            """).run()
+        try await appendEvents(db, orderID: orderID, [(kind, from, to)], cause: cause, evidence: evidence, at: date)
+    }
+
+    /// Appends several events of one order in one statement, in order.
+    static func appendEvents(
+        _ db: any SQLDatabase, orderID: Int64, _ events: [(kind: String, from: OrderStatus?, to: OrderStatus?)], cause: EventCause,
+        evidence: String?, at date: Date
+    ) async throws {
+        guard !events.isEmpty else { return }
+        let rows: [SQLQueryString] = events.map { event in
+            """
+            (\(bind: orderID), \(bind: event.kind), \(bind: event.from?.rawValue), \(bind: event.to?.rawValue), \(bind: cause.rawValue),
+             \(bind: evidence), \(bind: date.millisecondsSince1970))
+            """
+        }
+        try await db.raw(
+            "INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, created_at) VALUES "
+                + rows.joined(separator: ", ")
+        ).run()
+    }
+
+    /// Moves an order through `steps` (each a status and the kind of its event) with one update, one statement of
+    /// events and one of webhook events, and returns the order as it is afterwards: what the caller loaded is passed
+    /// on, not read again. `sandbox` marks it paid in a provider's test environment.
+    static func advance(
+        _ db: any SQLDatabase, orderID: Int64, _ order: Order, through steps: [(kind: String, to: OrderStatus)], sandbox: Bool = false,
+        cause: EventCause, evidence: String?, at date: Date
+    ) async throws -> Order {
+        guard let last = steps.last else { return order }
+        let now = date.millisecondsSince1970
+        var update: SQLQueryString = "UPDATE orders SET status = \(bind: last.to.rawValue), updated_at = \(bind: now)"
+        if sandbox { update += ", sandbox = \(bind: true)" }
+        try await db.raw(update + " WHERE id = \(bind: orderID)").run()
+        var current = order
+        current.updatedAt = Date(millisecondsSince1970: now)
+        current.sandbox = current.sandbox || sandbox
+        var events: [(kind: String, from: OrderStatus?, to: OrderStatus?)] = []
+        var states: [Order] = []
+        for step in steps {
+            events.append((step.kind, current.status, step.to))
+            current.status = step.to
+            states.append(current)
+        }
+        try await appendEvents(db, orderID: orderID, events, cause: cause, evidence: evidence, at: date)
+        try await emitWebhooks(db, orderID: orderID, states: states, cause: cause, evidence: evidence, at: date)
+        return current
     }
 
     static let orderColumns =
@@ -283,12 +333,19 @@ public struct SQLLedger: LedgerStore {
     static func loadOrder(_ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false)
         async throws -> Order?
     {
+        try await loadOrderRow(db, where: column, value, forUpdate: forUpdate)?.order
+    }
+
+    /// The order and its row id, in one read.
+    static func loadOrderRow(_ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false)
+        async throws -> (id: Int64, order: Order)?
+    {
         let lock = forUpdate && db.dialect.name == "postgresql" ? " FOR UPDATE" : ""
         guard let row = try await db.raw("""
             SELECT \(unsafeRaw: orderColumns) FROM orders WHERE \(ident: column) = \(bind: value)\(unsafeRaw: lock)
             """).first()
         else { return nil }
-        return try decodeOrder(row)
+        return (try row.decode(column: "id", as: Int64.self), try decodeOrder(row))
     }
 
     static func decodeOrder(_ row: any SQLRow) throws -> Order {

@@ -11,7 +11,7 @@ import _CryptoExtras
 
 /// The built-in provider simulators `serve` runs in the sandbox when no real account is configured, with their
 /// keys generated on first start and kept in the data folder.
-struct SandboxProviders {
+public struct SandboxProviders: Sendable {
     static let alipayAppID = "2021000000000000"
     static let wechatpayMerchantID = "1900000001"
     static let wechatpayAppID = "wx0000000000sandbox"
@@ -31,6 +31,14 @@ struct SandboxProviders {
     static let appStoreBundleID = "com.example.ordersafe"
     static let appStoreKeyID = "SANDBOXKEY1"
     static let appStoreAppAppleID: Int64 = 1_234_567_890
+
+    /// Signs transactions with the App Store sandbox's authority kept in `settings`' data folder (created if missing),
+    /// for a server running on that folder to verify; see ``SandboxTransactionMinter``.
+    public static func appStoreMinter(settings: Settings.Server, now: Date = Date()) throws -> SandboxTransactionMinter {
+        let folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return SandboxTransactionMinter(authority: try SandboxAppStoreCA.loadOrCreate(in: folder, now: now), bundleID: appStoreBundleID)
+    }
 
     /// - Parameter timeScale: multiplies the providers' notification retry schedules (1/60 by default: Alipay's
     ///   first retry after 4 seconds instead of 4 minutes).

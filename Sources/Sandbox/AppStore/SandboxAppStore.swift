@@ -95,12 +95,9 @@ public actor SandboxAppStore {
             periodEnds[original] = end
             expires = end
         }
-        var payload: [String: Any] = [
-            "transactionId": id, "originalTransactionId": originalTransactionID ?? id, "bundleId": bundleID, "productId": productID,
-            "purchaseDate": now, "originalPurchaseDate": now, "quantity": 1, "type": type,
-            "inAppOwnershipType": familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": now, "environment": "Sandbox", "transactionReason": originalTransactionID == nil ? "PURCHASE" : "RENEWAL",
-            "storefront": "CHN", "storefrontId": "143465", "appTransactionId": "704330170000000001",
-        ]
+        var payload = Self.transactionPayload(
+            id: id, originalTransactionID: originalTransactionID, bundleID: bundleID, productID: productID, type: type, at: now,
+            familyShared: familyShared)
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         payload["expiresDate"] = expires.map(Self.milliseconds)
         let signed = try sign(payload)
@@ -112,6 +109,19 @@ public actor SandboxAppStore {
         originals[originalTransactionID ?? id, default: []].append(id)
         try record(notificationType: originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", subtype: nil, signedTransaction: signed)
         return (id, signed)
+    }
+
+    /// What a new transaction says, as the App Store writes it (milliseconds since 1970 in `at`).
+    static func transactionPayload(
+        id: String, originalTransactionID: String?, bundleID: String, productID: String, type: String, at now: Int64, familyShared: Bool
+    ) -> [String: Any] {
+        [
+            "transactionId": id, "originalTransactionId": originalTransactionID ?? id, "bundleId": bundleID, "productId": productID,
+            "purchaseDate": now, "originalPurchaseDate": now, "quantity": 1, "type": type,
+            "inAppOwnershipType": familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": now, "environment": "Sandbox",
+            "transactionReason": originalTransactionID == nil ? "PURCHASE" : "RENEWAL",
+            "storefront": "CHN", "storefrontId": "143465", "appTransactionId": "704330170000000001",
+        ]
     }
 
     /// Every purchase so far: the simulator's own record.
@@ -186,8 +196,7 @@ public actor SandboxAppStore {
             signer = try authority.withLeaf(validFrom: now - 86400, to: now + 365 * 86400)
             revokedSerials.insert(try signer.leafSerial)
         }
-        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes])
-        return try signer.sign(String(decoding: json, as: UTF8.self))
+        return try signer.sign(payload: payload)
     }
 
     // MARK: The App Store Server API
@@ -345,9 +354,11 @@ public actor SandboxAppStore {
 public enum SandboxAppStoreError: Error, CustomStringConvertible {
     case unknownTransaction(String)
     case badPeriod(String)
+    case tooMany(Int, limit: Int)
 
     public var description: String {
         switch self {
+        case .tooMany(let count, let limit): "\(count) transactions asked for; 0 to \(limit) at a time"
         case .unknownTransaction(let id): "no transaction \(id)"
         case .badPeriod(let text): "'\(text)' is not a period like P7D, P1M or P1Y"
         }

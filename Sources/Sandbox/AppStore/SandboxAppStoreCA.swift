@@ -133,6 +133,12 @@ public struct SandboxAppStoreCA: Sendable {
         return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
+    /// Signs a JSON object (keys sorted, as the App Store's own payloads are stable).
+    func sign(payload: [String: Any]) throws -> String {
+        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes])
+        return try sign(String(decoding: json, as: UTF8.self))
+    }
+
     static func name(_ commonName: String) throws -> DistinguishedName {
         try DistinguishedName {
             CountryName("US")

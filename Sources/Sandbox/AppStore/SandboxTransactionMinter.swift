@@ -1,0 +1,45 @@
+import Foundation
+import OrderSafeModel
+
+/// Signs new sandbox App Store transactions in bulk, on every core and off the sandbox's actor, for load tests: each
+/// is signed by the sandbox's authority exactly as its purchases are (so a server trusting the sandbox verifies them),
+/// but the sandbox keeps no record of them, so minting a million leaves the server under test unchanged.
+public struct SandboxTransactionMinter: Sendable {
+    let authority: SandboxAppStoreCA
+    let bundleID: String
+
+    /// How many transactions one call may mint.
+    public static let maxCount = 1_000_000
+
+    public init(authority: SandboxAppStoreCA, bundleID: String) {
+        self.authority = authority
+        self.bundleID = bundleID
+    }
+
+    /// `count` consumable purchases of `productID`, numbered from a transaction id no sandbox purchase uses (ids start
+    /// at 3×10¹⁸ plus the clock's milliseconds times a million, so runs a millisecond apart never collide).
+    public func mint(productID: String, count: Int, at date: Date) async throws -> [String] {
+        guard (0...Self.maxCount).contains(count) else { throw SandboxAppStoreError.tooMany(count, limit: Self.maxCount) }
+        let now = date.millisecondsSince1970
+        let first = 3_000_000_000_000_000_000 + (now % 1_000_000_000_000) * 1_000_000
+        let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let chunk = (count + workers - 1) / max(1, workers)
+        return try await withThrowingTaskGroup(of: (Int, [String]).self) { group in
+            for worker in 0..<workers where worker * chunk < count {
+                let range = (worker * chunk)..<min(count, (worker + 1) * chunk)
+                group.addTask { [authority, bundleID] in
+                    let signed = try range.map { index in
+                        try authority.sign(
+                            payload: SandboxAppStore.transactionPayload(
+                                id: String(first + Int64(index)), originalTransactionID: nil, bundleID: bundleID, productID: productID,
+                                type: "Consumable", at: now, familyShared: false))
+                    }
+                    return (worker, signed)
+                }
+            }
+            var parts: [Int: [String]] = [:]
+            for try await (worker, signed) in group { parts[worker] = signed }
+            return parts.sorted { $0.key < $1.key }.flatMap(\.value)
+        }
+    }
+}
