@@ -28,7 +28,7 @@ function init(args)
   local first, last = math.floor(server * total / servers), math.floor((server + 1) * total / servers) - 1
   local k = 0
   for line in io.lines(args[1]) do
-    if k >= first and k <= last and (k - first) % share_count == (id or 0) then
+    if k >= first and k <= last and (k - first) % share_count == (id or 0) % share_count then
       bodies[#bodies + 1] = '{"signed_transaction":"' .. line .. '"}'
       lines[#lines + 1] = k
     end

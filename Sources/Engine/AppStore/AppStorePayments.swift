@@ -3,6 +3,7 @@ import ChannelSupport
 import Foundation
 import Ledger
 import OrderSafeModel
+import Synchronization
 
 /// The App Store channel of the order engine: turns verified transactions — submitted by the app as StoreKit 2
 /// JWS or StoreKit 1 receipts, or delivered as Server Notifications V2 — into ledger changes, exactly once.
@@ -39,21 +40,22 @@ public struct AppStorePayments: Sendable {
 
     /// Verifies and records what the app submitted. Throws ``AppStoreSubmissionError`` when the app must keep the
     /// transaction unfinished and try again; everything permanent is a `rejected` result.
+    ///
+    /// Verification runs first, on the caller's task (every core); then the inbox entry, the order, the payment with
+    /// its grants, events and webhook rows and the entry's verdict are written as one transaction, which commits with
+    /// the other submissions of its group before the answer goes out.
     public func submit(_ submission: AppStoreSubmission, userID: String) async throws -> AppStoreSubmissionResponse {
+        let verified: VerifiedSubmission
         switch (submission.signedTransaction, submission.receipt) {
         case (let jws?, nil):
-            return try await stored(submission, kind: "submission", userID: userID) { evidence in
-                AppStoreSubmissionResponse(transactions: [try await submit(signedTransaction: jws, userID: userID, evidence: evidence)])
-            }
+            verified = await verify(signedTransaction: jws)
         case (nil, let receipt?):
-            return try await stored(submission, kind: "submission", userID: userID) { evidence in
-                AppStoreSubmissionResponse(
-                    transactions: try await submit(
-                        receipt: receipt, transactionID: submission.transactionID, applicationUsername: submission.applicationUsername,
-                        userID: userID, evidence: evidence))
-            }
+            verified = await verify(receipt: receipt, transactionID: submission.transactionID, applicationUsername: submission.applicationUsername)
         default:
             throw AppStoreSubmissionError.malformed("give exactly one of signed_transaction and receipt")
+        }
+        return try await storedAtomically(submission, kind: "submission", userID: userID) { evidence in
+            AppStoreSubmissionResponse(transactions: try await record(verified, submitter: userID, evidence: evidence))
         }
     }
 
@@ -62,10 +64,8 @@ public struct AppStorePayments: Sendable {
     func stored<Body: Encodable, Result>(
         _ body: Body, kind: String, userID: String, _ work: (String) async throws -> Result
     ) async throws -> Result {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let entry = try await context.ledger.storeInbound(
-            InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: context.clock.now()))
+        let signal = try inboundSignal(body, kind: kind, userID: userID)
+        let entry = try await context.ledger.storeInbound(signal)
         do {
             let result = try await work("inbox:\(entry.id)")
             // An entry applied before (a resend) keeps its verdict: nothing to write.
@@ -81,53 +81,132 @@ public struct AppStorePayments: Sendable {
         }
     }
 
+    /// As ``stored(_:kind:userID:_:)``, but the inbox entry, what `work` records and the entry's verdict are one
+    /// transaction (durable together before the answer; nothing half-written if the process dies). `work` runs on
+    /// the ledger's writer: only ledger work; whatever else it asks for (``afterCommit(_:)``) runs once it has
+    /// committed. A resend of an entry already applied is answered from what is recorded, by readers.
+    func storedAtomically<Body: Encodable, Result: Sendable>(
+        _ body: Body, kind: String, userID: String, _ work: @escaping @Sendable (String) async throws -> Result
+    ) async throws -> Result {
+        let signal = try inboundSignal(body, kind: kind, userID: userID)
+        if let entry = try await context.ledger.inboundEntry(for: signal), entry.processed {
+            return try await work("inbox:\(entry.id)")
+        }
+        let followUps = FollowUps()
+        let chain = Self.chainBeingApplied
+        do {
+            let result = try await context.ledger.atomically { [self] in
+                try await Self.$chainBeingApplied.withValue(chain) {
+                    try await Self.$followUps.withValue(followUps) {
+                        let entry = try await context.ledger.storeInbound(signal)
+                        let result = try await work("inbox:\(entry.id)")
+                        if !entry.processed {
+                            try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
+                        }
+                        return result
+                    }
+                }
+            }
+            await followUps.run()
+            return result
+        } catch {
+            // Nothing of it was written: the entry is kept with why, for operators (the app submits it again).
+            if let entry = try? await context.ledger.storeInbound(signal), !entry.processed {
+                try? await context.ledger.finishInbound(id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
+            }
+            throw error
+        }
+    }
+
+    private func inboundSignal<Body: Encodable>(_ body: Body, kind: String, userID: String) throws -> InboundSignal {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return InboundSignal(
+            channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: context.clock.now())
+    }
+
+    /// Work the current submission's transaction must not wait for (provider calls, other signals): run once it has
+    /// committed, or at once outside one.
+    func afterCommit(_ job: @escaping @Sendable () async -> Void) async {
+        if let followUps = Self.followUps {
+            followUps.append(job)
+        } else {
+            await job()
+        }
+    }
+
+    /// The follow-ups of the submission being recorded, when it is recorded as one transaction.
+    @TaskLocal static var followUps: FollowUps?
+
     func submit(signedTransaction jws: String, userID: String, evidence: String) async throws -> AppStoreTransactionResult {
+        let results = try await record(await verify(signedTransaction: jws), submitter: userID, evidence: evidence)
+        return results.first ?? Self.rejected(transactionID: "", code: "invalid_transaction", message: "nothing to record")
+    }
+
+    /// Records what verification found, for `submitter`.
+    func record(_ verified: VerifiedSubmission, submitter: String, evidence: String) async throws -> [AppStoreTransactionResult] {
+        switch verified {
+        case .unavailable(let error):
+            throw error
+        case .rejected(let result):
+            return [result]
+        case .purchases(let purchases):
+            var results: [AppStoreTransactionResult] = []
+            for purchase in purchases {
+                results.append(try await record(purchase, submitter: submitter, cause: .app, evidence: evidence))
+            }
+            return results
+        }
+    }
+
+    func verify(signedTransaction jws: String) async -> VerifiedSubmission {
         let transaction: JWSTransaction
         do {
             transaction = try await verifier.verifyTransaction(jws)
         } catch .retryableVerificationFailure(let reason) {
-            throw AppStoreSubmissionError.verificationUnavailable(reason)
+            return .unavailable(.verificationUnavailable(reason))
         } catch {
-            return Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description)
+            return .rejected(Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description))
         }
         guard let purchase = AppStorePurchase(transaction) else {
-            return Self.rejected(transactionID: transaction.transactionId ?? "", code: "invalid_transaction", message: "the transaction has no id or product")
+            return .rejected(Self.rejected(transactionID: transaction.transactionId ?? "", code: "invalid_transaction", message: "the transaction has no id or product"))
         }
-        return try await record(purchase, submitter: userID, cause: .app, evidence: evidence)
+        return .purchases([purchase])
     }
 
     func submit(receipt base64: String, transactionID: String?, applicationUsername: String?, userID: String, evidence: String) async throws
         -> [AppStoreTransactionResult]
     {
+        try await record(
+            await verify(receipt: base64, transactionID: transactionID, applicationUsername: applicationUsername), submitter: userID,
+            evidence: evidence)
+    }
+
+    func verify(receipt base64: String, transactionID: String?, applicationUsername: String?) async -> VerifiedSubmission {
         guard let receipts else {
-            return [Self.rejected(transactionID: transactionID ?? "", code: "receipts_not_accepted", message: "this server takes StoreKit 2 signed transactions only")]
+            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "receipts_not_accepted", message: "this server takes StoreKit 2 signed transactions only"))
         }
         guard let der = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !der.isEmpty else {
-            return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is not base64")]
+            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is not base64"))
         }
         let receipt: AppReceipt
         do {
             switch try await receipts.validate(Array(der)) {
             case .valid(let valid): receipt = valid
-            case .invalid(let reason): return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: reason)]
+            case .invalid(let reason): return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: reason))
             }
         } catch {
-            return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "\(error)")]
+            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "\(error)"))
         }
         guard receipt.bundleID == verifier.bundleID || verifier.bundleID == nil else {
-            return [Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is for bundle \(receipt.bundleID)")]
+            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is for bundle \(receipt.bundleID)"))
         }
         let entries = receipt.inApp.filter { transactionID == nil || $0.transactionID == transactionID }
         guard !entries.isEmpty else {
-            return [Self.rejected(transactionID: transactionID ?? "", code: "transaction_not_in_receipt", message: "the receipt holds no such transaction")]
+            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "transaction_not_in_receipt", message: "the receipt holds no such transaction"))
         }
-        var results: [AppStoreTransactionResult] = []
-        for entry in entries {
-            // The applicationUsername belongs to the transaction the app is finishing, not to the rest of the receipt.
-            guard let purchase = AppStorePurchase(entry, applicationUsername: transactionID == nil ? nil : applicationUsername) else { continue }
-            results.append(try await record(purchase, submitter: userID, cause: .app, evidence: evidence))
-        }
-        return results
+        // The applicationUsername belongs to the transaction the app is finishing, not to the rest of the receipt.
+        return .purchases(entries.compactMap { AppStorePurchase($0, applicationUsername: transactionID == nil ? nil : applicationUsername) })
     }
 
     // MARK: Binding and fulfilment
@@ -184,12 +263,15 @@ public struct AppStorePayments: Sendable {
         context.logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
-            if !purchase.familyShared { await applyAwaitingSignals(chain: purchase.originalTransactionID) }
-            if newChain {
-                do {
-                    _ = try await followHistory(of: id, submitter: paid.userID)
-                } catch {
-                    context.logger.warning("history of a new subscription not pulled; the hourly pull will find it", metadata: ["error": "\(error)"])
+            let (chain, familyShared, owner, pullHistory) = (purchase.originalTransactionID, purchase.familyShared, paid.userID, newChain)
+            await afterCommit { [self] in
+                if !familyShared { await applyAwaitingSignals(chain: chain) }
+                if pullHistory {
+                    do {
+                        _ = try await followHistory(of: id, submitter: owner)
+                    } catch {
+                        context.logger.warning("history of a new subscription not pulled; the hourly pull will find it", metadata: ["error": "\(error)"])
+                    }
                 }
             }
             return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause)
@@ -289,6 +371,27 @@ public struct AppStorePayments: Sendable {
 
     static func rejected(transactionID: String, code: String, message: String) -> AppStoreTransactionResult {
         AppStoreTransactionResult(transactionID: transactionID, verdict: .rejected, error: .init(code: code, message: message))
+    }
+}
+
+/// What verification made of a submission, before anything is recorded.
+enum VerifiedSubmission: Sendable {
+    case purchases([AppStorePurchase])
+    case rejected(AppStoreTransactionResult)
+    /// Verification could not be completed: the app submits again.
+    case unavailable(AppStoreSubmissionError)
+}
+
+/// Work queued while a submission's transaction runs, run in order once it has committed.
+final class FollowUps: Sendable {
+    private let jobs = Mutex<[@Sendable () async -> Void]>([])
+
+    func append(_ job: @escaping @Sendable () async -> Void) {
+        jobs.withLock { $0.append(job) }
+    }
+
+    func run() async {
+        for job in jobs.withLock({ $0 }) { await job() }
     }
 }
 

@@ -50,11 +50,12 @@ final class GroupCommitWriter: Sendable {
     ///   - lanes: how many groups may run at once (1 for SQLite).
     ///   - begin: the statement that opens a group's transaction (`BEGIN IMMEDIATE` on SQLite takes the write lock
     ///     at once, so a group never fails busy halfway).
-    init(lanes laneCount: Int, maxGroupSize: Int, begin: String, session: @escaping Session) {
+    ///   - executor: where the lanes run (the SQLite writer's thread), else the shared pool.
+    init(lanes laneCount: Int, maxGroupSize: Int, begin: String, executor: (any TaskExecutor)?, session: @escaping Session) {
         self.maxGroupSize = max(1, maxGroupSize)
         self.begin = begin
         let tasks = (0..<max(1, laneCount)).map { _ in
-            Task { [self] in await runLane(session) }
+            Task(executorPreference: executor) { [self] in await runLane(session) }
         }
         lanes.withLock { $0 = tasks }
     }

@@ -39,26 +39,59 @@ public final class LedgerDatabase: Sendable {
         }
         writer = GroupCommitWriter(
             lanes: source.writeLanes, maxGroupSize: maxGroupSize, begin: engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN",
-            session: { [source] body in try await source.writeSession(body) })
+            executor: source.writeExecutor, session: { [source] body in try await source.writeSession(body) })
     }
 
-    /// Runs `body` on a connection for reading: it sees what has committed and does not wait for writes.
+    /// The write the current task runs in, when it runs in one: calls made from inside a write join it.
+    @TaskLocal static var enclosing: EnclosingWrite?
+
+    struct EnclosingWrite: Sendable {
+        var database: ObjectIdentifier
+        var db: any SQLDatabase
+    }
+
+    private var enclosingSession: (any SQLDatabase)? {
+        Self.enclosing.flatMap { $0.database == ObjectIdentifier(self) ? $0.db : nil }
+    }
+
+    /// Runs `body` on a connection for reading: it sees what has committed and does not wait for writes. Inside a
+    /// write, it reads on that write's connection and so sees what the write has done so far.
     public func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await source.read(body)
+        if let db = enclosingSession { return try await body(db) }
+        return try await source.read(body)
     }
 
     /// Runs `body` atomically: committed if it returns, rolled back if it throws. It may share its database
-    /// transaction with concurrent writes (each in its own savepoint); it returns only once that transaction has
-    /// committed, so what it wrote is durable when the caller hears of it.
+    /// transaction with concurrent writes; it returns only once that transaction has committed, so what it wrote is
+    /// durable when the caller hears of it.
+    ///
+    /// Called from inside another write's body, it joins that write (in a savepoint, so a failure it throws undoes
+    /// its own part only) and commits with it: this is how several ledger operations become one transaction.
     public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            writer.submit(Write(exclusive: false, body: body, continuation: continuation))
+        if let db = enclosingSession {
+            try await db.raw("SAVEPOINT nested_write").run()
+            do {
+                let result = try await body(db)
+                try await db.raw("RELEASE SAVEPOINT nested_write").run()
+                return result
+            } catch {
+                try await db.raw("ROLLBACK TO SAVEPOINT nested_write").run()
+                try await db.raw("RELEASE SAVEPOINT nested_write").run()
+                throw error
+            }
+        }
+        let id = ObjectIdentifier(self)
+        return try await withCheckedThrowingContinuation { continuation in
+            writer.submit(
+                Write(exclusive: false, body: { db in try await Self.$enclosing.withValue(.init(database: id, db: db)) { try await body(db) } },
+                      continuation: continuation))
         }
     }
 
     /// Runs `body` alone on a writing connection, outside any transaction (schema changes, maintenance).
     public func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
+        if let db = enclosingSession { return try await body(db) }
+        return try await withCheckedThrowingContinuation { continuation in
             writer.submit(Write(exclusive: true, body: body, continuation: continuation))
         }
     }

@@ -12,6 +12,8 @@ import Synchronization
 protocol SQLSessionSource: Sendable {
     /// How many write groups may run at once.
     var writeLanes: Int { get }
+    /// Where the lanes run, when not on the shared pool.
+    var writeExecutor: (any TaskExecutor)? { get }
     /// Runs `body` on a connection that sees committed data and never waits behind a write group.
     func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Lends a lane the connection for one write group.
@@ -28,14 +30,17 @@ final class SQLiteSessionSource: SQLSessionSource {
     private let source: SQLiteConnectionSource
     private let readers: EventLoopGroupConnectionPool<SQLiteConnectionSource>
     private let writer = Mutex<Task<SQLiteConnection, any Error>?>(nil)
-    /// The writer's own thread: its statements never queue behind readers' on the shared pool.
+    /// The writer's own thread: its statements never queue behind readers' on the shared pool, and the lane's own
+    /// code runs there too.
     private let writerThread = NIOThreadPool(numberOfThreads: 1)
+    let writeExecutor: (any TaskExecutor)?
     private let logger: Logger
 
     init(storage: SQLiteConfiguration.Storage, logger: Logger) {
         self.logger = logger
         let configuration = SQLiteConfiguration(storage: storage, enableForeignKeys: true)
         writerThread.start()
+        writeExecutor = ThreadPoolTaskExecutor(writerThread)
         source = SQLiteConnectionSource(configuration: configuration, threadPool: writerThread)
         readers = EventLoopGroupConnectionPool(
             source: SQLiteConnectionSource(configuration: configuration), maxConnectionsPerEventLoop: 2, requestTimeout: .seconds(120),
@@ -91,6 +96,7 @@ struct PostgresSessionSource: SQLSessionSource {
     let pool: EventLoopGroupConnectionPool<PostgresConnectionSource>
     let logger: Logger
     let writeLanes: Int
+    let writeExecutor: (any TaskExecutor)? = nil
 
     init(url: String, maxConnectionsPerEventLoop: Int, logger: Logger) throws {
         self.logger = logger

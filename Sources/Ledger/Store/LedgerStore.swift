@@ -5,6 +5,11 @@ import OrderSafeModel
 ///
 /// Every method is one database transaction; idempotency comes from the schema's constraints.
 public protocol LedgerStore: Sendable {
+    /// Runs `body` as one transaction: every ledger operation it calls joins it, and it returns once all of them
+    /// have committed together (or none has, when it throws). `body` runs on the ledger's writer: it must do only
+    /// ledger work, never wait for a provider or the network.
+    func atomically<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R
+
     /// Stores a catalog (once per distinct content) and returns the version orders will reference.
     func saveCatalog(_ catalog: Catalog, at: Date) async throws -> CatalogVersion
 
@@ -74,6 +79,9 @@ public protocol LedgerStore: Sendable {
 
     /// Stores a raw inbound signal before anything else happens to it.
     func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry
+
+    /// The entry already stored for the same signal, if any (reads only).
+    func inboundEntry(for signal: InboundSignal) async throws -> InboxEntry?
 
     /// Stored notifications (not app submissions) of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
     /// times: for the retry sweep.

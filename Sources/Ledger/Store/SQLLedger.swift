@@ -25,6 +25,10 @@ public struct SQLLedger: LedgerStore {
         if current < Migrator.latestVersion { throw LedgerError.schemaOutdated(database: current, binary: Migrator.latestVersion) }
     }
 
+    public func atomically<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
+        try await database.transaction { _ in try await body() }
+    }
+
     public func saveCatalog(_ catalog: Catalog, at date: Date) async throws -> CatalogVersion {
         let document = try String(decoding: OrderSafeJSON.encoder().encode(catalog), as: UTF8.self)
         let sha = SHA256.hash(data: Data(document.utf8)).hexString
@@ -137,27 +141,9 @@ public struct SQLLedger: LedgerStore {
     /// as app submissions whose headers name the user, is one signal per headers and body, so two users sending the
     /// same transaction each get an entry of their own.
     public func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let headers = try String(decoding: encoder.encode(signal.headers), as: UTF8.self)
-        var hash = SHA256()
-        if signal.kind != "notify" { hash.update(data: Data(headers.utf8 + [0])) }
-        hash.update(data: signal.body)
-        let sha = hash.finalize().hexString
+        let (headers, sha) = try Self.inboxKey(signal)
         // A resend (a retry, a repeat submission) is found by a reader and writes nothing.
-        let lookup: @Sendable (any SQLDatabase) async throws -> InboxEntry? = { db in
-            guard let existing = try await db.raw("""
-                SELECT id, processed_at, headers, verdict FROM inbox
-                WHERE channel = \(bind: signal.channel.rawValue) AND kind = \(bind: signal.kind) AND body_sha256 = \(bind: sha)
-                """).first()
-            else { return nil }
-            return InboxEntry(
-                id: try existing.decode(column: "id", as: Int64.self), isNew: false,
-                processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil
-                    && existing.decode(column: "verdict", as: String?.self) != InboxVerdict.refused.rawValue
-                    && existing.decode(column: "headers", as: String.self) == headers)
-        }
-        if let existing = try await database.read(lookup) { return existing }
+        if let existing = try await inboundEntry(for: signal) { return existing }
         return try await database.transaction { db in
             if let row = try await db.raw("""
                 INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at)
@@ -168,9 +154,43 @@ public struct SQLLedger: LedgerStore {
             {
                 return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true)
             }
-            guard let existing = try await lookup(db) else { throw LedgerCorruption(detail: "an inbox entry neither inserted nor found") }
+            guard let existing = try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) else {
+                throw LedgerCorruption(detail: "an inbox entry neither inserted nor found")
+            }
             return existing
         }
+    }
+
+    /// The entry stored for `signal` (the same bytes, from the same sender), if there is one. Reads only.
+    public func inboundEntry(for signal: InboundSignal) async throws -> InboxEntry? {
+        let (headers, sha) = try Self.inboxKey(signal)
+        return try await database.read { db in try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) }
+    }
+
+    /// The stored headers and the digest that identifies a signal.
+    private static func inboxKey(_ signal: InboundSignal) throws -> (headers: String, sha256: String) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let headers = try String(decoding: encoder.encode(signal.headers), as: UTF8.self)
+        var hash = SHA256()
+        if signal.kind != "notify" { hash.update(data: Data(headers.utf8 + [0])) }
+        hash.update(data: signal.body)
+        return (headers, hash.finalize().hexString)
+    }
+
+    private static func inboxEntry(_ db: any SQLDatabase, _ channel: Channel, _ kind: String, sha: String, headers: String) async throws
+        -> InboxEntry?
+    {
+        guard let existing = try await db.raw("""
+            SELECT id, processed_at, headers, verdict FROM inbox
+            WHERE channel = \(bind: channel.rawValue) AND kind = \(bind: kind) AND body_sha256 = \(bind: sha)
+            """).first()
+        else { return nil }
+        return InboxEntry(
+            id: try existing.decode(column: "id", as: Int64.self), isNew: false,
+            processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil
+                && existing.decode(column: "verdict", as: String?.self) != InboxVerdict.refused.rawValue
+                && existing.decode(column: "headers", as: String.self) == headers)
     }
 
     public func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal] {
