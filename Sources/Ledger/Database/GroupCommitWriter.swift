@@ -5,8 +5,9 @@ import Synchronization
 /// (one sync of the log to disk) instead of paying one each.
 ///
 /// A write that throws is answered with its error and the others of its group run again without it, in a new
-/// transaction (cheaper than a savepoint around each write, since writes rarely throw). A caller is answered only once the transaction holding its write has
-/// committed; if the commit fails, every write of the group fails with it and nothing was acknowledged. A group
+/// transaction (cheaper than a savepoint around each write, since writes rarely throw); when the commit itself
+/// fails, each write of the group runs again alone, so only the one at fault fails. A caller is answered only once
+/// the transaction holding its write has committed: nothing is acknowledged that could still be lost. A group
 /// starts as soon as a lane is free, so a lone write waits for nobody; writes that arrive while a group runs form
 /// the next one, up to `maxGroupSize`.
 ///
@@ -148,7 +149,12 @@ final class GroupCommitWriter: Sendable {
                 pending.forEach { $0.committed() }
             } catch {
                 try? await db.raw("ROLLBACK").run()
-                pending.forEach { $0.abandoned(error) }
+                guard pending.count > 1 else {
+                    pending.forEach { $0.abandoned(error) }
+                    return
+                }
+                // Which write made the commit fail (a deferred constraint) is unknown: each runs again alone.
+                for write in pending { await execute([write], on: db) }
             }
             return
         }

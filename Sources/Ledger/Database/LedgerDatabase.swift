@@ -54,6 +54,9 @@ public final class LedgerDatabase: Sendable {
         Self.enclosing.flatMap { $0.database == ObjectIdentifier(self) ? $0.db : nil }
     }
 
+    /// Whether the current task runs inside a write of this database (its calls join that write).
+    public var isInsideWrite: Bool { enclosingSession != nil }
+
     /// Runs `body` on a connection for reading: it sees what has committed and does not wait for writes. Inside a
     /// write, it reads on that write's connection and so sees what the write has done so far.
     public func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
