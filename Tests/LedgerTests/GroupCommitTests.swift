@@ -75,29 +75,34 @@ struct GroupCommitTests {
     func nestedWritesJoin(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in
             try await Self.prepare(database)
-            // The inner write's failure undoes only its own part; the outer one goes on and commits.
             try await database.transaction { db in
                 try await db.raw("INSERT INTO gc_child (n, parent) VALUES (1, 1)").run()
-                try? await database.transaction { inner in
-                    try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (2, 1)").run()
-                    throw Refused()
-                }
-                try await database.transaction { inner in try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (3, 1)").run() }
+                try await database.transaction { inner in try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (2, 1)").run() }
                 // A read inside the write sees the write's own rows.
                 let seen = try await database.read { reader in try await reader.raw("SELECT COUNT(*) AS c FROM gc_child").first()! }
                 #expect(try seen.decode(column: "c", as: Int.self) == 2)
             }
+            // A joined part that throws fails the whole write, even when its caller catches the error and goes on.
+            await #expect(throws: Refused.self) {
+                try await database.transaction { db in
+                    try await db.raw("INSERT INTO gc_child (n, parent) VALUES (3, 1)").run()
+                    try? await database.transaction { inner in
+                        try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (4, 1)").run()
+                        throw Refused()
+                    }
+                }
+            }
             // The outer write throwing takes its joined parts with it.
             await #expect(throws: Refused.self) {
                 try await database.transaction { db in
-                    try await database.transaction { inner in try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (4, 1)").run() }
+                    try await database.transaction { inner in try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (5, 1)").run() }
                     throw Refused()
                 }
             }
             let stored = try await database.read { db in
                 try await db.raw("SELECT n FROM gc_child ORDER BY n").all().map { try $0.decode(column: "n", as: Int.self) }
             }
-            #expect(stored == [1, 3])
+            #expect(stored == [1, 2])
         }
     }
 }

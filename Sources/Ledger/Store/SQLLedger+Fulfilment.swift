@@ -5,7 +5,7 @@ import SQLKit
 extension SQLLedger {
     public func fulfil(_ payment: VerifiedPayment, at date: Date) async throws -> FulfilmentOutcome {
         try await database.transaction { db in
-            guard let (orderID, order) = try await Self.loadOrderRow(db, where: "order_no", payment.orderNo, forUpdate: true) else {
+            guard let (orderID, order, catalogVersionID) = try await Self.loadOrderRow(db, where: "order_no", payment.orderNo, forUpdate: true) else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
@@ -40,7 +40,9 @@ extension SQLLedger {
                 return .flagged(flagged, flag)
             }
 
-            let grants = try await Self.productGrants(db, orderID: orderID)
+            let grants = try await products.grants(catalogVersionID: catalogVersionID, productID: order.productID) {
+                try await Self.productGrants(db, orderID: orderID)
+            }
             for (index, grant) in grants.enumerated() {
                 try await Self.apply(
                     grant, index: index, paymentID: paymentID, userID: order.userID, periodEnd: payment.periodEnd?.millisecondsSince1970,

@@ -19,7 +19,7 @@ extension SQLLedger {
         let encoder = OrderSafeJSON.encoder()
         let now = date.millisecondsSince1970
         let rows: [SQLQueryString] = try states.map { order in
-            let eventID = "evt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let eventID = "evt_" + Self.randomHex()
             let type = "order.\(order.status.rawValue)"
             let payload = try String(
                 decoding: encoder.encode(
@@ -31,6 +31,11 @@ extension SQLLedger {
             "INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at) VALUES "
                 + rows.joined(separator: ", ")
         ).run()
+    }
+
+    /// 32 random hexadecimal digits (a UUID's 128 bits; `replacingOccurrences` on its text cost 1.5% of a submission).
+    static func randomHex() -> String {
+        withUnsafeBytes(of: UUID().uuid) { Array($0) }.hexString
     }
 
     public func claimWebhooks(limit: Int, lease: TimeInterval, now: Date) async throws -> [OutboxEvent] {

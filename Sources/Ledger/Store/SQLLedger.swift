@@ -6,6 +6,7 @@ import SQLKit
 /// The ledger over SQL: one implementation for SQLite and PostgreSQL.
 public struct SQLLedger: LedgerStore {
     let database: LedgerDatabase
+    let products = ProductGrantsCache()
 
     public init(database: LedgerDatabase) {
         self.database = database
@@ -363,14 +364,14 @@ public struct SQLLedger: LedgerStore {
 
     /// The order and its row id, in one read.
     static func loadOrderRow(_ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false)
-        async throws -> (id: Int64, order: Order)?
+        async throws -> (id: Int64, order: Order, catalogVersionID: Int64)?
     {
         let lock = forUpdate && db.dialect.name == "postgresql" ? " FOR UPDATE" : ""
         guard let row = try await db.raw("""
             SELECT \(unsafeRaw: orderColumns) FROM orders WHERE \(ident: column) = \(bind: value)\(unsafeRaw: lock)
             """).first()
         else { return nil }
-        return (try row.decode(column: "id", as: Int64.self), try decodeOrder(row))
+        return (try row.decode(column: "id", as: Int64.self), try decodeOrder(row), try row.decode(column: "catalog_version_id", as: Int64.self))
     }
 
     static func decodeOrder(_ row: any SQLRow) throws -> Order {
@@ -397,12 +398,12 @@ struct LedgerCorruption: Error, CustomStringConvertible {
     var description: String { "ledger data is inconsistent: \(detail)" }
 }
 
-extension Digest {
+extension Sequence<UInt8> {
     /// Lower-case hexadecimal (one `String(format:)` per byte cost 6% of a submission's time in the profile).
     var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.byteCount * 2)
+        bytes.reserveCapacity(underestimatedCount * 2)
         for byte in self {
             bytes.append(digits[Int(byte >> 4)])
             bytes.append(digits[Int(byte & 0x0F)])
