@@ -4,8 +4,8 @@ import Logging
 import OrderSafeModel
 
 /// The ledger's write path alone, without HTTP or verification: what one App Store submission writes (its inbox
-/// entry, an adopted order, the payment with its grant, the events and webhook rows, the entry's verdict) from many
-/// concurrent submitters, per group size (how many writes one transaction may gather; 1 commits each alone), beside
+/// entry, an adopted order, the payment with its grant, the events and webhook rows, the entry's verdict, as one
+/// write) from many concurrent submitters, per group size (how many writes one transaction may gather; 1 commits each alone), beside
 /// the raw rate of `fsync` on the same disk measured in the same run: each commit costs at least one.
 ///
 /// `ordersafe-bench writes [--database URL] [--submissions N] [--concurrency C]` (default: SQLite in a new folder
@@ -63,8 +63,12 @@ enum WritePathBenchmark {
         return true
     }
 
-    /// The ledger calls of one new App Store submission, in the engine's order.
+    /// The ledger calls of one new App Store submission, in the engine's order, as one write (as the server makes them).
     private static func submit(_ index: Int, run: String, ledger: SQLLedger, catalogVersion: Int64) async throws {
+        try await ledger.atomically { try await write(index, run: run, ledger: ledger, catalogVersion: catalogVersion) }
+    }
+
+    private static func write(_ index: Int, run: String, ledger: SQLLedger, catalogVersion: Int64) async throws {
         let now = Date()
         let user = "bench-\(index % 1000)"
         let transaction = "bench-\(run)-\(index)"

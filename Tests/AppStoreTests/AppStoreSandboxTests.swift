@@ -55,6 +55,26 @@ struct AppStoreSandboxTests {
         await #expect(throws: AppStoreServerAPIError.self) { try await client.transactionInfo(transactionID: "404") }
     }
 
+    @Test("transactions minted in bulk verify as the sandbox's own, each with an id of its own, in order; a count out of range is refused")
+    func bulkMinting() async throws {
+        let authority = try SandboxAppStoreCA(now: Self.now)
+        let verifier = SignedDataVerifier(
+            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false), bundleID: "com.example.app",
+            appAppleID: 1234, environment: .sandbox)
+        let minter = SandboxTransactionMinter(authority: authority, bundleID: "com.example.app")
+        let signed = try await minter.mint(productID: "com.example.coins", count: 301, at: Self.now)
+        #expect(signed.count == 301)
+        var ids: [String] = []
+        for jws in signed {
+            let transaction = try await verifier.verifyTransaction(jws)
+            #expect(transaction.productId == "com.example.coins" && transaction.type == "Consumable" && transaction.environment == "Sandbox")
+            ids.append(transaction.transactionId ?? "")
+        }
+        #expect(Set(ids).count == 301)
+        #expect(ids == ids.sorted { Int64($0)! < Int64($1)! })
+        await #expect(throws: SandboxAppStoreError.self) { try await minter.mint(productID: "p", count: SandboxTransactionMinter.maxCount + 1, at: Self.now) }
+    }
+
     @Test("a negative or huge revision or pagination token is a 400, not a crash of the whole server")
     func hostilePositions() async throws {
         let (store, client, _) = try await Self.world()
