@@ -72,6 +72,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
+                // Ledger also imports VaporCSQLite, the SQLite that sqlite-kit's sqlite-nio compiles in (a module of
+                // that package, visible to its dependents): PreparedSQLiteConnection uses the same copy of SQLite.
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
             ]

@@ -35,10 +35,10 @@ public final class LedgerDatabase: Sendable {
         case .sqliteFile(let path):
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            source = SQLiteSessionSource(storage: .file(path: path), logger: logger)
+            source = SQLiteSessionSource(path: path, logger: logger)
             engine = .sqlite
         case .sqliteMemory:
-            source = SQLiteSessionSource(storage: .memory, logger: logger)
+            source = SQLiteSessionSource(path: nil, logger: logger)
             engine = .sqlite
         case .postgres(let text):
             source = try PostgresSessionSource(

@@ -1,10 +1,10 @@
 @preconcurrency import AsyncKit
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import PostgresKit
 import SQLKit
-import SQLiteKit
 import Synchronization
 
 /// Where the ledger's connections come from: connections for reads, and for each lane of the writer a connection
@@ -27,37 +27,34 @@ protocol SQLSessionSource: Sendable {
 /// commit is one fsync of the log and stays durable across power loss.
 final class SQLiteSessionSource: SQLSessionSource {
     let writeLanes = 1
-    private let source: SQLiteConnectionSource
-    private let readers: EventLoopGroupConnectionPool<SQLiteConnectionSource>
-    private let writer = Mutex<Task<SQLiteConnection, any Error>?>(nil)
-    /// The writer's own thread: its statements never queue behind readers' on the shared pool, and the lane's own
-    /// code runs there too.
+    private let path: String
+    /// A file made for an in-memory ledger, removed at shutdown.
+    private let isTemporary: Bool
+    private let readers: SQLiteReaderPool
+    private let writer = Mutex<Task<PreparedSQLiteConnection, any Error>?>(nil)
+    /// The writer's own thread: the lane's code and its statements run there, one after the other.
     private let writerThread = NIOThreadPool(numberOfThreads: 1)
     let writeExecutor: (any TaskExecutor)?
     private let logger: Logger
 
-    init(storage: SQLiteConfiguration.Storage, logger: Logger) {
+    /// - Parameter path: the database file, or nil for a temporary one (an in-memory ledger, which readers on other
+    ///   connections must still see).
+    init(path: String?, logger: Logger) {
         self.logger = logger
-        let configuration = SQLiteConfiguration(storage: storage, enableForeignKeys: true)
-        writerThread.start()
+        isTemporary = path == nil
+        self.path = path ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("ordersafe-ledger-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString).sqlite3").path
+        writerThread._start(threadNamePrefix: "SQLW-#")  // named apart from other pools' threads in a profile
         writeExecutor = ThreadPoolTaskExecutor(writerThread)
-        source = SQLiteConnectionSource(configuration: configuration, threadPool: writerThread)
-        readers = EventLoopGroupConnectionPool(
-            source: SQLiteConnectionSource(configuration: configuration), maxConnectionsPerEventLoop: 2, requestTimeout: .seconds(120),
-            logger: logger, on: MultiThreadedEventLoopGroup.singleton)
+        readers = SQLiteReaderPool(path: self.path, threads: System.coreCount, limit: 2 * System.coreCount, logger: logger)
     }
 
-    /// The writer connection, opened once; the log mode is set before any reader opens the file.
-    private func writerConnection() async throws -> SQLiteConnection {
+    /// The writer connection, opened once on the writer's thread; the log mode is set before any reader opens the file.
+    private func writerConnection() async throws -> PreparedSQLiteConnection {
         let task = writer.withLock { writer in
             if let writer { return writer }
-            let opening = Task { [source, logger] in
-                let connection = try await source.makeConnection(logger: logger, on: MultiThreadedEventLoopGroup.singleton.next()).get()
-                let db = connection.sql(queryLogLevel: .trace)
-                _ = try await db.raw("PRAGMA journal_mode=WAL").all()
-                try await db.raw("PRAGMA synchronous=FULL").run()
-                try await db.raw("PRAGMA busy_timeout=10000").run()
-                return connection
+            let opening = Task(executorPreference: writeExecutor) { [path, logger] in
+                try PreparedSQLiteConnection(path: path, writer: true, logger: logger)
             }
             writer = opening
             return opening
@@ -73,21 +70,22 @@ final class SQLiteSessionSource: SQLSessionSource {
 
     func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         _ = try await writerConnection()
-        return try await readers.withConnection(logger: logger) { connection in
-            connection.eventLoop.makeFutureWithTask { try await body(connection.sql(queryLogLevel: .trace)) }
-        }.get()
+        return try await readers.read(body)
     }
 
     func writeSession(_ body: @escaping @Sendable (any SQLDatabase) async -> Void) async throws {
-        await body(try await writerConnection().sql(queryLogLevel: .trace))
+        await body(try await writerConnection())
     }
 
     func shutdown() async throws {
-        try await readers.shutdownAsync()
+        try await readers.shutdown()
         if let task = writer.withLock({ $0 }), let connection = try? await task.value {
-            try await connection.close().get()
+            connection.close()
         }
         try await writerThread.shutdownGracefully()
+        if isTemporary {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
     }
 }
 

@@ -1,0 +1,237 @@
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+import Synchronization
+import VaporCSQLite
+
+/// A connection to the ledger's SQLite file whose statements are prepared once and reused, and run on the calling
+/// thread: the writer's own, or a reader's (sqlite-nio parses every statement again — a fifth of the writer's time
+/// in the profile — and hands each one to a thread pool and back).
+///
+/// It speaks to the SQLite that sqlite-nio compiles in, so the process holds one copy of SQLite: two copies opening
+/// the same file would each drop the other's POSIX locks on close.
+final class PreparedSQLiteConnection: SQLDatabase {
+    let logger: Logger
+    let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
+    var dialect: any SQLDialect { SQLiteDialect() }
+    var queryLogLevel: Logger.Level? { .trace }
+    private let connection: Mutex<PreparedStatements>
+    private static let encoder = SQLiteDataEncoder()
+
+    /// Opens (creating) the file at `path` with foreign keys on and a 10-second busy timeout. The writer opens it
+    /// first, in write-ahead-log mode with `synchronous=FULL`: every commit is one sync of the log, durable across
+    /// power loss, and readers see the last commit without waiting for the writer.
+    init(path: String, writer: Bool, logger: Logger) throws {
+        self.logger = logger
+        connection = Mutex(try PreparedStatements(path: path))
+        let modes = writer ? ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"] : []
+        for pragma in ["PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=10000"] + modes {
+            try run(pragma, binds: [])
+        }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try execute(query).forEach(onRow)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        do {
+            try execute(query).forEach(onRow)
+            return eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    deinit { close() }
+
+    /// Finalizes the statements and closes the file; statements run after it fail.
+    func close() {
+        connection.withLock { $0.close() }
+    }
+
+    private func execute(_ query: any SQLExpression) throws -> [PreparedSQLiteRow] {
+        let (sql, binds) = serialize(query)
+        logger.trace("Executing query", metadata: ["sql": .string(sql)])
+        return try run(sql, binds: binds.map { try Self.encoder.encode($0) })
+    }
+
+    @discardableResult
+    private func run(_ sql: String, binds: [SQLiteData]) throws -> [PreparedSQLiteRow] {
+        try connection.withLock { try $0.run(sql, binds: binds) }
+    }
+}
+
+/// A raw SQLite handle and the statements prepared on it, by their text.
+private struct PreparedStatements: ~Copyable {
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    /// The most statements kept; past it they are all finalized and the cache starts again (the ledger has a few
+    /// dozen distinct statements; multi-row inserts add one per row count).
+    private static let capacity = 512
+
+    init(path: String) throws {
+        sqlite_nio_sqlite3_initialize()
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
+        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let error = SQLiteStatementError(status: status, handle: handle, sql: "open \(path)")
+            sqlite_nio_sqlite3_close_v2(handle)
+            throw error
+        }
+        self.handle = handle
+    }
+
+    mutating func close() {
+        statements.values.forEach { sqlite_nio_sqlite3_finalize($0) }
+        statements.removeAll()
+        sqlite_nio_sqlite3_close_v2(handle)
+        handle = nil
+    }
+
+    mutating func run(_ sql: String, binds: [SQLiteData]) throws -> [PreparedSQLiteRow] {
+        guard let handle else { throw LedgerError.closed }
+        let statement = try prepared(sql, on: handle)
+        defer {
+            sqlite_nio_sqlite3_reset(statement)
+            sqlite_nio_sqlite3_clear_bindings(statement)
+        }
+        for (index, value) in binds.enumerated() {
+            let status = bind(value, at: Int32(truncatingIfNeeded: index + 1), of: statement)
+            guard status == SQLITE_OK else { throw SQLiteStatementError(status: status, handle: handle, sql: sql) }
+        }
+        var rows: [PreparedSQLiteRow] = []
+        var columns: PreparedSQLiteRow.Columns?
+        while true {
+            let status = sqlite_nio_sqlite3_step(statement)
+            if status == SQLITE_DONE { return rows }
+            guard status == SQLITE_ROW else { throw SQLiteStatementError(status: status, handle: handle, sql: sql) }
+            let names = columns ?? PreparedSQLiteRow.Columns(of: statement)
+            columns = names
+            rows.append(PreparedSQLiteRow(columns: names, values: try (0..<names.count).map { try value(at: $0, of: statement) }))
+        }
+    }
+
+    private mutating func prepared(_ sql: String, on handle: OpaquePointer) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        if statements.count >= Self.capacity {
+            statements.values.forEach { sqlite_nio_sqlite3_finalize($0) }
+            statements.removeAll(keepingCapacity: true)
+        }
+        var statement: OpaquePointer?
+        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw SQLiteStatementError(status: status, handle: handle, sql: sql) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ value: SQLiteData, at index: Int32, of statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .integer(let integer):
+            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
+        case .float(let float):
+            return sqlite_nio_sqlite3_bind_double(statement, index, float)
+        case .null:
+            return sqlite_nio_sqlite3_bind_null(statement, index)
+        case .text(var text):
+            return text.withUTF8 { bytes in
+                // An empty buffer may have no address, which SQLite would take for NULL.
+                guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                    return sqlite_nio_sqlite3_bind_text64(statement, index, "", 0, transient, UInt8(SQLITE_UTF8))
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite_nio_sqlite3_bind_text64(statement, index, $0, UInt64(bytes.count), transient, UInt8(SQLITE_UTF8))
+                }
+            }
+        case .blob(let blob):
+            return blob.withUnsafeReadableBytes { bytes in
+                guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                    return sqlite_nio_sqlite3_bind_zeroblob(statement, index, 0)
+                }
+                return sqlite_nio_sqlite3_bind_blob64(statement, index, base, UInt64(bytes.count), transient)
+            }
+        }
+    }
+
+    private func value(at column: Int32, of statement: OpaquePointer) throws -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER:
+            return .integer(Int(truncatingIfNeeded: sqlite_nio_sqlite3_column_int64(statement, column)))
+        case SQLITE_FLOAT:
+            return .float(sqlite_nio_sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            guard let text = sqlite_nio_sqlite3_column_text(statement, column) else {
+                throw SQLiteStatementError(status: SQLITE_NOMEM, handle: handle, sql: "reading a text column")
+            }
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            if let bytes = sqlite_nio_sqlite3_column_blob(statement, column) {
+                buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count))
+            }
+            return .blob(buffer)
+        default:
+            return .null
+        }
+    }
+}
+
+/// SQLite copies a bound value at once (`SQLITE_TRANSIENT`).
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A row read through a ``PreparedSQLiteConnection``.
+struct PreparedSQLiteRow: SQLRow {
+    /// The column names of a statement's rows, shared by its rows.
+    final class Columns: Sendable {
+        let names: [String]
+        let offsets: [String: Int]
+        var count: Int32 { Int32(truncatingIfNeeded: names.count) }
+
+        init(of statement: OpaquePointer) {
+            let count = sqlite_nio_sqlite3_column_count(statement)
+            names = (0..<count).map { sqlite_nio_sqlite3_column_name(statement, $0).map { String(cString: $0) } ?? "" }
+            offsets = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    let columns: Columns
+    let values: [SQLiteData]
+    private static let decoder = SQLiteDataDecoder()
+
+    var allColumns: [String] { columns.names }
+
+    func contains(column: String) -> Bool { columns.offsets[column] != nil }
+
+    func decodeNil(column: String) throws -> Bool {
+        columns.offsets[column].map { values[$0] == .null } ?? true
+    }
+
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+        guard let offset = columns.offsets[column] else { throw SQLiteStatementError.missingColumn(column) }
+        return try Self.decoder.decode(D.self, from: values[offset])
+    }
+}
+
+/// A statement SQLite refused or failed, with its message.
+struct SQLiteStatementError: Error, CustomStringConvertible {
+    let description: String
+
+    init(status: Int32, handle: OpaquePointer?, sql: String) {
+        let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
+            ?? sqlite_nio_sqlite3_errstr(status).map { String(cString: $0) } ?? "error"
+        description = "SQLite error \(status): \(message) (\(sql.prefix(200)))"
+    }
+
+    private init(description: String) {
+        self.description = description
+    }
+
+    static func missingColumn(_ column: String) -> Self {
+        Self(description: "no column \(column) in the row")
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Ledger
+import SQLKit
+import Testing
+
+/// SQLite's connections prepare each statement once and reuse it: a reused statement must carry only its own
+/// values, a failed one must leave the connection usable, and values must come back as they went in.
+@Suite("Ledger: SQLite statements prepared once")
+struct PreparedStatementTests {
+    static func database() async throws -> LedgerDatabase {
+        let database = try LedgerDatabase(url: .sqliteMemory, logger: .init(label: "test"))
+        try await database.withSession { db in
+            try await db.raw("CREATE TABLE ps_value (id INTEGER PRIMARY KEY, label TEXT UNIQUE, data BLOB, number INTEGER)").run()
+        }
+        return database
+    }
+
+    @Test("values come back as they went in, through the writer and the readers: empty text and blob are not NULL")
+    func roundTrip() async throws {
+        let database = try await Self.database()
+        let cases: [(String?, Data?, Int64?)] = [
+            ("", Data(), 0), ("a\u{0}b", Data([0, 1, 0]), Int64.max), ("订单 ✓", nil, Int64.min), (nil, Data(repeating: 7, count: 70_000), nil),
+        ]
+        for (index, (label, data, number)) in cases.enumerated() {
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO ps_value (id, label, data, number) VALUES (\(bind: index), \(bind: label), \(bind: data), \(bind: number))").run()
+            }
+        }
+        for (index, expected) in cases.enumerated() {
+            let query: SQLQueryString = "SELECT label, data, number FROM ps_value WHERE id = \(bind: index)"
+            let fromWriter = try await database.transaction { db in try await db.raw(query).first() }
+            let fromReader = try await database.read { db in try await db.raw(query).first() }
+            for row in [fromWriter, fromReader] {
+                let row = try #require(row)
+                #expect(try row.decode(column: "label", as: String?.self) == expected.0)
+                #expect(try row.decode(column: "data", as: Data?.self) == expected.1)
+                #expect(try row.decode(column: "number", as: Int64?.self) == expected.2)
+            }
+        }
+        try await database.shutdown()
+    }
+
+    @Test("a statement reused a thousand times answers each time with its own values, a failure in between included")
+    func reuse() async throws {
+        let database = try await Self.database()
+        for n in 0..<1_000 {
+            let label = n % 100 == 99 ? "label-0" : "label-\(n)"  // every hundredth breaks the unique label
+            var failed = false
+            do {
+                try await database.transaction { db in
+                    try await db.raw("INSERT INTO ps_value (id, label, number) VALUES (\(bind: n), \(bind: label), \(bind: n * 3))").run()
+                }
+            } catch {
+                failed = true
+            }
+            #expect(failed == (n % 100 == 99))
+            let number = try await database.read { db in
+                try await db.raw("SELECT number FROM ps_value WHERE id = \(bind: n)").first()?.decode(column: "number", as: Int.self)
+            }
+            #expect(number == (n % 100 == 99 ? nil : n * 3))
+        }
+        let count = try await database.read { db in try await db.raw("SELECT count(*) AS n FROM ps_value").first()?.decode(column: "n", as: Int.self) }
+        #expect(count == 990)
+        try await database.shutdown()
+    }
+
+    @Test("more distinct statements than are kept, and more concurrent reads than there are readers")
+    func manyStatementsAndReaders() async throws {
+        let database = try await Self.database()
+        for n in 0..<700 {  // each text distinct: past the cache's 512, it starts again
+            try await database.transaction { db in
+                try await db.raw(SQLQueryString("INSERT INTO ps_value (id, number) VALUES (\(unsafeRaw: "\(n)"), \(unsafeRaw: "\(n)"))")).run()
+            }
+        }
+        let sums = try await withThrowingTaskGroup(of: Int.self) { group in
+            for n in 0..<64 {
+                group.addTask {
+                    try await database.read { db in
+                        try await db.raw("SELECT sum(number) AS s FROM ps_value WHERE id <= \(bind: n)").first()?.decode(column: "s", as: Int.self) ?? -1
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(sums.sorted() == (0..<64).map { $0 * ($0 + 1) / 2 })
+        try await database.shutdown()
+    }
+}
