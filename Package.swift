@@ -180,9 +180,12 @@ let package = Package(
             ],
             resources: [.copy("Resources/openapi.json"), .copy("Resources/catalog.example.json"), .copy("Resources/console")]
         ),
+        // glibc's malloc.h (mallopt), for the server's allocator setting.
+        .systemLibrary(name: "CMalloc"),
         .executableTarget(
             name: "ordersafe",
             dependencies: [
+                "CMalloc",
                 "AppStore",
                 "OrderSafeServer",
                 "Sandbox",
