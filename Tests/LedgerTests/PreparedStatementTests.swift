@@ -64,6 +64,23 @@ struct PreparedStatementTests {
         try await database.shutdown()
     }
 
+    @Test("a reused statement given fewer values than it has parameters is refused, not run with the last ones")
+    func bindCount() async throws {
+        let database = try await Self.database()
+        try await database.transaction { db in try await db.raw("INSERT INTO ps_value (id, label) VALUES (1, 'a')").run() }
+        let both = try await database.read { db in
+            try await db.raw("SELECT label FROM ps_value WHERE id = \(bind: 1) AND label = \(bind: "a")").all().count
+        }
+        #expect(both == 1)
+        // The same text (`… id = ?1 AND label = ?2`), with a value for ?1 only.
+        await #expect(throws: (any Error).self) {
+            try await database.read { db in
+                try await db.raw("SELECT label FROM ps_value WHERE id = \(bind: 1) AND label = \(unsafeRaw: "?2")").all().count
+            }
+        }
+        try await database.shutdown()
+    }
+
     @Test("more distinct statements than are kept, and more concurrent reads than there are readers")
     func manyStatementsAndReaders() async throws {
         let database = try await Self.database()

@@ -95,9 +95,12 @@ private struct PreparedStatements: ~Copyable {
     mutating func run(_ sql: String, binds: [SQLiteData]) throws -> [PreparedSQLiteRow] {
         guard let handle else { throw LedgerError.closed }
         let statement = try prepared(sql, on: handle)
-        defer {
-            sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
+        // Reset after each use, bindings kept: every use binds every parameter again (checked below), and clearing
+        // them would make SQLite parse again any statement whose plan looked at a bound value (three hot ones did,
+        // on every execution).
+        defer { sqlite_nio_sqlite3_reset(statement) }
+        guard sqlite_nio_sqlite3_bind_parameter_count(statement) == binds.count else {
+            throw SQLiteStatementError.bindCount(binds.count, sql: sql)
         }
         for (index, value) in binds.enumerated() {
             let status = bind(value, at: Int32(truncatingIfNeeded: index + 1), of: statement)
@@ -233,5 +236,9 @@ struct SQLiteStatementError: Error, CustomStringConvertible {
 
     static func missingColumn(_ column: String) -> Self {
         Self(description: "no column \(column) in the row")
+    }
+
+    static func bindCount(_ count: Int, sql: String) -> Self {
+        Self(description: "\(count) values for the parameters of \(sql.prefix(200))")
     }
 }
