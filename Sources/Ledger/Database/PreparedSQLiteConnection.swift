@@ -99,8 +99,9 @@ private struct PreparedStatements: ~Copyable {
         // them would make SQLite parse again any statement whose plan looked at a bound value (three hot ones did,
         // on every execution).
         defer { sqlite_nio_sqlite3_reset(statement) }
-        guard sqlite_nio_sqlite3_bind_parameter_count(statement) == binds.count else {
-            throw SQLiteStatementError.bindCount(binds.count, sql: sql)
+        let parameters = Int(sqlite_nio_sqlite3_bind_parameter_count(statement))
+        guard parameters == binds.count else {
+            throw SQLiteStatementError.bindCount(binds.count, parameters: parameters, sql: sql)
         }
         for (index, value) in binds.enumerated() {
             let status = bind(value, at: Int32(truncatingIfNeeded: index + 1), of: statement)
@@ -238,7 +239,7 @@ struct SQLiteStatementError: Error, CustomStringConvertible {
         Self(description: "no column \(column) in the row")
     }
 
-    static func bindCount(_ count: Int, sql: String) -> Self {
-        Self(description: "\(count) values for the parameters of \(sql.prefix(200))")
+    static func bindCount(_ count: Int, parameters: Int, sql: String) -> Self {
+        Self(description: "\(count) values for the \(parameters) parameters of \(sql.prefix(200))")
     }
 }
