@@ -95,6 +95,7 @@ struct PostgresSessionSource: SQLSessionSource {
     let logger: Logger
     let writeLanes: Int
     let writeExecutor: (any TaskExecutor)? = nil
+    private let statements = PreparedPostgresStatements()
 
     init(url: String, maxConnectionsPerEventLoop: Int, logger: Logger) throws {
         self.logger = logger
@@ -110,7 +111,9 @@ struct PostgresSessionSource: SQLSessionSource {
 
     func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await pool.withConnection(logger: logger) { connection in
-            connection.eventLoop.makeFutureWithTask { try await body(connection.sql(queryLogLevel: .trace)) }
+            connection.eventLoop.makeFutureWithTask { [statements] in
+                try await body(PreparedPostgresConnection(connection: connection, statements: statements))
+            }
         }.get()
     }
 

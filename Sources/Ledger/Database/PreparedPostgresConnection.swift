@@ -1,0 +1,284 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresKit
+import SQLKit
+import Synchronization
+
+/// A pooled PostgreSQL connection whose statements are prepared once per connection (a named statement, PostgreSQL's
+/// plan cache behind it) and then run with one Bind/Execute each. Through postgres-kit every statement was sent
+/// unnamed, so PostgreSQL parsed, analysed and planned it again on every execution: a third of its CPU under load.
+///
+/// A statement is prepared without parameter types; PostgreSQL infers them (an `INTEGER` column's parameter is
+/// `int4`), and each value is encoded for the type inferred. A statement with a parameter of another type than
+/// those the ledger uses, and statements other than `SELECT`, `INSERT`, `UPDATE`, `DELETE` and `WITH` (transaction
+/// control, DDL), run unnamed as before. Named statements live in the session: a pooler in transaction mode between
+/// the server and PostgreSQL must support protocol-level prepared statements (PgBouncer ≥ 1.21).
+struct PreparedPostgresConnection: SQLDatabase {
+    let connection: PostgresConnection
+    let statements: PreparedPostgresStatements
+    var logger: Logger { connection.logger }
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var dialect: any SQLDialect { PostgresDialect() }
+    var version: (any SQLDatabaseReportedVersion)? { nil }
+    var queryLogLevel: Logger.Level? { .trace }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        let (sql, binds) = serialize(query)
+        guard Self.isPreparable(sql), let statement = try await statements.prepared(sql, on: connection) else {
+            return try await connection.sql(queryLogLevel: .trace).execute(sql: query, onRow)
+        }
+        guard binds.count == statement.parameterTypes.count else {
+            throw PostgresStatementError.count(binds.count, parameters: statement.parameterTypes.count)
+        }
+        let parameters = try zip(binds, statement.parameterTypes).map { bind, type in
+            try PostgresParameter.encode(PostgresParameter.scalar(of: bind), as: type)
+        }
+        for row in try await statement.query.execute(parameters).get() {
+            onRow(PreparedPostgresRow(row))
+        }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
+    }
+
+    /// Data statements are prepared; everything else (BEGIN, COMMIT, SET, DDL) is not worth a name.
+    static func isPreparable(_ sql: String) -> Bool {
+        let firstWord = String(decoding: sql.utf8.prefix { $0 >= 0x41 && $0 <= 0x7A }.map { $0 | 0x20 }, as: UTF8.self)
+        return ["select", "insert", "update", "delete", "with"].contains(firstWord)
+    }
+}
+
+/// A statement prepared on one connection, with the parameter types PostgreSQL inferred for it.
+struct PreparedPostgresStatement: Sendable {
+    let query: PreparedQuery
+    let parameterTypes: [PostgresDataType]
+}
+
+/// The statements prepared on each open connection of a pool, forgotten when the connection closes.
+final class PreparedPostgresStatements: Sendable {
+    /// Per connection, per text: the statement, or nil for a text that runs unnamed (a parameter type not encoded here).
+    private let byConnection = Mutex<[ObjectIdentifier: [String: PreparedPostgresStatement?]]>([:])
+    /// How many statements one connection keeps; past it, new texts run unnamed.
+    let limit: Int
+
+    init(limit: Int = 512) {
+        self.limit = limit
+    }
+
+    /// The statement `sql` prepared on `connection`: prepared on first use (two more round trips: the statement,
+    /// then the types PostgreSQL inferred), kept after; nil when it runs unnamed.
+    func prepared(_ sql: String, on connection: PostgresConnection) async throws -> PreparedPostgresStatement? {
+        let key = ObjectIdentifier(connection)
+        let (known, count) = byConnection.withLock { ($0[key]?[sql], $0[key]?.count ?? 0) }
+        if let known { return known }
+        guard count < limit else { return nil }
+        let query = try await connection.prepare(query: sql).get()
+        let types = try await Self.parameterTypes(of: sql, on: connection)
+        let statement = types.allSatisfy(PostgresParameter.encodes) ? PreparedPostgresStatement(query: query, parameterTypes: types) : nil
+        let isFirst = byConnection.withLock { all in
+            defer { all[key, default: [:]][sql] = .some(statement) }
+            return all[key] == nil
+        }
+        if isFirst {
+            connection.closeFuture.whenComplete { [weak self] _ in
+                _ = self?.byConnection.withLock { $0.removeValue(forKey: key) }
+            }
+        }
+        return statement
+    }
+
+    /// The parameter types PostgreSQL inferred for the statement just prepared from `sql` on `connection`.
+    private static func parameterTypes(of sql: String, on connection: PostgresConnection) async throws -> [PostgresDataType] {
+        let rows = try await connection.query("""
+            SELECT t.oid::int8 AS oid FROM pg_prepared_statements p, unnest(p.parameter_types::oid[]) WITH ORDINALITY AS t(oid, n)
+            WHERE p.name = (SELECT name FROM pg_prepared_statements WHERE statement = \(sql) ORDER BY prepare_time DESC LIMIT 1)
+            ORDER BY t.n
+            """, logger: connection.logger)
+        var types: [PostgresDataType] = []
+        for try await oid in rows.decode(Int64.self) {
+            types.append(PostgresDataType(UInt32(truncatingIfNeeded: oid)))
+        }
+        return types
+    }
+}
+
+/// A row of a prepared statement. postgres-nio asks for every result column in binary format but labels the cells
+/// of a statement prepared through `prepare(query:)` with the text format its description came with: the cells are
+/// read as the binary they are.
+struct PreparedPostgresRow: SQLRow {
+    private let cells: [PostgresCell]
+
+    init(_ row: PostgresRow) {
+        cells = row.map { cell in
+            var cell = cell
+            cell.format = .binary
+            return cell
+        }
+    }
+
+    var allColumns: [String] { cells.map(\.columnName) }
+
+    func contains(column: String) -> Bool { cells.contains { $0.columnName == column } }
+
+    func decodeNil(column: String) throws -> Bool { try cell(column).bytes == nil }
+
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+        guard let decodable = D.self as? any PostgresDecodable.Type else {
+            throw PostgresStatementError.unsupported(D.self)
+        }
+        let cell = try cell(column)
+        func decode<T: PostgresDecodable>(_: T.Type) throws -> Any { try cell.decode(T.self) }
+        guard let value = try decode(decodable) as? D else { throw PostgresStatementError.unsupported(D.self) }
+        return value
+    }
+
+    private func cell(_ column: String) throws -> PostgresCell {
+        guard let cell = cells.first(where: { $0.columnName == column }) else { throw PostgresStatementError.missingColumn(column) }
+        return cell
+    }
+}
+
+/// A bound value in PostgreSQL's binary format for the parameter's inferred type.
+enum PostgresParameter {
+    /// A value as bound by the ledger's queries.
+    enum Scalar: Equatable {
+        case null, bool(Bool), integer(Int64), text(String), bytes([UInt8])
+    }
+
+    static func encodes(_ type: PostgresDataType) -> Bool {
+        [.int2, .int4, .int8, .bool, .text, .varchar, .bpchar, .name, .bytea].contains(type)
+    }
+
+    static func scalar(of value: any Encodable & Sendable) throws -> Scalar {
+        switch value {
+        case let data as Data: return .bytes(Array(data))
+        case let bytes as [UInt8]: return .bytes(bytes)
+        case let uuid as UUID: return .text(uuid.uuidString.lowercased())
+        default:
+            let encoder = ScalarEncoder()
+            try value.encode(to: encoder)
+            guard let scalar = encoder.scalar else { throw PostgresStatementError.unsupported(type(of: value)) }
+            return scalar
+        }
+    }
+
+    static func encode(_ scalar: Scalar, as type: PostgresDataType) throws -> PostgresData {
+        var buffer = ByteBuffer()
+        switch (scalar, type) {
+        case (.null, _):
+            return PostgresData(type: type, value: nil)
+        case (.integer(let value), .int8):
+            buffer.writeInteger(value)
+        case (.integer(let value), .int4):
+            guard let narrow = Int32(exactly: value) else { throw PostgresStatementError.outOfRange(value, type) }
+            buffer.writeInteger(narrow)
+        case (.integer(let value), .int2):
+            guard let narrow = Int16(exactly: value) else { throw PostgresStatementError.outOfRange(value, type) }
+            buffer.writeInteger(narrow)
+        case (.bool(let value), .bool):
+            buffer.writeInteger(UInt8(value ? 1 : 0))
+        case (.text(let value), .text), (.text(let value), .varchar), (.text(let value), .bpchar), (.text(let value), .name):
+            buffer.writeString(value)
+        case (.integer(let value), .text), (.integer(let value), .varchar):
+            buffer.writeString(String(value))
+        case (.bytes(let value), .bytea):
+            buffer.writeBytes(value)
+        case (.text(let value), .bytea):
+            buffer.writeString(value)
+        default:
+            throw PostgresStatementError.mismatch(scalar, type)
+        }
+        return PostgresData(type: type, value: buffer)
+    }
+}
+
+enum PostgresStatementError: Error, CustomStringConvertible {
+    case unsupported(Any.Type)
+    case outOfRange(Int64, PostgresDataType)
+    case mismatch(PostgresParameter.Scalar, PostgresDataType)
+    case count(Int, parameters: Int)
+    case missingColumn(String)
+
+    var description: String {
+        switch self {
+        case .unsupported(let type): "a value of type \(type) cannot be bound to a PostgreSQL statement parameter"
+        case .outOfRange(let value, let type): "\(value) does not fit a parameter of type \(type)"
+        case .mismatch(let scalar, let type): "a value \(scalar.kind) cannot be bound to a parameter of type \(type)"
+        case .count(let count, let parameters): "\(count) values given for a statement with \(parameters) parameters"
+        case .missingColumn(let column): "no column \(column) in the row"
+        }
+    }
+}
+
+extension PostgresParameter.Scalar {
+    /// What kind of value it is, without the value (which may be a secret).
+    var kind: String {
+        switch self {
+        case .null: "NULL"
+        case .bool: "of type Bool"
+        case .integer: "of an integer type"
+        case .text: "of type String"
+        case .bytes: "of bytes"
+        }
+    }
+}
+
+/// Captures a single scalar value (or nil); anything with structure is refused.
+private final class ScalarEncoder: Encoder, SingleValueEncodingContainer {
+    /// The value once encoded.
+    private(set) var scalar: PostgresParameter.Scalar?
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RefusingContainer<Key>())
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { RefusingContainer<PlainKey>() }
+    func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+    func encodeNil() { scalar = .null }
+    func encode(_ value: Bool) { scalar = .bool(value) }
+    func encode(_ value: String) { scalar = .text(value) }
+    func encode(_ value: Int) { scalar = .integer(Int64(value)) }
+    func encode(_ value: Int8) { scalar = .integer(Int64(value)) }
+    func encode(_ value: Int16) { scalar = .integer(Int64(value)) }
+    func encode(_ value: Int32) { scalar = .integer(Int64(value)) }
+    func encode(_ value: Int64) { scalar = .integer(value) }
+    func encode(_ value: UInt) { scalar = Int64(exactly: value).map { .integer($0) } }
+    func encode(_ value: UInt8) { scalar = .integer(Int64(value)) }
+    func encode(_ value: UInt16) { scalar = .integer(Int64(value)) }
+    func encode(_ value: UInt32) { scalar = .integer(Int64(value)) }
+    func encode(_ value: UInt64) { scalar = Int64(exactly: value).map { .integer($0) } }
+    func encode(_ value: Double) {}  // money is never a float: refused (nothing captured)
+    func encode(_ value: Float) {}
+    func encode<T: Encodable>(_ value: T) throws { try value.encode(to: self) }
+}
+
+private struct PlainKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { (stringValue, self.intValue) = ("\(intValue)", intValue) }
+}
+
+/// A container for structured values, which no parameter takes: encoding into it leaves nothing captured.
+private struct RefusingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, UnkeyedEncodingContainer {
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { 0 }
+    mutating func encodeNil(forKey key: Key) {}
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) {}
+    mutating func encodeNil() {}
+    mutating func encode<T: Encodable>(_ value: T) {}
+    mutating func nestedContainer<N: CodingKey>(keyedBy keyType: N.Type, forKey key: Key) -> KeyedEncodingContainer<N> {
+        KeyedEncodingContainer(RefusingContainer<N>())
+    }
+    mutating func nestedContainer<N: CodingKey>(keyedBy keyType: N.Type) -> KeyedEncodingContainer<N> {
+        KeyedEncodingContainer(RefusingContainer<N>())
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { self }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { ScalarEncoder() }
+    mutating func superEncoder() -> any Encoder { ScalarEncoder() }
+}
