@@ -109,11 +109,19 @@ struct PostgresSessionSource: SQLSessionSource {
         writeLanes = max(1, maxConnectionsPerEventLoop * System.coreCount / 2)
     }
 
+    /// The body runs on its connection's event loop (``EventLoopTaskExecutor``), where the connection's replies
+    /// arrive.
     func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await pool.withConnection(logger: logger) { connection in
-            connection.eventLoop.makeFutureWithTask { [statements] in
-                try await body(PreparedPostgresConnection(connection: connection, statements: statements))
+        try await pool.withConnection(logger: logger) { [statements] connection in
+            let promise = connection.eventLoop.makePromise(of: R.self)
+            Task(executorPreference: EventLoopTaskExecutor(connection.eventLoop)) {
+                do {
+                    promise.succeed(try await body(PreparedPostgresConnection(connection: connection, statements: statements)))
+                } catch {
+                    promise.fail(error)
+                }
             }
+            return promise.futureResult
         }.get()
     }
 
