@@ -1,6 +1,8 @@
 import Engine
 import Foundation
+import LedgerTestSupport
 import OrderSafeModel
+import Synchronization
 import Testing
 
 struct FixedClock: WallClock {
@@ -24,8 +26,8 @@ struct OrderIdentityGeneratorTests {
 
     @Test("the random part uses Crockford base32 and UUIDs are version 4")
     func randomPart() {
-        let values = Counter()
-        let generator = OrderIdentityGenerator(clock: clock, random: { values.next() })
+        let values = Mutex(SeededRandom(state: 42))
+        let generator = OrderIdentityGenerator(clock: clock, random: { values.withLock { $0.next() } })
         var seen = Set<String>()
         for _ in 0..<1000 {
             let identity = generator.next()
@@ -36,21 +38,5 @@ struct OrderIdentityGeneratorTests {
             seen.insert(identity.orderNo)
         }
         #expect(seen.count == 1000)
-    }
-}
-
-/// A deterministic pseudo-random sequence (SplitMix64) for the generator.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: UInt64 = 42
-
-    func next() -> UInt64 {
-        lock.withLock {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -16,15 +16,11 @@ extension SQLLedger {
         async throws
     {
         guard !states.isEmpty else { return }
-        let encoder = OrderSafeJSON.encoder()
         let now = date.millisecondsSince1970
-        let rows: [SQLQueryString] = try states.map { order in
+        let rows: [SQLQueryString] = states.map { order in
             let eventID = "evt_" + Self.randomHex()
             let type = "order.\(order.status.rawValue)"
-            let payload = try String(
-                decoding: encoder.encode(
-                    WebhookEventBody(id: eventID, type: type, createdAt: date, data: .init(order: order, cause: cause.rawValue, evidence: evidence))),
-                as: UTF8.self)
+            let payload = WebhookPayload.json(id: eventID, type: type, createdAt: date, order: order, cause: cause.rawValue, evidence: evidence)
             return "(\(bind: eventID), \(bind: type), \(bind: orderID), \(bind: payload), \(bind: now), \(bind: now))"
         }
         try await db.raw(
@@ -79,24 +75,5 @@ extension SQLLedger {
             }
             return updated != nil
         }
-    }
-}
-
-/// The JSON a merchant's backend receives: `{"id","type","created_at","data":{"order","cause","evidence"}}`.
-struct WebhookEventBody: Encodable {
-    struct Data: Encodable {
-        var order: Order
-        var cause: String
-        var evidence: String?
-    }
-
-    var id: String
-    var type: String
-    var createdAt: Date
-    var data: Data
-
-    enum CodingKeys: String, CodingKey {
-        case id, type, data
-        case createdAt = "created_at"
     }
 }

@@ -2,11 +2,12 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LedgerTestSupport
 import NIOCore
 import OrderSafeModel
+@testable import OrderSafeServer
 import Sandbox
 import Testing
-@testable import OrderSafeServer
 
 /// The apps and providers of a chaos run, talking to random replicas through a faulty network.
 struct ChaosApp: Sendable {

@@ -1,20 +1,5 @@
+import LedgerTestSupport
 import Synchronization
-
-/// SplitMix64: a seeded generator, so a run's decisions can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// True with probability `percent` / 100.
-    mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
-}
 
 /// What a chaos run did, counted as it goes.
 final class ChaosTally: Sendable {

@@ -1,0 +1,19 @@
+/// SplitMix64: a seeded generator, so a run's decisions can be replayed from its seed.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    public var state: UInt64
+
+    public init(state: UInt64) {
+        self.state = state
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// True with probability `percent` / 100.
+    public mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
+}
