@@ -74,6 +74,40 @@ struct InboxTests {
             #expect(alice.id != bob.id && aliceAgain.id == alice.id)
         }
     }
+
+    @Test("an entry stored as applied inside a write commits applied with it, or not at all; one stored before is returned to finish",
+          arguments: TestEngine.available)
+    func storedApplied(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            struct Abandoned: Error {}
+            let signal = Self.signal("{\"submission\":1}", kind: "submission")
+            await #expect(throws: Abandoned.self) {
+                try await ledger.atomically {
+                    _ = try await ledger.storeInbound(signal, appliedAt: Fixtures.now)
+                    throw Abandoned()
+                }
+            }
+            #expect(try await ledger.inboundEntry(for: signal) == nil)
+
+            let entry = try await ledger.atomically { try await ledger.storeInbound(signal, appliedAt: Fixtures.now) }
+            #expect(entry.isNew && entry.processed)
+            #expect(try await ledger.inboundEntry(for: signal)?.processed == true)
+            let row = try await database.withSession { db in
+                try await db.raw("SELECT verdict, attempts, processed_at FROM inbox WHERE id = \(bind: entry.id)").first()
+            }
+            #expect(try row?.decode(column: "verdict", as: String.self) == InboxVerdict.applied.rawValue)
+            #expect(try row?.decode(column: "attempts", as: Int.self) == 1)
+            #expect(try row?.decode(column: "processed_at", as: Int64.self) == Fixtures.now.millisecondsSince1970)
+
+            // Stored before (a failed attempt): returned as it is, unprocessed, for the caller to finish.
+            let failedBefore = Self.signal("{\"submission\":2}", kind: "submission")
+            let first = try await ledger.storeInbound(failedBefore)
+            try await ledger.finishInbound(id: first.id, verdict: .failed, note: "database down", at: Fixtures.now)
+            let again = try await ledger.atomically { try await ledger.storeInbound(failedBefore, appliedAt: Fixtures.now) }
+            #expect(again.id == first.id && !again.isNew && !again.processed)
+        }
+    }
+
 }
 
 @Suite("Ledger: subscription chains and the signals waiting for their owner")

@@ -98,7 +98,8 @@ public struct AppStorePayments: Sendable {
             let result = try await context.ledger.atomically { [self] in
                 try await Self.$chainBeingApplied.withValue(chain) {
                     try await Self.$followUps.withValue(followUps) {
-                        let entry = try await context.ledger.storeInbound(signal)
+                        // Stored as applied: it commits with what `work` records, or not at all.
+                        let entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
                         let result = try await work("inbox:\(entry.id)")
                         if !entry.processed {
                             try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())

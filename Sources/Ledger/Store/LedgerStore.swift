@@ -80,6 +80,11 @@ public protocol LedgerStore: Sendable {
     /// Stores a raw inbound signal before anything else happens to it.
     func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry
 
+    /// Inside a write that applies the signal in full: stores it as already applied at `date` (it commits with what
+    /// the write records, or not at all), one statement instead of an insert and an update. An entry stored before
+    /// is returned as it is, for the caller to finish.
+    func storeInbound(_ signal: InboundSignal, appliedAt date: Date) async throws -> InboxEntry
+
     /// The entry already stored for the same signal, if any (reads only).
     func inboundEntry(for signal: InboundSignal) async throws -> InboxEntry?
 

@@ -150,15 +150,27 @@ public struct SQLLedger: LedgerStore {
         }) {
             return existing
         }
-        return try await database.transaction { db in
+        return try await insertInbound(signal, headers: headers, sha256: sha, appliedAt: nil)
+    }
+
+    public func storeInbound(_ signal: InboundSignal, appliedAt date: Date) async throws -> InboxEntry {
+        let (headers, sha) = try Self.inboxKey(signal)
+        return try await insertInbound(signal, headers: headers, sha256: sha, appliedAt: date)
+    }
+
+    /// Inserts the entry (as applied at `appliedAt`, when given), or returns the one stored before.
+    private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?) async throws -> InboxEntry {
+        try await database.transaction { db in
+            let applied = appliedAt.map { $0.millisecondsSince1970 }
             if let row = try await db.raw("""
-                INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at)
+                INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at, processed_at, verdict, attempts)
                 VALUES (\(bind: signal.channel.rawValue), \(bind: signal.kind), \(bind: sha), \(bind: headers),
-                        \(bind: Data(signal.body)), \(bind: signal.receivedAt.millisecondsSince1970))
+                        \(bind: Data(signal.body)), \(bind: signal.receivedAt.millisecondsSince1970), \(bind: applied),
+                        \(bind: applied == nil ? nil : InboxVerdict.applied.rawValue), \(bind: applied == nil ? 0 : 1))
                 ON CONFLICT DO NOTHING RETURNING id
                 """).first()
             {
-                return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true)
+                return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true, processed: applied != nil)
             }
             guard let existing = try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) else {
                 throw LedgerCorruption(detail: "an inbox entry neither inserted nor found")
