@@ -58,6 +58,8 @@ public final class LedgerDatabase: Sendable {
         var db: any SQLDatabase
         /// The first error a joined part threw: it fails the whole write, even if its caller went on.
         var failure: FirstError
+        /// History rows inserted once the body is done.
+        var deferred: DeferredInserts
     }
 
     final class FirstError: Sendable {
@@ -103,9 +105,12 @@ public final class LedgerDatabase: Sendable {
                 Write(
                     exclusive: false,
                     body: { db in
-                        let failure = FirstError()
-                        let result = try await Self.$enclosing.withValue(.init(database: id, db: db, failure: failure)) { try await body(db) }
+                        let (failure, deferred) = (FirstError(), DeferredInserts())
+                        let result = try await Self.$enclosing.withValue(.init(database: id, db: db, failure: failure, deferred: deferred)) {
+                            try await body(db)
+                        }
                         if let error = failure.recorded { throw error }
+                        try await deferred.flush(db)
                         return result
                     }, continuation: continuation))
         }

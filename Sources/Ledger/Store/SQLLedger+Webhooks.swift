@@ -11,7 +11,7 @@ extension SQLLedger {
     }
 
     /// Writes one webhook event per state the order went through (`states`, oldest first, as the caller knows
-    /// them) in one statement.
+    /// them): inserted with the write's other webhook rows when it is done (``LedgerDatabase/insert(_:rows:on:)``).
     static func emitWebhooks(_ db: any SQLDatabase, orderID: Int64, states: [Order], cause: EventCause, evidence: String?, at date: Date)
         async throws
     {
@@ -23,10 +23,8 @@ extension SQLLedger {
             let payload = WebhookPayload.json(id: eventID, type: type, createdAt: date, order: order, cause: cause.rawValue, evidence: evidence)
             return "(\(bind: eventID), \(bind: type), \(bind: orderID), \(bind: payload), \(bind: now), \(bind: now))"
         }
-        try await db.raw(
-            "INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at) VALUES "
-                + rows.joined(separator: ", ")
-        ).run()
+        try await LedgerDatabase.insert(
+            "INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at) VALUES ", rows: rows, on: db)
     }
 
     /// 32 random hexadecimal digits (a UUID's 128 bits; `replacingOccurrences` on its text cost 1.5% of a submission).

@@ -320,7 +320,8 @@ public struct SQLLedger: LedgerStore {
         try await appendEvents(db, orderID: orderID, [(kind, from, to)], cause: cause, evidence: evidence, at: date)
     }
 
-    /// Appends several events of one order in one statement, in order.
+    /// Appends several events of one order, in order: inserted with the write's other events when it is done
+    /// (``LedgerDatabase/insert(_:rows:on:)``).
     static func appendEvents(
         _ db: any SQLDatabase, orderID: Int64, _ events: [(kind: String, from: OrderStatus?, to: OrderStatus?)], cause: EventCause,
         evidence: String?, at date: Date
@@ -332,10 +333,8 @@ public struct SQLLedger: LedgerStore {
              \(bind: evidence), \(bind: date.millisecondsSince1970))
             """
         }
-        try await db.raw(
-            "INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, created_at) VALUES "
-                + rows.joined(separator: ", ")
-        ).run()
+        try await LedgerDatabase.insert(
+            "INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, created_at) VALUES ", rows: rows, on: db)
     }
 
     /// Moves an order through `steps` (each a status and the kind of its event) with one update, one statement of
