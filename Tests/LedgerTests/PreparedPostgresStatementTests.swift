@@ -110,4 +110,21 @@ struct PreparedPostgresStatementTests {
             #expect(kept == 512)
         }
     }
+
+    @Test("a statement given fewer values than it has parameters is refused, prepared or not")
+    func bindCount() async throws {
+        try await Self.withTable { database in
+            try await database.transaction { db in try await db.raw("INSERT INTO pp_value (id, label) VALUES (1, 'a')").run() }
+            let both = try await database.read { db in
+                try await db.raw("SELECT label FROM pp_value WHERE id = \(bind: 1) AND label = \(bind: "a")").all().count
+            }
+            #expect(both == 1)
+            // The same text (`… id = $1 AND label = $2`), with a value for $1 only.
+            await #expect(throws: (any Error).self) {
+                try await database.read { db in
+                    try await db.raw("SELECT label FROM pp_value WHERE id = \(bind: 1) AND label = \(unsafeRaw: "$2")").all().count
+                }
+            }
+        }
+    }
 }

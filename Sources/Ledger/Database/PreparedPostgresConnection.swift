@@ -25,11 +25,12 @@ struct PreparedPostgresConnection: SQLDatabase {
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let (sql, binds) = serialize(query)
-        guard Self.isPreparable(sql), let statement = try await statements.prepared(sql, on: connection) else {
+        // Unnamed when not worth a name, past the limit, with a type not encoded here, or when the values do not
+        // match the parameters PostgreSQL found (it then answers the unnamed statement with its own error).
+        guard Self.isPreparable(sql), let statement = try await statements.prepared(sql, on: connection),
+            binds.count == statement.parameterTypes.count
+        else {
             return try await connection.sql(queryLogLevel: .trace).execute(sql: query, onRow)
-        }
-        guard binds.count == statement.parameterTypes.count else {
-            throw PostgresStatementError.count(binds.count, parameters: statement.parameterTypes.count)
         }
         let parameters = try zip(binds, statement.parameterTypes).map { bind, type in
             try PostgresParameter.encode(PostgresParameter.scalar(of: bind), as: type)
@@ -198,7 +199,6 @@ enum PostgresStatementError: Error, CustomStringConvertible {
     case unsupported(Any.Type)
     case outOfRange(Int64, PostgresDataType)
     case mismatch(PostgresParameter.Scalar, PostgresDataType)
-    case count(Int, parameters: Int)
     case missingColumn(String)
 
     var description: String {
@@ -206,7 +206,6 @@ enum PostgresStatementError: Error, CustomStringConvertible {
         case .unsupported(let type): "a value of type \(type) cannot be bound to a PostgreSQL statement parameter"
         case .outOfRange(let value, let type): "\(value) does not fit a parameter of type \(type)"
         case .mismatch(let scalar, let type): "a value \(scalar.kind) cannot be bound to a parameter of type \(type)"
-        case .count(let count, let parameters): "\(count) values given for a statement with \(parameters) parameters"
         case .missingColumn(let column): "no column \(column) in the row"
         }
     }
