@@ -127,11 +127,11 @@ struct PreparedPostgresRow: SQLRow {
 
     func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
         guard let decodable = D.self as? any PostgresDecodable.Type else {
-            throw PostgresStatementError.unsupported(D.self)
+            throw PostgresStatementError.undecodable(column, D.self)
         }
         let cell = try cell(column)
         func decode<T: PostgresDecodable>(_: T.Type) throws -> Any { try cell.decode(T.self) }
-        guard let value = try decode(decodable) as? D else { throw PostgresStatementError.unsupported(D.self) }
+        guard let value = try decode(decodable) as? D else { throw PostgresStatementError.undecodable(column, D.self) }
         return value
     }
 
@@ -200,6 +200,7 @@ enum PostgresStatementError: Error, CustomStringConvertible {
     case outOfRange(Int64, PostgresDataType)
     case mismatch(PostgresParameter.Scalar, PostgresDataType)
     case missingColumn(String)
+    case undecodable(String, Any.Type)
 
     var description: String {
         switch self {
@@ -207,6 +208,7 @@ enum PostgresStatementError: Error, CustomStringConvertible {
         case .outOfRange(let value, let type): "\(value) does not fit a parameter of type \(type)"
         case .mismatch(let scalar, let type): "a value \(scalar.kind) cannot be bound to a parameter of type \(type)"
         case .missingColumn(let column): "no column \(column) in the row"
+        case .undecodable(let column, let type): "column \(column) cannot be read as \(type)"
         }
     }
 }
@@ -250,7 +252,7 @@ private final class ScalarEncoder: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) { scalar = .integer(Int64(value)) }
     func encode(_ value: UInt32) { scalar = .integer(Int64(value)) }
     func encode(_ value: UInt64) { scalar = Int64(exactly: value).map { .integer($0) } }
-    func encode(_ value: Double) {}  // money is never a float: refused (nothing captured)
+    func encode(_ value: Double) {}  // the ledger binds no floats: refused (nothing captured)
     func encode(_ value: Float) {}
     func encode<T: Encodable>(_ value: T) throws { try value.encode(to: self) }
 }
