@@ -27,8 +27,13 @@ final class DeferredInserts: Sendable {
             return pending
         }
         for (head, rows) in gathered {
-            try await db.raw(SQLQueryString(head) + rows.joined(separator: ", ")).run()
+            try await Self.run(head, rows: rows, on: db)
         }
+    }
+
+    /// One statement: `head` followed by every row.
+    static func run(_ head: String, rows: [SQLQueryString], on db: any SQLDatabase) async throws {
+        try await db.raw(SQLQueryString(head) + rows.joined(separator: ", ")).run()
     }
 }
 
@@ -40,7 +45,7 @@ extension LedgerDatabase {
         if let deferred = enclosing?.deferred {
             deferred.add(head, rows: rows)
         } else {
-            try await db.raw(SQLQueryString(head) + rows.joined(separator: ", ")).run()
+            try await DeferredInserts.run(head, rows: rows, on: db)
         }
     }
 }
