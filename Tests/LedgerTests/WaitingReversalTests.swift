@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import LedgerTestSupport
 import OrderSafeModel
+import SQLKit
 import Testing
 
 /// A refund (or revocation, or its reversal) may reach the server before the payment it is about: the app crashed
@@ -71,5 +72,72 @@ struct WaitingReversalTests {
                 #expect(status == .fulfilled && coins == 60, "\(signals): \(status), \(coins)")
             }
         }
+    }
+}
+
+/// A refund and its payment recorded at the same moment on two replicas can pass each other: neither transaction sees
+/// the other's row, and the refund is left waiting beside its recorded payment. The inbox sweep applies it.
+@Suite("Ledger: a reversal that passed its payment is applied by the sweep")
+struct StrandedReversalTests {
+    @Test("a refund left waiting beside its recorded payment is applied once", arguments: TestEngine.available)
+    func sweep(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 0)
+            // What the race leaves behind (on one writer it cannot happen, so it is written here directly).
+            try await database.transaction { db in
+                try await db.raw("""
+                    INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
+                    VALUES ('appstore', 't1', 'refunded', 'notification', 'inbox:7', 0)
+                    """).run()
+            }
+            #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
+            #expect(try await ledger.order(number: order.orderNo)?.status == .refunded)
+            #expect(try await ledger.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)
+            #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 0)
+        }
+    }
+
+    @Test("PostgreSQL: a refund reversed while another replica records its payment waits, and the sweep applies it",
+          .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
+    func race() async throws {
+        try await TestEngine.postgres.withDatabaseURL { url in
+            let (one, two) = (try LedgerDatabase(url: url, logger: TestLog.logger), try LedgerDatabase(url: url, logger: TestLog.logger))
+            do {
+                try await Self.race(recording: SQLLedger(database: one), refunding: SQLLedger(database: two))
+            } catch {
+                try? await one.shutdown()
+                try? await two.shutdown()
+                throw error
+            }
+            try await one.shutdown()
+            try await two.shutdown()
+        }
+    }
+
+    /// One replica records the payment and, before it commits, the other reverses it.
+    private static func race(recording: SQLLedger, refunding: SQLLedger) async throws {
+        let version = try await recording.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+        let order = try await recording.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+        let (paid, paidSignal) = AsyncStream<Void>.makeStream()
+        let (gate, opening) = AsyncStream<Void>.makeStream()
+        async let recorded: Void = recording.atomically {
+            _ = try await recording.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            paidSignal.yield()
+            var waiting = gate.makeAsyncIterator()
+            _ = await waiting.next()
+        }
+        var paidIterator = paid.makeAsyncIterator()
+        _ = await paidIterator.next()
+        // The payment is written but not committed: the refund cannot see it, and waits.
+        #expect(try await refunding.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now) == .unknownPayment)
+        opening.yield()
+        try await recorded
+        #expect(try await refunding.order(number: order.orderNo)?.status == .fulfilled, "the race left the refund waiting")
+        #expect(try await refunding.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
+        #expect(try await recording.order(number: order.orderNo)?.status == .refunded)
+        #expect(try await recording.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)
     }
 }

@@ -36,6 +36,38 @@ extension SQLLedger {
         }
     }
 
+    /// Applies reversals left waiting for a payment that is recorded after all, each once and in its own transaction;
+    /// returns how many were applied. On PostgreSQL a refund and its payment can pass each other: the reversal runs
+    /// while another replica's transaction is recording the payment, sees no payment (not committed yet) and waits;
+    /// that transaction looked for waiting reversals before this one committed, and so did not take it back.
+    public func applyStrandedReversals(at date: Date, limit: Int) async throws -> Int {
+        let stranded = try await database.read { db in
+            try await db.raw("""
+                SELECT w.channel, w.provider_txn_id, p.id FROM waiting_reversals w
+                JOIN payment_transactions p ON p.channel = w.channel AND p.provider_txn_id = w.provider_txn_id
+                WHERE w.kind <> 'reinstated' ORDER BY w.received_at, p.id LIMIT \(bind: limit)
+                """).all().map { row in
+                guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
+                    throw LedgerCorruption(detail: "a waiting reversal has an unknown channel")
+                }
+                return (channel, try row.decode(column: "provider_txn_id", as: String.self), try row.decode(column: "id", as: Int64.self))
+            }
+        }
+        var applied = 0
+        for (channel, providerTransactionID, paymentID) in stranded {
+            let reversed = try await database.transaction { db in
+                // Taken in this transaction: a sweep on another replica finds it gone and reverses nothing.
+                guard let reversal = try await Self.takeWaiting(db, channel, providerTransactionID, kind: nil) else { return false }
+                switch try await Self.reverse(db, paymentID: paymentID, reversal, at: date) {
+                case .reversed, .flagged: return true
+                case .alreadyReversed, .unknownPayment, .cancelledByReinstatement: return false
+                }
+            }
+            if reversed { applied += 1 }
+        }
+        return applied
+    }
+
     /// Removes and returns the waiting entry of `kind` (`refunded`/`revoked` when nil) for a provider transaction.
     static func takeWaiting(_ db: any SQLDatabase, _ channel: Channel, _ providerTransactionID: String, kind: String?) async throws
         -> Reversal?
