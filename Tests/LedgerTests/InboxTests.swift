@@ -117,13 +117,21 @@ struct ChainLedgerTests {
     func chains(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            #expect(try await ledger.chainOwner(channel: .appStore, originalTransactionID: "o1") == nil)
+            let unknown = try await ledger.payment(channel: .appStore, providerTransactionID: "r3", chainOf: "o1")
+            #expect(unknown.payment == nil && unknown.chainOwner == nil)
             let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
             var renewal = Fixtures.payment(order, txn: "r3")
             renewal.originalTransactionID = "o1"
             _ = try await ledger.fulfil(renewal, at: Fixtures.now)
-            #expect(try await ledger.chainOwner(channel: .appStore, originalTransactionID: "o1") == order.userID)
-            #expect(try await ledger.chainOwner(channel: .alipay, originalTransactionID: "o1") == nil)
+            // Asked with the payment, or with another transaction of the chain, or with none.
+            let known = try await ledger.payment(channel: .appStore, providerTransactionID: "r3", chainOf: "o1")
+            #expect(known.payment == (try await ledger.payment(channel: .appStore, providerTransactionID: "r3")))
+            #expect(known.payment?.orderNo == order.orderNo && known.chainOwner == order.userID)
+            let next = try await ledger.payment(channel: .appStore, providerTransactionID: "r4", chainOf: "o1")
+            #expect(next.payment == nil && next.chainOwner == order.userID)
+            let unasked = try await ledger.payment(channel: .appStore, providerTransactionID: "r3", chainOf: nil)
+            #expect(unasked.payment?.orderNo == order.orderNo && unasked.chainOwner == nil)
+            #expect(try await ledger.payment(channel: .alipay, providerTransactionID: "r4", chainOf: "o1").chainOwner == nil)
 
             var ids: [Int64] = []
             for (body, signedAt) in [("late", 300), ("early", 100), ("middle", 200)] {

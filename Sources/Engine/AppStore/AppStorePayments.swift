@@ -233,7 +233,10 @@ public struct AppStorePayments: Sendable {
             paid.revoked = false
             return try await record(paid, submitter: submitter, cause: cause, evidence: evidence)
         }
-        if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: id) {
+        // Whose subscription chain it is, asked with the payment: adoption and the history pull below both need it.
+        let (recorded, chainOwner) = try await context.ledger.payment(
+            channel: .appStore, providerTransactionID: id, chainOf: purchase.familyShared ? nil : purchase.originalTransactionID)
+        if let recorded {
             if let periodEnd = purchase.periodEnd {
                 // Apple moved the period's end (RENEWAL_EXTENDED, a renewal date extension): extend what it granted.
                 _ = try await context.ledger.extendPeriod(
@@ -245,16 +248,13 @@ public struct AppStorePayments: Sendable {
             throw AppStoreSubmissionError.productNotInCatalog(purchase.productID)
         }
 
-        let order = try await order(for: purchase, product: product, price: price, submitter: submitter)
+        let order = try await order(for: purchase, product: product, price: price, submitter: submitter, chainOwner: chainOwner)
         guard let order else {
             throw AppStoreSubmissionError.unbound(id)
         }
         // A subscription chain this payment gives its first owner: its history is pulled once below, so periods
         // nobody brought (the original purchase, renewals whose notifications never came) are granted at once.
-        var newChain = false
-        if api != nil, purchase.periodEnd != nil, !purchase.familyShared {
-            newChain = try await context.ledger.chainOwner(channel: .appStore, originalTransactionID: purchase.originalTransactionID) == nil
-        }
+        let newChain = api != nil && purchase.periodEnd != nil && !purchase.familyShared && chainOwner == nil
         let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: order.orderNo, amount: order.amount, cause: cause,
@@ -294,8 +294,11 @@ public struct AppStorePayments: Sendable {
     }
 
     /// The order a new purchase is recorded against; nil when it names no user at all (a notification for a
-    /// transaction that names no order of ours and renews nothing we know).
-    private func order(for purchase: AppStorePurchase, product: Product, price: Money, submitter: String?) async throws -> Order? {
+    /// transaction that names no order of ours and renews nothing we know). `chainOwner` owns the purchase's
+    /// subscription chain (nil for a family-shared purchase).
+    private func order(for purchase: AppStorePurchase, product: Product, price: Money, submitter: String?, chainOwner: String?) async throws
+        -> Order?
+    {
         var owner = submitter
         if let uuid = purchase.orderUUID, let bound = try await context.ledger.order(uuid: uuid), bound.channel == .appStore {
             if bound.productID == product.id, !bound.status.isFinal { return bound }
@@ -305,9 +308,7 @@ public struct AppStorePayments: Sendable {
         {
             if bound.productID == product.id, !bound.status.isFinal { return bound }
             owner = bound.userID
-        } else if !purchase.familyShared,
-            let chainOwner = try await context.ledger.chainOwner(channel: .appStore, originalTransactionID: purchase.originalTransactionID)
-        {
+        } else if let chainOwner {
             // A subscription chain belongs to whoever owns any transaction of it: the app may have submitted a
             // renewal only, never the original purchase.
             owner = chainOwner

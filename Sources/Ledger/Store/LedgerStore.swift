@@ -27,6 +27,12 @@ public protocol LedgerStore: Sendable {
     /// The order and user a provider transaction was recorded for, if it was.
     func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment?
 
+    /// In one read: the payment recorded for a provider transaction, if it was, and the owner of the subscription
+    /// chain whose original transaction is `originalTransactionID` (the owner of any recorded transaction of it,
+    /// family-shared ones aside; nil: none asked).
+    func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
+        -> (payment: RecordedPayment?, chainOwner: String?)
+
     /// Every provider transaction recorded against the order, oldest first.
     func payments(orderNo: String) async throws -> [RecordedPayment]
 
@@ -95,9 +101,6 @@ public protocol LedgerStore: Sendable {
     /// Stored notifications (not app submissions) of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
     /// times: for the retry sweep.
     func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal]
-
-    /// The owner of any recorded transaction of a subscription chain (family-shared ones aside).
-    func chainOwner(channel: Channel, originalTransactionID: String) async throws -> String?
 
     /// Marks a waiting inbox entry as waiting for `chain` to gain an owner.
     func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws

@@ -12,15 +12,23 @@ extension SQLLedger {
         }
     }
 
-    /// The user who owns a subscription chain: the owner of any recorded transaction of it (family-shared ones
-    /// aside), or nil when none is recorded.
-    public func chainOwner(channel: Channel, originalTransactionID: String) async throws -> String? {
+    public func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
+        -> (payment: RecordedPayment?, chainOwner: String?)
+    {
         try await database.read { db in
-            try await db.raw("""
-                SELECT user_id FROM payment_transactions
-                WHERE channel = \(bind: channel.rawValue) AND original_txn_id = \(bind: originalTransactionID)
-                ORDER BY id LIMIT 1
-                """).first()?.decode(column: "user_id", as: String.self)
+            // One row whatever is found: the payment's columns are NULL when it is not recorded.
+            guard let row = try await db.raw("""
+                SELECT \(unsafeRaw: Self.paymentColumns), (
+                    SELECT c.user_id FROM payment_transactions c
+                    WHERE c.channel = \(bind: channel.rawValue) AND c.original_txn_id = \(bind: originalTransactionID)
+                    ORDER BY c.id LIMIT 1) AS chain_owner
+                FROM (SELECT 1 AS probe) AS probe
+                LEFT JOIN payment_transactions p ON p.channel = \(bind: channel.rawValue) AND p.provider_txn_id = \(bind: providerTransactionID)
+                LEFT JOIN orders o ON o.id = p.order_id
+                """).first()
+            else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
+            let payment = try row.decode(column: "provider_txn_id", as: String?.self) == nil ? nil : try Self.decodePayment(row)
+            return (payment, try row.decode(column: "chain_owner", as: String?.self))
         }
     }
 
