@@ -104,6 +104,7 @@ extension SQLLedger {
                         \(bind: note), \(bind: now))
                 """).run()
             try await db.raw("UPDATE orders SET updated_at = \(bind: now) WHERE id = \(bind: orderID)").run()
+            LedgerDatabase.orderChanged(id: orderID)
             try await Self.logAction(OperatorAction(operatorName: operatorName, action: "resolve_flag", target: orderNo, detail: note, at: date), db)
             return .done
         }

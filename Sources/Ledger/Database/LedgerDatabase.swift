@@ -60,6 +60,8 @@ public final class LedgerDatabase: Sendable {
         var failure: FirstError
         /// History rows inserted once the body is done.
         var deferred: DeferredInserts
+        /// Orders inserted by this write, for its later steps.
+        var createdOrders: CreatedOrders
     }
 
     final class FirstError: Sendable {
@@ -106,7 +108,8 @@ public final class LedgerDatabase: Sendable {
                     exclusive: false,
                     body: { db in
                         let (failure, deferred) = (FirstError(), DeferredInserts())
-                        let result = try await Self.$enclosing.withValue(.init(database: id, db: db, failure: failure, deferred: deferred)) {
+                        let enclosing = EnclosingWrite(database: id, db: db, failure: failure, deferred: deferred, createdOrders: CreatedOrders())
+                        let result = try await Self.$enclosing.withValue(enclosing) {
                             try await body(db)
                         }
                         if let error = failure.recorded { throw error }

@@ -5,7 +5,7 @@ import SQLKit
 extension SQLLedger {
     public func fulfil(_ payment: VerifiedPayment, at date: Date) async throws -> FulfilmentOutcome {
         try await database.transaction { db in
-            guard let (orderID, order, catalogVersionID) = try await Self.loadOrderRow(db, where: "order_no", payment.orderNo, forUpdate: true) else {
+            guard let (orderID, order, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo) else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
@@ -62,6 +62,14 @@ extension SQLLedger {
         }
     }
 
+    /// The order a payment is for, locked: the one this write has just created is passed on, not read again.
+    private static func orderToFulfil(_ db: any SQLDatabase, orderNo: String) async throws -> (id: Int64, order: Order, catalogVersionID: Int64)? {
+        if let created = LedgerDatabase.createdOrders?.take(orderNo: orderNo) {
+            return (created.id, created.order, created.catalogVersionID)
+        }
+        return try await loadOrderRow(db, where: "order_no", orderNo, forUpdate: true)
+    }
+
     public func holdings(userID: String, at date: Date) async throws -> HoldingsResponse {
         try await database.read { db in
             let balances = try await db.raw("""
@@ -101,6 +109,7 @@ extension SQLLedger {
             UPDATE orders SET status = \(bind: to.rawValue), updated_at = \(bind: date.millisecondsSince1970)
             WHERE id = \(bind: orderID)
             """).run()
+        LedgerDatabase.orderChanged(id: orderID)
         try await appendEvent(db, orderID: orderID, kind: kind, from: from, to: to, cause: cause, evidence: evidence, at: date)
         try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)
     }

@@ -82,6 +82,7 @@ public struct SQLLedger: LedgerStore {
                     let order = Order(
                         orderNo: candidate.orderNo, orderUUID: candidate.orderUUID, userID: new.userID, productID: new.productID,
                         channel: new.channel, status: .created, amount: new.amount, createdAt: created, updatedAt: created)
+                    LedgerDatabase.createdOrders?.add(.init(id: id, order: order, catalogVersionID: new.catalogVersionID))
                     try await Self.appendEvent(db, orderID: id, kind: "created", from: nil, to: .created, cause: cause, evidence: nil, at: new.createdAt)
                     try await Self.emitWebhooks(db, orderID: id, states: [order], cause: cause, evidence: nil, at: new.createdAt)
                     if let followUp = new.followUp {
@@ -349,6 +350,7 @@ public struct SQLLedger: LedgerStore {
         var update: SQLQueryString = "UPDATE orders SET status = \(bind: last.to.rawValue), updated_at = \(bind: now)"
         if sandbox { update += ", sandbox = \(bind: true)" }
         try await db.raw(update + " WHERE id = \(bind: orderID)").run()
+        LedgerDatabase.orderChanged(id: orderID)
         var current = order
         current.updatedAt = Date(millisecondsSince1970: now)
         current.sandbox = current.sandbox || sandbox
