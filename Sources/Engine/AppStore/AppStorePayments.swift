@@ -64,7 +64,9 @@ public struct AppStorePayments: Sendable {
     func stored<Body: Encodable, Result>(
         _ body: Body, kind: String, userID: String, _ work: (String) async throws -> Result
     ) async throws -> Result {
-        let signal = try inboundSignal(body, kind: kind, userID: userID)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let signal = inboundSignal(Array(try encoder.encode(body)), kind: kind, userID: userID)
         let entry = try await context.ledger.storeInbound(signal)
         do {
             let result = try await work("inbox:\(entry.id)")
@@ -85,10 +87,10 @@ public struct AppStorePayments: Sendable {
     /// transaction (durable together before the answer; nothing half-written if the process dies). `work` runs on
     /// the ledger's writer: only ledger work; whatever else it asks for (``afterCommit(_:)``) runs once it has
     /// committed. A resend of an entry already applied is answered from what is recorded, by readers.
-    func storedAtomically<Body: Encodable, Result: Sendable>(
-        _ body: Body, kind: String, userID: String, _ work: @escaping @Sendable (String) async throws -> Result
+    func storedAtomically<Result: Sendable>(
+        _ submission: AppStoreSubmission, kind: String, userID: String, _ work: @escaping @Sendable (String) async throws -> Result
     ) async throws -> Result {
-        let signal = try inboundSignal(body, kind: kind, userID: userID)
+        let signal = inboundSignal(submission.inboxJSON, kind: kind, userID: userID)
         if let entry = try await context.ledger.inboundEntry(for: signal), entry.processed {
             return try await work("inbox:\(entry.id)")
         }
@@ -119,11 +121,9 @@ public struct AppStorePayments: Sendable {
         }
     }
 
-    private func inboundSignal<Body: Encodable>(_ body: Body, kind: String, userID: String) throws -> InboundSignal {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return InboundSignal(
-            channel: .appStore, kind: kind, headers: ["user_id": userID], body: Array(try encoder.encode(body)), receivedAt: context.clock.now())
+    /// `body` is the request as JSON with sorted keys (what the inbox has always stored and keyed).
+    private func inboundSignal(_ body: [UInt8], kind: String, userID: String) -> InboundSignal {
+        InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: body, receivedAt: context.clock.now())
     }
 
     /// Work the current submission's transaction must not wait for (provider calls, other signals): run once it has

@@ -61,9 +61,13 @@ extension Request {
 extension Response {
     /// A JSON response in the API's conventions.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let body = try OrderSafeJSON.encoder().encode(value)
-        return Response(
+        json(bytes: try OrderSafeJSON.encoder().encode(value), status: status)
+    }
+
+    /// A JSON response whose body is already written.
+    static func json(bytes: some Sequence<UInt8>, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }

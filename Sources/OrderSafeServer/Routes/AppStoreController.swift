@@ -23,7 +23,7 @@ struct AppStoreController {
         do {
             let response = try await payments.sync(body, userID: user.id)
             context.logger.info("appstore sync", metadata: ["transactions": "\(response.transactions.count)", "verdict": "\(response.verdict.rawValue)"])
-            return try Response.json(response)
+            return Response.json(bytes: response.json)
         } catch let error as AppStoreSubmissionError {
             throw error.apiError
         }

@@ -1,0 +1,120 @@
+import Foundation
+
+/// JSON text written byte by byte, the very bytes Foundation's `JSONEncoder` writes with sorted keys (the caller
+/// writes keys in order): the hot answers and rows are written this way, each held equal to `JSONEncoder`'s output by
+/// a test of random values. Slashes are escaped (`\/`) as `JSONEncoder` does by default, or not, as
+/// ``OrderSafeJSON/encoder()`` writes (`withoutEscapingSlashes`).
+package struct JSONText {
+    package private(set) var bytes: [UInt8] = []
+    private let escapesSlashes: Bool
+
+    package init(escapingSlashes: Bool = false, capacity: Int = 512) {
+        escapesSlashes = escapingSlashes
+        bytes.reserveCapacity(capacity)
+    }
+
+    package var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Appends `raw` as it is: punctuation and keys, which the caller writes escaped.
+    package mutating func append(_ raw: String) {
+        bytes.append(contentsOf: raw.utf8)
+    }
+
+    /// Appends a JSON string.
+    package mutating func append(string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
+            case 0x08: bytes.append(contentsOf: #"\b"#.utf8)
+            case 0x09: bytes.append(contentsOf: #"\t"#.utf8)
+            case 0x0A: bytes.append(contentsOf: #"\n"#.utf8)
+            case 0x0C: bytes.append(contentsOf: #"\f"#.utf8)
+            case 0x0D: bytes.append(contentsOf: #"\r"#.utf8)
+            case UInt8(ascii: "/") where escapesSlashes: bytes.append(contentsOf: #"\/"#.utf8)
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: #"\u00"#.utf8)
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0x0F)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `"YYYY-MM-DDTHH:MM:SSZ"` in UTC, the second rounded down (as `JSONEncoder`'s `.iso8601`); dates are the
+    /// ledger's own, kept within years 1…9999 so that no arithmetic can overflow.
+    package mutating func append(date: Date) {
+        let seconds = Int64(min(max(date.timeIntervalSince1970, -62_135_596_800), 253_402_300_799).rounded(.down))
+        let (days, secondOfDay) = seconds.floorDivided(by: 86_400)
+        let (year, month, day) = Self.civil(daysSince1970: days)
+        bytes.append(UInt8(ascii: "\""))
+        appendDigits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, 2)
+        bytes.append(contentsOf: #"Z""#.utf8)
+    }
+
+    private mutating func appendDigits(_ value: Int64, _ width: Int) {
+        let text = String(value)
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, width - text.utf8.count)))
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's days-to-civil).
+    private static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let (era, dayOfEra) = (days + 719_468).floorDivided(by: 146_097)
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+extension JSONText {
+    /// Appends an order, as `Order` encodes itself.
+    package mutating func append(order: Order) {
+        append(#"{"amount":{"amount_minor":"#)
+        append(String(order.amount.amountMinor))
+        append(#","currency":"#)
+        append(string: order.amount.currency.code)
+        append(#"},"channel":"#)
+        append(string: order.channel.rawValue)
+        append(#","created_at":"#)
+        append(date: order.createdAt)
+        append(#","order_no":"#)
+        append(string: order.orderNo)
+        append(#","order_uuid":"#)
+        append(string: order.orderUUID.uuidString)
+        append(#","product_id":"#)
+        append(string: order.productID)
+        append(order.sandbox ? #","sandbox":true"# : #","sandbox":false"#)
+        append(#","status":"#)
+        append(string: order.status.rawValue)
+        append(#","updated_at":"#)
+        append(date: order.updatedAt)
+        append(#","user_id":"#)
+        append(string: order.userID)
+        append("}")
+    }
+}
+
+extension Int64 {
+    /// Quotient rounded toward minus infinity, and the remainder that goes with it (never negative).
+    fileprivate func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
+    }
+}
