@@ -2,10 +2,10 @@ import SQLKit
 import Synchronization
 
 /// Rows a write appends to its history tables (order events, webhook events), gathered while its body runs and
-/// inserted once it is done, one multi-row statement per table: an App Store submission's order is created, paid
-/// and fulfilled in one write, whose events and webhook rows were four statements and are now two. Nothing in a write
-/// reads these tables back, so holding the rows until the end changes no answer; they commit with the write or not
-/// at all, in the order they were added.
+/// inserted once it is done, one multi-row statement per table (on PostgreSQL, one statement in all): an App Store
+/// submission's order is created, paid and fulfilled in one write, whose events and webhook rows were four
+/// statements and are now two (one on PostgreSQL). Nothing in a write reads these tables back, so holding the rows
+/// until the end changes no answer; they commit with the write or not at all, in the order they were added.
 final class DeferredInserts: Sendable {
     /// Per statement head (`INSERT INTO table (columns) VALUES `), in the order first used: its rows, in order.
     private let pending = Mutex<[(head: String, rows: [SQLQueryString])]>([])
@@ -20,20 +20,30 @@ final class DeferredInserts: Sendable {
         }
     }
 
-    /// Inserts what was gathered, on the write's connection.
+    /// Inserts what was gathered, on the write's connection: on PostgreSQL one statement for every table (each
+    /// insert but the last in a `WITH`: one round trip), on SQLite one per table.
     func flush(_ db: any SQLDatabase) async throws {
         let gathered = pending.withLock { pending in
             defer { pending = [] }
             return pending
         }
-        for (head, rows) in gathered {
-            try await Self.run(head, rows: rows, on: db)
+        guard let last = gathered.last else { return }
+        if db.dialect.name == "postgresql" {
+            var query = SQLQueryString("")
+            for (index, (head, rows)) in gathered.dropLast().enumerated() {
+                query += SQLQueryString((index == 0 ? "WITH " : ", ") + "history\(index) AS (" + head) + rows.joined(separator: ", ") + ")"
+            }
+            try await Self.run((gathered.count > 1 ? " " : "") + last.head, rows: last.rows, on: db, after: query)
+        } else {
+            for (head, rows) in gathered {
+                try await Self.run(head, rows: rows, on: db)
+            }
         }
     }
 
-    /// One statement: `head` followed by every row.
-    static func run(_ head: String, rows: [SQLQueryString], on db: any SQLDatabase) async throws {
-        try await db.raw(SQLQueryString(head) + rows.joined(separator: ", ")).run()
+    /// One statement: `prefix`, then `head` followed by every row.
+    static func run(_ head: String, rows: [SQLQueryString], on db: any SQLDatabase, after prefix: SQLQueryString = "") async throws {
+        try await db.raw(prefix + SQLQueryString(head) + rows.joined(separator: ", ")).run()
     }
 }
 
