@@ -17,7 +17,10 @@ extension SQLLedger {
                         \(bind: order.userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code),
                         \(bind: payment.cause.rawValue), \(bind: payment.evidence), \(bind: date.millisecondsSince1970),
                         \(bind: payment.originalTransactionID))
-                ON CONFLICT (channel, provider_txn_id) DO NOTHING RETURNING id
+                ON CONFLICT (channel, provider_txn_id) DO NOTHING
+                RETURNING id, (SELECT COUNT(*) FROM waiting_reversals w
+                               WHERE w.channel = \(bind: payment.channel.rawValue) AND w.provider_txn_id = \(bind: payment.providerTransactionID)
+                              ) AS waiting
                 """).first()
             else {
                 let existing = try await db.raw("""
@@ -51,8 +54,11 @@ extension SQLLedger {
             let steps: [(kind: String, to: OrderStatus)] = (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)]
             let fulfilled = try await Self.advance(
                 db, orderID: orderID, order, through: steps, sandbox: payment.sandbox, cause: payment.cause, evidence: evidence, at: date)
-            // A refund or revocation that arrived before this payment wins now, in this same transaction.
-            if let waiting = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil) {
+            // A refund or revocation that arrived before this payment wins now, in this same transaction. (Asked with
+            // the insert: one statement fewer for the payments nothing waits for.)
+            if try inserted.decode(column: "waiting", as: Int64.self) > 0,
+                let waiting = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil)
+            {
                 switch try await Self.reverse(db, paymentID: paymentID, waiting, at: date) {
                 case .flagged(let order, let reason): return .flagged(order, reason)
                 default: return .fulfilled(try await Self.loadOrder(db, where: "id", orderID) ?? fulfilled)
