@@ -20,30 +20,18 @@ final class DeferredInserts: Sendable {
         }
     }
 
-    /// Inserts what was gathered, on the write's connection: on PostgreSQL one statement for every table (each
-    /// insert but the last in a `WITH`: one round trip), on SQLite one per table.
+    /// Inserts what was gathered, on the write's connection (on PostgreSQL, in one statement).
     func flush(_ db: any SQLDatabase) async throws {
         let gathered = pending.withLock { pending in
             defer { pending = [] }
             return pending
         }
-        guard let last = gathered.last else { return }
-        if db.dialect.name == "postgresql" {
-            var query = SQLQueryString("")
-            for (index, (head, rows)) in gathered.dropLast().enumerated() {
-                query += SQLQueryString((index == 0 ? "WITH " : ", ") + "history\(index) AS (" + head) + rows.joined(separator: ", ") + ")"
-            }
-            try await Self.run((gathered.count > 1 ? " " : "") + last.head, rows: last.rows, on: db, after: query)
-        } else {
-            for (head, rows) in gathered {
-                try await Self.run(head, rows: rows, on: db)
-            }
-        }
+        try await LedgerDatabase.runTogether(gathered.map { Self.statement($0.head, rows: $0.rows) }, on: db)
     }
 
-    /// One statement: `prefix`, then `head` followed by every row.
-    static func run(_ head: String, rows: [SQLQueryString], on db: any SQLDatabase, after prefix: SQLQueryString = "") async throws {
-        try await db.raw(prefix + SQLQueryString(head) + rows.joined(separator: ", ")).run()
+    /// One statement: `head` followed by every row.
+    static func statement(_ head: String, rows: [SQLQueryString]) -> SQLQueryString {
+        SQLQueryString(head) + rows.joined(separator: ", ")
     }
 }
 
@@ -55,7 +43,7 @@ extension LedgerDatabase {
         if let deferred = enclosing?.deferred {
             deferred.add(head, rows: rows)
         } else {
-            try await DeferredInserts.run(head, rows: rows, on: db)
+            try await db.raw(DeferredInserts.statement(head, rows: rows)).run()
         }
     }
 }

@@ -120,8 +120,9 @@ extension SQLLedger {
         try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)
     }
 
-    /// Applies one grant of a payment and records it. `periodEnd` (milliseconds) is the provider's own end of the
-    /// period bought: an extension then runs until the later of it and the current end.
+    /// Applies one grant of a payment and records it (on PostgreSQL, the change and its record are one statement).
+    /// `periodEnd` (milliseconds) is the provider's own end of the period bought: an extension then runs until the
+    /// later of it and the current end.
     static func apply(
         _ grant: Grant, index: Int, paymentID: Int64, userID: String, periodEnd: Int64?, db: any SQLDatabase, at date: Date
     ) async throws {
@@ -129,20 +130,21 @@ extension SQLLedger {
         var amount: Int64?
         var period: String?
         var expiresAt: Int64?
+        var change: SQLQueryString?
         switch grant {
         case .addBalance(let name, let units):
             amount = units
-            try await db.raw("""
+            change = """
                 INSERT INTO balances (user_id, name, amount, updated_at)
                 VALUES (\(bind: userID), \(bind: name), \(bind: units), \(bind: now))
                 ON CONFLICT (user_id, name) DO UPDATE SET amount = balances.amount + excluded.amount, updated_at = excluded.updated_at
-                """).run()
+                """
         case .unlockEntitlement(let name):
-            try await db.raw("""
+            change = """
                 INSERT INTO entitlements (user_id, name, expires_at, updated_at)
                 VALUES (\(bind: userID), \(bind: name), NULL, \(bind: now))
                 ON CONFLICT (user_id, name) DO UPDATE SET expires_at = NULL, updated_at = excluded.updated_at
-                """).run()
+                """
         case .extendEntitlement(let name, let grantPeriod):
             period = grantPeriod.description
             let current = try await db.raw("""
@@ -156,17 +158,18 @@ extension SQLLedger {
                 if let periodEnd { max(currentEnd ?? periodEnd, periodEnd) }
                 else { grantPeriod.adding(to: Date(millisecondsSince1970: max(now, currentEnd ?? now))).millisecondsSince1970 }
             expiresAt = periodEnd ?? end
-            try await db.raw("""
+            change = """
                 INSERT INTO entitlements (user_id, name, expires_at, updated_at)
                 VALUES (\(bind: userID), \(bind: name), \(bind: end), \(bind: now))
                 ON CONFLICT (user_id, name) DO UPDATE SET expires_at = excluded.expires_at, updated_at = excluded.updated_at
-                """).run()
+                """
         }
-        try await db.raw("""
+        let record: SQLQueryString = """
             INSERT INTO grants (payment_transaction_id, grant_index, user_id, kind, target, amount, period, expires_at,
                                 provider_period_end, created_at)
             VALUES (\(bind: paymentID), \(bind: index), \(bind: userID), \(bind: grant.kind.rawValue), \(bind: grant.target),
                     \(bind: amount), \(bind: period), \(bind: expiresAt), \(bind: period == nil ? nil : periodEnd), \(bind: now))
-            """).run()
+            """
+        try await LedgerDatabase.runTogether([change, record].compactMap { $0 }, on: db)
     }
 }
