@@ -8,9 +8,16 @@ extension SQLLedger {
             guard let (orderID, order, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo) else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
+            let flag: FlagReason? =
+                if payment.amount != order.amount { .amountMismatch }
+                else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled }
+                else { nil }
+            let steps: [(kind: String, to: OrderStatus)] =
+                if let flag { [("flagged:\(flag.rawValue)", .flagged)] }
+                else { (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)] }
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
-            guard let inserted = try await db.raw("""
+            let insert: SQLQueryString = """
                 INSERT INTO payment_transactions (channel, provider_txn_id, order_id, user_id, amount_minor, currency,
                                                   cause, evidence, recorded_at, original_txn_id)
                 VALUES (\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), \(bind: orderID),
@@ -21,8 +28,19 @@ extension SQLLedger {
                 RETURNING id, (SELECT COUNT(*) FROM waiting_reversals w
                                WHERE w.channel = \(bind: payment.channel.rawValue) AND w.provider_txn_id = \(bind: payment.providerTransactionID)
                               ) AS waiting
-                """).first()
-            else {
+                """
+            // The order's new status is written only if the payment was (on PostgreSQL in the same statement).
+            let update = Self.statusUpdate(orderID: orderID, to: steps[steps.count - 1].to, sandbox: payment.sandbox, at: date)
+            let inserted: (any SQLRow)?
+            if db.dialect.name == "postgresql" {
+                inserted = try await db.raw(
+                    "WITH paid AS (" + insert + "), advanced AS (" + update + " AND EXISTS (SELECT 1 FROM paid)) SELECT id, waiting FROM paid"
+                ).first()
+            } else {
+                inserted = try await db.raw(insert).first()
+                if inserted != nil { try await db.raw(update).run() }
+            }
+            guard let inserted else {
                 let existing = try await db.raw("""
                     SELECT o.order_no FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                     WHERE p.channel = \(bind: payment.channel.rawValue) AND p.provider_txn_id = \(bind: payment.providerTransactionID)
@@ -31,15 +49,10 @@ extension SQLLedger {
             }
             let paymentID = try inserted.decode(column: "id", as: Int64.self)
             let evidence = "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence)"
-
-            let flag: FlagReason? =
-                if payment.amount != order.amount { .amountMismatch }
-                else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled }
-                else { nil }
             if let flag {
                 let flagged = try await Self.advance(
-                    db, orderID: orderID, order, through: [("flagged:\(flag.rawValue)", .flagged)], sandbox: payment.sandbox,
-                    cause: payment.cause, evidence: evidence, at: date)
+                    db, orderID: orderID, order, through: steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
+                    evidence: evidence, at: date)
                 return .flagged(flagged, flag)
             }
 
@@ -51,9 +64,9 @@ extension SQLLedger {
                     grant, index: index, paymentID: paymentID, userID: order.userID, periodEnd: payment.periodEnd?.millisecondsSince1970,
                     db: db, at: date)
             }
-            let steps: [(kind: String, to: OrderStatus)] = (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)]
             let fulfilled = try await Self.advance(
-                db, orderID: orderID, order, through: steps, sandbox: payment.sandbox, cause: payment.cause, evidence: evidence, at: date)
+                db, orderID: orderID, order, through: steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
+                evidence: evidence, at: date)
             // A refund or revocation that arrived before this payment wins now, in this same transaction. (Asked with
             // the insert: one statement fewer for the payments nothing waits for.)
             if try inserted.decode(column: "waiting", as: Int64.self) > 0,

@@ -356,15 +356,16 @@ public struct SQLLedger: LedgerStore {
     /// Moves an order through `steps` (each a status and the kind of its event) with one update, one statement of
     /// events and one of webhook events, and returns the order as it is afterwards: what the caller loaded is passed
     /// on, not read again. `sandbox` marks it paid in a provider's test environment.
+    /// `updated`: the caller has already run ``statusUpdate(orderID:to:sandbox:at:)`` for the last step.
     static func advance(
         _ db: any SQLDatabase, orderID: Int64, _ order: Order, through steps: [(kind: String, to: OrderStatus)], sandbox: Bool = false,
-        cause: EventCause, evidence: String?, at date: Date
+        updated: Bool = false, cause: EventCause, evidence: String?, at date: Date
     ) async throws -> Order {
         guard let last = steps.last else { return order }
         let now = date.millisecondsSince1970
-        var update: SQLQueryString = "UPDATE orders SET status = \(bind: last.to.rawValue), updated_at = \(bind: now)"
-        if sandbox { update += ", sandbox = \(bind: true)" }
-        try await db.raw(update + " WHERE id = \(bind: orderID)").run()
+        if !updated {
+            try await db.raw(statusUpdate(orderID: orderID, to: last.to, sandbox: sandbox, at: date)).run()
+        }
         LedgerDatabase.orderChanged(id: orderID)
         var current = order
         current.updatedAt = Date(millisecondsSince1970: now)
@@ -379,6 +380,14 @@ public struct SQLLedger: LedgerStore {
         try await appendEvents(db, orderID: orderID, events, cause: cause, evidence: evidence, at: date)
         try await emitWebhooks(db, orderID: orderID, states: states, cause: cause, evidence: evidence, at: date)
         return current
+    }
+
+    /// The statement that moves an order to `status` at `date`, marking it paid in a test environment when
+    /// `sandbox`; it ends with its `WHERE`, which a caller may narrow.
+    static func statusUpdate(orderID: Int64, to status: OrderStatus, sandbox: Bool, at date: Date) -> SQLQueryString {
+        var update: SQLQueryString = "UPDATE orders SET status = \(bind: status.rawValue), updated_at = \(bind: date.millisecondsSince1970)"
+        if sandbox { update += ", sandbox = \(bind: true)" }
+        return update + " WHERE id = \(bind: orderID)"
     }
 
     static let orderColumns =
