@@ -2,7 +2,6 @@ import Foundation
 import Ledger
 import LedgerTestSupport
 import OrderSafeModel
-import SQLKit
 import Testing
 
 /// A refund (or revocation, or its reversal) may reach the server before the payment it is about: the app crashed
@@ -86,13 +85,7 @@ struct StrandedReversalTests {
             let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
             _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 0)
-            // What the race leaves behind (on one writer it cannot happen, so it is written here directly).
-            try await database.transaction { db in
-                try await db.raw("""
-                    INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
-                    VALUES ('appstore', 't1', 'refunded', 'notification', 'inbox:7', 0)
-                    """).run()
-            }
+            try await database.leaveStrandedRefund(channel: "appstore", providerTransactionID: "t1")
             #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
             #expect(try await ledger.order(number: order.orderNo)?.status == .refunded)
             #expect(try await ledger.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)

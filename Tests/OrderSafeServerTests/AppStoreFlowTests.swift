@@ -288,6 +288,22 @@ struct AppStoreHistoryTests {
         }
     }
 
+    @Test("a refund that passed its payment (replicas recording both at once) is applied by the inbox sweep")
+    func strandedRefundSwept() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let bob = try await TestServer.token("bob", lifetime: 86400)
+            let (transactionID, jws) = try await components.sandbox!.appStore.purchase(productID: AppStoreFlowTests.coins)
+            let recorded = try await AppStoreFlowTests.submit(client, token: bob, jws: jws)
+            #expect(recorded.verdict == .recorded)
+            #expect(try await AppStoreFlowTests.balance(client, token: bob) == 60)
+            try await components.database.leaveStrandedRefund(channel: "appstore", providerTransactionID: transactionID)
+            clock.advance(by: 301)
+            _ = try await components.runner.runDue()
+            #expect(try await AppStoreFlowTests.balance(client, token: bob) == 0)
+            #expect(try await components.ledger.order(number: try #require(recorded.order).orderNo)?.status == .refunded)
+        }
+    }
+
     @Test("a notification stored while its transaction was unbound is processed again by the inbox sweep")
     func inboxSweep() async throws {
         try await TestServer.withComponents { client, components, clock in
