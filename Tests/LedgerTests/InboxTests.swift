@@ -141,8 +141,14 @@ struct ChainLedgerTests {
                 ids.append(entry.id)
             }
             #expect(try await ledger.signalsAwaiting(chain: "o2").map(\.id) == [ids[1], ids[2], ids[0]])
+            let awaited = { (chain: String?) in try await ledger.payment(channel: .appStore, providerTransactionID: "r5", chainOf: chain).signalsAwaitChain }
+            #expect(try await awaited("o2"))
+            #expect(try await !awaited("o1"))
+            #expect(try await !awaited(nil))
             try await ledger.finishInbound(id: ids[1], verdict: .applied, note: nil, at: Fixtures.now)
             #expect(try await ledger.signalsAwaiting(chain: "o2").map(\.id) == [ids[2], ids[0]])
+            for id in [ids[2], ids[0]] { try await ledger.finishInbound(id: id, verdict: .applied, note: nil, at: Fixtures.now) }
+            #expect(try await !awaited("o2"))
         }
     }
 }

@@ -233,10 +233,12 @@ public struct AppStorePayments: Sendable {
             paid.revoked = false
             return try await record(paid, submitter: submitter, cause: cause, evidence: evidence)
         }
-        // Whose subscription chain it is, asked with the payment: adoption and the history pull below both need it.
-        let (recorded, chainOwner) = try await context.ledger.payment(
+        // Whose subscription chain it is, and whether signals wait for its owner, asked with the payment: adoption,
+        // the history pull and the waiting signals below need them.
+        let lookup = try await context.ledger.payment(
             channel: .appStore, providerTransactionID: id, chainOf: purchase.familyShared ? nil : purchase.originalTransactionID)
-        if let recorded {
+        let chainOwner = lookup.chainOwner
+        if let recorded = lookup.payment {
             if let periodEnd = purchase.periodEnd {
                 // Apple moved the period's end (RENEWAL_EXTENDED, a renewal date extension): extend what it granted.
                 _ = try await context.ledger.extendPeriod(
@@ -264,9 +266,10 @@ public struct AppStorePayments: Sendable {
         context.logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
-            let (chain, familyShared, owner, pullHistory) = (purchase.originalTransactionID, purchase.familyShared, paid.userID, newChain)
+            // Signals that began to wait after the lookup are applied by the inbox sweep.
+            let (chain, awaited, owner, pullHistory) = (purchase.originalTransactionID, lookup.signalsAwaitChain, paid.userID, newChain)
             await afterCommit { [self] in
-                if !familyShared { await applyAwaitingSignals(chain: chain) }
+                if awaited { await applyAwaitingSignals(chain: chain) }
                 if pullHistory {
                     do {
                         _ = try await followHistory(of: id, submitter: owner)

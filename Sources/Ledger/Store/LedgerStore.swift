@@ -27,11 +27,9 @@ public protocol LedgerStore: Sendable {
     /// The order and user a provider transaction was recorded for, if it was.
     func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment?
 
-    /// In one read: the payment recorded for a provider transaction, if it was, and the owner of the subscription
-    /// chain whose original transaction is `originalTransactionID` (the owner of any recorded transaction of it,
-    /// family-shared ones aside; nil: none asked).
-    func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
-        -> (payment: RecordedPayment?, chainOwner: String?)
+    /// In one read: the payment recorded for a provider transaction, and about the subscription chain whose original
+    /// transaction is `originalTransactionID` (nil: none asked), its owner and whether signals wait for one.
+    func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws -> PaymentLookup
 
     /// Every provider transaction recorded against the order, oldest first.
     func payments(orderNo: String) async throws -> [RecordedPayment]

@@ -142,6 +142,17 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
     case negativeBalance = "negative_balance"
 }
 
+/// What recording a provider transaction needs to know first, read at once: whether it is recorded, and who owns its
+/// subscription chain and whether stored signals wait for that owner.
+public struct PaymentLookup: Sendable, Hashable {
+    /// The payment recorded for it, if it was.
+    public var payment: RecordedPayment?
+    /// The owner of any recorded transaction of its chain (family-shared ones aside); nil when none is, or none was asked.
+    public var chainOwner: String?
+    /// Whether stored signals wait for its chain to gain an owner.
+    public var signalsAwaitChain: Bool
+}
+
 /// A provider transaction as the ledger recorded it.
 public struct RecordedPayment: Sendable, Hashable {
     public var orderNo: String

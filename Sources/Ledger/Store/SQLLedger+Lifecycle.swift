@@ -13,7 +13,7 @@ extension SQLLedger {
     }
 
     public func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
-        -> (payment: RecordedPayment?, chainOwner: String?)
+        -> PaymentLookup
     {
         try await database.read { db in
             // One row whatever is found: the payment's columns are NULL when it is not recorded.
@@ -21,14 +21,17 @@ extension SQLLedger {
                 SELECT \(unsafeRaw: Self.paymentColumns), (
                     SELECT c.user_id FROM payment_transactions c
                     WHERE c.channel = \(bind: channel.rawValue) AND c.original_txn_id = \(bind: originalTransactionID)
-                    ORDER BY c.id LIMIT 1) AS chain_owner
+                    ORDER BY c.id LIMIT 1) AS chain_owner,
+                    (SELECT COUNT(*) FROM inbox i WHERE i.chain = \(bind: originalTransactionID) AND i.processed_at IS NULL) AS awaiting
                 FROM (SELECT 1 AS probe) AS probe
                 LEFT JOIN payment_transactions p ON p.channel = \(bind: channel.rawValue) AND p.provider_txn_id = \(bind: providerTransactionID)
                 LEFT JOIN orders o ON o.id = p.order_id
                 """).first()
             else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
-            let payment = try row.decode(column: "provider_txn_id", as: String?.self) == nil ? nil : try Self.decodePayment(row)
-            return (payment, try row.decode(column: "chain_owner", as: String?.self))
+            return PaymentLookup(
+                payment: try row.decode(column: "provider_txn_id", as: String?.self) == nil ? nil : try Self.decodePayment(row),
+                chainOwner: try row.decode(column: "chain_owner", as: String?.self),
+                signalsAwaitChain: try row.decode(column: "awaiting", as: Int64.self) > 0)
         }
     }
 
