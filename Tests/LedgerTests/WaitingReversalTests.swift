@@ -85,7 +85,7 @@ struct StrandedReversalTests {
             let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
             _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 0)
-            try await database.leaveStrandedRefund(channel: "appstore", providerTransactionID: "t1")
+            try await database.leaveWaitingReversal(channel: "appstore", providerTransactionID: "t1")
             #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
             #expect(try await ledger.order(number: order.orderNo)?.status == .refunded)
             #expect(try await ledger.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)
@@ -93,13 +93,73 @@ struct StrandedReversalTests {
         }
     }
 
+    @Test("a REFUND_REVERSED left waiting beside the refund it cancels is applied once", arguments: TestEngine.available)
+    func sweepReinstatement(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            _ = try await ledger.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now)
+            try await database.leaveWaitingReversal("reinstated", channel: "appstore", providerTransactionID: "t1")
+            #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
+            #expect(try await ledger.order(number: order.orderNo)?.status == .fulfilled)
+            #expect(try await ledger.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 60)
+            #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 0)
+        }
+    }
+
+    @Test("PostgreSQL: a REFUND_REVERSED that finds nothing reversed while another replica applies the refund waits, and the sweep applies it",
+          .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
+    func reinstatementRace() async throws {
+        try await Self.onTwoPools { reinstating, refunding in
+            let version = try await reinstating.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await reinstating.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            _ = try await reinstating.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            try await Self.whileUncommitted(on: reinstating, {
+                // Nothing reversed yet: it waits for the refund.
+                let reinstated = try await reinstating.reinstate(
+                    channel: .appStore, providerTransactionID: "t1", cause: .notification, evidence: "inbox:8", at: Fixtures.now)
+                #expect(reinstated == nil)
+            }) {
+                // The waiting reinstatement is not committed: the refund cannot see it, and is applied.
+                guard case .reversed = try await refunding.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now) else {
+                    Issue.record("the refund was not applied")
+                    return
+                }
+            }
+            #expect(try await refunding.order(number: order.orderNo)?.status == .refunded, "the race left the reinstatement waiting")
+            #expect(try await refunding.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
+            #expect(try await reinstating.order(number: order.orderNo)?.status == .fulfilled)
+            #expect(try await reinstating.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 60)
+        }
+    }
+
     @Test("PostgreSQL: a refund reversed while another replica records its payment waits, and the sweep applies it",
           .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
     func race() async throws {
+        try await Self.onTwoPools { recording, refunding in
+            let version = try await recording.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await recording.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            try await Self.whileUncommitted(on: recording, {
+                _ = try await recording.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            }) {
+                // The payment is written but not committed: the refund cannot see it, and waits.
+                let outcome = try await refunding.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now)
+                #expect(outcome == .unknownPayment)
+            }
+            #expect(try await refunding.order(number: order.orderNo)?.status == .fulfilled, "the race left the refund waiting")
+            #expect(try await refunding.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
+            #expect(try await recording.order(number: order.orderNo)?.status == .refunded)
+            #expect(try await recording.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)
+        }
+    }
+
+    /// Two pools on one fresh PostgreSQL database: two replicas.
+    private static func onTwoPools(_ body: (SQLLedger, SQLLedger) async throws -> Void) async throws {
         try await TestEngine.postgres.withDatabaseURL { url in
             let (one, two) = (try LedgerDatabase(url: url, logger: TestLog.logger), try LedgerDatabase(url: url, logger: TestLog.logger))
             do {
-                try await Self.race(recording: SQLLedger(database: one), refunding: SQLLedger(database: two))
+                try await body(SQLLedger(database: one), SQLLedger(database: two))
             } catch {
                 try? await one.shutdown()
                 try? await two.shutdown()
@@ -110,27 +170,22 @@ struct StrandedReversalTests {
         }
     }
 
-    /// One replica records the payment and, before it commits, the other reverses it.
-    private static func race(recording: SQLLedger, refunding: SQLLedger) async throws {
-        let version = try await recording.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-        let order = try await recording.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
-        let (paid, paidSignal) = AsyncStream<Void>.makeStream()
+    /// Runs `written` in a write of `ledger`, then `meanwhile` while that write is not committed yet, then commits it.
+    private static func whileUncommitted(
+        on ledger: SQLLedger, _ written: @escaping @Sendable () async throws -> Void, meanwhile: () async throws -> Void
+    ) async throws {
+        let (done, signal) = AsyncStream<Void>.makeStream()
         let (gate, opening) = AsyncStream<Void>.makeStream()
-        async let recorded: Void = recording.atomically {
-            _ = try await recording.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
-            paidSignal.yield()
+        async let write: Void = ledger.atomically {
+            try await written()
+            signal.yield()
             var waiting = gate.makeAsyncIterator()
             _ = await waiting.next()
         }
-        var paidIterator = paid.makeAsyncIterator()
-        _ = await paidIterator.next()
-        // The payment is written but not committed: the refund cannot see it, and waits.
-        #expect(try await refunding.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now) == .unknownPayment)
+        var doneIterator = done.makeAsyncIterator()
+        _ = await doneIterator.next()
+        try await meanwhile()
         opening.yield()
-        try await recorded
-        #expect(try await refunding.order(number: order.orderNo)?.status == .fulfilled, "the race left the refund waiting")
-        #expect(try await refunding.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
-        #expect(try await recording.order(number: order.orderNo)?.status == .refunded)
-        #expect(try await recording.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)
+        try await write
     }
 }

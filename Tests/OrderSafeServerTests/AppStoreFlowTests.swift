@@ -296,7 +296,7 @@ struct AppStoreHistoryTests {
             let recorded = try await AppStoreFlowTests.submit(client, token: bob, jws: jws)
             #expect(recorded.verdict == .recorded)
             #expect(try await AppStoreFlowTests.balance(client, token: bob) == 60)
-            try await components.database.leaveStrandedRefund(channel: "appstore", providerTransactionID: transactionID)
+            try await components.database.leaveWaitingReversal(channel: "appstore", providerTransactionID: transactionID)
             clock.advance(by: 301)
             _ = try await components.runner.runDue()
             #expect(try await AppStoreFlowTests.balance(client, token: bob) == 0)

@@ -36,34 +36,47 @@ extension SQLLedger {
         }
     }
 
-    /// Applies reversals left waiting for a payment that is recorded after all, each once and in its own transaction;
-    /// returns how many were applied. On PostgreSQL a refund and its payment can pass each other: the reversal runs
-    /// while another replica's transaction is recording the payment, sees no payment (not committed yet) and waits;
-    /// that transaction looked for waiting reversals before this one committed, and so did not take it back.
+    /// Applies reversals left waiting for a payment that is recorded after all, and reinstatements left waiting beside
+    /// the reversal they cancel, each once and in its own transaction; returns how many were applied. On PostgreSQL
+    /// two signals about one payment can pass each other on two replicas: a refund runs while another transaction is
+    /// recording its payment, sees no payment (not committed yet) and waits, and that transaction looked for waiting
+    /// reversals before this one committed; a `REFUND_REVERSED` finds nothing reversed and waits while the refund it
+    /// cancels is being applied, which looked for a waiting reinstatement before it committed.
     public func applyStrandedReversals(at date: Date, limit: Int) async throws -> Int {
         let stranded = try await database.read { db in
             try await db.raw("""
-                SELECT w.channel, w.provider_txn_id, p.id FROM waiting_reversals w
+                SELECT w.channel, w.provider_txn_id, w.kind, p.id FROM waiting_reversals w
                 JOIN payment_transactions p ON p.channel = w.channel AND p.provider_txn_id = w.provider_txn_id
-                WHERE w.kind <> 'reinstated' ORDER BY w.received_at, p.id LIMIT \(bind: limit)
+                WHERE w.kind <> 'reinstated' OR p.reversed_at IS NOT NULL
+                ORDER BY w.received_at, p.id LIMIT \(bind: limit)
                 """).all().map { row in
                 guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
                     throw LedgerCorruption(detail: "a waiting reversal has an unknown channel")
                 }
-                return (channel, try row.decode(column: "provider_txn_id", as: String.self), try row.decode(column: "id", as: Int64.self))
+                return (
+                    channel, try row.decode(column: "provider_txn_id", as: String.self),
+                    reinstatement: try row.decode(column: "kind", as: String.self) == "reinstated", try row.decode(column: "id", as: Int64.self)
+                )
             }
         }
         var applied = 0
-        for (channel, providerTransactionID, paymentID) in stranded {
-            let reversed = try await database.transaction { db in
-                // Taken in this transaction: a sweep on another replica finds it gone and reverses nothing.
-                guard let reversal = try await Self.takeWaiting(db, channel, providerTransactionID, kind: nil) else { return false }
-                switch try await Self.reverse(db, paymentID: paymentID, reversal, at: date) {
+        for (channel, providerTransactionID, reinstatement, paymentID) in stranded {
+            let done = try await database.transaction { db in
+                // Taken in this transaction: a sweep on another replica finds it gone and changes nothing.
+                guard let waiting = try await Self.takeWaiting(db, channel, providerTransactionID, kind: reinstatement ? "reinstated" : nil) else {
+                    return false
+                }
+                if reinstatement {
+                    return try await Self.reinstateReversed(
+                        db, channel: channel, providerTransactionID: providerTransactionID, cause: waiting.cause, evidence: waiting.evidence,
+                        at: date) != nil
+                }
+                switch try await Self.reverse(db, paymentID: paymentID, waiting, at: date) {
                 case .reversed, .flagged: return true
                 case .alreadyReversed, .unknownPayment, .cancelledByReinstatement: return false
                 }
             }
-            if reversed { applied += 1 }
+            if done { applied += 1 }
         }
         return applied
     }
@@ -185,54 +198,65 @@ extension SQLLedger {
         -> Order?
     {
         try await database.transaction { db in
-            guard let payment = try await db.raw("""
-                UPDATE payment_transactions SET reversed_at = NULL, reversal = NULL
-                WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID) AND reversed_at IS NOT NULL
-                RETURNING id, order_id, user_id
-                """).first()
-            else {
-                // Nothing reversed to put back: the reinstatement overtook its reversal. It cancels a reversal that
-                // waits for its payment, or waits itself for the reversal to come.
-                if try await Self.takeWaiting(db, channel, providerTransactionID, kind: nil) == nil {
-                    try await db.raw("""
-                        INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
-                        VALUES (\(bind: channel.rawValue), \(bind: providerTransactionID), 'reinstated', \(bind: cause.rawValue),
-                                \(bind: evidence), \(bind: date.millisecondsSince1970))
-                        ON CONFLICT (channel, provider_txn_id) DO NOTHING
-                        """).run()
-                }
-                return nil
+            if let order = try await Self.reinstateReversed(
+                db, channel: channel, providerTransactionID: providerTransactionID, cause: cause, evidence: evidence, at: date)
+            {
+                return order
             }
-            let paymentID = try payment.decode(column: "id", as: Int64.self)
-            let orderID = try payment.decode(column: "order_id", as: Int64.self)
-            let userID = try payment.decode(column: "user_id", as: String.self)
-            let rows = try await db.raw("""
-                SELECT grant_index, kind, target, amount, period, provider_period_end FROM grants
-                WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL ORDER BY grant_index
-                """).all()
-            try await db.raw("DELETE FROM grants WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL").run()
-            for row in rows {
-                let target = try row.decode(column: "target", as: String.self)
-                let grant: Grant
-                switch Grant.Kind(rawValue: try row.decode(column: "kind", as: String.self)) {
-                case .addBalance: grant = .addBalance(balance: target, amount: try row.decode(column: "amount", as: Int64?.self) ?? 0)
-                case .unlockEntitlement: grant = .unlockEntitlement(entitlement: target)
-                case .extendEntitlement:
-                    guard let period = try row.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)) else { continue }
-                    grant = .extendEntitlement(entitlement: target, period: period)
-                case nil: throw LedgerCorruption(detail: "a grant of payment \(paymentID) has an unknown kind")
-                }
-                try await Self.apply(
-                    grant, index: Int(try row.decode(column: "grant_index", as: Int64.self)), paymentID: paymentID, userID: userID,
-                    periodEnd: try row.decode(column: "provider_period_end", as: Int64?.self), db: db, at: date)
+            // Nothing reversed to put back: the reinstatement overtook its reversal. It cancels a reversal that waits
+            // for its payment, or waits itself for the reversal to come.
+            if try await Self.takeWaiting(db, channel, providerTransactionID, kind: nil) == nil {
+                try await db.raw("""
+                    INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
+                    VALUES (\(bind: channel.rawValue), \(bind: providerTransactionID), 'reinstated', \(bind: cause.rawValue),
+                            \(bind: evidence), \(bind: date.millisecondsSince1970))
+                    ON CONFLICT (channel, provider_txn_id) DO NOTHING
+                    """).run()
             }
-            guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else { return nil }
-            if order.status != .fulfilled {
-                try await Self.setStatus(
-                    db, orderID: orderID, from: order.status, to: .fulfilled, kind: "reinstated", cause: cause,
-                    evidence: "\(channel.rawValue):\(providerTransactionID) \(evidence)", at: date)
-            }
-            return try await Self.loadOrder(db, where: "id", orderID)
+            return nil
         }
+    }
+
+    /// Puts back what a reversed payment granted and fulfils its order again, inside the caller's transaction; nil
+    /// when the payment is not reversed (or unknown).
+    static func reinstateReversed(
+        _ db: any SQLDatabase, channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at date: Date
+    ) async throws -> Order? {
+        guard let payment = try await db.raw("""
+            UPDATE payment_transactions SET reversed_at = NULL, reversal = NULL
+            WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID) AND reversed_at IS NOT NULL
+            RETURNING id, order_id, user_id
+            """).first()
+        else { return nil }
+        let paymentID = try payment.decode(column: "id", as: Int64.self)
+        let orderID = try payment.decode(column: "order_id", as: Int64.self)
+        let userID = try payment.decode(column: "user_id", as: String.self)
+        let rows = try await db.raw("""
+            SELECT grant_index, kind, target, amount, period, provider_period_end FROM grants
+            WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL ORDER BY grant_index
+            """).all()
+        try await db.raw("DELETE FROM grants WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL").run()
+        for row in rows {
+            let target = try row.decode(column: "target", as: String.self)
+            let grant: Grant
+            switch Grant.Kind(rawValue: try row.decode(column: "kind", as: String.self)) {
+            case .addBalance: grant = .addBalance(balance: target, amount: try row.decode(column: "amount", as: Int64?.self) ?? 0)
+            case .unlockEntitlement: grant = .unlockEntitlement(entitlement: target)
+            case .extendEntitlement:
+                guard let period = try row.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)) else { continue }
+                grant = .extendEntitlement(entitlement: target, period: period)
+            case nil: throw LedgerCorruption(detail: "a grant of payment \(paymentID) has an unknown kind")
+            }
+            try await Self.apply(
+                grant, index: Int(try row.decode(column: "grant_index", as: Int64.self)), paymentID: paymentID, userID: userID,
+                periodEnd: try row.decode(column: "provider_period_end", as: Int64?.self), db: db, at: date)
+        }
+        guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else { return nil }
+        if order.status != .fulfilled {
+            try await Self.setStatus(
+                db, orderID: orderID, from: order.status, to: .fulfilled, kind: "reinstated", cause: cause,
+                evidence: "\(channel.rawValue):\(providerTransactionID) \(evidence)", at: date)
+        }
+        return try await Self.loadOrder(db, where: "id", orderID)
     }
 }
