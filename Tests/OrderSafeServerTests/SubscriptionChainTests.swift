@@ -72,6 +72,27 @@ struct SubscriptionChainTests {
         }
     }
 
+    @Test("notifications that waited for a chain's owner are applied as the app's renewal is recorded, without the history pull")
+    func waitingAppliedOnRecord() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+            let history = try await Self.history(store, clock: clock)
+            for notification in history.notifications {
+                #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)  // no owner yet: each waits
+            }
+            await store.inject(.serverError, count: 100)  // the history pull fails: only the waiting signals can tell
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted).verdict == .recorded)
+            for transaction in history.transactions {
+                let payment = try #require(
+                    try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction), "\(transaction) not recorded")
+                #expect(payment.userID == "alice")
+                let status = try await components.ledger.order(number: payment.orderNo)?.status
+                #expect(status == (transaction == history.refunded ? .refunded : .fulfilled), "\(transaction): \(String(describing: status))")
+            }
+        }
+    }
+
     enum Position: String, CaseIterable {
         case first, middle, last
     }
