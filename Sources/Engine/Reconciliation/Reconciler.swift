@@ -11,8 +11,8 @@ public struct Reconciler: Sendable {
     public enum Kind {
         /// Query an Alipay or WeChat Pay order (key: the order number).
         public static let queryOrder = "query_order"
-        /// Process again stored notifications whose processing failed, and apply reversals that passed their payment
-        /// (recurring).
+        /// Process again stored notifications whose processing failed, and apply reversals and reinstatements that
+        /// passed their payment on another replica (recurring).
         public static let retryInbox = "retry_inbox"
         /// Pull the App Store's notification history since the last pull (recurring; the payload is where the last
         /// pull ended, in milliseconds).
@@ -98,12 +98,12 @@ public struct Reconciler: Sendable {
 
     /// Stored notifications older than a minute whose processing failed (a database error, a crash) or that wait
     /// for their order are processed again, up to ten times each; refused ones past their retention go; reversals
-    /// that passed their payment (replicas recording both at once) are applied.
+    /// and reinstatements that passed their payment (replicas recording both at once) are applied.
     private func retryInbox(now: Date) async throws {
         let purged = try await ledger.purgeRefusedInbound(before: now.addingTimeInterval(-Self.refusedRetention), keeping: Self.refusedKept)
         if purged > 0 { logger.info("refused notifications purged", metadata: ["count": "\(purged)"]) }
         let stranded = try await ledger.applyStrandedReversals(at: now, limit: 200)
-        if stranded > 0 { logger.notice("reversals that passed their payment applied", metadata: ["count": "\(stranded)"]) }
+        if stranded > 0 { logger.notice("reversals or reinstatements that passed their payment applied", metadata: ["count": "\(stranded)"]) }
         let pending = try await ledger.pendingSignals(
             channels: Set(replayers.keys), before: now.addingTimeInterval(-60), maxAttempts: 10, limit: 200)
         for signal in pending {

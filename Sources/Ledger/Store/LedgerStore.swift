@@ -37,8 +37,8 @@ public protocol LedgerStore: Sendable {
     /// Reverses exactly what a recorded payment granted (a refund or a revocation), once.
     func reverse(_ reversal: Reversal, at: Date) async throws -> ReversalOutcome
 
-    /// Applies reversals that wait for a payment recorded since (one that passed its payment on another replica),
-    /// at most `limit`; returns how many were applied.
+    /// Applies what two replicas recording signals of one payment at once can leave waiting — a reversal beside its
+    /// recorded payment, a reinstatement beside its reversed payment — at most `limit`; returns how many were applied.
     func applyStrandedReversals(at: Date, limit: Int) async throws -> Int
 
     /// Undoes a reversal (the App Store's `REFUND_REVERSED`): the payment's grants are applied again, once, and
