@@ -18,17 +18,36 @@ final class PreparedSQLiteConnection: SQLDatabase {
     var dialect: any SQLDialect { SQLiteDialect() }
     var queryLogLevel: Logger.Level? { .trace }
     private let connection: Mutex<PreparedStatements>
+    /// Told the log's length after each of this connection's commits; kept alive as long as the connection, whose
+    /// WAL hook points at it.
+    private let checkpointer: SQLiteCheckpointer?
     private static let encoder = SQLiteDataEncoder()
 
     /// Opens (creating) the file at `path` with foreign keys on and a 10-second busy timeout. The writer opens it
     /// first, in write-ahead-log mode with `synchronous=FULL`: every commit is one sync of the log, durable across
     /// power loss, and readers see the last commit without waiting for the writer.
-    init(path: String, writer: Bool, logger: Logger) throws {
+    /// - Parameter checkpointer: told the log's length after each commit, in place of SQLite's automatic checkpoint:
+    ///   it runs most checkpoints beside the writer, and says when the writer must run one itself.
+    init(path: String, writer: Bool, checkpointer: SQLiteCheckpointer? = nil, logger: Logger) throws {
         self.logger = logger
+        self.checkpointer = checkpointer
         connection = Mutex(try PreparedStatements(path: path))
         let modes = writer ? ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"] : []
         for pragma in ["PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=10000"] + modes {
             try run(pragma, binds: [])
+        }
+        if let checkpointer {
+            connection.withLock { $0.reportCommits(to: checkpointer) }
+        }
+    }
+
+    /// Copies what it can of the write-ahead log into the database file without waiting for the writer or a
+    /// reader (a passive checkpoint); returns the log's length and how much of it has been copied, in pages.
+    func checkpoint() throws -> (log: Int, copied: Int) {
+        try connection.withLock { connection in
+            // A connection opens the log only as it first reads; until then a checkpoint on it copies nothing.
+            _ = try connection.run("PRAGMA journal_mode", binds: [])
+            return try connection.checkpoint()
         }
     }
 
@@ -90,6 +109,30 @@ private struct PreparedStatements: ~Copyable {
         statements.removeAll()
         sqlite_nio_sqlite3_close_v2(handle)
         handle = nil
+    }
+
+    /// After each commit, tells `checkpointer` the pages in the log, and checkpoints when it says the log is at its
+    /// limit. This replaces SQLite's automatic checkpoint.
+    func reportCommits(to checkpointer: SQLiteCheckpointer) {
+        sqlite_nio_sqlite3_wal_hook(handle, { context, handle, _, pages in
+            guard let context,
+                  Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue().logGrew(to: Int(pages))
+            else { return SQLITE_OK }
+            // As SQLite's automatic checkpoint does: a failure here leaves the commit committed and is tried again
+            // at the next commit.
+            _ = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+
+    func checkpoint() throws -> (log: Int, copied: Int) {
+        guard let handle else { throw LedgerError.closed }
+        var log: Int32 = 0
+        var copied: Int32 = 0
+        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+        guard status == SQLITE_OK else { throw SQLiteStatementError(status: status, handle: handle, sql: "checkpoint") }
+        guard log >= 0 else { throw SQLiteStatementError.notInWriteAheadLogMode }
+        return (Int(log), Int(copied))
     }
 
     mutating func run(_ sql: String, binds: [SQLiteData]) throws -> [PreparedSQLiteRow] {
@@ -238,6 +281,8 @@ struct SQLiteStatementError: Error, CustomStringConvertible {
     static func missingColumn(_ column: String) -> Self {
         Self(description: "no column \(column) in the row")
     }
+
+    static let notInWriteAheadLogMode = Self(description: "the database is not in write-ahead-log mode: nothing to checkpoint")
 
     static func bindCount(_ count: Int, parameters: Int, sql: String) -> Self {
         Self(description: "\(count) values for the \(parameters) parameters of \(sql.prefix(200))")

@@ -24,22 +24,28 @@ protocol SQLSessionSource: Sendable {
 /// SQLite: one writer connection (SQLite has a single writer; one connection turns lock contention into an orderly
 /// queue and `BEGIN IMMEDIATE` never fails busy) and a pool of reader connections beside it. The file is in
 /// write-ahead-log mode, so readers see the last commit and never wait for the writer, with `synchronous=FULL`: every
-/// commit is one fsync of the log and stays durable across power loss.
+/// commit is one fsync of the log and stays durable across power loss. Most checkpoints of the log run beside the
+/// writer (``SQLiteCheckpointer``).
 final class SQLiteSessionSource: SQLSessionSource {
     let writeLanes = 1
     private let path: String
     /// A file made for an in-memory ledger, removed at shutdown.
     private let isTemporary: Bool
     private let readers: SQLiteReaderPool
+    /// Runs most of the writer's checkpoints beside it.
+    let checkpointer: SQLiteCheckpointer
     private let writer = Mutex<Task<PreparedSQLiteConnection, any Error>?>(nil)
     /// The writer's own thread: the lane's code and its statements run there, one after the other.
     private let writerThread = NIOThreadPool(numberOfThreads: 1)
     let writeExecutor: (any TaskExecutor)?
     private let logger: Logger
 
-    /// - Parameter path: the database file, or nil for a temporary one (an in-memory ledger, which readers on other
-    ///   connections must still see).
-    init(path: String?, logger: Logger) {
+    /// - Parameters:
+    ///   - path: the database file, or nil for a temporary one (an in-memory ledger, which readers on other
+    ///     connections must still see).
+    ///   - checkpointStep: how many pages the write-ahead log grows between checkpoints beside the writer.
+    ///   - checkpointLimit: the log's length, in pages, at which the writer checkpoints itself.
+    init(path: String?, checkpointStep: Int = 500, checkpointLimit: Int = 4_000, logger: Logger) {
         self.logger = logger
         isTemporary = path == nil
         self.path = path ?? FileManager.default.temporaryDirectory
@@ -47,14 +53,15 @@ final class SQLiteSessionSource: SQLSessionSource {
         writerThread._start(threadNamePrefix: "SQLW-#")  // named apart from other pools' threads in a profile
         writeExecutor = ThreadPoolTaskExecutor(writerThread)
         readers = SQLiteReaderPool(path: self.path, threads: System.coreCount, limit: 2 * System.coreCount, logger: logger)
+        checkpointer = SQLiteCheckpointer(path: self.path, step: checkpointStep, limit: checkpointLimit, logger: logger)
     }
 
     /// The writer connection, opened once on the writer's thread; the log mode is set before any reader opens the file.
     private func writerConnection() async throws -> PreparedSQLiteConnection {
         let task = writer.withLock { writer in
             if let writer { return writer }
-            let opening = Task(executorPreference: writeExecutor) { [path, logger] in
-                try PreparedSQLiteConnection(path: path, writer: true, logger: logger)
+            let opening = Task(executorPreference: writeExecutor) { [path, checkpointer, logger] in
+                try PreparedSQLiteConnection(path: path, writer: true, checkpointer: checkpointer, logger: logger)
             }
             writer = opening
             return opening
@@ -82,6 +89,7 @@ final class SQLiteSessionSource: SQLSessionSource {
         if let task = writer.withLock({ $0 }), let connection = try? await task.value {
             connection.close()
         }
+        try await checkpointer.shutdown()
         try await writerThread.shutdownGracefully()
         if isTemporary {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
