@@ -15,6 +15,16 @@ struct PreparedStatementTests {
         return database
     }
 
+    @Test("the writer keeps its statement journal in memory, never in a temporary file; readers keep SQLite's default")
+    func statementJournalInMemory() async throws {
+        let database = try await Self.database()
+        let writer = try await database.transaction { db in try await db.raw("PRAGMA temp_store").first() }
+        let reader = try await database.read { db in try await db.raw("PRAGMA temp_store").first() }
+        #expect(try writer?.decode(column: "temp_store", as: Int.self) == 2)
+        #expect(try reader?.decode(column: "temp_store", as: Int.self) == 0)
+        try await database.shutdown()
+    }
+
     @Test("values come back as they went in, through the writer and the readers: empty text and blob are not NULL")
     func roundTrip() async throws {
         let database = try await Self.database()

@@ -25,14 +25,17 @@ final class PreparedSQLiteConnection: SQLDatabase {
 
     /// Opens (creating) the file at `path` with foreign keys on and a 10-second busy timeout. The writer opens it
     /// first, in write-ahead-log mode with `synchronous=FULL`: every commit is one sync of the log, durable across
-    /// power loss, and readers see the last commit without waiting for the writer.
+    /// power loss, and readers see the last commit without waiting for the writer. The writer keeps its statement
+    /// journal in memory (`temp_store=MEMORY`): a group's grew past SQLite's 64 KiB and was written to a temporary
+    /// file, 6% of the writer's time in the load profile; it is only ever needed to undo a statement, never after a
+    /// crash.
     /// - Parameter checkpointer: told the log's length after each commit, in place of SQLite's automatic checkpoint:
     ///   it runs most checkpoints beside the writer, and says when the writer must run one itself.
     init(path: String, writer: Bool, checkpointer: SQLiteCheckpointer? = nil, logger: Logger) throws {
         self.logger = logger
         self.checkpointer = checkpointer
         connection = Mutex(try PreparedStatements(path: path))
-        let modes = writer ? ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"] : []
+        let modes = writer ? ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA temp_store=MEMORY"] : []
         for pragma in ["PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=10000"] + modes {
             try run(pragma, binds: [])
         }
