@@ -151,4 +151,32 @@ struct ChainLedgerTests {
             #expect(try await !awaited("o2"))
         }
     }
+
+    @Test("the lookup made with an inbox entry's insert finds what the lookup alone finds; a resend gets the entry stored before",
+          arguments: TestEngine.available)
+    func lookupWithEntry(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            var renewal = Fixtures.payment(order, txn: "r3")
+            renewal.originalTransactionID = "o1"
+            _ = try await ledger.fulfil(renewal, at: Fixtures.now)
+            let waiting = try await ledger.storeInbound(InboxTests.signal("waits"))
+            try await ledger.finishInbound(id: waiting.id, verdict: .waiting, note: "unbound", at: Fixtures.now)
+            try await ledger.awaitChain(inboxID: waiting.id, chain: "o2", signedAt: 1)
+            let queries = [("r3", "o1"), ("r4", "o1"), ("r3", nil), ("r5", "o2"), ("r5", nil)].map {
+                PaymentQuery(channel: .appStore, providerTransactionID: $0, chainOf: $1)
+            } + [PaymentQuery(channel: .alipay, providerTransactionID: "r3", chainOf: "o1")]
+            for (index, query) in queries.enumerated() {
+                let signal = InboxTests.signal("submission \(index)", kind: "submission")
+                let alone = try await ledger.payment(channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
+                let first = try await ledger.atomically { try await ledger.storeInbound(signal, appliedAt: Fixtures.now, lookingUp: query) }
+                #expect(first.lookup == alone, "\(query)")
+                #expect(first.entry.isNew && first.entry.processed)
+                let again = try await ledger.atomically { try await ledger.storeInbound(signal, appliedAt: Fixtures.now, lookingUp: query) }
+                #expect(again.lookup == alone && again.entry.id == first.entry.id && !again.entry.isNew && again.entry.processed)
+            }
+            #expect(try await ledger.payment(channel: .appStore, providerTransactionID: "r3", chainOf: "o1").payment?.orderNo == order.orderNo)
+        }
+    }
 }

@@ -54,7 +54,7 @@ public struct AppStorePayments: Sendable {
         default:
             throw AppStoreSubmissionError.malformed("give exactly one of signed_transaction and receipt")
         }
-        return try await storedAtomically(submission, kind: "submission", userID: userID) { evidence in
+        return try await storedAtomically(submission, kind: "submission", userID: userID, lookingUp: Self.firstLookup(verified)) { evidence in
             AppStoreSubmissionResponse(transactions: try await record(verified, submitter: userID, evidence: evidence))
         }
     }
@@ -87,8 +87,11 @@ public struct AppStorePayments: Sendable {
     /// transaction (durable together before the answer; nothing half-written if the process dies). `work` runs on
     /// the ledger's writer: only ledger work; whatever else it asks for (``afterCommit(_:)``) runs once it has
     /// committed. A resend of an entry already applied is answered from what is recorded, by readers.
+    ///
+    /// - Parameter query: the lookup `work` starts with, made with the entry's insert (``PrefetchedLookup``).
     func storedAtomically<Result: Sendable>(
-        _ submission: AppStoreSubmission, kind: String, userID: String, _ work: @escaping @Sendable (String) async throws -> Result
+        _ submission: AppStoreSubmission, kind: String, userID: String, lookingUp query: PaymentQuery? = nil,
+        _ work: @escaping @Sendable (String) async throws -> Result
     ) async throws -> Result {
         let signal = inboundSignal(submission.inboxJSON, kind: kind, userID: userID)
         if let entry = try await context.ledger.inboundEntry(for: signal), entry.processed {
@@ -101,8 +104,15 @@ public struct AppStorePayments: Sendable {
                 try await Self.$chainBeingApplied.withValue(chain) {
                     try await Self.$followUps.withValue(followUps) {
                         // Stored as applied: it commits with what `work` records, or not at all.
-                        let entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
-                        let result = try await work("inbox:\(entry.id)")
+                        let entry: InboxEntry
+                        var prefetched: PrefetchedLookup?
+                        if let query {
+                            let stored = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now(), lookingUp: query)
+                            (entry, prefetched) = (stored.entry, PrefetchedLookup(query: query, lookup: stored.lookup))
+                        } else {
+                            entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
+                        }
+                        let result = try await Self.$prefetchedLookup.withValue(prefetched) { try await work("inbox:\(entry.id)") }
                         if !entry.processed {
                             try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
                         }
@@ -138,6 +148,24 @@ public struct AppStorePayments: Sendable {
 
     /// The follow-ups of the submission being recorded, when it is recorded as one transaction.
     @TaskLocal static var followUps: FollowUps?
+
+    /// The lookup made with the submission's inbox entry, for ``record(_:submitter:cause:evidence:)`` to take.
+    @TaskLocal static var prefetchedLookup: PrefetchedLookup?
+
+    /// The lookup recording `verified` starts with, when it is known before the write: one purchase, not revoked
+    /// (a revoked one is reversed first, which changes what the lookup would find).
+    private static func firstLookup(_ verified: VerifiedSubmission) -> PaymentQuery? {
+        guard case .purchases(let purchases) = verified, purchases.count == 1, let purchase = purchases.first, !purchase.revoked else {
+            return nil
+        }
+        return lookupQuery(purchase)
+    }
+
+    private static func lookupQuery(_ purchase: AppStorePurchase) -> PaymentQuery {
+        PaymentQuery(
+            channel: .appStore, providerTransactionID: purchase.transactionID,
+            chainOf: purchase.familyShared ? nil : purchase.originalTransactionID)
+    }
 
     func submit(signedTransaction jws: String, userID: String, evidence: String) async throws -> AppStoreTransactionResult {
         let results = try await record(await verify(signedTransaction: jws), submitter: userID, evidence: evidence)
@@ -235,8 +263,12 @@ public struct AppStorePayments: Sendable {
         }
         // Whose subscription chain it is, and whether signals wait for its owner, asked with the payment: adoption,
         // the history pull and the waiting signals below need them.
-        let lookup = try await context.ledger.payment(
-            channel: .appStore, providerTransactionID: id, chainOf: purchase.familyShared ? nil : purchase.originalTransactionID)
+        let query = Self.lookupQuery(purchase)
+        let lookup = if let prefetched = Self.prefetchedLookup?.take(query) {
+            prefetched
+        } else {
+            try await context.ledger.payment(channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
+        }
         let chainOwner = lookup.chainOwner
         if let recorded = lookup.payment {
             if let periodEnd = purchase.periodEnd {
@@ -385,6 +417,27 @@ enum VerifiedSubmission: Sendable {
     case rejected(AppStoreTransactionResult)
     /// Verification could not be completed: the app submits again.
     case unavailable(AppStoreSubmissionError)
+}
+
+/// A lookup made with a submission's inbox entry, in the same write, taken once by the step that would have made it:
+/// nothing the write changed after it was made can be missing from it.
+final class PrefetchedLookup: Sendable {
+    private let query: PaymentQuery
+    private let lookup: Mutex<PaymentLookup?>
+
+    init(query: PaymentQuery, lookup: PaymentLookup) {
+        self.query = query
+        self.lookup = Mutex(lookup)
+    }
+
+    /// The lookup, the first time it is asked for with its own query; nil after that, or for another query.
+    func take(_ asked: PaymentQuery) -> PaymentLookup? {
+        guard asked == query else { return nil }
+        return lookup.withLock { lookup in
+            defer { lookup = nil }
+            return lookup
+        }
+    }
 }
 
 /// Work queued while a submission's transaction runs, run in order once it has committed.

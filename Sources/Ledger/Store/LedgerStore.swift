@@ -93,6 +93,11 @@ public protocol LedgerStore: Sendable {
     /// is returned as it is, for the caller to finish.
     func storeInbound(_ signal: InboundSignal, appliedAt date: Date) async throws -> InboxEntry
 
+    /// As ``storeInbound(_:appliedAt:)``, and looks `query` up with it (on PostgreSQL in the same statement, one
+    /// round trip fewer), for a write whose next step is that lookup. The lookup does not see the entry.
+    func storeInbound(_ signal: InboundSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
+        -> (entry: InboxEntry, lookup: PaymentLookup)
+
     /// The entry already stored for the same signal, if any (reads only).
     func inboundEntry(for signal: InboundSignal) async throws -> InboxEntry?
 

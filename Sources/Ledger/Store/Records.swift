@@ -144,6 +144,20 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
 
 /// What recording a provider transaction needs to know first, read at once: whether it is recorded, and who owns its
 /// subscription chain and whether stored signals wait for that owner.
+/// A provider transaction to look up and, for the App Store, the subscription chain whose owner is wanted.
+public struct PaymentQuery: Sendable, Hashable {
+    public var channel: Channel
+    public var providerTransactionID: String
+    /// The chain's original transaction ID; nil when its owner is not wanted.
+    public var chainOf: String?
+
+    public init(channel: Channel, providerTransactionID: String, chainOf: String?) {
+        self.channel = channel
+        self.providerTransactionID = providerTransactionID
+        self.chainOf = chainOf
+    }
+}
+
 public struct PaymentLookup: Sendable, Hashable {
     /// The payment recorded for it, if it was.
     public var payment: RecordedPayment?

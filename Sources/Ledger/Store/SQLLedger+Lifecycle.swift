@@ -15,24 +15,34 @@ extension SQLLedger {
     public func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
         -> PaymentLookup
     {
-        try await database.read { db in
-            // One row whatever is found: the payment's columns are NULL when it is not recorded.
-            guard let row = try await db.raw("""
-                SELECT \(unsafeRaw: Self.paymentColumns), (
-                    SELECT c.user_id FROM payment_transactions c
-                    WHERE c.channel = \(bind: channel.rawValue) AND c.original_txn_id = \(bind: originalTransactionID)
-                    ORDER BY c.id LIMIT 1) AS chain_owner,
-                    (SELECT COUNT(*) FROM inbox i WHERE i.chain = \(bind: originalTransactionID) AND i.processed_at IS NULL) AS awaiting
-                FROM (SELECT 1 AS probe) AS probe
-                LEFT JOIN payment_transactions p ON p.channel = \(bind: channel.rawValue) AND p.provider_txn_id = \(bind: providerTransactionID)
-                LEFT JOIN orders o ON o.id = p.order_id
-                """).first()
-            else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
-            return PaymentLookup(
-                payment: try row.decode(column: "provider_txn_id", as: String?.self) == nil ? nil : try Self.decodePayment(row),
-                chainOwner: try row.decode(column: "chain_owner", as: String?.self),
-                signalsAwaitChain: try row.decode(column: "awaiting", as: Int64.self) > 0)
+        let query = PaymentQuery(channel: channel, providerTransactionID: providerTransactionID, chainOf: originalTransactionID)
+        return try await database.read { db in
+            guard let row = try await db.raw(Self.lookup(query)).first() else {
+                throw LedgerCorruption(detail: "a lookup of one row returned none")
+            }
+            return try Self.decodeLookup(row)
         }
+    }
+
+    /// The lookup of `query` as one row whatever is found: the payment's columns are NULL when it is not recorded.
+    static func lookup(_ query: PaymentQuery) -> SQLQueryString {
+        """
+        SELECT \(unsafeRaw: Self.paymentColumns), (
+            SELECT c.user_id FROM payment_transactions c
+            WHERE c.channel = \(bind: query.channel.rawValue) AND c.original_txn_id = \(bind: query.chainOf)
+            ORDER BY c.id LIMIT 1) AS chain_owner,
+            (SELECT COUNT(*) FROM inbox i WHERE i.chain = \(bind: query.chainOf) AND i.processed_at IS NULL) AS awaiting
+        FROM (SELECT 1 AS probe) AS probe
+        LEFT JOIN payment_transactions p ON p.channel = \(bind: query.channel.rawValue) AND p.provider_txn_id = \(bind: query.providerTransactionID)
+        LEFT JOIN orders o ON o.id = p.order_id
+        """
+    }
+
+    static func decodeLookup(_ row: any SQLRow) throws -> PaymentLookup {
+        PaymentLookup(
+            payment: try row.decode(column: "provider_txn_id", as: String?.self) == nil ? nil : try decodePayment(row),
+            chainOwner: try row.decode(column: "chain_owner", as: String?.self),
+            signalsAwaitChain: try row.decode(column: "awaiting", as: Int64.self) > 0)
     }
 
     public func payments(orderNo: String) async throws -> [RecordedPayment] {

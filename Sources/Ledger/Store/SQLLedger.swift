@@ -159,25 +159,58 @@ public struct SQLLedger: LedgerStore {
         return try await insertInbound(signal, headers: headers, sha256: sha, appliedAt: date)
     }
 
+    public func storeInbound(_ signal: InboundSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
+        -> (entry: InboxEntry, lookup: PaymentLookup)
+    {
+        guard database.engine == .postgres else {
+            // SQLite takes no data-changing WITH, and a statement more costs it no round trip.
+            let entry = try await storeInbound(signal, appliedAt: date)
+            return (entry, try await payment(channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf))
+        }
+        let (headers, sha) = try Self.inboxKey(signal)
+        return try await database.transaction { db in
+            // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain).
+            guard let row = try await db.raw("""
+                WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date)))
+                SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query))) AS lookup
+                """).first()
+            else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
+            let lookup = try Self.decodeLookup(row)
+            if let id = try row.decode(column: "inbox_id", as: Int64?.self) {
+                return (InboxEntry(id: id, isNew: true, processed: true), lookup)
+            }
+            return (try await Self.storedInboxEntry(db, signal, headers: headers, sha256: sha), lookup)
+        }
+    }
+
     /// Inserts the entry (as applied at `appliedAt`, when given), or returns the one stored before.
     private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?) async throws -> InboxEntry {
         try await database.transaction { db in
-            let applied = appliedAt.map { $0.millisecondsSince1970 }
-            if let row = try await db.raw("""
-                INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at, processed_at, verdict, attempts)
-                VALUES (\(bind: signal.channel.rawValue), \(bind: signal.kind), \(bind: sha), \(bind: headers),
-                        \(bind: Data(signal.body)), \(bind: signal.receivedAt.millisecondsSince1970), \(bind: applied),
-                        \(bind: applied == nil ? nil : InboxVerdict.applied.rawValue), \(bind: applied == nil ? 0 : 1))
-                ON CONFLICT DO NOTHING RETURNING id
-                """).first()
-            {
-                return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true, processed: applied != nil)
+            if let row = try await db.raw(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt)).first() {
+                return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true, processed: appliedAt != nil)
             }
-            guard let existing = try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) else {
-                throw LedgerCorruption(detail: "an inbox entry neither inserted nor found")
-            }
-            return existing
+            return try await Self.storedInboxEntry(db, signal, headers: headers, sha256: sha)
         }
+    }
+
+    /// The entry's insert, returning its id; none when the same signal was stored before.
+    private static func inboxInsert(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?) -> SQLQueryString {
+        let applied = appliedAt.map { $0.millisecondsSince1970 }
+        return """
+            INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at, processed_at, verdict, attempts)
+            VALUES (\(bind: signal.channel.rawValue), \(bind: signal.kind), \(bind: sha), \(bind: headers),
+                    \(bind: Data(signal.body)), \(bind: signal.receivedAt.millisecondsSince1970), \(bind: applied),
+                    \(bind: applied == nil ? nil : InboxVerdict.applied.rawValue), \(bind: applied == nil ? 0 : 1))
+            ON CONFLICT DO NOTHING RETURNING id
+            """
+    }
+
+    /// The entry an insert found stored before it.
+    private static func storedInboxEntry(_ db: any SQLDatabase, _ signal: InboundSignal, headers: String, sha256 sha: String) async throws -> InboxEntry {
+        guard let existing = try await inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) else {
+            throw LedgerCorruption(detail: "an inbox entry neither inserted nor found")
+        }
+        return existing
     }
 
     /// The entry stored for `signal` (the same bytes, from the same sender), if there is one. Reads only.
