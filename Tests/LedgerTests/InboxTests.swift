@@ -87,11 +87,13 @@ struct InboxTests {
                     throw Abandoned()
                 }
             }
-            #expect(try await ledger.inboundEntry(for: signal) == nil)
+            let stored = try await database.withSession { db in try await db.raw("SELECT COUNT(*) AS n FROM inbox").first() }
+            #expect(try stored?.decode(column: "n", as: Int.self) == 0)
 
             let entry = try await ledger.atomically { try await ledger.storeInbound(signal, appliedAt: Fixtures.now) }
             #expect(entry.isNew && entry.processed)
-            #expect(try await ledger.inboundEntry(for: signal)?.processed == true)
+            let found = try await ledger.storeInbound(signal)
+            #expect(found.id == entry.id && !found.isNew && found.processed)
             let row = try await database.withSession { db in
                 try await db.raw("SELECT verdict, attempts, processed_at FROM inbox WHERE id = \(bind: entry.id)").first()
             }

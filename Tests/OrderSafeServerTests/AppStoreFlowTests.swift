@@ -1,3 +1,4 @@
+@testable import Engine
 import Foundation
 import LedgerTestSupport
 import HTTPTypes
@@ -61,6 +62,52 @@ struct AppStoreFlowTests {
             }
             #expect(results.contains { $0.order?.status == .fulfilled })
             #expect(try await Self.balance(client, token: alice) == 60)
+        }
+    }
+
+    @Test("a resend this server applied is answered while the writer is busy; one it does not remember (another replica's, or from before a restart) is answered from what is recorded, credited once")
+    func resends() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let alice = try await TestServer.token("alice")
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            let (id, jws) = try await components.sandbox!.appStore.purchase(productID: Self.coins, appAccountToken: order.orderUUID)
+            #expect(try await Self.submit(client, token: alice, jws: jws).order?.status == .fulfilled)
+            let entries = try await components.ledger.inboxFootprint().entries
+
+            // The writer held by a write that waits (SQLite has one): the resend must not queue behind it.
+            let (holding, held) = AsyncStream<Void>.makeStream()
+            let (release, releasing) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await components.ledger.atomically {
+                    held.yield()
+                    for await _ in release {}
+                }
+            }
+            for await _ in holding { break }
+            let resent = await withTaskGroup(of: AppStoreTransactionResult?.self) { group in
+                group.addTask { try? await Self.submit(client, token: alice, jws: jws) }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(20))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                releasing.finish()
+                group.cancelAll()
+                return first
+            }
+            try await holder.value
+            #expect(resent?.verdict == .recorded && resent?.transactionID == id && resent?.order?.orderNo == order.orderNo)
+
+            let appStore = try #require(components.appStore)
+            let forgetful = AppStorePayments(
+                verifier: appStore.verifier, receipts: appStore.receipts, api: appStore.api,
+                answersConsumptionRequests: appStore.answersConsumptionRequests, identities: appStore.identities, context: appStore.context,
+                applied: AppliedSubmissions())
+            let again = try await forgetful.submit(AppStoreSubmission(signedTransaction: jws), userID: "alice").transactions
+            #expect(again.count == 1 && again.first?.verdict == .recorded && again.first?.order?.orderNo == order.orderNo)
+            #expect(again.first?.order?.status == .fulfilled)
+            #expect(try await Self.balance(client, token: alice) == 60)
+            #expect(try await components.ledger.inboxFootprint().entries == entries)
         }
     }
 

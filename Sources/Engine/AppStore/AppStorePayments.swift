@@ -23,10 +23,21 @@ public struct AppStorePayments: Sendable {
     let answersConsumptionRequests: Bool
     let context: EngineContext
     let identities: OrderIdentityGenerator
+    /// The submissions this process has applied: resends it knows are answered without the writer.
+    let applied: AppliedSubmissions
 
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
         answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator, context: EngineContext
+    ) {
+        self.init(
+            verifier: verifier, receipts: receipts, api: api, answersConsumptionRequests: answersConsumptionRequests, identities: identities,
+            context: context, applied: AppliedSubmissions())
+    }
+
+    init(
+        verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient?, answersConsumptionRequests: Bool,
+        identities: OrderIdentityGenerator, context: EngineContext, applied: AppliedSubmissions
     ) {
         self.verifier = verifier
         self.receipts = receipts
@@ -34,6 +45,7 @@ public struct AppStorePayments: Sendable {
         self.answersConsumptionRequests = answersConsumptionRequests
         self.context = context
         self.identities = identities
+        self.applied = applied
     }
 
     // MARK: Submissions
@@ -86,24 +98,28 @@ public struct AppStorePayments: Sendable {
     /// As ``stored(_:kind:userID:_:)``, but the inbox entry, what `work` records and the entry's verdict are one
     /// transaction (durable together before the answer; nothing half-written if the process dies). `work` runs on
     /// the ledger's writer: only ledger work; whatever else it asks for (``afterCommit(_:)``) runs once it has
-    /// committed. A resend of an entry already applied is answered from what is recorded, by readers.
+    /// committed. A resend this process applied is answered from what is recorded, by readers; one it does not know
+    /// (``AppliedSubmissions``) is found by the entry's insert, and `work` answers it on the writer.
     ///
     /// - Parameter query: the lookup `work` starts with, made with the entry's insert (``PrefetchedLookup``).
     func storedAtomically<Result: Sendable>(
         _ submission: AppStoreSubmission, kind: String, userID: String, lookingUp query: PaymentQuery? = nil,
         _ work: @escaping @Sendable (String) async throws -> Result
     ) async throws -> Result {
-        let signal = inboundSignal(submission.inboxJSON, kind: kind, userID: userID)
-        if let entry = try await context.ledger.inboundEntry(for: signal), entry.processed {
-            return try await work("inbox:\(entry.id)")
+        let body = submission.inboxJSON
+        let key = AppliedSubmissions.Key(kind: kind, userID: userID, body: body)
+        if let entryID = applied.entryID(for: key) {
+            return try await work("inbox:\(entryID)")
         }
+        let signal = inboundSignal(body, kind: kind, userID: userID)
         let followUps = FollowUps()
         let chain = Self.chainBeingApplied
         do {
-            let result = try await context.ledger.atomically { [self] in
+            let (result, entryID) = try await context.ledger.atomically { [self] in
                 try await Self.$chainBeingApplied.withValue(chain) {
                     try await Self.$followUps.withValue(followUps) {
-                        // Stored as applied: it commits with what `work` records, or not at all.
+                        // Stored as applied: it commits with what `work` records, or not at all. An entry stored
+                        // before is returned as it is: applied already (a resend), or failed and tried again now.
                         let entry: InboxEntry
                         var prefetched: PrefetchedLookup?
                         if let query {
@@ -116,10 +132,11 @@ public struct AppStorePayments: Sendable {
                         if !entry.processed {
                             try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
                         }
-                        return result
+                        return (result, entry.id)
                     }
                 }
             }
+            applied.remember(key, entryID: entryID)
             await followUps.run()
             return result
         } catch {

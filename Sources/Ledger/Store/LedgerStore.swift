@@ -98,9 +98,6 @@ public protocol LedgerStore: Sendable {
     func storeInbound(_ signal: InboundSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
         -> (entry: InboxEntry, lookup: PaymentLookup)
 
-    /// The entry already stored for the same signal, if any (reads only).
-    func inboundEntry(for signal: InboundSignal) async throws -> InboxEntry?
-
     /// Stored notifications (not app submissions) of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
     /// times: for the retry sweep.
     func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal]

@@ -213,12 +213,6 @@ public struct SQLLedger: LedgerStore {
         return existing
     }
 
-    /// The entry stored for `signal` (the same bytes, from the same sender), if there is one. Reads only.
-    public func inboundEntry(for signal: InboundSignal) async throws -> InboxEntry? {
-        let (headers, sha) = try Self.inboxKey(signal)
-        return try await database.read { db in try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) }
-    }
-
     /// The stored headers and the digest that identifies a signal.
     private static func inboxKey(_ signal: InboundSignal) throws -> (headers: String, sha256: String) {
         let headers = try storedHeaders(signal.headers)

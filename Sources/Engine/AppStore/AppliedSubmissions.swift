@@ -1,0 +1,56 @@
+import Crypto
+import Synchronization
+
+/// The inbox entries of app submissions this process has applied, so that a resend (an app retrying, a restore) is
+/// answered by readers without asking the database whether it is one, and a fresh submission goes to the writer
+/// without a read first. A resend it does not know — applied by another replica or before a restart, or forgotten —
+/// goes to the writer too, whose insert finds the entry stored before and answers from what is recorded.
+///
+/// Keyed as the inbox keys a submission (its kind, its user and the request's bytes), by digest. Bounded: two
+/// generations of at most `generation` digests each; when the newer one is full, the older is dropped.
+final class AppliedSubmissions: Sendable {
+    /// A submission's key: its kind, its user and the request's bytes.
+    struct Key: Hashable, Sendable {
+        let digest: SHA256Digest
+
+        init(kind: String, userID: String, body: [UInt8]) {
+            var hash = SHA256()
+            // Lengths first, so no kind and user run into each other.
+            for field in [Array(kind.utf8), Array(userID.utf8)] {
+                withUnsafeBytes(of: UInt64(field.count).littleEndian) { hash.update(bufferPointer: $0) }
+                hash.update(data: field)
+            }
+            hash.update(data: body)
+            digest = hash.finalize()
+        }
+    }
+
+    private struct Generations {
+        var newer: [Key: Int64] = [:]
+        var older: [Key: Int64] = [:]
+    }
+
+    /// The most digests a generation holds (two are kept): 32,768 by default, about 4 MB in all.
+    let generation: Int
+    private let generations = Mutex(Generations())
+
+    init(generation: Int = 1 << 15) {
+        self.generation = max(1, generation)
+    }
+
+    /// The id of the inbox entry `key` was applied as, if this process remembers it.
+    func entryID(for key: Key) -> Int64? {
+        generations.withLock { $0.newer[key] ?? $0.older[key] }
+    }
+
+    /// Remembers that `key` is applied, as inbox entry `entryID`; call only once the entry's verdict has committed.
+    func remember(_ key: Key, entryID: Int64) {
+        generations.withLock { generations in
+            if generations.newer.count >= generation {
+                generations.older = generations.newer
+                generations.newer = [:]
+            }
+            generations.newer[key] = entryID
+        }
+    }
+}
