@@ -216,7 +216,11 @@ let package = Package(
         .target(
             name: "LedgerTestSupport", dependencies: ["Ledger", "OrderSafeModel", .product(name: "SQLKit", package: "sql-kit")],
             path: "Tests/LedgerTestSupport"),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerTestSupport", .product(name: "SQLKit", package: "sql-kit")]),
+        .testTarget(
+            name: "LedgerTests",
+            dependencies: [
+                "Ledger", "LedgerTestSupport", .product(name: "SQLKit", package: "sql-kit"), .product(name: "SQLiteKit", package: "sqlite-kit"),
+            ]),
         .testTarget(
             name: "EngineTests",
             dependencies: [

@@ -1,6 +1,7 @@
 import Foundation
-import Ledger
+@testable import Ledger
 import SQLKit
+import SQLiteKit
 import Testing
 
 /// SQLite's connections prepare each statement once and reuse it: a reused statement must carry only its own
@@ -48,6 +49,18 @@ struct PreparedStatementTests {
             }
         }
         try await database.shutdown()
+    }
+
+    @Test("a bound value is what SQLiteKit's encoder makes of it, read directly or not: text, integers, optionals, bytes, booleans")
+    func boundValues() throws {
+        let values: [any Encodable & Sendable] = [
+            "", "订单 ✓", Int64.max, Int64.min, Int.max, 0, Optional<String>.some("x"), Optional<String>.none, Optional<Int64>.some(-1),
+            Optional<Int64>.none, Data([0, 1, 0]), true, false, 2.5, Optional<Data>.none,
+        ]
+        let encoder = SQLiteDataEncoder()
+        for value in values {
+            #expect(try PreparedSQLiteConnection.sqliteData(value) == encoder.encode(value), "\(value)")
+        }
     }
 
     @Test("a statement reused a thousand times answers each time with its own values, a failure in between included")

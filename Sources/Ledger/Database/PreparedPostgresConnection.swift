@@ -152,8 +152,12 @@ enum PostgresParameter {
         [.int2, .int4, .int8, .bool, .text, .varchar, .bpchar, .name, .bytea].contains(type)
     }
 
+    /// The types the ledger binds most are read directly (a cast, where `Encodable` costs an encoder each).
     static func scalar(of value: any Encodable & Sendable) throws -> Scalar {
         switch value {
+        case let text as String: return .text(text)
+        case let integer as Int64: return .integer(integer)
+        case let integer as Int: return .integer(Int64(integer))
         case let data as Data: return .bytes(Array(data))
         case let bytes as [UInt8]: return .bytes(bytes)
         case let uuid as UUID: return .text(uuid.uuidString.lowercased())

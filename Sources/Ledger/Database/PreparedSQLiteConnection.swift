@@ -77,7 +77,18 @@ final class PreparedSQLiteConnection: SQLDatabase {
     private func execute(_ query: any SQLExpression) throws -> [PreparedSQLiteRow] {
         let (sql, binds) = serialize(query)
         logger.trace("Executing query", metadata: ["sql": .string(sql)])
-        return try run(sql, binds: binds.map { try Self.encoder.encode($0) })
+        return try run(sql, binds: binds.map(Self.sqliteData))
+    }
+
+    /// A bound value as SQLite takes it: the types the ledger binds most directly (a cast; SQLiteKit's encoder
+    /// looks for a protocol conformance and, for an optional, makes an encoder), anything else as SQLiteKit encodes it.
+    static func sqliteData(_ value: any Encodable & Sendable) throws -> SQLiteData {
+        switch value {
+        case let text as String: .text(text)
+        case let integer as Int64: .integer(Int(truncatingIfNeeded: integer))
+        case let integer as Int: .integer(integer)
+        default: try encoder.encode(value)
+        }
     }
 
     @discardableResult
