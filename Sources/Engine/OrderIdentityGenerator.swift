@@ -3,9 +3,12 @@ import Ledger
 import OrderSafeModel
 
 /// Makes order numbers like `OS20261122-K7QZ3M9X2A` (Beijing date, then 50 random bits in Crockford base32)
-/// and random version-4 UUIDs for StoreKit's `appAccountToken`.
+/// and time-ordered UUIDs (version 7: milliseconds since 1970, then 74 random bits) for StoreKit's
+/// `appAccountToken`.
 ///
-/// The number fits Alipay's `out_trade_no` (≤ 64) and WeChat Pay's (6–32, `[A-Za-z0-9_-]`).
+/// The number fits Alipay's `out_trade_no` (≤ 64) and WeChat Pay's (6–32, `[A-Za-z0-9_-]`). The UUID leads with
+/// the time so the ledger's index of order UUIDs grows at its end: a random (version 4) one landed each new order
+/// on a page of its own, one more page for every commit to write.
 public struct OrderIdentityGenerator: Sendable {
     private let random: @Sendable () -> UInt64
     private let clock: any WallClock
@@ -16,32 +19,42 @@ public struct OrderIdentityGenerator: Sendable {
         self.random = random
     }
 
-    private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
-    private static let beijing: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 8 * 3600)!
-        return calendar
-    }()
+    private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+    private static let millisecondsPerDay: Int64 = 86_400_000
+    private static let beijingOffset: Int64 = 8 * 3_600_000
 
     public func next() -> OrderIdentity {
-        let day = Self.beijing.dateComponents([.year, .month, .day], from: clock.now())
-        let date = String(format: "%04d%02d%02d", day.year ?? 0, day.month ?? 0, day.day ?? 0)
+        let now = max(0, min(clock.now().millisecondsSince1970, (1 << 48) - 1))
+        var number = Array("OS".utf8)
+        number.reserveCapacity(21)
+        Self.appendDate(daysSince1970: (now + Self.beijingOffset) / Self.millisecondsPerDay, to: &number)
+        number.append(UInt8(ascii: "-"))
         var bits = random()
-        var suffix = ""
         for _ in 0..<10 {
-            suffix.append(Self.alphabet[Int(bits & 31)])
+            number.append(Self.alphabet[Int(bits & 31)])
             bits >>= 5
         }
-        var uuidBytes = [UInt8](repeating: 0, count: 16)
-        for half in 0..<2 {
-            let value = random()
-            for index in 0..<8 { uuidBytes[half * 8 + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
-        }
-        uuidBytes[6] = (uuidBytes[6] & 0x0F) | 0x40  // version 4
-        uuidBytes[8] = (uuidBytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        let (high, low) = (random(), random())
+        func byte(_ value: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: value >> (8 * index)) }
         let uuid = UUID(uuid: (
-            uuidBytes[0], uuidBytes[1], uuidBytes[2], uuidBytes[3], uuidBytes[4], uuidBytes[5], uuidBytes[6], uuidBytes[7],
-            uuidBytes[8], uuidBytes[9], uuidBytes[10], uuidBytes[11], uuidBytes[12], uuidBytes[13], uuidBytes[14], uuidBytes[15]))
-        return OrderIdentity(orderNo: "OS\(date)-\(suffix)", orderUUID: uuid)
+            byte(UInt64(now), 5), byte(UInt64(now), 4), byte(UInt64(now), 3), byte(UInt64(now), 2), byte(UInt64(now), 1),
+            byte(UInt64(now), 0), 0x70 | (byte(high, 0) & 0x0F), byte(high, 1),  // version 7
+            0x80 | (byte(low, 0) & 0x3F), byte(low, 1), byte(low, 2), byte(low, 3), byte(low, 4), byte(low, 5),  // RFC 9562 variant
+            byte(low, 6), byte(low, 7)))
+        return OrderIdentity(orderNo: String(decoding: number, as: UTF8.self), orderUUID: uuid)
+    }
+
+    /// Appends the date `daysSince1970` days after 1970-01-01 as `YYYYMMDD` (`Calendar` and `String(format:)` were
+    /// a third of making an identity, on the ledger's writer).
+    private static func appendDate(daysSince1970 days: Int64, to bytes: inout [UInt8]) {
+        let (year, month, day) = civilDate(daysSince1970: days)
+        for (value, width) in [(year, 4), (month, 2), (day, 2)] {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (value / divisor) % 10))
+                divisor /= 10
+            }
+        }
     }
 }

@@ -21,10 +21,11 @@ struct OrderIdentityGeneratorTests {
         let identity = generator.next()
         #expect(identity.orderNo == "OS20261123-0000000000")
         #expect((6...32).contains(identity.orderNo.count))
-        #expect(identity.orderUUID.uuidString.lowercased() == "00000000-0000-4000-8000-000000000000")
+        // Version 7: the instant's milliseconds (0x01a204334a80), then the random bits.
+        #expect(identity.orderUUID.uuidString.lowercased() == "01a20433-4a80-7000-8000-000000000000")
     }
 
-    @Test("the random part uses Crockford base32 and UUIDs are version 4")
+    @Test("the random part uses Crockford base32 and UUIDs are version 7")
     func randomPart() {
         let values = Mutex(SeededRandom(state: 42))
         let generator = OrderIdentityGenerator(clock: clock, random: { values.withLock { $0.next() } })
@@ -34,9 +35,44 @@ struct OrderIdentityGeneratorTests {
             let suffix = identity.orderNo.split(separator: "-")[1]
             #expect(suffix.count == 10)
             #expect(suffix.allSatisfy { "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains($0) })
-            #expect(identity.orderUUID.uuidString.dropFirst(14).first == "4")
+            #expect(identity.orderUUID.uuidString.dropFirst(14).first == "7")
+            #expect("89AB".contains(identity.orderUUID.uuidString.dropFirst(19).first ?? " "))
             seen.insert(identity.orderNo)
         }
         #expect(seen.count == 1000)
     }
+
+    @Test("UUIDs made later sort after earlier ones, as text too (the ledger's index of them grows at its end)")
+    func timeOrdered() {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_795_366_800))
+        let generator = OrderIdentityGenerator(clock: clock, random: { .max })
+        var previous = generator.next().orderUUID.uuidString
+        for _ in 0..<100 {
+            clock.advance(by: 0.001)
+            let uuid = generator.next().orderUUID.uuidString
+            #expect(uuid > previous)
+            previous = uuid
+        }
+    }
+
+    @Test("the Beijing date matches Calendar's across month, year and leap-day boundaries, and never traps")
+    func dates() throws {
+        var beijing = Calendar(identifier: .gregorian)
+        beijing.timeZone = try #require(TimeZone(secondsFromGMT: 8 * 3600))
+        let instants: [TimeInterval] = [
+            0, 1_709_136_000 - 1, 1_709_136_000, 1_709_222_400 - 28_800, 951_782_400, 951_868_800 - 28_800 - 1,
+            4_107_542_400 - 28_800, 1_795_366_800, 253_402_300_799 - 28_800,
+        ] + stride(from: 0.0, to: 4_000_000_000, by: 9_876_543).map { $0 }
+        for instant in instants {
+            let date = Date(timeIntervalSince1970: instant)
+            let day = beijing.dateComponents([.year, .month, .day], from: date)
+            let expected = String(format: "OS%04d%02d%02d-", day.year ?? 0, day.month ?? 0, day.day ?? 0)
+            let number = OrderIdentityGenerator(clock: FixedClock(date: date), random: { 0 }).next().orderNo
+            #expect(number.hasPrefix(expected), "\(instant): \(number)")
+        }
+        for extreme in [Date.distantPast, Date.distantFuture, Date(timeIntervalSince1970: -1e12), Date(timeIntervalSince1970: 1e15)] {
+            #expect(OrderIdentityGenerator(clock: FixedClock(date: extreme), random: { 0 }).next().orderNo.count == 21)
+        }
+    }
 }
+

@@ -62,7 +62,7 @@ package struct JSONText {
     package mutating func append(date: Date) {
         let seconds = Int64(min(max(date.timeIntervalSince1970, -62_135_596_800), 253_402_300_799).rounded(.down))
         let (days, secondOfDay) = seconds.floorDivided(by: 86_400)
-        let (year, month, day) = Self.civil(daysSince1970: days)
+        let (year, month, day) = civilDate(daysSince1970: days)
         bytes.append(UInt8(ascii: "\""))
         appendDigits(year, 4)
         bytes.append(UInt8(ascii: "-"))
@@ -82,17 +82,6 @@ package struct JSONText {
         let text = String(value)
         bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, width - text.utf8.count)))
         bytes.append(contentsOf: text.utf8)
-    }
-
-    /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's days-to-civil).
-    private static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let (era, dayOfEra) = (days + 719_468).floorDivided(by: 146_097)
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
@@ -121,13 +110,5 @@ extension JSONText {
         append(#","user_id":"#)
         append(string: order.userID)
         append("}")
-    }
-}
-
-extension Int64 {
-    /// Quotient rounded toward minus infinity, and the remainder that goes with it (never negative).
-    fileprivate func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
-        let (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
-        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
     }
 }
