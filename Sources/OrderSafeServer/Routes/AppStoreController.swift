@@ -39,7 +39,7 @@ struct AppStoreController {
                     "appstore submission", metadata: ["transaction_id": "\(result.transactionID)", "verdict": "\(result.verdict.rawValue)",
                                                       "code": "\(result.error?.code ?? "-")"])
             }
-            return try Response.json(response)
+            return Response.json(bytes: response.json)
         } catch let error as AppStoreSubmissionError {
             throw error.apiError
         }
