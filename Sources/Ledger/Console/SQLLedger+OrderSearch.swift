@@ -46,12 +46,16 @@ extension SQLLedger {
     static let qualifiedOrderColumns = orderColumns.split(separator: ",").map { "o." + $0.trimmingCharacters(in: .whitespaces) }
         .joined(separator: ", ")
 
+    /// Every channel, as SQL text: a transaction id is searched in each, through the unique (channel, provider_txn_id) index.
+    private static let everyChannel = Channel.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+
     /// The rows of the orders a search text names exactly: an order number, or a provider's transaction id or
     /// original transaction id (a subscription chain: every order of it, at most 1,000).
     static func orderIDs(matching text: String, _ db: any SQLDatabase) async throws -> [Int64] {
         try await db.raw("""
             SELECT id FROM orders WHERE order_no = \(bind: text)
-            UNION SELECT order_id AS id FROM payment_transactions WHERE provider_txn_id = \(bind: text)
+            UNION SELECT order_id AS id FROM payment_transactions
+                WHERE channel IN (\(unsafeRaw: Self.everyChannel)) AND provider_txn_id = \(bind: text)
             UNION SELECT order_id AS id FROM payment_transactions WHERE original_txn_id = \(bind: text)
             LIMIT 1000
             """).all().map { try $0.decode(column: "id", as: Int64.self) }

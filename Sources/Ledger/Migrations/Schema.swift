@@ -1,6 +1,7 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains, operatorConsole]
+    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains, operatorConsole,
+        fewerPaymentIndexes]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -314,4 +315,12 @@ enum Schema {
             "CREATE INDEX webhook_outbox_by_order ON webhook_outbox (order_id, id)",
         ],
         engineStatements: appendOnly("operator_actions"))
+
+    /// Two indexes of payments that others serve as well: a chain's payments are found by
+    /// `payments_by_original_txn` (a chain is a few rows, of one channel), and a transaction id whatever its channel by
+    /// the unique (channel, provider_txn_id) index with the three channels listed. Each was one more entry to insert
+    /// and one more page for every commit to write, for every payment.
+    private static let fewerPaymentIndexes = Migration(
+        version: 10, name: "fewer payment indexes",
+        statements: ["DROP INDEX payments_by_chain", "DROP INDEX payments_by_txn"])
 }
