@@ -117,6 +117,24 @@ struct AuthTests {
         }
     }
 
+    @Test("a token verified once is known by its very bytes: still checked against the clock, and a changed one verified again")
+    func verifiedTokensRemembered() async throws {
+        let token = Self.hs256(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(Self.future)}"#)
+        let forged = String(token.dropLast()) + (token.last == "A" ? "B" : "A")
+        let otherHeader = Self.hs256(header: #"{"alg":"HS256","typ":"JWT","crit":["x"]}"#, payload: #"{"sub":"alice","exp":\#(Self.future)}"#)
+        try await TestServer.withComponents { (client, _, clock) async throws in
+            let status = { @Sendable (token: String) async throws -> HTTPResponse.Status in
+                try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token)).status
+            }
+            #expect(try await status(token) == .ok)
+            #expect(try await status(token) == .ok)
+            #expect(try await status(forged) == .unauthorized)
+            #expect(try await status(otherHeader) == .unauthorized)
+            clock.advance(by: 3661)
+            #expect(try await status(token) == .unauthorized)
+        }
+    }
+
     @Test("admin endpoints need the admin key, not a user token")
     func admin() async throws {
         let alice = try await TestServer.token("alice")

@@ -1,5 +1,5 @@
 import Crypto
-import Synchronization
+import OrderSafeModel
 
 /// The inbox entries of app submissions this process has applied, so that a resend (an app retrying, a restore) is
 /// answered by readers without asking the database whether it is one, and a fresh submission goes to the writer
@@ -25,32 +25,21 @@ final class AppliedSubmissions: Sendable {
         }
     }
 
-    private struct Generations {
-        var newer: [Key: Int64] = [:]
-        var older: [Key: Int64] = [:]
-    }
-
     /// The most digests a generation holds (two are kept): 32,768 by default, about 4 MB in all.
-    let generation: Int
-    private let generations = Mutex(Generations())
+    var generation: Int { entries.generation }
+    private let entries: RecentValues<Key, Int64>
 
     init(generation: Int = 1 << 15) {
-        self.generation = max(1, generation)
+        entries = RecentValues(generation: generation)
     }
 
     /// The id of the inbox entry `key` was applied as, if this process remembers it.
     func entryID(for key: Key) -> Int64? {
-        generations.withLock { $0.newer[key] ?? $0.older[key] }
+        entries.value(for: key)
     }
 
     /// Remembers that `key` is applied, as inbox entry `entryID`; call only once the entry's verdict has committed.
     func remember(_ key: Key, entryID: Int64) {
-        generations.withLock { generations in
-            if generations.newer.count >= generation {
-                generations.older = generations.newer
-                generations.newer = [:]
-            }
-            generations.newer[key] = entryID
-        }
+        entries.remember(key, entryID)
     }
 }
