@@ -1,7 +1,9 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
-    static let migrations: [Migration] = [initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains, operatorConsole,
-        fewerPaymentIndexes]
+    static let migrations: [Migration] = [
+        initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains,
+        operatorConsole, fewerPaymentIndexes,
+    ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
