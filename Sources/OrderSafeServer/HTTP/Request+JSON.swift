@@ -1,4 +1,3 @@
-import ChannelSupport
 import Foundation
 import Hummingbird
 import NIOCore
@@ -33,28 +32,7 @@ extension Request {
         }
         guard body.readableBytes > 0 else { throw APIError.badRequest("invalid_json", "the request body is empty") }
         let bytes = body.readBytes(length: body.readableBytes) ?? []
-        let value: T
-        do {
-            value = try OrderSafeJSON.decoder().decode(T.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            throw APIError.badRequest("invalid_json", error.readableDescription)
-        }
-        do {
-            try JSONObject.requireUniqueMembers(bytes)
-        } catch {
-            throw APIError.badRequest("invalid_json", "\(error)")
-        }
-        if let object = try? JSONObject(bytes) {
-            for name in object.memberNames {
-                guard T.members.contains(name) else {
-                    throw APIError.badRequest(
-                        "invalid_json", "unknown member '\(name.prefix(64))'; expected \(T.members.sorted().joined(separator: ", "))")
-                }
-                // An optional member is left out, not null: the document allows no nulls.
-                if object.raw(name)?.elementsEqual("null".utf8) == true { throw APIError.badRequest("invalid_json", "'\(name)' is null") }
-            }
-        }
-        return value
+        return try APIBody.decode(T.self, from: bytes)
     }
 }
 
