@@ -1,12 +1,14 @@
 import Foundation
-import Ledger
+@testable import Ledger
 import LedgerTestSupport
 import OrderSafeModel
+import SQLKit
 import Testing
 
 /// A write's order events and webhook rows are inserted when its body is done: they must commit with it, in the order
-/// the write made them, and never outlive a write that failed.
-@Suite("Ledger: history rows inserted at the end of their write")
+/// the write made them, and never outlive a write that failed. Its grants are held until its next statement: that
+/// statement, whatever it is, must see them, and their failure must fail the write.
+@Suite("Ledger: statements held until their write's next statement or its end")
 struct DeferredInsertsTests {
     struct Abandoned: Error {}
 
@@ -44,6 +46,72 @@ struct DeferredInsertsTests {
             }
             #expect(webhooks.map { Self.orderNo(in: $0.payload) } == expected.map(\.0))
             #expect(webhooks.map(\.type) == expected.map(\.1))
+        }
+    }
+
+    @Test("a grant held by a write is seen by its next statement; two grants of one balance in one write both count",
+          arguments: TestEngine.available)
+    func heldGrantsSeenByTheNextStatement(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let seen = try await ledger.atomically {
+                var seen: [Int64] = []
+                for n in 0..<2 {
+                    let order = try await ledger.createOrder(Fixtures.newOrder(version, user: "user-held"), identity: Fixtures.randomIdentity).order
+                    _ = try await ledger.fulfil(Fixtures.payment(order, txn: "held-\(n)"), at: Fixtures.now)
+                    seen.append(try await ledger.holdings(userID: "user-held", at: Fixtures.now).balances.first?.amount ?? 0)
+                }
+                return seen
+            }
+            #expect(seen == [60, 120])
+            #expect(try await ledger.holdings(userID: "user-held", at: Fixtures.now).balances.map(\.amount) == [120])
+        }
+    }
+
+    @Test("a product granting one balance twice credits both: held grants of one row never run as one statement",
+          arguments: TestEngine.available)
+    func twoGrantsOfOneRow(engine: TestEngine) async throws {
+        let catalog = try Catalog(version: "double-1", products: [
+            Product(
+                id: "double", kind: .consumable, title: "Coins and a bonus", appStoreProductID: "test.double", channels: [.appStore],
+                prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
+                grants: [.addBalance(balance: "coins", amount: 60), .addBalance(balance: "coins", amount: 5)]),
+        ])
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(catalog, at: Fixtures.now)
+            for n in 0..<2 {
+                let order = try await ledger.createOrder(
+                    NewOrder(
+                        userID: "user-double", productID: "double", channel: .appStore, amount: Money(amountMinor: 600, currency: .cny),
+                        catalogVersionID: version.id, idempotency: nil, createdAt: Fixtures.now),
+                    identity: Fixtures.randomIdentity
+                ).order
+                _ = try await ledger.fulfil(Fixtures.payment(order, txn: "double-\(n)"), at: Fixtures.now)
+            }
+            #expect(try await ledger.holdings(userID: "user-double", at: Fixtures.now).balances.map(\.amount) == [130])
+        }
+    }
+
+    @Test("a held change that fails fails its write, even when the statement it ran before is caught", arguments: TestEngine.available)
+    func failedHeldChangeFailsTheWrite(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            await #expect(throws: (any Error).self) {
+                try await ledger.atomically {
+                    let order = try await ledger.createOrder(Fixtures.newOrder(version, user: "user-failed"), identity: { OrderIdentity(orderNo: "T-HELD-FAIL", orderUUID: UUID()) }).order
+                    let db = try #require(LedgerDatabase.enclosing?.db)
+                    try await LedgerDatabase.change(["INSERT INTO no_such_table (x) VALUES (1)"], on: db)
+                    _ = try? await ledger.order(number: order.orderNo)
+                }
+            }
+            #expect(try await ledger.order(number: "T-HELD-FAIL") == nil)
+            // Held until the end of the write, it fails it there too.
+            await #expect(throws: (any Error).self) {
+                try await ledger.atomically {
+                    let db = try #require(LedgerDatabase.enclosing?.db)
+                    try await LedgerDatabase.change(["INSERT INTO no_such_table (x) VALUES (1)"], on: db)
+                }
+            }
         }
     }
 

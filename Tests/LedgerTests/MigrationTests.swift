@@ -17,6 +17,34 @@ struct MigrationTests {
         }
     }
 
+    @Test("an order names a product of an existing catalog version, and keeps both from being deleted",
+          arguments: TestEngine.available)
+    func ordersReferenceTheirCatalog(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            _ = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+            func insertOrder(version: Int64, product: String) async throws {
+                try await database.transaction { db in
+                    try await db.raw("""
+                        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
+                                            amount_minor, currency, origin, created_at, updated_at)
+                        VALUES (\(bind: "T-REF-\(version)-\(product)"), \(bind: UUID().uuidString), 'user-ref', \(bind: product), \(bind: version),
+                                'appstore', 'created', 600, 'CNY', 'api', 0, 0)
+                        """).run()
+                }
+            }
+            await #expect(throws: (any Error).self) { try await insertOrder(version: version.id + 1, product: "coins_60") }
+            await #expect(throws: (any Error).self) { try await insertOrder(version: version.id, product: "no_such_product") }
+            try await insertOrder(version: version.id, product: "coins_60")
+            await #expect(throws: (any Error).self) {
+                try await database.transaction { db in try await db.raw("DELETE FROM products WHERE catalog_version_id = \(bind: version.id)").run() }
+            }
+            await #expect(throws: (any Error).self) {
+                try await database.transaction { db in try await db.raw("DELETE FROM catalog_versions WHERE id = \(bind: version.id)").run() }
+            }
+        }
+    }
+
     @Test("concurrent migrators on one database agree", arguments: TestEngine.available)
     func concurrent(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in

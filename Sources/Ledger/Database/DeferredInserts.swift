@@ -1,32 +1,64 @@
 import SQLKit
 import Synchronization
 
-/// Rows a write appends to its history tables (order events, webhook events), gathered while its body runs and
-/// inserted once it is done, one multi-row statement per table (on PostgreSQL, one statement in all): an App Store
-/// submission's order is created, paid and fulfilled in one write, whose events and webhook rows were four
-/// statements and are now two (one on PostgreSQL). Nothing in a write reads these tables back, so holding the rows
-/// until the end changes no answer; they commit with the write or not at all, in the order they were added.
+/// Statements a write does not need an answer from, held so that several go to the database as one (on PostgreSQL
+/// one round trip; SQLite has none to save):
+///
+/// - rows appended to history tables (order events, webhook events), gathered while the write's body runs and
+///   inserted once it is done, one multi-row statement per table. Nothing in a write reads these tables back, so
+///   holding the rows until the end changes no answer; they commit with the write or not at all, in the order added.
+/// - changes (a grant's balance or entitlement and its record), held only until the write's next statement of any
+///   kind (``WriteConnection`` runs them first, so that statement sees them) or its end. An App Store submission's
+///   grant is the last change before its end, and now travels with its events: one statement fewer per submission.
 final class DeferredInserts: Sendable {
-    /// Per statement head (`INSERT INTO table (columns) VALUES `), in the order first used: its rows, in order.
-    private let pending = Mutex<[(head: String, rows: [SQLQueryString])]>([])
+    private struct Pending {
+        /// Per statement head (`INSERT INTO table (columns) VALUES `), in the order first used: its rows, in order.
+        var rows: [(head: String, rows: [SQLQueryString])] = []
+        /// Changes held until the next statement, in order.
+        var changes: [SQLQueryString] = []
+    }
+
+    private let pending = Mutex(Pending())
 
     func add(_ head: String, rows: [SQLQueryString]) {
         pending.withLock { pending in
-            if let index = pending.firstIndex(where: { $0.head == head }) {
-                pending[index].rows += rows
+            if let index = pending.rows.firstIndex(where: { $0.head == head }) {
+                pending.rows[index].rows += rows
             } else {
-                pending.append((head, rows))
+                pending.rows.append((head, rows))
             }
         }
     }
 
-    /// Inserts what was gathered, on the write's connection (on PostgreSQL, in one statement).
+    /// Holds `statements` (none reading what another writes) until the write's next statement or its end; false,
+    /// holding nothing, when changes are held already: two changes of one row must not run as one statement, so the
+    /// caller runs those held first.
+    func hold(_ statements: [SQLQueryString]) -> Bool {
+        pending.withLock { pending in
+            guard pending.changes.isEmpty else { return false }
+            pending.changes = statements
+            return true
+        }
+    }
+
+    var holdsChanges: Bool { pending.withLock { !$0.changes.isEmpty } }
+
+    /// Runs the changes held, if any, on the write's connection.
+    func flushChanges(_ db: any SQLDatabase) async throws {
+        let changes = pending.withLock { pending in
+            defer { pending.changes = [] }
+            return pending.changes
+        }
+        try await LedgerDatabase.runTogether(changes, on: db)
+    }
+
+    /// Runs everything held, changes first (on PostgreSQL, in one statement), at the end of the write.
     func flush(_ db: any SQLDatabase) async throws {
         let gathered = pending.withLock { pending in
-            defer { pending = [] }
+            defer { pending = Pending() }
             return pending
         }
-        try await LedgerDatabase.runTogether(gathered.map { Self.statement($0.head, rows: $0.rows) }, on: db)
+        try await LedgerDatabase.runTogether(gathered.changes + gathered.rows.map { Self.statement($0.head, rows: $0.rows) }, on: db)
     }
 
     /// One statement: `head` followed by every row.
@@ -44,6 +76,18 @@ extension LedgerDatabase {
             deferred.add(head, rows: rows)
         } else {
             try await db.raw(DeferredInserts.statement(head, rows: rows)).run()
+        }
+    }
+
+    /// Runs `statements` (none reading what another writes, none answering anything) together: inside a write, held
+    /// until its next statement or its end, where they join what else is held; at once otherwise.
+    static func change(_ statements: [SQLQueryString], on db: any SQLDatabase) async throws {
+        guard let deferred = enclosing?.deferred else {
+            return try await runTogether(statements, on: db)
+        }
+        if !deferred.hold(statements) {
+            try await deferred.flushChanges(db)
+            _ = deferred.hold(statements)
         }
     }
 }

@@ -58,7 +58,7 @@ public final class LedgerDatabase: Sendable {
         var db: any SQLDatabase
         /// The first error a joined part threw: it fails the whole write, even if its caller went on.
         var failure: FirstError
-        /// History rows inserted once the body is done.
+        /// History rows inserted once the body is done, changes held until its next statement.
         var deferred: DeferredInserts
         /// Orders inserted by this write, for its later steps.
         var createdOrders: CreatedOrders
@@ -108,9 +108,11 @@ public final class LedgerDatabase: Sendable {
                     exclusive: false,
                     body: { db in
                         let (failure, deferred) = (FirstError(), DeferredInserts())
-                        let enclosing = EnclosingWrite(database: id, db: db, failure: failure, deferred: deferred, createdOrders: CreatedOrders())
+                        let connection = WriteConnection(base: db, deferred: deferred, failure: failure)
+                        let enclosing = EnclosingWrite(
+                            database: id, db: connection, failure: failure, deferred: deferred, createdOrders: CreatedOrders())
                         let result = try await Self.$enclosing.withValue(enclosing) {
-                            try await body(db)
+                            try await body(connection)
                         }
                         if let error = failure.recorded { throw error }
                         try await deferred.flush(db)

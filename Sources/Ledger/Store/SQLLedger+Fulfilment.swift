@@ -133,7 +133,8 @@ extension SQLLedger {
         try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)
     }
 
-    /// Applies one grant of a payment and records it (on PostgreSQL, the change and its record are one statement).
+    /// Applies one grant of a payment and records it (on PostgreSQL, the change and its record are one statement,
+    /// held until the write's next statement: at the end of a submission, with its events).
     /// `periodEnd` (milliseconds) is the provider's own end of the period bought: an extension then runs until the
     /// later of it and the current end.
     static func apply(
@@ -183,6 +184,6 @@ extension SQLLedger {
             VALUES (\(bind: paymentID), \(bind: index), \(bind: userID), \(bind: grant.kind.rawValue), \(bind: grant.target),
                     \(bind: amount), \(bind: period), \(bind: expiresAt), \(bind: period == nil ? nil : periodEnd), \(bind: now))
             """
-        try await LedgerDatabase.runTogether([change, record].compactMap { $0 }, on: db)
+        try await LedgerDatabase.change([change, record].compactMap { $0 }, on: db)
     }
 }
