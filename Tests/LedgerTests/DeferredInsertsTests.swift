@@ -49,7 +49,7 @@ struct DeferredInsertsTests {
         }
     }
 
-    @Test("a grant held by a write is seen by its next statement; two grants of one balance in one write both count",
+    @Test("a grant held by a write is seen by its next statement; two payments of one balance in one write both count",
           arguments: TestEngine.available)
     func heldGrantsSeenByTheNextStatement(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
