@@ -299,19 +299,18 @@ public struct AppStorePayments: Sendable {
             throw AppStoreSubmissionError.productNotInCatalog(purchase.productID)
         }
 
-        let order = try await order(for: purchase, product: product, price: price, submitter: submitter, chainOwner: chainOwner)
-        guard let order else {
+        guard let binding = try await binding(for: purchase, product: product, submitter: submitter, chainOwner: chainOwner) else {
             throw AppStoreSubmissionError.unbound(id)
         }
         // A subscription chain this payment gives its first owner: its history is pulled once below, so periods
         // nobody brought (the original purchase, renewals whose notifications never came) are granted at once.
         let newChain = api != nil && purchase.periodEnd != nil && !purchase.familyShared && chainOwner == nil
-        let outcome = try await context.ledger.fulfil(
+        let (order, outcome) = try await fulfil(purchase, binding, product: product, price: price) { orderNo, amount in
             VerifiedPayment(
-                channel: .appStore, providerTransactionID: id, orderNo: order.orderNo, amount: order.amount, cause: cause,
+                channel: .appStore, providerTransactionID: id, orderNo: orderNo, amount: amount, cause: cause,
                 evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd,
-                sandbox: purchase.sandbox, originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID),
-            at: context.clock.now())
+                sandbox: purchase.sandbox, originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID)
+        }
         context.logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
@@ -345,28 +344,56 @@ public struct AppStorePayments: Sendable {
         return order
     }
 
-    /// The order a new purchase is recorded against; nil when it names no user at all (a notification for a
-    /// transaction that names no order of ours and renews nothing we know). `chainOwner` owns the purchase's
-    /// subscription chain (nil for a family-shared purchase).
-    private func order(for purchase: AppStorePurchase, product: Product, price: Money, submitter: String?, chainOwner: String?) async throws
-        -> Order?
+    /// The order a new purchase is recorded against, or the user an order is adopted for; nil when it names no user
+    /// at all (a notification for a transaction that names no order of ours and renews nothing we know).
+    /// `chainOwner` owns the purchase's subscription chain (nil for a family-shared purchase).
+    private func binding(for purchase: AppStorePurchase, product: Product, submitter: String?, chainOwner: String?) async throws
+        -> Binding?
     {
         var owner = submitter
         if let uuid = purchase.orderUUID, let bound = try await context.ledger.order(uuid: uuid), bound.channel == .appStore {
-            if bound.productID == product.id, !bound.status.isFinal { return bound }
+            if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
             owner = bound.userID
         } else if let legacy = purchase.legacyBinding, let bound = try await context.ledger.order(number: legacy.orderNo),
             bound.userID == legacy.userID, bound.channel == .appStore
         {
-            if bound.productID == product.id, !bound.status.isFinal { return bound }
+            if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
             owner = bound.userID
         } else if let chainOwner {
             // A subscription chain belongs to whoever owns any transaction of it: the app may have submitted a
             // renewal only, never the original purchase.
             owner = chainOwner
         }
-        guard let owner else { return nil }
-        return try await adopt(purchase, product: product, price: price, for: owner)
+        return owner.map(Binding.adopt(owner:))
+    }
+
+    /// What a purchase is recorded against.
+    private enum Binding {
+        case order(Order)
+        case adopt(owner: String)
+    }
+
+    /// Records a purchase's payment against its order: an adopted order is created with it in one step when nothing
+    /// stands in the way, else created and paid apart (which says whose payment it is when another order has it).
+    private func fulfil(
+        _ purchase: AppStorePurchase, _ binding: Binding, product: Product, price: Money,
+        payment: (_ orderNo: String, _ amount: Money) -> VerifiedPayment
+    ) async throws -> (order: Order, outcome: FulfilmentOutcome) {
+        let order: Order
+        switch binding {
+        case .order(let bound):
+            order = bound
+        case .adopt(let owner):
+            let new = adoption(of: purchase, product: product, price: price, for: owner)
+            let identity = identities.next()
+            switch try await context.ledger.fulfil(payment(identity.orderNo, price), adopting: new, as: identity, at: context.clock.now()) {
+            case .fulfilled(let paid)?: return (paid, .fulfilled(paid))
+            case .flagged(let paid, let reason)?: return (paid, .flagged(paid, reason))
+            case .duplicate?, nil: break
+            }
+            order = try await context.ledger.createOrder(new, identity: { identities.next() }).order
+        }
+        return (order, try await context.ledger.fulfil(payment(order.orderNo, order.amount), at: context.clock.now()))
     }
 
     /// The chain whose waiting signals this task is applying (so that applying them does not start over).
@@ -391,15 +418,12 @@ public struct AppStorePayments: Sendable {
     /// The namespace of adoption idempotency keys, which user keys may not enter.
     public static let adoptionKeyPrefix = "appstore:"
 
-    /// A new order for a transaction that came without one; the idempotency key makes adoption happen once per user.
-    private func adopt(_ purchase: AppStorePurchase, product: Product, price: Money, for userID: String) async throws -> Order {
-        let creation = try await context.ledger.createOrder(
-            NewOrder(
-                userID: userID, productID: product.id, channel: .appStore, amount: price, catalogVersionID: context.catalog.version.id,
-                origin: .adopted, idempotency: IdempotencyToken(key: Self.adoptionKeyPrefix + purchase.transactionID, requestSHA256: "adopted"),
-                createdAt: context.clock.now()),
-            identity: { identities.next() })
-        return creation.order
+    /// The order adopted for a transaction that came without one; the idempotency key makes adoption happen once per user.
+    private func adoption(of purchase: AppStorePurchase, product: Product, price: Money, for userID: String) -> NewOrder {
+        NewOrder(
+            userID: userID, productID: product.id, channel: .appStore, amount: price, catalogVersionID: context.catalog.version.id,
+            origin: .adopted, idempotency: IdempotencyToken(key: Self.adoptionKeyPrefix + purchase.transactionID, requestSHA256: "adopted"),
+            createdAt: context.clock.now())
     }
 
     /// The verdict for a purchase recorded against `order`: recorded; rejected when Apple took it back (a refund that

@@ -24,6 +24,12 @@ public protocol LedgerStore: Sendable {
     /// Records a verified payment and applies the order's grants, exactly once per provider transaction.
     func fulfil(_ payment: VerifiedPayment, at: Date) async throws -> FulfilmentOutcome
 
+    /// Creates `new` (an order adopted for a payment that came without one) and records `payment` against it in one
+    /// step: the order's row is written once, as the payment leaves it. Nil, with nothing changed, when the order's
+    /// number, UUID or idempotency key is taken or the payment was recorded before: the caller then creates the
+    /// order and fulfils it apart, which says what was there.
+    func fulfil(_ payment: VerifiedPayment, adopting new: NewOrder, as identity: OrderIdentity, at: Date) async throws -> FulfilmentOutcome?
+
     /// The order and user a provider transaction was recorded for, if it was.
     func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment?
 

@@ -8,29 +8,13 @@ extension SQLLedger {
             guard let (orderID, order, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo) else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
-            let flag: FlagReason? =
-                if payment.amount != order.amount { .amountMismatch }
-                else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled }
-                else { nil }
-            let steps: [(kind: String, to: OrderStatus)] =
-                if let flag { [("flagged:\(flag.rawValue)", .flagged)] }
-                else { (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)] }
+            let plan = Self.plan(paying: order, with: payment)
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
-            let insert: SQLQueryString = """
-                INSERT INTO payment_transactions (channel, provider_txn_id, order_id, user_id, amount_minor, currency,
-                                                  cause, evidence, recorded_at, original_txn_id)
-                VALUES (\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), \(bind: orderID),
-                        \(bind: order.userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code),
-                        \(bind: payment.cause.rawValue), \(bind: payment.evidence), \(bind: date.millisecondsSince1970),
-                        \(bind: payment.originalTransactionID))
-                ON CONFLICT (channel, provider_txn_id) DO NOTHING
-                RETURNING id, (SELECT COUNT(*) FROM waiting_reversals w
-                               WHERE w.channel = \(bind: payment.channel.rawValue) AND w.provider_txn_id = \(bind: payment.providerTransactionID)
-                              ) AS waiting
-                """
+            let insert = "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
+                + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: order.userID, at: date) + ") " + Self.paymentConflict(payment)
             // The order's new status is written only if the payment was (on PostgreSQL in the same statement).
-            let update = Self.statusUpdate(orderID: orderID, to: steps[steps.count - 1].to, sandbox: payment.sandbox, at: date)
+            let update = Self.statusUpdate(orderID: orderID, to: plan.status, sandbox: payment.sandbox, at: date)
             let inserted: (any SQLRow)?
             if db.dialect.name == "postgresql" {
                 inserted = try await db.raw(
@@ -47,38 +31,79 @@ extension SQLLedger {
                     """).first()
                 return .duplicate(orderNo: try existing?.decode(column: "order_no", as: String.self) ?? order.orderNo)
             }
-            let paymentID = try inserted.decode(column: "id", as: Int64.self)
-            let evidence = "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence)"
-            if let flag {
-                let flagged = try await Self.advance(
-                    db, orderID: orderID, order, through: steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
-                    evidence: evidence, at: date)
-                return .flagged(flagged, flag)
-            }
-
-            let grants = try await products.grants(catalogVersionID: catalogVersionID, productID: order.productID) {
-                try await Self.productGrants(db, orderID: orderID)
-            }
-            for (index, grant) in grants.enumerated() {
-                try await Self.apply(
-                    grant, index: index, paymentID: paymentID, userID: order.userID, periodEnd: payment.periodEnd?.millisecondsSince1970,
-                    db: db, at: date)
-            }
-            let fulfilled = try await Self.advance(
-                db, orderID: orderID, order, through: steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
-                evidence: evidence, at: date)
-            // A refund or revocation that arrived before this payment wins now, in this same transaction. (Asked with
-            // the insert: one statement fewer for the payments nothing waits for.)
-            if try inserted.decode(column: "waiting", as: Int64.self) > 0,
-                let waiting = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil)
-            {
-                switch try await Self.reverse(db, paymentID: paymentID, waiting, at: date) {
-                case .flagged(let order, let reason): return .flagged(order, reason)
-                default: return .fulfilled(try await Self.loadOrder(db, where: "id", orderID) ?? fulfilled)
-                }
-            }
-            return .fulfilled(fulfilled)
+            return try await settle(
+                db, payment, paymentID: try inserted.decode(column: "id", as: Int64.self),
+                waiting: try inserted.decode(column: "waiting", as: Int64.self) > 0, orderID: orderID, order, catalogVersionID: catalogVersionID,
+                plan, at: date)
         }
+    }
+
+    /// What paying `order` with `payment` does to it: flags it (the amount differs, or it was settled already), or
+    /// pays and fulfils it.
+    static func plan(paying order: Order, with payment: VerifiedPayment) -> PaymentPlan {
+        let flag: FlagReason? =
+            if payment.amount != order.amount { .amountMismatch }
+            else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled }
+            else { nil }
+        if let flag { return PaymentPlan(flag: flag, steps: [("flagged:\(flag.rawValue)", .flagged)], status: .flagged) }
+        return PaymentPlan(flag: nil, steps: (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)], status: .fulfilled)
+    }
+
+    static let paymentInsertColumns: SQLQueryString = """
+        (channel, provider_txn_id, order_id, user_id, amount_minor, currency, cause, evidence, recorded_at, original_txn_id)
+        """
+
+    /// The values of a payment's row, in ``paymentInsertColumns``' order; `orderID` is an expression.
+    static func paymentValues(_ payment: VerifiedPayment, orderID: SQLQueryString, userID: String, at date: Date) -> SQLQueryString {
+        "\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), " + orderID + """
+            , \(bind: userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code), \(bind: payment.cause.rawValue), \
+            \(bind: payment.evidence), \(bind: date.millisecondsSince1970), \(bind: payment.originalTransactionID)
+            """
+    }
+
+    /// The end of a payment's insert: a provider transaction recorded before inserts nothing; one inserted answers
+    /// its id and whether a reversal waits for it (asked with the insert: one statement fewer for the payments nothing
+    /// waits for).
+    static func paymentConflict(_ payment: VerifiedPayment) -> SQLQueryString {
+        """
+        ON CONFLICT (channel, provider_txn_id) DO NOTHING
+        RETURNING id, (SELECT COUNT(*) FROM waiting_reversals w
+                       WHERE w.channel = \(bind: payment.channel.rawValue) AND w.provider_txn_id = \(bind: payment.providerTransactionID)
+                      ) AS waiting
+        """
+    }
+
+    /// The rest of a payment recorded against `order`, whose row already has the plan's status: grants (none when
+    /// flagged), events and webhooks, and a refund or revocation that arrived before the payment, which wins now.
+    func settle(
+        _ db: any SQLDatabase, _ payment: VerifiedPayment, paymentID: Int64, waiting: Bool, orderID: Int64, _ order: Order,
+        catalogVersionID: Int64, _ plan: PaymentPlan, at date: Date
+    ) async throws -> FulfilmentOutcome {
+        let evidence = "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence)"
+        if let flag = plan.flag {
+            let flagged = try await Self.advance(
+                db, orderID: orderID, order, through: plan.steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
+                evidence: evidence, at: date)
+            return .flagged(flagged, flag)
+        }
+        let grants = try await products.grants(catalogVersionID: catalogVersionID, productID: order.productID) {
+            try await Self.productGrants(db, orderID: orderID)
+        }
+        for (index, grant) in grants.enumerated() {
+            try await Self.apply(
+                grant, index: index, paymentID: paymentID, userID: order.userID, periodEnd: payment.periodEnd?.millisecondsSince1970,
+                db: db, at: date)
+        }
+        let fulfilled = try await Self.advance(
+            db, orderID: orderID, order, through: plan.steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
+            evidence: evidence, at: date)
+        if waiting, let reversal = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil) {
+            switch try await Self.reverse(db, paymentID: paymentID, reversal, at: date) {
+            case .flagged(let order, let reason): return .flagged(order, reason)
+            default: return .fulfilled(try await Self.loadOrder(db, where: "id", orderID) ?? fulfilled)
+            }
+        }
+        return .fulfilled(fulfilled)
     }
 
     /// The order a payment is for, locked: the one this write has just created is passed on, not read again.
@@ -186,4 +211,11 @@ extension SQLLedger {
             """
         try await LedgerDatabase.change([change, record].compactMap { $0 }, on: db)
     }
+}
+
+/// What a payment does to its order: the steps it moves it through to `status`, and why it is not granted if flagged.
+struct PaymentPlan {
+    var flag: FlagReason?
+    var steps: [(kind: String, to: OrderStatus)]
+    var status: OrderStatus
 }

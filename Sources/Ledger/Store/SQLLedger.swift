@@ -64,32 +64,11 @@ public struct SQLLedger: LedgerStore {
         for _ in 0..<5 {
             let candidate = identity()
             let outcome: OrderCreation? = try await database.transaction { db in
-                let inserted = try await db.raw("""
-                    INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
-                                        amount_minor, currency, origin, idempotency_key, request_sha256, created_at, updated_at)
-                    VALUES (\(bind: candidate.orderNo), \(bind: candidate.orderUUID.uuidString.lowercased()),
-                            \(bind: new.userID), \(bind: new.productID), \(bind: new.catalogVersionID),
-                            \(bind: new.channel.rawValue), \(bind: OrderStatus.created.rawValue),
-                            \(bind: new.amount.amountMinor), \(bind: new.amount.currency.code), \(bind: new.origin.rawValue),
-                            \(bind: new.idempotency?.key), \(bind: new.idempotency?.requestSHA256),
-                            \(bind: new.createdAt.millisecondsSince1970), \(bind: new.createdAt.millisecondsSince1970))
-                    ON CONFLICT DO NOTHING RETURNING id
-                    """).first()
-                if let inserted {
+                if let inserted = try await db.raw(Self.orderInsert(new, as: candidate)).first() {
                     let id = try inserted.decode(column: "id", as: Int64.self)
-                    let cause: EventCause = new.origin == .api ? .app : .system
-                    let created = Date(millisecondsSince1970: new.createdAt.millisecondsSince1970)
-                    let order = Order(
-                        orderNo: candidate.orderNo, orderUUID: candidate.orderUUID, userID: new.userID, productID: new.productID,
-                        channel: new.channel, status: .created, amount: new.amount, createdAt: created, updatedAt: created)
+                    let order = Self.created(new, as: candidate)
                     LedgerDatabase.createdOrders?.add(.init(id: id, order: order, catalogVersionID: new.catalogVersionID))
-                    try await Self.appendEvent(db, orderID: id, kind: "created", from: nil, to: .created, cause: cause, evidence: nil, at: new.createdAt)
-                    try await Self.emitWebhooks(db, orderID: id, states: [order], cause: cause, evidence: nil, at: new.createdAt)
-                    if let followUp = new.followUp {
-                        try await Self.enqueue(
-                            NewJob(kind: followUp.kind, key: candidate.orderNo, runAt: new.createdAt.addingTimeInterval(followUp.after)),
-                            db: db, at: new.createdAt)
-                    }
+                    try await Self.recordCreation(db, orderID: id, order, new)
                     return .created(order)
                 }
                 if let token = new.idempotency,
@@ -109,6 +88,42 @@ public struct SQLLedger: LedgerStore {
             if let outcome { return outcome }
         }
         throw LedgerError.orderNumberExhausted
+    }
+
+    /// The statement inserting `new` as `identity`, answering its id; nothing when the number, UUID or the user's
+    /// idempotency key is taken. An order adopted with its payment is inserted with the payment's `status` and `sandbox`.
+    static func orderInsert(
+        _ new: NewOrder, as identity: OrderIdentity, status: OrderStatus = .created, updatedAt: Date? = nil, sandbox: Bool = false
+    ) -> SQLQueryString {
+        """
+        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor,
+                            currency, origin, idempotency_key, request_sha256, created_at, updated_at, sandbox)
+        VALUES (\(bind: identity.orderNo), \(bind: identity.orderUUID.uuidString.lowercased()), \(bind: new.userID),
+                \(bind: new.productID), \(bind: new.catalogVersionID), \(bind: new.channel.rawValue), \(bind: status.rawValue),
+                \(bind: new.amount.amountMinor), \(bind: new.amount.currency.code), \(bind: new.origin.rawValue),
+                \(bind: new.idempotency?.key), \(bind: new.idempotency?.requestSHA256), \(bind: new.createdAt.millisecondsSince1970),
+                \(bind: (updatedAt ?? new.createdAt).millisecondsSince1970), \(bind: sandbox))
+        ON CONFLICT DO NOTHING RETURNING id
+        """
+    }
+
+    /// `new` as created: the order its insert stored, to the millisecond.
+    static func created(_ new: NewOrder, as identity: OrderIdentity) -> Order {
+        let created = Date(millisecondsSince1970: new.createdAt.millisecondsSince1970)
+        return Order(
+            orderNo: identity.orderNo, orderUUID: identity.orderUUID, userID: new.userID, productID: new.productID, channel: new.channel,
+            status: .created, amount: new.amount, createdAt: created, updatedAt: created)
+    }
+
+    /// What records an order's creation besides its row: its event, its webhook and its follow-up job.
+    static func recordCreation(_ db: any SQLDatabase, orderID: Int64, _ order: Order, _ new: NewOrder) async throws {
+        let cause: EventCause = new.origin == .api ? .app : .system
+        try await appendEvent(db, orderID: orderID, kind: "created", from: nil, to: .created, cause: cause, evidence: nil, at: new.createdAt)
+        try await emitWebhooks(db, orderID: orderID, states: [order], cause: cause, evidence: nil, at: new.createdAt)
+        if let followUp = new.followUp {
+            try await enqueue(
+                NewJob(kind: followUp.kind, key: order.orderNo, runAt: new.createdAt.addingTimeInterval(followUp.after)), db: db, at: new.createdAt)
+        }
     }
 
     public func order(number: String) async throws -> Order? {
