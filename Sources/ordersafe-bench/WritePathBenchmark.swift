@@ -4,7 +4,7 @@ import Logging
 import OrderSafeModel
 
 /// The ledger's write path alone, without HTTP or verification: what one App Store submission writes (its inbox
-/// entry, an adopted order, the payment with its grant, the events and webhook rows, the entry's verdict, as one
+/// entry, an order adopted with its payment and grant, the events and webhook rows, the entry's verdict, as one
 /// write) from many concurrent submitters, per group size (how many writes one transaction may gather; 1 commits each alone), beside
 /// the raw rate of `fsync` on the same disk measured in the same run: each commit costs at least one.
 ///
@@ -89,16 +89,15 @@ enum WritePathBenchmark {
         let entry = try await ledger.storeInbound(
             InboundSignal(channel: .appStore, kind: "submission", headers: ["user_id": user],
                           body: Array(#"{"signed_transaction":"\#(transaction)"}"#.utf8), receivedAt: now))
-        let order = try await ledger.createOrder(
-            NewOrder(userID: user, productID: "coins_60", channel: .appStore, amount: price, catalogVersionID: catalogVersion,
-                     origin: .adopted, idempotency: IdempotencyToken(key: "appstore:\(transaction)", requestSHA256: "adopted"),
-                     createdAt: now),
-            identity: { OrderIdentity(orderNo: "OSB-\(run)-\(index)", orderUUID: UUID()) }
-        ).order
-        _ = try await ledger.fulfil(
-            VerifiedPayment(channel: .appStore, providerTransactionID: transaction, orderNo: order.orderNo, amount: price, cause: .app,
+        let identity = OrderIdentity(orderNo: "OSB-\(run)-\(index)", orderUUID: UUID())
+        let adopted = try await ledger.fulfil(
+            VerifiedPayment(channel: .appStore, providerTransactionID: transaction, orderNo: identity.orderNo, amount: price, cause: .app,
                             evidence: "inbox:\(entry.id)", sandbox: true, originalTransactionID: transaction),
-            at: now)
+            adopting: NewOrder(userID: user, productID: "coins_60", channel: .appStore, amount: price, catalogVersionID: catalogVersion,
+                               origin: .adopted, idempotency: IdempotencyToken(key: "appstore:\(transaction)", requestSHA256: "adopted"),
+                               createdAt: now),
+            as: identity, at: now)
+        guard adopted != nil else { throw BenchmarkError.notAdopted(transaction) }
         try await ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: now)
     }
 
@@ -118,5 +117,16 @@ enum WritePathBenchmark {
             count += 1
         }
         return Double(count) / ((ContinuousClock.now - start).milliseconds / 1000)
+    }
+}
+
+/// A benchmark write that did not do what the server's does.
+enum BenchmarkError: Error, CustomStringConvertible {
+    case notAdopted(String)
+
+    var description: String {
+        switch self {
+        case .notAdopted(let transaction): "transaction \(transaction) was not adopted with its payment (recorded before?)"
+        }
     }
 }
