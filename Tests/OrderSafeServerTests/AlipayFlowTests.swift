@@ -124,6 +124,31 @@ struct AlipayFlowTests {
         }
     }
 
+    @Test("a trade_no already recorded for another order is accepted, flagged on the order it claims, credits nothing")
+    func tradeNoSeenOnTwoOrders() async throws {
+        try await Self.withAlipayOrder { client, alipay, alice, order in
+            let bob = try await TestServer.token("bob")
+            let bobs = try await TestServer.createOrder(client, token: bob, product: "gift_box", channel: "alipay")
+                .decoded(OrderResponse.self).order
+            let tradeNo = "2026112622001000000000000001"
+            #expect(try await Self.post(client, try alipay.notificationBody(Self.notification(for: order, tradeNo: tradeNo))) == (.ok, "success"))
+            // The provider says Bob's order was paid with the same trade_no: kept, answered (Alipay would retry a
+            // failure for a day and change nothing), and put in front of an operator.
+            #expect(try await Self.post(client, try alipay.notificationBody(Self.notification(for: bobs, tradeNo: tradeNo))) == (.ok, "success"))
+            let read = try await client.execute(uri: "/v1/orders/\(bobs.orderNo)", method: .get, headers: TestServer.bearer(bob))
+            #expect(try read.decoded(OrderResponse.self).order.status == .flagged)
+            let holdings = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(bob))
+            #expect(try holdings.decoded(HoldingsResponse.self).balances.isEmpty)
+            let admin = try await client.execute(
+                uri: "/v1/admin/orders/\(bobs.orderNo)", method: .get, headers: TestServer.bearer(TestServer.adminKey))
+            let detail = String(buffer: admin.body)
+            #expect(detail.contains(#""flag_waiting":true"#))
+            #expect(detail.contains(#""claiming_order_no":"\#(bobs.orderNo)""#))
+            #expect(detail.contains(#""recorded_order_no":"\#(order.orderNo)""#))
+            #expect(detail.contains(#""kind":"flagged:payment_id_conflict""#))
+        }
+    }
+
     @Test("end to end over loopback: order, the sandbox Alipay pays, its notification fulfils the order")
     func endToEnd() async throws {
         let port = try TestServer.freePort()

@@ -18,7 +18,7 @@ extension AlipayPayments: OrderSettler {
                         channel: .alipay, providerTransactionID: trade.tradeNo, orderNo: order.orderNo, amount: trade.totalAmount, cause: cause,
                         evidence: "alipay.trade.query"),
                     at: context.clock.now())
-                context.logger.info("alipay trade settled by query", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+                context.log(outcome, "alipay trade settled by query", ["order_no": "\(order.orderNo)"])
                 return .paid
             case .waitBuyerPay:
                 return .pending

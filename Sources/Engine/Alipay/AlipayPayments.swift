@@ -73,6 +73,6 @@ public struct AlipayPayments: Sendable {
                 channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
                 amount: notification.totalAmount, cause: .notification, evidence: "inbox:\(inboxID)"),
             at: context.clock.now())
-        context.logger.info("alipay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+        context.log(outcome, "alipay notification applied", ["order_no": "\(order.orderNo)"])
     }
 }

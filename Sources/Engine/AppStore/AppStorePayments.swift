@@ -311,7 +311,7 @@ public struct AppStorePayments: Sendable {
                 evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd,
                 sandbox: purchase.sandbox, originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID)
         }
-        context.logger.info("appstore transaction recorded", metadata: ["transaction_id": "\(id)", "order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+        context.log(outcome, "appstore transaction recorded", ["transaction_id": "\(id)", "order_no": "\(order.orderNo)"])
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
             // Signals that began to wait after the lookup are applied by the inbox sweep.
@@ -328,14 +328,11 @@ public struct AppStorePayments: Sendable {
             }
             return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause)
         case .duplicate(let orderNo):
-            if orderNo != order.orderNo, order.status == .created {
-                // Another submission recorded it first against another order (two users racing with one receipt):
-                // the order made for this one never gets paid.
-                _ = try await context.ledger.transition(
-                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .system, evidence: "appstore:\(id) recorded elsewhere",
-                    at: context.clock.now())
-            }
             return try await answer(try await self.order(number: orderNo), purchase: purchase, submitter: submitter, cause: cause)
+        case .conflict(_, let recordedFor):
+            // Recorded for another order than the one this transaction names: the ledger flagged the one it names;
+            // the verdict is about the transaction, which is recorded (for the order it was recorded for).
+            return try await answer(try await self.order(number: recordedFor), purchase: purchase, submitter: submitter, cause: cause)
         }
     }
 
@@ -389,7 +386,11 @@ public struct AppStorePayments: Sendable {
             switch try await context.ledger.fulfil(payment(identity.orderNo, price), adopting: new, as: identity, at: context.clock.now()) {
             case .fulfilled(let paid)?: return (paid, .fulfilled(paid))
             case .flagged(let paid, let reason)?: return (paid, .flagged(paid, reason))
-            case .duplicate?, nil: break
+            case .duplicate?, .conflict?, nil: break
+            }
+            // Recorded since the lookup (another replica's submission of it): its order answers; nothing is made.
+            if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
+                return (try await self.order(number: recorded.orderNo), .duplicate(orderNo: recorded.orderNo))
             }
             order = try await context.ledger.createOrder(new, identity: { identities.next() }).order
         }

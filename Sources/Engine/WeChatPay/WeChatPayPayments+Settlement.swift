@@ -20,7 +20,7 @@ extension WeChatPayPayments: OrderSettler {
                         channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
                         cause: cause, evidence: "wechatpay.query"),
                     at: context.clock.now())
-                context.logger.info("wechatpay transaction settled by query", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+                context.log(outcome, "wechatpay transaction settled by query", ["order_no": "\(order.orderNo)"])
                 return .paid
             case .notPay, .userPaying, .accept:
                 return .pending

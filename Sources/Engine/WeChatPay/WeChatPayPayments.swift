@@ -97,6 +97,6 @@ public struct WeChatPayPayments: Sendable {
                 channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
                 cause: .notification, evidence: "inbox:\(inboxID)"),
             at: context.clock.now())
-        context.logger.info("wechatpay notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome)"])
+        context.log(outcome, "wechatpay notification applied", ["order_no": "\(order.orderNo)"])
     }
 }

@@ -151,12 +151,29 @@ public struct OrderDossier: Sendable, Hashable {
         public var bodyBytes: Int64
     }
 
+    /// A provider transaction id claimed by one order while recorded for another (``FlagReason/paymentIDConflict``).
+    public struct Conflict: Sendable, Hashable {
+        public var channel: Channel
+        public var providerTransactionID: String
+        /// The order the provider's signal claimed was paid by it (flagged).
+        public var claimingOrderNo: String
+        /// The order the transaction was recorded for first.
+        public var recordedOrderNo: String
+        public var amount: Money
+        public var cause: EventCause
+        /// What made the claim (`inbox:<id>`, `alipay.trade.query`, …).
+        public var evidence: String
+        public var createdAt: Date
+    }
+
     public var order: Order
     public var events: [Event]
     public var payments: [Payment]
     public var grants: [GrantRecord]
     public var webhooks: [Webhook]
     public var signals: [Signal]
+    /// Conflicts this order is either side of, oldest first.
+    public var conflicts: [Conflict]
 
     /// The inbox entries `text` names as `inbox:<id>`.
     public static func signalIDs(in text: String) -> [Int64] {

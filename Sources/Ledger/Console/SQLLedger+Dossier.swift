@@ -56,7 +56,10 @@ extension SQLLedger {
                 SELECT event_id, event_type, created_at, attempts, delivered_at, last_error FROM webhook_outbox
                 WHERE order_id = \(bind: orderID) ORDER BY id
                 """).all().map(Self.decodeWebhook)
-            let ids = Set(events.compactMap(\.evidence).flatMap(OrderDossier.signalIDs(in:)) + payments.flatMap { OrderDossier.signalIDs(in: $0.evidence) })
+            let conflicts = try await Self.conflicts(db, orderID: orderID)
+            let ids = Set(
+                events.compactMap(\.evidence).flatMap(OrderDossier.signalIDs(in:)) + payments.flatMap { OrderDossier.signalIDs(in: $0.evidence) }
+                    + conflicts.flatMap { OrderDossier.signalIDs(in: $0.evidence) })
             var signals: [OrderDossier.Signal] = []
             if !ids.isEmpty {
                 signals = try await db.raw("""
@@ -73,7 +76,30 @@ extension SQLLedger {
                         bodySHA256: try row.decode(column: "body_sha256", as: String.self), bodyBytes: try row.decode(column: "bytes", as: Int64.self))
                 }
             }
-            return OrderDossier(order: order, events: events, payments: payments, grants: grants, webhooks: webhooks, signals: signals)
+            return OrderDossier(
+                order: order, events: events, payments: payments, grants: grants, webhooks: webhooks, signals: signals, conflicts: conflicts)
+        }
+    }
+
+    /// The payment id conflicts `orderID` is either side of (at most 100: each is one signal, kept once per order).
+    private static func conflicts(_ db: any SQLDatabase, orderID: Int64) async throws -> [OrderDossier.Conflict] {
+        try await db.raw("""
+            SELECT c.channel, c.provider_txn_id, claiming.order_no AS claiming_no, recorded.order_no AS recorded_no, c.amount_minor,
+                   c.currency, c.cause, c.evidence, c.created_at
+            FROM payment_conflicts c JOIN orders claiming ON claiming.id = c.order_id JOIN orders recorded ON recorded.id = c.recorded_order_id
+            WHERE c.order_id = \(bind: orderID) OR c.recorded_order_id = \(bind: orderID) ORDER BY c.id LIMIT 100
+            """).all().map { row in
+            guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
+                let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
+            else { throw LedgerCorruption(detail: "a payment conflict of order \(orderID) has a value this build does not know") }
+            return OrderDossier.Conflict(
+                channel: channel, providerTransactionID: try row.decode(column: "provider_txn_id", as: String.self),
+                claimingOrderNo: try row.decode(column: "claiming_no", as: String.self),
+                recordedOrderNo: try row.decode(column: "recorded_no", as: String.self),
+                amount: Money(amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
+                cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .system,
+                evidence: try row.decode(column: "evidence", as: String.self),
+                createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
         }
     }
 

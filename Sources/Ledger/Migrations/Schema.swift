@@ -2,7 +2,7 @@
 enum Schema {
     static let migrations: [Migration] = [
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains,
-        operatorConsole, fewerPaymentIndexes, leanerPostgresInserts,
+        operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -345,4 +345,30 @@ enum Schema {
                 "ALTER TABLE orders DROP CONSTRAINT orders_catalog_version_id_fkey",
             ]
         ])
+
+    /// A provider transaction id that arrived for one order while recorded for another: the claim is kept as it came
+    /// (append-only), once per transaction and claiming order, beside the flag it raised on that order; an operator
+    /// sees both orders and the signal that made the claim.
+    private static let paymentConflicts = Migration(
+        version: 12, name: "payment id conflicts",
+        statements: [
+            """
+            CREATE TABLE payment_conflicts (
+                id {ID},
+                channel TEXT NOT NULL CHECK (channel IN (\(channels))),
+                provider_txn_id TEXT NOT NULL,
+                order_id BIGINT NOT NULL REFERENCES orders(id),
+                recorded_order_id BIGINT NOT NULL REFERENCES orders(id),
+                amount_minor BIGINT NOT NULL,
+                currency TEXT NOT NULL,
+                cause TEXT NOT NULL CHECK (cause IN (\(causes))),
+                evidence TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                UNIQUE (order_id, channel, provider_txn_id),
+                CHECK (order_id <> recorded_order_id)
+            )
+            """,
+            "CREATE INDEX payment_conflicts_by_recorded_order ON payment_conflicts (recorded_order_id)",
+        ],
+        engineStatements: appendOnly("payment_conflicts"))
 }

@@ -140,6 +140,10 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
     case orderAlreadySettled = "order_already_settled"
     /// A reversal took a balance below zero: the user had already spent what was refunded.
     case negativeBalance = "negative_balance"
+    /// The provider says it paid this order with a transaction id already recorded for another order: one of the two
+    /// claims is wrong (a provider fault, sandbox data sent to production, two merchants on one ledger), and the
+    /// ledger does not guess which.
+    case paymentIDConflict = "payment_id_conflict"
 }
 
 /// What recording a provider transaction needs to know first, read at once: whether it is recorded, and who owns its
@@ -229,16 +233,21 @@ public enum ReversalOutcome: Sendable, Hashable, CustomStringConvertible {
 public enum FulfilmentOutcome: Sendable, Hashable, CustomStringConvertible {
     /// Recorded now and granted: the order is fulfilled.
     case fulfilled(Order)
-    /// This provider transaction was recorded before; nothing changed.
+    /// This provider transaction was recorded before for this same order; nothing changed.
     case duplicate(orderNo: String)
     /// Recorded, not granted: the order is flagged for a human.
     case flagged(Order, FlagReason)
+    /// This provider transaction was recorded before for another order (`recordedFor`): nothing is credited, and the
+    /// order it claims to pay is flagged (``FlagReason/paymentIDConflict``) with the conflict kept as evidence, once
+    /// per order and transaction; the order as it is now.
+    case conflict(Order, recordedFor: String)
 
     public var description: String {
         switch self {
         case .fulfilled(let order): "fulfilled \(order.orderNo)"
         case .duplicate(let orderNo): "duplicate of \(orderNo)"
         case .flagged(let order, let reason): "flagged \(order.orderNo): \(reason.rawValue)"
+        case .conflict(let order, let other): "conflict: \(order.orderNo) claims a payment recorded for \(other)"
         }
     }
 }

@@ -25,11 +25,7 @@ extension SQLLedger {
                 if inserted != nil { try await db.raw(update).run() }
             }
             guard let inserted else {
-                let existing = try await db.raw("""
-                    SELECT o.order_no FROM payment_transactions p JOIN orders o ON o.id = p.order_id
-                    WHERE p.channel = \(bind: payment.channel.rawValue) AND p.provider_txn_id = \(bind: payment.providerTransactionID)
-                    """).first()
-                return .duplicate(orderNo: try existing?.decode(column: "order_no", as: String.self) ?? order.orderNo)
+                return try await Self.recordedBefore(db, payment, orderID: orderID, order, at: date)
             }
             return try await settle(
                 db, payment, paymentID: try inserted.decode(column: "id", as: Int64.self),

@@ -131,6 +131,18 @@ extension ConsoleController {
                 "recorded": format.time(payment.recordedAt), "reversal": payment.reversal ?? "", "reversed": format.time(payment.reversedAt) ?? "",
             ] as [String: Any]
         }
+        if !dossier.conflicts.isEmpty {
+            values["hasConflicts"] = true
+            values["conflicts"] = dossier.conflicts.map { conflict in
+                [
+                    "channel": texts["channel_\(conflict.channel.rawValue)"] ?? conflict.channel.rawValue,
+                    "transaction": conflict.providerTransactionID, "claiming": conflict.claimingOrderNo,
+                    "claimingPath": Self.pathSegment(conflict.claimingOrderNo), "recorded": conflict.recordedOrderNo,
+                    "recordedPath": Self.pathSegment(conflict.recordedOrderNo), "amount": ConsoleFormat.money(conflict.amount),
+                    "evidence": conflict.evidence, "at": format.time(conflict.createdAt),
+                ] as [String: Any]
+            }
+        }
         values["grants"] = dossier.grants.map { grant in
             [
                 "transaction": grant.providerTransactionID, "kind": grant.kind, "target": grant.target,

@@ -62,6 +62,13 @@ enum ConsoleText {
         "no_signals": ("No stored signal is named by this order's events.", "此订单的事件未引用任何已存储的信号。"),
         "bytes": ("Bytes", "字节"),
         "no_payments": ("No payment is recorded.", "没有支付记录。"),
+        "payment_conflicts": ("Payment id conflicts", "支付流水号冲突"),
+        "payment_conflicts_hint": (
+            "The provider reported a payment for one order with a transaction id already recorded for another. Nothing was credited; decide which order it paid.",
+            "支付渠道为一笔订单报告的交易号已记录在另一笔订单上。未发放任何内容；请判断这笔付款属于哪笔订单。"
+        ),
+        "claimed_by": ("Claimed by", "声称支付的订单"),
+        "recorded_for": ("Recorded for", "已记录的订单"),
         "transaction": ("Transaction", "交易号"),
         "original_transaction": ("Original transaction", "原始交易号"),
         "recorded": ("Recorded", "记录时间"),

@@ -68,6 +68,18 @@ struct AdminOrderDetail: Encodable {
         var body_bytes: Int64
     }
 
+    /// A provider transaction id claimed by one order while recorded for another.
+    struct PaymentConflict: Encodable {
+        var channel: Channel
+        var transaction_id: String
+        var claiming_order_no: String
+        var recorded_order_no: String
+        var amount: Money
+        var cause: String
+        var evidence: String
+        var created_at: Date
+    }
+
     var order: Order
     var flag_waiting: Bool
     var events: [Event]
@@ -75,6 +87,7 @@ struct AdminOrderDetail: Encodable {
     var grants: [GrantRecord]
     var webhooks: [Webhook]
     var signals: [Signal]
+    var payment_conflicts: [PaymentConflict]
 
     init(_ dossier: OrderDossier) {
         order = dossier.order
@@ -103,6 +116,12 @@ struct AdminOrderDetail: Encodable {
             Webhook(
                 event_id: $0.eventID, type: $0.type, created_at: $0.createdAt, attempts: $0.attempts, delivered_at: $0.deliveredAt,
                 last_error: $0.lastError)
+        }
+        payment_conflicts = dossier.conflicts.map {
+            PaymentConflict(
+                channel: $0.channel, transaction_id: $0.providerTransactionID, claiming_order_no: $0.claimingOrderNo,
+                recorded_order_no: $0.recordedOrderNo, amount: $0.amount, cause: $0.cause.rawValue, evidence: $0.evidence,
+                created_at: $0.createdAt)
         }
     }
 }
