@@ -9,9 +9,27 @@ import _CryptoExtras
 
 @Suite("Alipay client against the sandbox gateway")
 struct AlipaySandboxTests {
+    @Test("a sandbox restarted on the same data folder, at the same second, never reuses a trade_no")
+    func idsSurviveRestarts() async throws {
+        let counter = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-id-counter-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: counter) }
+        var tradeNos: [String] = []
+        for run in 0..<3 {
+            let sandbox = try AlipayFixture.sandbox(idCounter: counter)
+            for index in 0..<2 {
+                tradeNos.append(try await sandbox.open(
+                    orderString: try AlipayFixture.orderString("OS-R\(run)P\(index)", notifyURL: "http://127.0.0.1:9/notify"), pay: false))
+            }
+        }
+        #expect(Set(tradeNos).count == 6, "\(tradeNos)")
+        #expect(tradeNos.allSatisfy { $0.utf8.count == 28 && $0.allSatisfy(\.isNumber) })
+        try Data("-1".utf8).write(to: counter)
+        #expect(throws: (any Error).self) { try AlipayFixture.sandbox(idCounter: counter) }
+    }
+
     @Test("query, pay, close, refund (idempotent), refund query and bill URL over HTTP")
     func lifecycle() async throws {
-        let sandbox = AlipayFixture.sandbox()
+        let sandbox = try AlipayFixture.sandbox()
         let receiver = AlipayFixture.Receiver()
         try await AlipayFixture.live(sandbox: sandbox, receiver: receiver) { (base: String) async throws(any Error) in
             let client = AlipayFixture.client(base)
@@ -50,7 +68,7 @@ struct AlipaySandboxTests {
     // real loopback, no deadline is near enough for a loaded machine to trip it (this test once failed 1 run in 4).
     @Test("5xx and system errors are retried over real HTTP; a bad response signature is not trusted")
     func gatewayFaults() async throws {
-        let sandbox = AlipayFixture.sandbox()
+        let sandbox = try AlipayFixture.sandbox()
         try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) { (base: String) async throws(any Error) in
             let client = AlipayFixture.client(base, retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(30)))
             await sandbox.injectGatewayFault(.serverError, count: 2)
@@ -67,7 +85,7 @@ struct AlipaySandboxTests {
 
     @Test("a request signed with another key is refused by the sandbox")
     func forgedRequest() async throws {
-        let sandbox = AlipayFixture.sandbox()
+        let sandbox = try AlipayFixture.sandbox()
         let otherKey = try _RSAKeyFactory.make()
         let forged = try AlipayRequestSigner(
             credentials: try AlipayCredentials(
@@ -80,7 +98,7 @@ struct AlipaySandboxTests {
 
     @Test("notifications are retried until `success`, following Alipay's schedule")
     func notificationRetries() async throws {
-        let sandbox = AlipayFixture.sandbox()
+        let sandbox = try AlipayFixture.sandbox()
         let receiver = AlipayFixture.Receiver(failuresFirst: 3)
         try await AlipayFixture.live(sandbox: sandbox, receiver: receiver) { (base: String) async throws(any Error) in
             try await sandbox.open(orderString: try AlipayFixture.orderString("OS-2", notifyURL: base + "/notify"))
@@ -93,7 +111,7 @@ struct AlipaySandboxTests {
 
     @Test("dropped, duplicated, reordered and tampered notifications")
     func notificationFaults() async throws {
-        let sandbox = AlipayFixture.sandbox()
+        let sandbox = try AlipayFixture.sandbox()
         let receiver = AlipayFixture.Receiver()
         try await AlipayFixture.live(sandbox: sandbox, receiver: receiver) { (base: String) async throws(any Error) in
             let notify = base + "/notify"
@@ -133,7 +151,7 @@ enum _RSAKeyFactory {
 struct AlipayFaultRequestTests {
     @Test("faults queued over HTTP are parsed strictly")
     func parse() async throws {
-        let sandbox = AlipayFixture.sandbox()
+        let sandbox = try AlipayFixture.sandbox()
         try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) { (base: String) async throws(any Error) in
             let ok = try await Self.post(base, #"{"notifications":["drop","delay_ms:5"],"gateway":["server_error","timeout_ms:10"]}"#)
             #expect(ok.0 == 200)

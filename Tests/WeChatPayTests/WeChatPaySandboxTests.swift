@@ -35,7 +35,8 @@ struct WeChatPayWorld {
         func refuse(_ count: Int) { refuseNext = count }
     }
 
-    init(mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001")) throws {
+    init(mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001"), idCounter: URL? = nil,
+         clock: any WallClock = SystemClock()) throws {
         let inbox = Inbox()
         self.inbox = inbox
         self.mode = mode
@@ -43,7 +44,8 @@ struct WeChatPayWorld {
         sandbox = try SandboxWeChatPay(
             merchantID: "1900000001", appID: "wx0123456789abcdef", merchantSerial: Self.merchantSerial,
             merchantPublicKey: Self.merchantKey.publicKey, apiV3Key: Self.apiV3Key, platformKey: Self.platformKey, mode: mode,
-            timeScale: 0.0001, sink: { _, headers, body in await inbox.take(headers, body) })
+            timeScale: 0.0001, clock: clock, idCounter: idCounter,
+            sink: { _, headers, body in await inbox.take(headers, body) })
     }
 
     var transport: InProcessTransport { sandbox.transport }
@@ -81,6 +83,28 @@ struct WeChatPayWorld {
 
 @Suite("WeChat Pay client against the sandbox")
 struct WeChatPaySandboxTests {
+    @Test("a sandbox restarted on the same data folder, at the same second, never reuses a transaction_id")
+    func idsSurviveRestarts() async throws {
+        let counter = FileManager.default.temporaryDirectory.appendingPathComponent("wechatpay-id-counter-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: counter) }
+        var ids: [String] = []
+        let now = PinnedClock(date: Date())  // the merchant signs with the real time, checked against the sandbox's
+        for run in 0..<3 {
+            let world = try WeChatPayWorld(idCounter: counter, clock: now)
+            let client = try world.client()
+            for index in 0..<2 {
+                let outTradeNo = "OS20261126-R\(run)P\(index)"
+                try await world.sandbox.open(try client.appInvocation(prepayID: try await client.prepayApp(world.order(outTradeNo))))
+            }
+            ids += await world.sandbox.payments.map(\.providerTransactionID)
+        }
+        #expect(ids.count == 6)
+        #expect(Set(ids).count == 6, "\(ids)")
+        #expect(ids.allSatisfy { $0.utf8.count == 28 && $0.allSatisfy(\.isNumber) })
+        try Data("not a number".utf8).write(to: counter)
+        #expect(throws: (any Error).self) { try WeChatPayWorld(idCounter: counter) }
+    }
+
     @Test("prepay → app invocation → pay → signed, encrypted notification → query, in public-key mode")
     func paymentFlow() async throws {
         let world = try WeChatPayWorld()
@@ -273,4 +297,10 @@ struct WeChatPaySandboxTests {
         // The sandbox's own record: what was paid, whatever the notifications did.
         #expect(await world.sandbox.paidTransactions.count == 6)
     }
+}
+
+/// One instant for every restart: a sandbox numbered from the clock alone would repeat itself.
+private struct PinnedClock: WallClock {
+    var date: Date
+    func now() -> Date { date }
 }

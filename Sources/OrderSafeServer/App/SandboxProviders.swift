@@ -47,9 +47,9 @@ public struct SandboxProviders: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let appKey = try Self.key(folder.appendingPathComponent("alipay-app-private-key.pem"))
         let alipayKey = try Self.key(folder.appendingPathComponent("alipay-simulator-private-key.pem"))
-        alipay = SandboxAlipay(
+        alipay = try SandboxAlipay(
             appID: Self.alipayAppID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: timeScale, clock: clock,
-            logger: logger)
+            idCounter: folder.appendingPathComponent("alipay-id-counter"), logger: logger)
         let base = "http://\(settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host):\(settings.port)"
         alipaySettings = Settings.Alipay(
             appID: Self.alipayAppID, appPrivateKey: appKey.pemRepresentation, publicKey: alipayKey.publicKey.pemRepresentation,
@@ -62,7 +62,8 @@ public struct SandboxProviders: Sendable {
         wechatpay = try SandboxWeChatPay(
             merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantSerial: Self.wechatpayMerchantSerial,
             merchantPublicKey: merchantKey.publicKey, apiV3Key: apiV3Key, platformKey: platformKey,
-            mode: .publicKey(id: Self.wechatpayPublicKeyID), timeScale: timeScale, clock: clock, logger: logger)
+            mode: .publicKey(id: Self.wechatpayPublicKeyID), timeScale: timeScale, clock: clock,
+            idCounter: folder.appendingPathComponent("wechatpay-id-counter"), logger: logger)
         wechatpaySettings = Settings.WeChatPay(
             merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantPrivateKey: merchantKey.pemRepresentation,
             merchantSerial: Self.wechatpayMerchantSerial, apiV3Key: apiV3Key,

@@ -33,7 +33,7 @@ public actor SandboxAlipay {
     private let logger: Logger
 
     private var trades: [String: SandboxAlipayTrade] = [:]
-    private var nextTradeSerial = 1
+    private var serial: SandboxSerial
     private var notificationFaults: [AlipayNotificationFault] = []
     private var gatewayFaults: [AlipayGatewayFault] = []
     private var shortensNextRefund = false
@@ -45,10 +45,14 @@ public actor SandboxAlipay {
     ///   - alipayKey: the simulator's own key pair (Alipay's side).
     ///   - appPublicKey: the merchant's app public key, to verify its requests.
     ///   - timeScale: multiplies every retry delay (0.0001 turns Alipay's 4 minutes into 24 ms).
+    ///   - idCounter: where the numbers of `trade_no`s handed out are kept, so a restart on the same folder never
+    ///     reuses one (``SandboxSerial``); nil: numbered from the clock only.
     public init(
         appID: String, alipayKey: _RSA.Signing.PrivateKey, appPublicKey: _RSA.Signing.PublicKey, timeScale: Double = 1,
-        clock: any WallClock = SystemClock(), httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "sandbox.alipay")
-    ) {
+        clock: any WallClock = SystemClock(), idCounter: URL? = nil, httpClient: HTTPClient = .shared,
+        logger: Logger = Logger(label: "sandbox.alipay")
+    ) throws {
+        serial = try SandboxSerial(file: idCounter, clock: clock)
         self.appID = appID
         signer = AlipaySideSigner(privateKey: alipayKey)
         self.appPublicKey = appPublicKey
@@ -110,10 +114,11 @@ public actor SandboxAlipay {
         if let existing = trades[outTradeNo] {
             guard existing.totalFen == amount else { throw SandboxAlipayError.invalidRequest("out_trade_no reused with another amount") }
         } else {
+            let number = try serial.take()
             trades[outTradeNo] = SandboxAlipayTrade(
-                outTradeNo: outTradeNo, tradeNo: makeTradeNo(), appID: appID, totalFen: amount, subject: biz["subject"] ?? "",
+                outTradeNo: outTradeNo, tradeNo: tradeNo(number), appID: appID, totalFen: amount, subject: biz["subject"] ?? "",
                 notifyURL: parameters["notify_url"], passbackParams: biz["passback_params"], status: .waitBuyerPay,
-                buyerID: "2088102" + String(format: "%09d", nextTradeSerial))
+                buyerID: "2088102" + String(format: "%09lld", number % 1_000_000_000))
         }
         if pay { try self.pay(outTradeNo: outTradeNo) }
         return trades[outTradeNo]!.tradeNo
@@ -356,10 +361,10 @@ public actor SandboxAlipay {
         return object.compactMapValues { $0 as? String }
     }
 
-    private func makeTradeNo() -> String {
-        defer { nextTradeSerial += 1 }
+    /// Alipay's 28 digits: the Beijing date, `22001`, and the number.
+    private func tradeNo(_ number: Int64) -> String {
         let date = BeijingTime.string(clock.now()).prefix(10).replacingOccurrences(of: "-", with: "")
-        return date + "22001" + String(format: "%015d", nextTradeSerial)
+        return date + "22001" + String(format: "%015lld", number)
     }
 
     static func json(_ object: [String: String]) -> String {

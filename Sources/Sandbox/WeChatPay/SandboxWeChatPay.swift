@@ -48,7 +48,7 @@ public actor SandboxWeChatPay {
     private var platforms: [PlatformIdentity]
     private let publicKeyIdentity: _RSA.Signing.PrivateKey
     private var trades: [String: SandboxWeChatPayTrade] = [:]
-    private var serial = 1
+    private var serial: SandboxSerial
     private var notificationFaults: [WeChatPayNotificationFault] = []
     private var apiFaults: [WeChatPayAPIFault] = []
     private var held: (url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8])?
@@ -59,11 +59,15 @@ public actor SandboxWeChatPay {
     ///   - platformKey: the key of the first platform certificate, and of the public key in public-key mode.
     ///   - merchantPublicKey: the merchant API key's public half, to verify `Authorization` and app signatures.
     ///   - timeScale: multiplies every retry delay (0.001 turns 15 seconds into 15 ms).
+    ///   - idCounter: where the numbers of `transaction_id`s and refund ids handed out are kept, so a restart on the
+    ///     same folder never reuses one (``SandboxSerial``); nil: numbered from the clock only.
     public init(
         merchantID: String, appID: String, merchantSerial: String, merchantPublicKey: _RSA.Signing.PublicKey, apiV3Key: String,
         platformKey: _RSA.Signing.PrivateKey, mode: Mode = .platformCertificate, timeScale: Double = 1,
-        clock: any WallClock = SystemClock(), sink: NotificationSink? = nil, logger: Logger = Logger(label: "sandbox.wechatpay")
+        clock: any WallClock = SystemClock(), idCounter: URL? = nil, sink: NotificationSink? = nil,
+        logger: Logger = Logger(label: "sandbox.wechatpay")
     ) throws {
+        serial = try SandboxSerial(file: idCounter, clock: clock)
         self.merchantID = merchantID
         self.appID = appID
         self.mode = mode
@@ -262,10 +266,10 @@ public actor SandboxWeChatPay {
             guard existing.amount == money else { throw SandboxWeChatPayError.outTradeNoUsed }
             return signed(200, #"{"prepay_id":"\#(existing.prepayID)"}"#)
         }
-        let number = String(format: "%010d", serial)
-        serial += 1
+        // WeChat Pay's transaction_id is 28 digits (`4200000985` `20210303` `1441826014`): a prefix, the day, a number.
+        let number = String(format: "%010lld", try serial.take())
         trades[outTradeNo] = SandboxWeChatPayTrade(
-            outTradeNo: outTradeNo, transactionID: "42000" + Self.day(clock.now()) + number + "00", prepayID: "wx" + Self.day(clock.now()) + number,
+            outTradeNo: outTradeNo, transactionID: "4200000000" + Self.day(clock.now()) + number, prepayID: "wx" + Self.day(clock.now()) + number,
             appID: appID, description: try Self.read { try object.string("description") }, amount: money,
             notifyURL: try Self.read { try object.string("notify_url") }, attach: try Self.read { try object.optionalString("attach") },
             state: .notPay)
@@ -299,8 +303,7 @@ public actor SandboxWeChatPay {
             else { return signed(400, Self.error("PARAM_ERROR", "退款金额不合法")) }
             let notifyURL = try Self.read { try object.optionalString("notify_url") }
             trade.refunds[outRefundNo] = SandboxWeChatPayRefund(
-                refundID: "50300" + String(format: "%015d", serial), fen: fen, notifyURL: notifyURL)
-            serial += 1
+                refundID: "50300" + String(format: "%015lld", try serial.take()), fen: fen, notifyURL: notifyURL)
             trade.state = WeChatPayTradeState.refund
             trades[outTradeNo] = trade
             if let notifyURL {
