@@ -56,4 +56,63 @@ struct CrashAtEveryStepTests {
         }
         #expect(crashes.count >= (channel == .appStore ? 8 : 10), "the purchase has this many steps: \(crashes)")
     }
+
+    @Test("killed at each step, relaunched with another user signed in, then by the buyer", arguments: [Channel.appStore, .alipay, .wechatPay])
+    func killedThenAnotherUser(channel: Channel) async throws {
+        let product = channel == .appStore ? "coins" : "gift"
+        var step = 0
+        while true {
+            let h = Harness(crashAt: step)
+            defer { h.cleanUp() }
+            let purchase = Task { await h.app().purchase(product, through: channel) }
+            var crashed = false
+            for _ in 0..<2000 {
+                if await h.crash.crashed != nil { crashed = true; break }
+                if await h.crash.steps.count > step + 1 { break }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            if !crashed, await h.crash.crashed == nil { _ = await purchase.value }
+            guard crashed else { break }
+            let point = await h.crash.crashed ?? "?"
+            let buyersOrders = Set(await h.server.orders.values.filter { $0.userID == "user-1" }.map(\.orderNo))
+            // Another user signs in on the same phone and launches the app.
+            var other = h
+            other.user = "user-2"
+            let second = other.app()
+            var shown = await second.start()
+            for _ in 0..<20 where !(await second.isSettled()) { shown += await second.resume() }
+            await second.stop()
+            #expect(await second.isSettled(), "step \(step) (\(point)): another user's launch never settles")
+            #expect(h.journalFiles.isEmpty, "step \(step) (\(point)): entries that can never settle here are kept")
+            let orders = await h.server.orders
+            for outcome in shown {
+                guard let orderNo = outcome.orderNo, buyersOrders.contains(orderNo) else { continue }
+                // Only a StoreKit transaction the store delivers to whoever is signed in may name the buyer's order
+                // (the server credits its owner); nothing else of the buyer's is shown to this user.
+                #expect(channel == .appStore && outcome.state == .fulfilled, "step \(step) (\(point)): \(outcome.name) of the buyer's order shown")
+                if let settled = orders[orderNo].flatMap(PurchaseOutcome.settled) {
+                    #expect(settled.state == outcome.state, "step \(step) (\(point)): \(outcome.name) while the server says \(settled.name)")
+                }
+            }
+            // The providers' notifications reach the server; the buyer signs in again: everything they paid for is
+            // theirs, once.
+            await h.server.deliverProviderNotifications()
+            let first = h.app()
+            await first.start()
+            for _ in 0..<20 where !(await first.isSettled()) { await first.resume() }
+            await first.stop()
+            let charged = await h.store.charged.map { String($0.id) }
+            let paidOrders = await h.server.providerPaid
+            let credits = await h.server.credits
+            #expect(await h.store.unfinished().isEmpty, "step \(step) (\(point)): unfinished transactions left")
+            #expect(await h.server.doubleCredits == 0, "step \(step): credited twice")
+            for id in charged { #expect(credits[id] != nil, "step \(step) (\(point)): transaction \(id) lost") }
+            for orderNo in paidOrders { #expect(credits["provider:\(orderNo)"] != nil, "step \(step) (\(point)): paid order \(orderNo) lost") }
+            #expect(await h.server.balances["user-1", default: 0] == Int64(60 * (charged.count + paidOrders.count)))
+            #expect(await h.server.balances["user-2", default: 0] == 0, "step \(step) (\(point)): credited to the other user")
+            purchase.cancel()
+            step += 1
+        }
+        #expect(step >= (channel == .appStore ? 8 : 10), "the purchase has this many steps")
+    }
 }

@@ -16,7 +16,7 @@ extension OrderSafe {
         } catch {
             // The store refused before charging: the order will never be paid.
             let failure = (error as? StoreFailure) ?? .other("\(error)")
-            if let settled = await giveUp(entry), settled.state == .fulfilled { return report(settled) }
+            if let settled = await giveUp(entry).settled, settled.state == .fulfilled { return report(settled) }
             return report(outcome(failure == .storeKit(.userCancelled) ? .cancelled : .failed(.store(failure))))
         }
         switch result {
@@ -28,7 +28,7 @@ extension OrderSafe {
             hub.send(.purchaseStage(orderNo: order.orderNo, stage: .awaitingApproval))
             return report(outcome(.pending))
         case .userCancelled:
-            if let settled = await giveUp(entry), settled.state == .fulfilled { return report(settled) }
+            if let settled = await giveUp(entry).settled, settled.state == .fulfilled { return report(settled) }
             return report(outcome(.cancelled))
         }
     }
@@ -107,23 +107,62 @@ extension OrderSafe {
 
     /// A purchase that will not be paid through this entry: the order is cancelled on the server (which first asks
     /// the provider, so a paid order is never cancelled) and the entry removed once the server's answer is final.
-    /// Returns the order's outcome when it turned out settled (paid after all), nil when cancelled or unknown.
     @discardableResult
-    func giveUp(_ entry: JournalEntry) async -> PurchaseOutcome? {
+    func giveUp(_ entry: JournalEntry) async -> GiveUp {
         guard let orderNo = entry.orderNo else {
             await journal.remove(entry.id)
-            return nil
+            return .notOrdered
         }
         do {
             _ = try await api.cancel(orderNo)
         } catch let problem as ServerProblem where problem.isRetryable {
-            return nil  // asked again at the next resume
+            return .unknown  // asked again at the next resume
+        } catch let problem as ServerProblem where problem.isNotFound {
+            return await forget(entry)
         } catch {
             // 409: no longer cancellable (paid, or closed meanwhile): the order's own status says which.
         }
-        guard let order = try? await api.order(orderNo), order.status.isFinal else { return nil }
+        let order: Order
+        do {
+            order = try await api.order(orderNo)
+        } catch let problem as ServerProblem where problem.isNotFound {
+            return await forget(entry)
+        } catch {
+            return .unknown
+        }
+        guard order.status.isFinal else { return .unknown }
         await journal.remove(entry.id)
-        let settled = PurchaseOutcome.settled(order)
-        return settled?.state == .cancelled ? nil : settled
+        guard let settled = PurchaseOutcome.settled(order), settled.state != .cancelled else { return .cancelled(order) }
+        return .settled(settled)
+    }
+
+    /// An entry whose order the server does not show the signed-in user: another user signed in since it was made
+    /// (the server answers 404 for another user's order), or it is gone. Nothing of it can settle here, and nothing
+    /// of it is this user's to see: the entry goes without an outcome. What was paid stays its owner's (a StoreKit
+    /// transaction carries its order's UUID, a provider's payment its order number), and the owner sees the order's
+    /// true state from the server when they sign in again.
+    private func forget(_ entry: JournalEntry) async -> GiveUp {
+        log(.info, "journal entry of an order the signed-in user cannot see, dropped", ["order_no": entry.orderNo ?? "-"])
+        await journal.remove(entry.id)
+        return .notTheSignedInUsers
+    }
+}
+
+/// What giving up on a journal entry found.
+enum GiveUp: Sendable {
+    /// The entry had no order yet: nothing to cancel; the entry is gone.
+    case notOrdered
+    /// The order is cancelled or closed, so nothing was paid; the entry is gone.
+    case cancelled(Order)
+    /// The order turned out settled otherwise (paid after all, refunded, under review); the entry is gone.
+    case settled(PurchaseOutcome)
+    /// The server could not say yet: the entry stays for the next resume.
+    case unknown
+    /// The order is not the signed-in user's: the entry is gone, and no outcome is reported to this user.
+    case notTheSignedInUsers
+
+    /// The outcome when the order turned out paid or otherwise settled (not cancelled).
+    var settled: PurchaseOutcome? {
+        if case .settled(let outcome) = self { outcome } else { nil }
     }
 }

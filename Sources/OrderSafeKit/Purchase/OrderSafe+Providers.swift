@@ -46,11 +46,13 @@ extension OrderSafe {
         } catch {}
         if hint.result == .cancelled || hint.result == .failed {
             if let order = last, let settled = PurchaseOutcome.settled(order) { return await settle(entry, settled) }
-            if let settled = await giveUp(entry) { return settled }
-            if let order = try? await api.order(orderNo), order.status == .cancelled {
+            switch await giveUp(entry) {
+            case .settled(let settled): return settled
+            case .cancelled(let order):
                 return PurchaseOutcome(orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled, order: order)
+            case .notTheSignedInUsers: return notFound(entry)
+            case .notOrdered, .unknown: return waiting
             }
-            return waiting
         }
         var sinceHint = Duration.zero
         for delay in configuration.confirmation.delays {
@@ -90,10 +92,19 @@ extension OrderSafe {
         return report(PurchaseOutcome(orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(error), order: order))
     }
 
-    /// The server refuses to talk about the order for good (404: another user signed in, or it was purged).
+    /// The server refuses to talk about the order for good: 404 (another user signed in since, or it was purged)
+    /// drops the entry, which can never settle here.
     private func abandonUnknown(_ entry: JournalEntry, problem: ServerProblem) async -> PurchaseOutcome {
-        if case .refused(404, _, _) = problem { await journal.remove(entry.id) }
+        if problem.isNotFound { await journal.remove(entry.id) }
         return PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(.server(problem)))
+    }
+
+    /// The outcome of an entry the signed-in user cannot see (``GiveUp/notTheSignedInUsers``), for a caller that must
+    /// return one; ``resume()`` reports none.
+    private func notFound(_ entry: JournalEntry) -> PurchaseOutcome {
+        PurchaseOutcome(
+            orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel,
+            state: .failed(.server(.refused(status: 404, code: "not_found", message: "the order is not the signed-in user's"))))
     }
 
 }

@@ -37,23 +37,20 @@ extension OrderSafe {
                 if !error.isRetryable { await journal.remove(entry.id) }
                 return error.isRetryable ? waiting : nil
             }
-            return await giveUp(entry) ?? PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled)
+            return outcome(of: await giveUp(entry), entry)
         case .ordered where entry.channel == .appStore:
             // The store was asked to pay; its transaction, if any, was among the unfinished ones just recorded, or
             // comes later through the listener (then bound to the order by its UUID even if it was cancelled here).
-            return await giveUp(entry) ?? PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled)
+            return outcome(of: await giveUp(entry), entry)
         case .ordered, .awaitingProvider:
             // Killed while the provider's app was open, or before its answer reached the server: ask the server,
             // which asks the provider.
             let hint: ClientResultRequest.Result = entry.providerResult.map { Self.hint(providerResult: $0, channel: entry.channel) } ?? .pending
-            var outcome = await confirm(entry, hint: ClientResultRequest(result: hint, detail: "resumed after relaunch"))
+            let outcome = await confirm(entry, hint: ClientResultRequest(result: hint, detail: "resumed after relaunch"))
+            if case .failed(.server(let problem)) = outcome.state, problem.isNotFound { return nil }
             if outcome.state == .awaitingConfirmation, entry.stage == .ordered || hint == .pending {
                 // The provider never confirmed a payment within the wait: close the order (refused if it was paid).
-                if let settled = await giveUp(entry) { return settled }
-                if let order = try? await api.order(entry.orderNo ?? ""), order.status == .cancelled {
-                    outcome.state = .cancelled
-                    outcome.order = order
-                }
+                return self.outcome(of: await giveUp(entry), entry)
             }
             return outcome
         case .pendingApproval:
@@ -69,6 +66,21 @@ extension OrderSafe {
             let transaction = StoreTransaction(
                 id: id, originalID: id, productID: entry.productID, appAccountToken: entry.orderUUID, jwsRepresentation: signed)
             return await process(transaction)
+        }
+    }
+
+    /// What an entry given up on reports: its order's state as the server has it, still waiting while the server
+    /// could not say, and nothing at all for an order the signed-in user cannot see.
+    private func outcome(of giveUp: GiveUp, _ entry: JournalEntry) -> PurchaseOutcome? {
+        switch giveUp {
+        case .settled(let outcome):
+            outcome
+        case .cancelled(let order):
+            PurchaseOutcome(orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled, order: order)
+        case .unknown:
+            PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
+        case .notOrdered, .notTheSignedInUsers:
+            nil
         }
     }
 

@@ -21,6 +21,11 @@ public enum ServerProblem: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The server does not show the signed-in user what was asked for (404): another user's order, or none.
+    public var isNotFound: Bool {
+        if case .refused(404, _, _) = self { true } else { false }
+    }
+
     public var description: String {
         switch self {
         case .unreachable(let reason): "the server could not be reached (\(reason))"

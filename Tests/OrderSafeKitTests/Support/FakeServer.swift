@@ -37,6 +37,14 @@ actor FakeServer: HTTPTransport {
 
     func pay(orderNo: String) { providerPaid.insert(orderNo) }
 
+    /// The providers' notifications arrive: every order a provider was paid for is fulfilled, whether or not an app
+    /// ever asks about it again.
+    func deliverProviderNotifications() {
+        for orderNo in providerPaid.sorted() {
+            if let order = orders[orderNo], order.status == .created { _ = fulfil(order, credit: "provider:\(orderNo)") }
+        }
+    }
+
     func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
         let path = request.url!.path
         let method = request.httpMethod ?? "GET"
