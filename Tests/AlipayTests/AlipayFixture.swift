@@ -26,10 +26,10 @@ enum AlipayFixture {
 
     static var alipaySigner: AlipaySideSigner { AlipaySideSigner(privateKey: alipayKey) }
 
-    static func sandbox(idCounter: URL? = nil) throws -> SandboxAlipay {
+    static func sandbox(folder: URL? = nil) throws -> SandboxAlipay {
         try SandboxAlipay(
             appID: appID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: 0.00001, clock: FixedClock(date: now),
-            idCounter: idCounter)
+            folder: folder)
     }
 
     /// A notification receiver that verifies with our verifier and answers `success` only after `failuresFirst`

@@ -4,27 +4,82 @@ import NIOCore
 import Foundation
 import OrderSafeModel
 import Sandbox
+import Synchronization
 import Testing
 import _CryptoExtras
 
 @Suite("Alipay client against the sandbox gateway")
 struct AlipaySandboxTests {
-    @Test("a sandbox restarted on the same data folder, at the same second, never reuses a trade_no")
-    func idsSurviveRestarts() async throws {
-        let counter = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-id-counter-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: counter) }
+    @Test("a sandbox restarted on the same data folder, at the same second, never reuses a trade_no and forgets no trade")
+    func restartsOnItsFolder() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
         var tradeNos: [String] = []
         for run in 0..<3 {
-            let sandbox = try AlipayFixture.sandbox(idCounter: counter)
+            let sandbox = try AlipayFixture.sandbox(folder: folder)
+            for earlier in 0..<run { #expect(await sandbox.status(outTradeNo: "OS-R\(earlier)P0") == .tradeSuccess) }
             for index in 0..<2 {
                 tradeNos.append(try await sandbox.open(
-                    orderString: try AlipayFixture.orderString("OS-R\(run)P\(index)", notifyURL: "http://127.0.0.1:9/notify"), pay: false))
+                    orderString: try AlipayFixture.orderString("OS-R\(run)P\(index)", notifyURL: "http://127.0.0.1:9/notify"), pay: index == 0))
             }
         }
         #expect(Set(tradeNos).count == 6, "\(tradeNos)")
         #expect(tradeNos.allSatisfy { $0.utf8.count == 28 && $0.allSatisfy(\.isNumber) })
-        try Data("-1".utf8).write(to: counter)
-        #expect(throws: (any Error).self) { try AlipayFixture.sandbox(idCounter: counter) }
+        try Data("-1".utf8).write(to: folder.appendingPathComponent("alipay-id-counter"))
+        #expect(throws: (any Error).self) { try AlipayFixture.sandbox(folder: folder) }
+    }
+
+    @Test("a notification the merchant never acknowledged is sent again by the sandbox started again on its folder")
+    func unacknowledgedNotificationsOutliveTheProcess() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try AlipayFixture.sandbox(folder: folder)
+        await first.setNotificationSink { _, _ in false }  // the merchant's server is down
+        try await first.open(orderString: try AlipayFixture.orderString("OS-DOWN", notifyURL: "http://127.0.0.1:9/notify"))
+        try await first.open(orderString: try AlipayFixture.orderString("OS-SEEN", notifyURL: "http://127.0.0.1:9/notify"), pay: false)
+        await first.settle()
+        let received = Mutex<[String]>([])
+        let second = try AlipayFixture.sandbox(folder: folder)
+        await second.setNotificationSink { _, body in
+            received.withLock { $0.append(body) }
+            return true
+        }
+        try await second.pay(outTradeNo: "OS-SEEN")
+        await second.resumeNotifications()
+        await second.settle()
+        let bodies = received.withLock { $0 }
+        #expect(bodies.count == 2)
+        #expect(bodies.filter { $0.contains("out_trade_no=OS-DOWN") }.count == 1)
+        #expect(bodies.filter { $0.contains("out_trade_no=OS-SEEN") }.count == 1)
+        // Acknowledged now: a third start sends nothing again.
+        let third = try AlipayFixture.sandbox(folder: folder)
+        await third.setNotificationSink { _, _ in
+            received.withLock { $0.append("again") }
+            return true
+        }
+        await third.resumeNotifications()
+        await third.settle()
+        #expect(received.withLock { $0.count } == 2)
+    }
+
+    @Test("the journal: a last line cut short by a kill is dropped; a damaged line before it is an error naming it")
+    func journalReadStrictly() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let journal = folder.appendingPathComponent("alipay.journal")
+        try await AlipayFixture.sandbox(folder: folder).open(
+            orderString: try AlipayFixture.orderString("OS-J1", notifyURL: "http://127.0.0.1:9/notify"), pay: false)
+        let handle = try FileHandle(forWritingTo: journal)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"trade":{"outTra"#.utf8))
+        try handle.close()
+        #expect(await (try AlipayFixture.sandbox(folder: folder)).status(outTradeNo: "OS-J1") == .waitBuyerPay)
+        #expect(try String(contentsOf: journal, encoding: .utf8).hasSuffix("}\n"), "the torn line is cut off")
+        try Data("not json\n".utf8).write(to: journal)
+        #expect(throws: (any Error).self) { try AlipayFixture.sandbox(folder: folder) }
     }
 
     @Test("query, pay, close, refund (idempotent), refund query and bill URL over HTTP")

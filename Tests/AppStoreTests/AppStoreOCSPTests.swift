@@ -33,7 +33,7 @@ struct AppStoreOCSPTests {
     }
 
     static func store() throws -> SandboxAppStore {
-        SandboxAppStore(
+        try SandboxAppStore(
             authority: try SandboxAppStoreCA(now: now), receipts: receiptSigner, bundleID: "com.example.app", appAppleID: 1234,
             merchantKeyID: "KEY1", merchantKey: P256.Signing.PrivateKey().publicKey, clock: FixedClock(date: now))
     }

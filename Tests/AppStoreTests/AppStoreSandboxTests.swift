@@ -1,7 +1,8 @@
 import ChannelSupport
 import Crypto
 import Foundation
-import Sandbox
+import OrderSafeModel
+@testable import Sandbox
 import Testing
 @testable import AppStore
 
@@ -13,7 +14,7 @@ struct AppStoreSandboxTests {
 
     static func world() async throws -> (SandboxAppStore, AppStoreServerAPIClient, SignedDataVerifier) {
         let authority = try SandboxAppStoreCA(now: now)
-        let store = SandboxAppStore(
+        let store = try SandboxAppStore(
             authority: authority, receipts: receiptSigner, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1",
             merchantKey: merchantKey.publicKey, sharedSecret: "shared-secret", clock: FixedClock(date: now))
         let client = try await AppStoreServerAPIClient(
@@ -25,6 +26,58 @@ struct AppStoreSandboxTests {
             rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false), bundleID: "com.example.app",
             appAppleID: 1234, environment: .sandbox)
         return (store, client, verifier)
+    }
+
+    @Test("the store and its devices' queues outlive the process on their folder, at the same instant; ids go on after the last")
+    func outlivesTheProcess() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("appstore-sandbox-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authority = try SandboxAppStoreCA(now: Self.now)
+        func start() async throws -> (SandboxAppStore, SandboxAppStoreDevices) {
+            let store = try SandboxAppStore(
+                authority: authority, receipts: Self.receiptSigner, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1",
+                merchantKey: Self.merchantKey.publicKey, clock: FixedClock(date: Self.now), folder: folder)
+            let devices = try SandboxAppStoreDevices(store: store, folder: folder)
+            await devices.restore()
+            await devices.setProducts([
+                .init(id: "coins", type: "Consumable", displayName: "Coins", price: Money(amountMinor: 600, currency: .cny)),
+                .init(id: "vip", type: "Non-Consumable", displayName: "VIP", price: Money(amountMinor: 2500, currency: .cny)),
+            ])
+            return (store, devices)
+        }
+        let (store, devices) = try await start()
+        guard case .success(let coins) = try await devices.purchase(device: "phone-a", productID: "coins", appAccountToken: UUID(), askToBuy: false, confirm: true),
+            case .success(let vip) = try await devices.purchase(device: "phone-a", productID: "vip", appAccountToken: nil, askToBuy: false, confirm: true),
+            case .pending(let request) = try await devices.purchase(device: "phone-b", productID: "coins", appAccountToken: nil, askToBuy: true, confirm: true)
+        else { Issue.record("the purchases did not go through"); return }
+        let (coinsID, vipID) = (SandboxAppStoreDevices.transactionID(coins)!, SandboxAppStoreDevices.transactionID(vip)!)
+        try await devices.finish(device: "phone-a", transactionID: vipID)
+        try await devices.refund(transactionID: vipID)
+        let before = await store.payments.map(\.providerTransactionID).sorted()
+
+        // The server is killed; a new one starts on the same folder at the same instant.
+        let (again, restored) = try await start()
+        #expect(await again.payments.map(\.providerTransactionID).sorted() == before)
+        #expect(await restored.purchasingDevices == [coinsID: "phone-a", vipID: "phone-a"])
+        #expect(await restored.unfinished(device: "phone-a").compactMap(SandboxAppStoreDevices.transactionID) == [coinsID])
+        #expect(await restored.askToBuyRequests(device: "phone-b").map(\.requestID) == [request])
+        let updates = await restored.updates(device: "phone-a", after: 0).signed
+        #expect(updates.count == 1 && SandboxAppStoreDevices.isRevoked(updates[0]))
+        #expect(await restored.entitlements(device: "phone-a").isEmpty, "the refunded VIP is no longer held")
+        guard let approved = try await restored.answerAskToBuy(device: "phone-b", requestID: request, approve: true) else {
+            Issue.record("the request was not approved")
+            return
+        }
+        #expect(![coinsID, vipID].contains(approved))
+        #expect(Int64(approved)! > max(Int64(coinsID)!, Int64(vipID)!))
+        let history = try await AppStoreServerAPIClient(
+            signingKey: Self.merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer", bundleID: "com.example.app",
+            baseURL: "http://sandbox.local/sandbox/appstore", transport: again.transport,
+            retry: RetryPolicy(attempts: 1, firstDelay: .milliseconds(1), timeout: .milliseconds(200)), clock: FixedClock(date: Self.now),
+            sleep: { _ in }
+        ).notificationHistory(startDate: 0, endDate: Int64(Self.now.timeIntervalSince1970 * 1000) + 1, paginationToken: nil)
+        #expect(history.signedPayloads.count == 2 && history.hasMore, "ONE_TIME_CHARGE ×3 and REFUND were kept")
     }
 
     @Test("a purchase is signed as the App Store signs it; transaction info, history pages and notification history follow it")

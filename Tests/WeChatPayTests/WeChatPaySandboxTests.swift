@@ -35,7 +35,7 @@ struct WeChatPayWorld {
         func refuse(_ count: Int) { refuseNext = count }
     }
 
-    init(mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001"), idCounter: URL? = nil,
+    init(mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001"), folder: URL? = nil,
          clock: any WallClock = SystemClock()) throws {
         let inbox = Inbox()
         self.inbox = inbox
@@ -44,7 +44,7 @@ struct WeChatPayWorld {
         sandbox = try SandboxWeChatPay(
             merchantID: "1900000001", appID: "wx0123456789abcdef", merchantSerial: Self.merchantSerial,
             merchantPublicKey: Self.merchantKey.publicKey, apiV3Key: Self.apiV3Key, platformKey: Self.platformKey, mode: mode,
-            timeScale: 0.0001, clock: clock, idCounter: idCounter,
+            timeScale: 0.0001, clock: clock, folder: folder,
             sink: { _, headers, body in await inbox.take(headers, body) })
     }
 
@@ -83,26 +83,47 @@ struct WeChatPayWorld {
 
 @Suite("WeChat Pay client against the sandbox")
 struct WeChatPaySandboxTests {
-    @Test("a sandbox restarted on the same data folder, at the same second, never reuses a transaction_id")
-    func idsSurviveRestarts() async throws {
-        let counter = FileManager.default.temporaryDirectory.appendingPathComponent("wechatpay-id-counter-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: counter) }
+    @Test("a sandbox restarted on its data folder, at the same second, reuses no id, forgets no transaction, resends what was not acknowledged")
+    func restartsOnItsFolder() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wechatpay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
         var ids: [String] = []
         let now = PinnedClock(date: Date())  // the merchant signs with the real time, checked against the sandbox's
         for run in 0..<3 {
-            let world = try WeChatPayWorld(idCounter: counter, clock: now)
+            let world = try WeChatPayWorld(folder: folder, clock: now)
             let client = try world.client()
+            if run > 0 {
+                guard case .transaction(let earlier) = try await client.queryTransaction(outTradeNo: "OS20261126-R\(run - 1)P0") else {
+                    Issue.record("run \(run): the transaction paid before the restart is gone")
+                    return
+                }
+                #expect(earlier.tradeState == .success)
+            }
+            // The merchant is down for this run's notifications: the next start sends them again.
+            await world.inbox.refuse(1_000)
             for index in 0..<2 {
                 let outTradeNo = "OS20261126-R\(run)P\(index)"
                 try await world.sandbox.open(try client.appInvocation(prepayID: try await client.prepayApp(world.order(outTradeNo))))
             }
-            ids += await world.sandbox.payments.map(\.providerTransactionID)
+            ids += await world.sandbox.payments.map(\.providerTransactionID).filter { !ids.contains($0) }
+            await world.sandbox.settle()
         }
         #expect(ids.count == 6)
         #expect(Set(ids).count == 6, "\(ids)")
         #expect(ids.allSatisfy { $0.utf8.count == 28 && $0.allSatisfy(\.isNumber) })
-        try Data("not a number".utf8).write(to: counter)
-        #expect(throws: (any Error).self) { try WeChatPayWorld(idCounter: counter) }
+        let last = try WeChatPayWorld(folder: folder, clock: now)
+        await last.sandbox.resumeNotifications()
+        await last.sandbox.settle()
+        let received = await last.inbox.received
+        #expect(received.count == 6, "every notification refused before the restarts arrives once, signed anew")
+        let parser = WeChatPayNotificationParser(
+            verifier: SignedMessageVerifier(keys: try last.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+        for delivery in received {
+            #expect(try await parser.parse(headers: delivery.headers, body: delivery.body).eventType == "TRANSACTION.SUCCESS")
+        }
+        try Data("not a number".utf8).write(to: folder.appendingPathComponent("wechatpay-id-counter"))
+        #expect(throws: (any Error).self) { try WeChatPayWorld(folder: folder) }
     }
 
     @Test("prepay → app invocation → pay → signed, encrypted notification → query, in public-key mode")

@@ -2,7 +2,7 @@ import Foundation
 import OrderSafeModel
 
 /// Alipay's trade states, as notifications and `alipay.trade.query` report them.
-public enum AlipayTradeStatus: String, Sendable, Hashable, CaseIterable {
+public enum AlipayTradeStatus: String, Sendable, Hashable, CaseIterable, Codable {
     /// Created, waiting for the buyer to pay.
     case waitBuyerPay = "WAIT_BUYER_PAY"
     /// Paid; refunds still possible.

@@ -41,6 +41,7 @@ struct OrderSafeComponents: Sendable {
             let needsSandbox = settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil
             let sandbox = settings.server.environment == .sandbox && needsSandbox
                 ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
+            await sandbox?.resume()
             let context = EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger)
             let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
                 let credentials = try alipay.credentials()

@@ -49,7 +49,7 @@ public struct SandboxProviders: Sendable {
         let alipayKey = try Self.key(folder.appendingPathComponent("alipay-simulator-private-key.pem"))
         alipay = try SandboxAlipay(
             appID: Self.alipayAppID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: timeScale, clock: clock,
-            idCounter: folder.appendingPathComponent("alipay-id-counter"), logger: logger)
+            folder: folder, logger: logger)
         let base = "http://\(settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host):\(settings.port)"
         alipaySettings = Settings.Alipay(
             appID: Self.alipayAppID, appPrivateKey: appKey.pemRepresentation, publicKey: alipayKey.publicKey.pemRepresentation,
@@ -63,7 +63,7 @@ public struct SandboxProviders: Sendable {
             merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantSerial: Self.wechatpayMerchantSerial,
             merchantPublicKey: merchantKey.publicKey, apiV3Key: apiV3Key, platformKey: platformKey,
             mode: .publicKey(id: Self.wechatpayPublicKeyID), timeScale: timeScale, clock: clock,
-            idCounter: folder.appendingPathComponent("wechatpay-id-counter"), logger: logger)
+            folder: folder, logger: logger)
         wechatpaySettings = Settings.WeChatPay(
             merchantID: Self.wechatpayMerchantID, appID: Self.wechatpayAppID, merchantPrivateKey: merchantKey.pemRepresentation,
             merchantSerial: Self.wechatpayMerchantSerial, apiV3Key: apiV3Key,
@@ -83,11 +83,19 @@ public struct SandboxProviders: Sendable {
                        baseURL: "http://sandbox.ordersafe.invalid/sandbox/appstore"))
         appStoreSettings.answersConsumptionRequests = true  // the sandbox's users consent
         self.appStoreSettings = appStoreSettings
-        appStore = SandboxAppStore(
+        appStore = try SandboxAppStore(
             authority: authority, receipts: receipts, bundleID: Self.appStoreBundleID, appAppleID: Self.appStoreAppAppleID,
-            merchantKeyID: Self.appStoreKeyID,
-            merchantKey: apiKey.publicKey, clock: clock)
-        devices = SandboxAppStoreDevices(store: appStore)
+            merchantKeyID: Self.appStoreKeyID, merchantKey: apiKey.publicKey, clock: clock, folder: folder)
+        devices = try SandboxAppStoreDevices(store: appStore, folder: folder)
+    }
+
+    /// Picks up where the simulators were when a server last stopped on this data folder, as the real providers
+    /// would have: each device's StoreKit queue rebuilt, and every notification nobody acknowledged sent again (the
+    /// server answers them once it listens; the providers' retry schedules cover the wait). Idempotent.
+    func resume() async {
+        await devices.restore()
+        await alipay.resumeNotifications()
+        await wechatpay.resumeNotifications()
     }
 
     /// The App Store Server API key the merchant would download from App Store Connect, kept in the data folder.

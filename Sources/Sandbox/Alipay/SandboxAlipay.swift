@@ -34,10 +34,15 @@ public actor SandboxAlipay {
 
     private var trades: [String: SandboxAlipayTrade] = [:]
     private var serial: SandboxSerial
+    private let journal: SandboxJournal<SandboxAlipayRecord>
+    /// Notifications not acknowledged yet, by id: sent again when the simulator starts again on its folder.
+    private var unacknowledged: [String: (outTradeNo: String, url: String, body: String)] = [:]
+    /// The ones left unacknowledged by the process before this one, for ``resumeNotifications()``.
+    private var leftOver: [String] = []
     private var notificationFaults: [AlipayNotificationFault] = []
     private var gatewayFaults: [AlipayGatewayFault] = []
     private var shortensNextRefund = false
-    private var heldNotification: (String, String)?
+    private var heldNotification: (id: String, outTradeNo: String, body: String)?
     private var pending: [UUID: Task<Void, Never>] = [:]
     public private(set) var deliveries: [Delivery] = []
 
@@ -45,14 +50,29 @@ public actor SandboxAlipay {
     ///   - alipayKey: the simulator's own key pair (Alipay's side).
     ///   - appPublicKey: the merchant's app public key, to verify its requests.
     ///   - timeScale: multiplies every retry delay (0.0001 turns Alipay's 4 minutes into 24 ms).
-    ///   - idCounter: where the numbers of `trade_no`s handed out are kept, so a restart on the same folder never
-    ///     reuses one (``SandboxSerial``); nil: numbered from the clock only.
+    ///   - folder: where the simulator keeps what it must not forget across restarts: its trades and unacknowledged
+    ///     notifications (``SandboxJournal``) and the numbers of the `trade_no`s it handed out (``SandboxSerial``);
+    ///     nil: nothing is kept, and ids are numbered from the clock.
     public init(
         appID: String, alipayKey: _RSA.Signing.PrivateKey, appPublicKey: _RSA.Signing.PublicKey, timeScale: Double = 1,
-        clock: any WallClock = SystemClock(), idCounter: URL? = nil, httpClient: HTTPClient = .shared,
+        clock: any WallClock = SystemClock(), folder: URL? = nil, httpClient: HTTPClient = .shared,
         logger: Logger = Logger(label: "sandbox.alipay")
     ) throws {
-        serial = try SandboxSerial(file: idCounter, clock: clock)
+        serial = try SandboxSerial(file: folder?.appendingPathComponent("alipay-id-counter"), clock: clock)
+        if let folder {
+            let (journal, records) = try SandboxJournal<SandboxAlipayRecord>.open(folder.appendingPathComponent("alipay.journal"))
+            self.journal = journal
+            for record in records {
+                switch record {
+                case .trade(let trade): trades[trade.outTradeNo] = trade
+                case .notification(let id, let outTradeNo, let url, let body): unacknowledged[id] = (outTradeNo, url, body)
+                case .acknowledged(let id): unacknowledged[id] = nil
+                }
+            }
+            leftOver = unacknowledged.keys.sorted()
+        } else {
+            journal = .inMemory
+        }
         self.appID = appID
         signer = AlipaySideSigner(privateKey: alipayKey)
         self.appPublicKey = appPublicKey
@@ -115,10 +135,10 @@ public actor SandboxAlipay {
             guard existing.totalFen == amount else { throw SandboxAlipayError.invalidRequest("out_trade_no reused with another amount") }
         } else {
             let number = try serial.take()
-            trades[outTradeNo] = SandboxAlipayTrade(
+            try keep(SandboxAlipayTrade(
                 outTradeNo: outTradeNo, tradeNo: tradeNo(number), appID: appID, totalFen: amount, subject: biz["subject"] ?? "",
                 notifyURL: parameters["notify_url"], passbackParams: biz["passback_params"], status: .waitBuyerPay,
-                buyerID: "2088102" + String(format: "%09lld", number % 1_000_000_000))
+                buyerID: "2088102" + String(format: "%09lld", number % 1_000_000_000)))
         }
         if pay { try self.pay(outTradeNo: outTradeNo) }
         return trades[outTradeNo]!.tradeNo
@@ -130,8 +150,8 @@ public actor SandboxAlipay {
         guard trade.status != .tradeClosed else { throw SandboxAlipayError.invalidRequest("the trade is closed") }
         guard trade.status == .waitBuyerPay else { return }
         trade.status = .tradeSuccess
-        trades[outTradeNo] = trade
-        notify(trade, extra: [:])
+        try keep(trade)
+        try notify(trade, extra: [:])
     }
 
     /// The state of a trade, for tests and the demo.
@@ -198,7 +218,7 @@ public actor SandboxAlipay {
                 return Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_STATUS_ERROR", "交易状态不合法")
             }
             trade.status = .tradeClosed
-            trades[outTradeNo] = trade
+            try keep(trade)
             return Self.json(["code": "10000", "msg": "Success", "trade_no": trade.tradeNo, "out_trade_no": outTradeNo])
         case "alipay.trade.refund":
             return try refund(outTradeNo: outTradeNo, biz: biz)
@@ -243,9 +263,9 @@ public actor SandboxAlipay {
             }
             trade.refunds[request] = fen
             if trade.refundedFen == trade.totalFen { trade.status = .tradeClosed }
-            trades[outTradeNo] = trade
+            try keep(trade)
             fundChange = "Y"
-            notify(trade, extra: [
+            try notify(trade, extra: [
                 "refund_fee": Self.yuan(trade.refundedFen), "out_biz_no": request, "gmt_refund": BeijingTime.string(clock.now()),
             ])
         }
@@ -257,7 +277,24 @@ public actor SandboxAlipay {
 
     // MARK: Notifications
 
-    private func notify(_ trade: SandboxAlipayTrade, extra: [String: String]) {
+    /// A trade as it is now, kept (in memory and in the journal) before anyone hears of it.
+    private func keep(_ trade: SandboxAlipayTrade) throws {
+        try journal.append(.trade(trade))
+        trades[trade.outTradeNo] = trade
+    }
+
+    /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, from the first
+    /// attempt of Alipay's schedule (as Alipay goes on retrying whatever happened to the merchant's server).
+    public func resumeNotifications() {
+        let ids = leftOver
+        leftOver = []
+        for id in ids {
+            guard let notification = unacknowledged[id] else { continue }
+            deliver(id: id, url: notification.url, outTradeNo: notification.outTradeNo, body: notification.body, extraDelay: .zero)
+        }
+    }
+
+    private func notify(_ trade: SandboxAlipayTrade, extra: [String: String]) throws {
         guard let url = trade.notifyURL else { return }
         var fields: [String: String] = [
             "notify_id": UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
@@ -279,33 +316,37 @@ public actor SandboxAlipay {
             body = body.replacingOccurrences(of: "total_amount=", with: "total_amount=1")
         case .delay(let delay):
             extraDelay = delay
-        case .reorder:
-            heldNotification = (trade.outTradeNo, body)
-            return
-        case .duplicate, nil:
+        case .reorder, .duplicate, nil:
             break
         }
-        let current = deliver(url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: extraDelay)
-        if fault == .duplicate { deliver(url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: .zero) }
-        if let (heldTrade, heldBody) = heldNotification, heldTrade != trade.outTradeNo || fault != .reorder {
+        // Kept until acknowledged: sent again if the simulator stops first.
+        let id = UUID().uuidString.lowercased()
+        try journal.append(.notification(id: id, outTradeNo: trade.outTradeNo, url: url, body: body))
+        unacknowledged[id] = (trade.outTradeNo, url, body)
+        if fault == .reorder {
+            heldNotification = (id, trade.outTradeNo, body)
+            return
+        }
+        let current = deliver(id: id, url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: extraDelay)
+        if fault == .duplicate { deliver(id: id, url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: .zero) }
+        if let held = heldNotification, held.outTradeNo != trade.outTradeNo || fault != .reorder {
             heldNotification = nil
             // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
-            deliver(url: url, outTradeNo: heldTrade, body: heldBody, extraDelay: .zero, after: current)
+            deliver(id: held.id, url: url, outTradeNo: held.outTradeNo, body: held.body, extraDelay: .zero, after: current)
         }
     }
 
     /// Sends the held-back notification of a `.reorder` fault now, if nothing followed it.
     public func releaseHeldNotification() {
-        guard let (outTradeNo, body) = heldNotification, let url = trades[outTradeNo]?.notifyURL else { return }
+        guard let held = heldNotification, let url = trades[held.outTradeNo]?.notifyURL else { return }
         heldNotification = nil
-        deliver(url: url, outTradeNo: outTradeNo, body: body, extraDelay: .zero)
+        deliver(id: held.id, url: url, outTradeNo: held.outTradeNo, body: held.body, extraDelay: .zero)
     }
 
     @discardableResult
-    private func deliver(url: String, outTradeNo: String, body: String, extraDelay: Duration, after predecessor: Task<Void, Never>? = nil)
-        -> Task<Void, Never>
-    {
-        let id = UUID()
+    private func deliver(
+        id: String, url: String, outTradeNo: String, body: String, extraDelay: Duration, after predecessor: Task<Void, Never>? = nil
+    ) -> Task<Void, Never> {
         let scale = timeScale
         let task = Task { [sink] in
             await predecessor?.value
@@ -313,16 +354,22 @@ public actor SandboxAlipay {
             for attempt in 0...Self.retrySchedule.count {
                 if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
                 let accepted = await sink(url, body)
-                self.record(Delivery(outTradeNo: outTradeNo, attempt: attempt + 1, accepted: accepted))
+                self.record(Delivery(outTradeNo: outTradeNo, attempt: attempt + 1, accepted: accepted), notification: id)
                 if accepted { return }
             }
         }
-        pending[id] = task
+        pending[UUID()] = task
         return task
     }
 
-    private func record(_ delivery: Delivery) {
+    private func record(_ delivery: Delivery, notification id: String) {
         deliveries.append(delivery)
+        guard delivery.accepted, unacknowledged.removeValue(forKey: id) != nil else { return }
+        do {
+            try journal.append(.acknowledged(id: id))
+        } catch {
+            logger.error("sandbox alipay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
+        }
     }
 
     /// True only when the merchant answered exactly `success`.

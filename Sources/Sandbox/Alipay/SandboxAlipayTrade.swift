@@ -1,7 +1,7 @@
 import Alipay
 
 /// A trade as the sandbox Alipay keeps it.
-struct SandboxAlipayTrade: Sendable {
+struct SandboxAlipayTrade: Sendable, Codable {
     var outTradeNo: String
     var tradeNo: String
     var appID: String
@@ -15,4 +15,14 @@ struct SandboxAlipayTrade: Sendable {
     var refunds: [String: Int64] = [:]
 
     var refundedFen: Int64 { refunds.values.reduce(0, +) }
+}
+
+/// One line of the sandbox Alipay's journal (``SandboxJournal``).
+enum SandboxAlipayRecord: Codable {
+    /// A trade as it is from now on.
+    case trade(SandboxAlipayTrade)
+    /// A notification scheduled (its body signed as sent).
+    case notification(id: String, outTradeNo: String, url: String, body: String)
+    /// The merchant acknowledged it (`success`).
+    case acknowledged(id: String)
 }

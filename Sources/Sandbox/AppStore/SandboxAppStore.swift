@@ -37,28 +37,23 @@ public actor SandboxAppStore {
     /// Signs StoreKit 1 receipts; its root is what merchants trust for sandbox receipts.
     public nonisolated let receipts: SandboxReceiptSigner
     private let sharedSecret: String?
-    private var receiptPurchases: [SandboxReceiptSigner.Purchase] = []
 
-    private var transactions: [String: String] = [:]
-    /// What each transaction says, to sign it again when Apple changes it (a renewal date extension).
-    private var payloads: [String: [String: Any]] = [:]
-    /// Where each auto-renewable subscription's current period ends, by original transaction id.
-    private var periodEnds: [String: Date] = [:]
-    private var tokens: [String: UUID] = [:]
-    private var originals: [String: [String]] = [:]
-    private var notifications: [(signedDate: Int64, payload: String)] = []
     private var testNotifications: [String: String] = [:]
     /// Transaction ids start from the clock, so a restarted sandbox (the data folder kept) never reuses one.
     private var nextID: Int64
+    private let journal: SandboxJournal<KeptTransaction>
+    private var records = SandboxAppStoreRecords()
     private var faults: [Fault] = []
     private var revokedSerials: Set<[UInt8]> = []
     /// Consumption information the merchant sent, by transaction id (the JSON body as received).
     public private(set) var consumptionReports: [String: [UInt8]] = [:]
 
+    /// - Parameter folder: where the store keeps its transactions and notifications across restarts
+    ///   (``SandboxJournal``); nil keeps nothing.
     public init(
         authority: SandboxAppStoreCA, receipts: SandboxReceiptSigner, bundleID: String, appAppleID: Int64, merchantKeyID: String,
-        merchantKey: P256.Signing.PublicKey, sharedSecret: String? = nil, clock: any WallClock = SystemClock()
-    ) {
+        merchantKey: P256.Signing.PublicKey, sharedSecret: String? = nil, clock: any WallClock = SystemClock(), folder: URL? = nil
+    ) throws {
         self.authority = authority
         self.receipts = receipts
         self.sharedSecret = sharedSecret
@@ -68,7 +63,28 @@ public actor SandboxAppStore {
         self.merchantKey = merchantKey
         self.clock = clock
         nextID = 2_000_000_000_000_000 + (clock.now().millisecondsSince1970 % 1_000_000_000_000) * 100 + 1
+        guard let folder else {
+            journal = .inMemory
+            return
+        }
+        let (journal, kept) = try SandboxJournal<KeptTransaction>.open(folder.appendingPathComponent("appstore.journal"))
+        self.journal = journal
+        // Every transaction as it was last signed, applied as when it was written; ids go on after the highest.
+        for transaction in kept {
+            guard let payload = (try? JSONSerialization.jsonObject(with: Data(transaction.payload.utf8))) as? [String: Any] else {
+                throw SandboxJournalError(file: folder.appendingPathComponent("appstore.journal"), detail: "holds no payload for \(transaction.id)")
+            }
+            records.apply(transaction, payload: payload)
+            if let id = Int64(transaction.id), id >= nextID { nextID = id + 1 }
+        }
     }
+
+    /// A transaction as signed from now on, kept in the journal before anyone sees it.
+    private func keep(_ kept: KeptTransaction, payload: [String: Any]) throws {
+        try journal.append(kept)
+        records.apply(kept, payload: payload)
+    }
+
 
     public func inject(_ fault: Fault, count: Int = 1) {
         faults.append(contentsOf: repeatElement(fault, count: count))
@@ -82,7 +98,7 @@ public actor SandboxAppStore {
     @discardableResult
     public func purchase(
         productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil,
-        subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false
+        subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, device: String? = nil
     ) throws -> (transactionID: String, signed: String) {
         let id = String(nextID)
         nextID += 1
@@ -91,9 +107,7 @@ public actor SandboxAppStore {
         if type == "Auto-Renewable Subscription" {
             let original = originalTransactionID ?? id
             let period = subscriptionPeriod ?? GrantPeriod(count: 1, unit: .month)
-            let end = period.adding(to: max(clock.now(), periodEnds[original] ?? clock.now()))
-            periodEnds[original] = end
-            expires = end
+            expires = period.adding(to: max(clock.now(), records.periodEnds[original] ?? clock.now()))
         }
         var payload = Self.transactionPayload(
             id: id, originalTransactionID: originalTransactionID, bundleID: bundleID, productID: productID, type: type, at: now,
@@ -101,13 +115,16 @@ public actor SandboxAppStore {
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         payload["expiresDate"] = expires.map(Self.milliseconds)
         let signed = try sign(payload)
-        transactions[id] = signed
-        payloads[id] = payload
-        tokens[id] = appAccountToken
-        receiptPurchases.append(
-            .init(productID: productID, transactionID: id, originalTransactionID: originalTransactionID, purchaseDate: clock.now(), expiresDate: expires))
-        originals[originalTransactionID ?? id, default: []].append(id)
-        try record(notificationType: originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", subtype: nil, signedTransaction: signed)
+        try keep(
+            KeptTransaction(
+                id: id, signed: signed, payload: try Self.encode(payload), token: appAccountToken, original: originalTransactionID ?? id,
+                periodEnd: expires,
+                receiptEntry: .init(
+                    productID: productID, transactionID: id, originalTransactionID: originalTransactionID, purchaseDate: clock.now(),
+                    expiresDate: expires),
+                device: device,
+                notification: try notification(originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", signedTransaction: signed)),
+            payload: payload)
         return (id, signed)
     }
 
@@ -124,29 +141,40 @@ public actor SandboxAppStore {
         ]
     }
 
+    /// The transactions bought on a device, with the device, their type and their latest signed form, oldest first:
+    /// what each device's StoreKit queue is rebuilt from after a restart.
+    func deviceTransactions() -> [(id: String, device: String, type: String, signed: String)] {
+        records.purchasingDevices.compactMap { id, device in
+            guard let signed = records.transactions[id] else { return nil }
+            return (id, device, records.payloads[id]?["type"] as? String ?? "Consumable", signed)
+        }.sorted { ($0.id.count, $0.id) < ($1.id.count, $1.id) }
+    }
+
     /// Every purchase so far: the simulator's own record.
     public var payments: [SandboxPaymentRecord] {
-        transactions.keys.map { SandboxPaymentRecord(providerTransactionID: $0, orderReference: tokens[$0]?.uuidString.lowercased(), amount: nil) }
+        records.transactions.keys.map { SandboxPaymentRecord(providerTransactionID: $0, orderReference: records.tokens[$0]?.uuidString.lowercased(), amount: nil) }
     }
 
     /// The app's StoreKit 1 receipt now: every purchase so far, signed, base64 (what `appStoreReceiptURL` holds).
     /// `bundleID` makes the receipt of another app, signed by the same authority.
     public func appReceipt(bundleID: String? = nil) throws -> String {
-        Data(try receipts.receipt(bundleID: bundleID ?? self.bundleID, purchases: receiptPurchases, createdAt: clock.now())).base64EncodedString()
+        Data(try receipts.receipt(bundleID: bundleID ?? self.bundleID, purchases: records.receiptPurchases, createdAt: clock.now())).base64EncodedString()
     }
 
     /// Apple refunds a transaction: it is signed again with `revocationDate` (as the App Store then reports it to
     /// the app, the history and the notification) and a `REFUND` notification is recorded. Returns the new JWS.
     @discardableResult
     public func refund(transactionID: String) throws -> String {
-        guard var payload = payloads[transactionID] else { throw SandboxAppStoreError.unknownTransaction(transactionID) }
+        guard var payload = records.payloads[transactionID] else { throw SandboxAppStoreError.unknownTransaction(transactionID) }
         payload["revocationDate"] = Self.milliseconds(clock.now())
         payload["revocationReason"] = 0
         payload["signedDate"] = Self.milliseconds(clock.now())
         let signed = try sign(payload)
-        transactions[transactionID] = signed
-        payloads[transactionID] = payload
-        try record(notificationType: "REFUND", subtype: nil, signedTransaction: signed)
+        try keep(
+            KeptTransaction(
+                id: transactionID, signed: signed, payload: try Self.encode(payload), original: payload["originalTransactionId"] as? String ?? transactionID,
+                notification: try notification("REFUND", signedTransaction: signed)),
+            payload: payload)
         return signed
     }
 
@@ -155,17 +183,18 @@ public actor SandboxAppStore {
     /// `RENEWAL_EXTENDED` notification is recorded. Returns the transaction as now signed.
     @discardableResult
     public func extendRenewalDate(originalTransactionID: String, days: Int) throws -> String {
-        guard let id = originals[originalTransactionID]?.last, var payload = payloads[id], let end = periodEnds[originalTransactionID] else {
+        guard let id = records.originals[originalTransactionID]?.last, var payload = records.payloads[id], let end = records.periodEnds[originalTransactionID] else {
             throw SandboxAppStoreError.unknownTransaction(originalTransactionID)
         }
         let extended = end.addingTimeInterval(TimeInterval(days) * 86400)
-        periodEnds[originalTransactionID] = extended
         payload["expiresDate"] = Self.milliseconds(extended)
         payload["signedDate"] = Self.milliseconds(clock.now())
         let signed = try sign(payload)
-        transactions[id] = signed
-        payloads[id] = payload
-        try record(notificationType: "RENEWAL_EXTENDED", subtype: nil, signedTransaction: signed)
+        try keep(
+            KeptTransaction(
+                id: id, signed: signed, payload: try Self.encode(payload), original: originalTransactionID, periodEnd: extended,
+                notification: try notification("RENEWAL_EXTENDED", signedTransaction: signed)),
+            payload: payload)
         return signed
     }
 
@@ -181,8 +210,10 @@ public actor SandboxAppStore {
         return try sign(payload)
     }
 
-    private func record(notificationType: String, subtype: String?, signedTransaction: String) throws {
-        notifications.append((Self.milliseconds(clock.now()), try notification(type: notificationType, subtype: subtype, signedTransaction: signedTransaction)))
+    /// The notification a change of a transaction makes, as the history keeps it.
+    private func notification(_ type: String, signedTransaction: String) throws -> KeptTransaction.Notification {
+        KeptTransaction.Notification(
+            signedDate: Self.milliseconds(clock.now()), payload: try notification(type: type, signedTransaction: signedTransaction))
     }
 
     private func sign(_ payload: [String: Any]) throws -> String {
@@ -229,22 +260,22 @@ public actor SandboxAppStore {
         do {
             switch (method, Array(segments.suffix(from: min(segments.count, segments.firstIndex(of: "inApps") ?? segments.count)))) {
             case ("GET", let s) where s.count == 4 && s[1] == "v1" && s[2] == "transactions":
-                guard let signed = transactions[s[3]] else { return Self.notFound }
+                guard let signed = records.transactions[s[3]] else { return Self.notFound }
                 return Self.json(200, try Self.encode(["signedTransactionInfo": signed]))
             case ("GET", let s) where s.count == 4 && s[2] == "history":
-                let ids = originals[s[3]] ?? originals.first { $0.value.contains(s[3]) }?.value ?? []
+                let ids = records.originals[s[3]] ?? records.originals.first { $0.value.contains(s[3]) }?.value ?? []
                 guard !ids.isEmpty else { return Self.notFound }
                 guard let start = PathAndQuery.position(query["revision"]) else { return Self.json(400, #"{"errorCode":4000005,"errorMessage":"Invalid revision."}"#) }
                 let page = Array(ids.dropFirst(start).prefix(2))
                 let end = start + page.count
                 return Self.json(200, try Self.encode([
-                    "signedTransactions": page.compactMap { transactions[$0] }, "revision": String(end), "hasMore": end < ids.count,
+                    "signedTransactions": page.compactMap { records.transactions[$0] }, "revision": String(end), "hasMore": end < ids.count,
                     "bundleId": bundleID, "appAppleId": appAppleID, "environment": "Sandbox",
                 ]))
             case ("POST", let s) where s == ["inApps", "v1", "notifications", "history"]:
                 let request = try JSONObject(body)
                 let (from, to) = (try request.int("startDate"), try request.int("endDate"))
-                let matching = notifications.filter { $0.signedDate >= from && $0.signedDate <= to }
+                let matching = records.notifications.filter { $0.signedDate >= from && $0.signedDate <= to }
                 guard let start = PathAndQuery.position(query["paginationToken"]) else {
                     return Self.json(400, #"{"errorCode":4000006,"errorMessage":"Invalid pagination token."}"#)
                 }
@@ -263,11 +294,11 @@ public actor SandboxAppStore {
                 guard let payload = testNotifications[s[4]] else { return Self.notFound }
                 return Self.json(200, try Self.encode(["signedPayload": payload, "sendAttempts": [["attemptDate": Self.milliseconds(clock.now()), "sendAttemptResult": "SUCCESS"]]]))
             case ("GET", let s) where s.count == 4 && s[2] == "lookup":
-                return Self.json(200, try Self.encode(["status": transactions.isEmpty ? 1 : 0, "signedTransactions": Array(transactions.values.prefix(1))]))
+                return Self.json(200, try Self.encode(["status": records.transactions.isEmpty ? 1 : 0, "signedTransactions": Array(records.transactions.values.prefix(1))]))
             case ("GET", let s) where s.count == 5 && s[2] == "refund":
                 return Self.json(200, try Self.encode(["signedTransactions": [] as [String], "revision": "0", "hasMore": false]))
             case ("PUT", let s) where s.count == 5 && s[2] == "transactions" && s[3] == "consumption":
-                guard transactions[s[4]] != nil else { return Self.notFound }
+                guard records.transactions[s[4]] != nil else { return Self.notFound }
                 guard (try? JSONObject(body).optionalBool("customerConsented")) == true else {
                     return Self.json(400, #"{"errorCode":4000130,"errorMessage":"Invalid customer consented."}"#)
                 }

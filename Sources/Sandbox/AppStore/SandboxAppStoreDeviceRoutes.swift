@@ -59,7 +59,7 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         }
         device.post("finish") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
-                await devices.finish(device: try context.parameters.require("device"), transactionID: try object.string("transaction_id"))
+                try await devices.finish(device: try context.parameters.require("device"), transactionID: try object.string("transaction_id"))
                 return [:]
             }
         }

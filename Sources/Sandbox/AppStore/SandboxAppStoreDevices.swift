@@ -6,7 +6,8 @@ import OrderSafeModel
 /// queue of unfinished transactions until the app finishes them, and are delivered again at every launch (as
 /// `Transaction.unfinished`, and once through `Transaction.updates`), exactly as on iOS; Ask to Buy purchases wait
 /// for a parent's approval and then arrive as updates; refunds and renewals reach the device as updates too.
-/// Devices are in memory: they live as long as the server process.
+/// With a folder, devices outlive the process as a phone outlives the merchant's server: what each bought is the
+/// store's record, what each finished, heard and waits for is this journal's, and ``restore()`` rebuilds them.
 public actor SandboxAppStoreDevices {
     /// A product as a device's StoreKit describes it.
     public struct DeviceProduct: Sendable, Hashable {
@@ -48,9 +49,42 @@ public actor SandboxAppStoreDevices {
     private var devices: [String: Device] = [:]
     /// Which device bought each transaction (refunds and renewals go back to it).
     private var owners: [String: String] = [:]
+    private let journal: SandboxJournal<SandboxDeviceRecord>
+    /// What the journal held at start, until ``restore()`` applies it.
+    private var toRestore: [SandboxDeviceRecord]?
 
-    public init(store: SandboxAppStore) {
+    /// - Parameter folder: where the devices' queues are kept across restarts; nil keeps nothing.
+    public init(store: SandboxAppStore, folder: URL? = nil) throws {
         self.store = store
+        if let folder {
+            (journal, toRestore) = try SandboxJournal<SandboxDeviceRecord>.open(folder.appendingPathComponent("appstore-devices.journal"))
+        } else {
+            journal = .inMemory
+        }
+    }
+
+    /// Rebuilds every device as it was when the process before this one stopped: the transactions each bought
+    /// (unfinished unless finished since), the updates each was sent, its Ask to Buy requests. Call it once at
+    /// start, before the devices are used; later calls do nothing.
+    public func restore() async {
+        guard let records = toRestore else { return }
+        toRestore = nil
+        for (id, device, type, signed) in await store.deviceTransactions() {
+            owners[id] = device
+            devices[device, default: Device()].unfinished[id] = signed
+            devices[device]?.all[id] = (type, signed)
+        }
+        for record in records {
+            switch record {
+            case .finished(let device, let id): devices[device]?.unfinished[id] = nil
+            case .update(let device, let signed): devices[device, default: Device()].updates.append(signed)
+            case .askToBuy(let device, let requestID, let productID, let token):
+                devices[device, default: Device()].askToBuy[requestID] = (productID, token)
+            case .answered(let device, let requestID, let update):
+                devices[device]?.askToBuy[requestID] = nil
+                if let update { devices[device, default: Device()].updates.append(update) }
+            }
+        }
     }
 
     public func setProducts(_ products: [DeviceProduct]) {
@@ -69,6 +103,7 @@ public actor SandboxAppStoreDevices {
         guard confirm else { return .userCancelled }
         if askToBuy {
             let requestID = UUID().uuidString.lowercased()
+            try journal.append(.askToBuy(device: device, requestID: requestID, productID: productID, token: appAccountToken))
             devices[device, default: Device()].askToBuy[requestID] = (productID, appAccountToken)
             return .pending(requestID: requestID)
         }
@@ -79,8 +114,12 @@ public actor SandboxAppStoreDevices {
     /// as an update. Returns the transaction id, nil when declined.
     public func answerAskToBuy(device: String, requestID: String, approve: Bool) async throws -> String? {
         guard let request = devices[device]?.askToBuy.removeValue(forKey: requestID) else { throw SandboxDeviceError.unknownRequest(requestID) }
-        guard approve else { return nil }
+        guard approve else {
+            try journal.append(.answered(device: device, requestID: requestID, update: nil))
+            return nil
+        }
         let signed = try await charge(device: device, productID: request.productID, appAccountToken: request.token)
+        try journal.append(.answered(device: device, requestID: requestID, update: signed))
         devices[device]?.updates.append(signed)
         return Self.transactionID(signed)
     }
@@ -109,7 +148,9 @@ public actor SandboxAppStoreDevices {
     }
 
     /// The app finished the transaction: it leaves the queue for good.
-    public func finish(device: String, transactionID: String) {
+    public func finish(device: String, transactionID: String) throws {
+        guard devices[device]?.unfinished[transactionID] != nil else { return }
+        try journal.append(.finished(device: device, id: transactionID))
         devices[device]?.unfinished.removeValue(forKey: transactionID)
     }
 
@@ -117,6 +158,7 @@ public actor SandboxAppStoreDevices {
     public func refund(transactionID: String) async throws {
         let signed = try await store.refund(transactionID: transactionID)
         guard let device = owners[transactionID] else { return }
+        try journal.append(.update(device: device, signed: signed))
         devices[device]?.updates.append(signed)
         if let type = devices[device]?.all[transactionID]?.type { devices[device]?.all[transactionID] = (type, signed) }
     }
@@ -136,7 +178,7 @@ public actor SandboxAppStoreDevices {
 
     private func charge(device: String, productID: String, appAccountToken: UUID?) async throws -> String {
         let type = products[productID]?.type ?? "Consumable"
-        let (id, signed) = try await store.purchase(productID: productID, type: type, appAccountToken: appAccountToken)
+        let (id, signed) = try await store.purchase(productID: productID, type: type, appAccountToken: appAccountToken, device: device)
         owners[id] = device
         devices[device, default: Device()].unfinished[id] = signed
         devices[device]?.all[id] = (type, signed)
@@ -183,4 +225,16 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
         case .unknownRequest(let id): "no Ask to Buy request \(id)"
         }
     }
+}
+
+/// One line of the devices' journal (``SandboxJournal``); what each device bought is the store's own record.
+enum SandboxDeviceRecord: Codable {
+    /// The app finished a transaction.
+    case finished(device: String, id: String)
+    /// A transaction sent to the device as an update (a refund).
+    case update(device: String, signed: String)
+    /// An Ask to Buy request waits for a parent.
+    case askToBuy(device: String, requestID: String, productID: String, token: UUID?)
+    /// A parent answered it: approved, the transaction then charged arrives as an update.
+    case answered(device: String, requestID: String, update: String?)
 }

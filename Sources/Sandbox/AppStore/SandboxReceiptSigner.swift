@@ -13,7 +13,7 @@ public struct SandboxReceiptSigner: Sendable {
     let leafKey: _RSA.Signing.PrivateKey
 
     /// One purchase in a receipt.
-    public struct Purchase: Sendable {
+    public struct Purchase: Sendable, Codable {
         public var productID: String
         public var transactionID: String
         public var originalTransactionID: String

@@ -49,9 +49,14 @@ public actor SandboxWeChatPay {
     private let publicKeyIdentity: _RSA.Signing.PrivateKey
     private var trades: [String: SandboxWeChatPayTrade] = [:]
     private var serial: SandboxSerial
+    private let journal: SandboxJournal<SandboxWeChatPayRecord>
+    /// Notifications not acknowledged yet, by id: sent again when the simulator starts again on its folder.
+    private var unacknowledged: [String: (url: String, outTradeNo: String, eventType: String, body: [UInt8])] = [:]
+    /// The ones left unacknowledged by the process before this one, for ``resumeNotifications()``.
+    private var leftOver: [String] = []
     private var notificationFaults: [WeChatPayNotificationFault] = []
     private var apiFaults: [WeChatPayAPIFault] = []
-    private var held: (url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8])?
+    private var held: (id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8])?
     private var pending: [UUID: Task<Void, Never>] = [:]
     public private(set) var deliveries: [Delivery] = []
 
@@ -59,15 +64,31 @@ public actor SandboxWeChatPay {
     ///   - platformKey: the key of the first platform certificate, and of the public key in public-key mode.
     ///   - merchantPublicKey: the merchant API key's public half, to verify `Authorization` and app signatures.
     ///   - timeScale: multiplies every retry delay (0.001 turns 15 seconds into 15 ms).
-    ///   - idCounter: where the numbers of `transaction_id`s and refund ids handed out are kept, so a restart on the
-    ///     same folder never reuses one (``SandboxSerial``); nil: numbered from the clock only.
+    ///   - folder: where the simulator keeps what it must not forget across restarts: its transactions and
+    ///     unacknowledged notifications (``SandboxJournal``) and the numbers of the ids it handed out
+    ///     (``SandboxSerial``); nil: nothing is kept, and ids are numbered from the clock.
     public init(
         merchantID: String, appID: String, merchantSerial: String, merchantPublicKey: _RSA.Signing.PublicKey, apiV3Key: String,
         platformKey: _RSA.Signing.PrivateKey, mode: Mode = .platformCertificate, timeScale: Double = 1,
-        clock: any WallClock = SystemClock(), idCounter: URL? = nil, sink: NotificationSink? = nil,
+        clock: any WallClock = SystemClock(), folder: URL? = nil, sink: NotificationSink? = nil,
         logger: Logger = Logger(label: "sandbox.wechatpay")
     ) throws {
-        serial = try SandboxSerial(file: idCounter, clock: clock)
+        serial = try SandboxSerial(file: folder?.appendingPathComponent("wechatpay-id-counter"), clock: clock)
+        if let folder {
+            let (journal, records) = try SandboxJournal<SandboxWeChatPayRecord>.open(folder.appendingPathComponent("wechatpay.journal"))
+            self.journal = journal
+            for record in records {
+                switch record {
+                case .trade(let trade): trades[trade.outTradeNo] = trade
+                case .notification(let id, let url, let outTradeNo, let eventType, let body):
+                    unacknowledged[id] = (url, outTradeNo, eventType, Array(body.utf8))
+                case .acknowledged(let id): unacknowledged[id] = nil
+                }
+            }
+            leftOver = unacknowledged.keys.sorted()
+        } else {
+            journal = .inMemory
+        }
         self.merchantID = merchantID
         self.appID = appID
         self.mode = mode
@@ -145,8 +166,8 @@ public actor SandboxWeChatPay {
         guard trade.state == .notPay else { return }
         trade.state = .success
         trade.successTime = RFC3339Beijing.string(clock.now())
-        trades[outTradeNo] = trade
-        notify(url: trade.notifyURL, outTradeNo: outTradeNo, eventType: "TRANSACTION.SUCCESS", summary: "支付成功",
+        try keep(trade)
+        try notify(url: trade.notifyURL, outTradeNo: outTradeNo, eventType: "TRANSACTION.SUCCESS", summary: "支付成功",
                originalType: "transaction", resource: Self.transactionJSON(trade, merchantID: merchantID))
     }
 
@@ -218,7 +239,7 @@ public actor SandboxWeChatPay {
                 let id = String(path.dropFirst("/v3/pay/transactions/id/".count))
                 return query(trades.values.first { $0.transactionID == id })
             case ("POST", _) where path.hasPrefix("/v3/pay/transactions/out-trade-no/") && path.hasSuffix("/close"):
-                return close(String(path.dropFirst("/v3/pay/transactions/out-trade-no/".count).dropLast("/close".count)))
+                return try close(String(path.dropFirst("/v3/pay/transactions/out-trade-no/".count).dropLast("/close".count)))
             case ("POST", "/v3/refund/domestic/refunds"):
                 return try refund(body)
             case ("GET", _) where path.hasPrefix("/v3/refund/domestic/refunds/"):
@@ -268,11 +289,11 @@ public actor SandboxWeChatPay {
         }
         // WeChat Pay's transaction_id is 28 digits (`4200000985` `20210303` `1441826014`): a prefix, the day, a number.
         let number = String(format: "%010lld", try serial.take())
-        trades[outTradeNo] = SandboxWeChatPayTrade(
+        try keep(SandboxWeChatPayTrade(
             outTradeNo: outTradeNo, transactionID: "4200000000" + Self.day(clock.now()) + number, prepayID: "wx" + Self.day(clock.now()) + number,
             appID: appID, description: try Self.read { try object.string("description") }, amount: money,
             notifyURL: try Self.read { try object.string("notify_url") }, attach: try Self.read { try object.optionalString("attach") },
-            state: .notPay)
+            state: .notPay))
         return signed(200, #"{"prepay_id":"\#(trades[outTradeNo]!.prepayID)"}"#)
     }
 
@@ -281,11 +302,11 @@ public actor SandboxWeChatPay {
         return signed(200, Self.transactionJSON(trade, merchantID: merchantID))
     }
 
-    private func close(_ outTradeNo: String) -> ProviderHTTPResponse {
+    private func close(_ outTradeNo: String) throws -> ProviderHTTPResponse {
         guard var trade = trades[outTradeNo] else { return signed(204, "") }
         guard !trade.state.isPaid else { return signed(400, Self.error("ORDER_PAID", "订单已支付")) }
         trade.state = .closed
-        trades[outTradeNo] = trade
+        try keep(trade)
         return signed(204, "")
     }
 
@@ -305,9 +326,9 @@ public actor SandboxWeChatPay {
             trade.refunds[outRefundNo] = SandboxWeChatPayRefund(
                 refundID: "50300" + String(format: "%015lld", try serial.take()), fen: fen, notifyURL: notifyURL)
             trade.state = WeChatPayTradeState.refund
-            trades[outTradeNo] = trade
+            try keep(trade)
             if let notifyURL {
-                notify(url: notifyURL, outTradeNo: outTradeNo, eventType: "REFUND.SUCCESS", summary: "退款成功", originalType: "refund",
+                try notify(url: notifyURL, outTradeNo: outTradeNo, eventType: "REFUND.SUCCESS", summary: "退款成功", originalType: "refund",
                        resource: Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "refund_status", merchantID: merchantID))
             }
         }
@@ -351,7 +372,28 @@ public actor SandboxWeChatPay {
 
     // MARK: Notifications
 
-    private func notify(url: String, outTradeNo: String, eventType: String, summary: String, originalType: String, resource: String) {
+    /// A transaction as it is now, kept (in memory and in the journal) before anyone hears of it.
+    private func keep(_ trade: SandboxWeChatPayTrade) throws {
+        try journal.append(.trade(trade))
+        trades[trade.outTradeNo] = trade
+    }
+
+    /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, signed anew (as
+    /// WeChat Pay goes on retrying whatever happened to the merchant's server).
+    public func resumeNotifications() {
+        let ids = leftOver
+        leftOver = []
+        for id in ids {
+            guard let notification = unacknowledged[id] else { continue }
+            let timestamp = Int64(clock.now().timeIntervalSince1970)
+            guard let headers = try? signatureHeaders(body: notification.body, timestamp: timestamp, platform: signingPlatform) else { continue }
+            deliver(
+                id: id, url: notification.url, outTradeNo: notification.outTradeNo, eventType: notification.eventType, headers: headers,
+                body: notification.body, extraDelay: .zero)
+        }
+    }
+
+    private func notify(url: String, outTradeNo: String, eventType: String, summary: String, originalType: String, resource: String) throws {
         let nonce = Self.nonce()
         guard let ciphertext = try? cipher.encrypt(Array(resource.utf8), nonce: nonce, associatedData: originalType) else { return }
         let id = UUID().uuidString
@@ -365,21 +407,25 @@ public actor SandboxWeChatPay {
             return
         case .delay(let delay):
             extraDelay = delay
-        case .reorder:
-            held = (url, outTradeNo, eventType, headers, body)
-            return
-        case .duplicate, .staleTimestamp, nil:
+        case .reorder, .duplicate, .staleTimestamp, nil:
             break
         }
-        let current = deliver(url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: extraDelay)
+        // Kept until acknowledged: sent again if the simulator stops first.
+        try journal.append(.notification(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, body: String(decoding: body, as: UTF8.self)))
+        unacknowledged[id] = (url, outTradeNo, eventType, body)
+        if fault == .reorder {
+            held = (id, url, outTradeNo, eventType, headers, body)
+            return
+        }
+        let current = deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: extraDelay)
         if fault == .duplicate {
-            deliver(url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: .zero)
+            deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: .zero)
         }
         if fault != .reorder, let held {
             self.held = nil
             // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
             deliver(
-                url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body,
+                id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body,
                 extraDelay: .zero, after: current)
         }
     }
@@ -388,15 +434,16 @@ public actor SandboxWeChatPay {
     public func releaseHeldNotification() {
         guard let held else { return }
         self.held = nil
-        deliver(url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body, extraDelay: .zero)
+        deliver(
+            id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body,
+            extraDelay: .zero)
     }
 
     @discardableResult
     private func deliver(
-        url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8], extraDelay: Duration,
+        id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8], extraDelay: Duration,
         after predecessor: Task<Void, Never>? = nil
     ) -> Task<Void, Never> {
-        let id = UUID()
         let scale = timeScale
         let task = Task { [sink] in
             await predecessor?.value
@@ -404,16 +451,22 @@ public actor SandboxWeChatPay {
             for attempt in 0...Self.retrySchedule.count {
                 if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
                 let accepted = await sink(url, headers, body)
-                self.record(Delivery(outTradeNo: outTradeNo, eventType: eventType, attempt: attempt + 1, accepted: accepted))
+                self.record(Delivery(outTradeNo: outTradeNo, eventType: eventType, attempt: attempt + 1, accepted: accepted), notification: id)
                 if accepted { return }
             }
         }
-        pending[id] = task
+        pending[UUID()] = task
         return task
     }
 
-    private func record(_ delivery: Delivery) {
+    private func record(_ delivery: Delivery, notification id: String) {
         deliveries.append(delivery)
+        guard delivery.accepted, unacknowledged.removeValue(forKey: id) != nil else { return }
+        do {
+            try journal.append(.acknowledged(id: id))
+        } catch {
+            logger.error("sandbox wechatpay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
+        }
     }
 
     /// POSTs the notification; acknowledged on any 2xx.

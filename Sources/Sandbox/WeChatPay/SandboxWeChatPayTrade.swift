@@ -2,7 +2,7 @@ import OrderSafeModel
 import WeChatPay
 
 /// A transaction as the sandbox WeChat Pay keeps it.
-struct SandboxWeChatPayTrade: Sendable {
+struct SandboxWeChatPayTrade: Sendable, Codable {
     var outTradeNo: String
     var transactionID: String
     var prepayID: String
@@ -19,8 +19,18 @@ struct SandboxWeChatPayTrade: Sendable {
     var refundedFen: Int64 { refunds.values.reduce(0) { $0 + $1.fen } }
 }
 
-struct SandboxWeChatPayRefund: Sendable {
+struct SandboxWeChatPayRefund: Sendable, Codable {
     var refundID: String
     var fen: Int64
     var notifyURL: String?
+}
+
+/// One line of the sandbox WeChat Pay's journal (``SandboxJournal``).
+enum SandboxWeChatPayRecord: Codable {
+    /// A transaction as it is from now on.
+    case trade(SandboxWeChatPayTrade)
+    /// A notification scheduled (its body as sent; its signature is made again when it is sent after a restart).
+    case notification(id: String, url: String, outTradeNo: String, eventType: String, body: String)
+    /// The merchant acknowledged it (2xx).
+    case acknowledged(id: String)
 }

@@ -3,7 +3,7 @@ import Foundation
 import OrderSafeModel
 
 /// `trade_state` of a v3 transaction.
-public enum WeChatPayTradeState: String, Sendable, Hashable, CaseIterable {
+public enum WeChatPayTradeState: String, Sendable, Hashable, CaseIterable, Codable {
     case success = "SUCCESS"
     case refund = "REFUND"
     case notPay = "NOTPAY"

@@ -1,0 +1,71 @@
+import Foundation
+
+/// One line of the sandbox App Store's journal (``SandboxJournal``): a transaction as signed from then on (a new
+/// purchase, or one signed again: a refund, a renewal date extension), with what that change added to the store.
+struct KeptTransaction: Codable {
+    /// A notification of the App Store Server Notifications history.
+    struct Notification: Codable {
+        var signedDate: Int64
+        var payload: String
+    }
+
+    var id: String
+    var signed: String
+    /// The signed payload as JSON text (the store signs it again when it changes).
+    var payload: String
+    var token: UUID?
+    /// Its original transaction's id (itself for a first purchase).
+    var original: String
+    /// Where the subscription's period ends now, for a purchase or an extension of one.
+    var periodEnd: Date?
+    /// Its entry in the app's StoreKit 1 receipt (new purchases).
+    var receiptEntry: SandboxReceiptSigner.Purchase?
+    /// The device it was bought on (new purchases made through ``SandboxAppStoreDevices``).
+    var device: String?
+    var notification: Notification?
+
+    init(
+        id: String, signed: String, payload: String, token: UUID? = nil, original: String, periodEnd: Date? = nil,
+        receiptEntry: SandboxReceiptSigner.Purchase? = nil, device: String? = nil, notification: Notification? = nil
+    ) {
+        self.id = id
+        self.signed = signed
+        self.payload = payload
+        self.token = token
+        self.original = original
+        self.periodEnd = periodEnd
+        self.receiptEntry = receiptEntry
+        self.device = device
+        self.notification = notification
+    }
+}
+
+/// What the sandbox App Store has recorded: every transaction as last signed, and what each purchase added.
+struct SandboxAppStoreRecords {
+    var transactions: [String: String] = [:]
+    /// What each transaction says, to sign it again when Apple changes it (a refund, a renewal date extension).
+    var payloads: [String: [String: Any]] = [:]
+    /// Where each auto-renewable subscription's current period ends, by original transaction id.
+    var periodEnds: [String: Date] = [:]
+    var tokens: [String: UUID] = [:]
+    /// The transactions of each original transaction, oldest first.
+    var originals: [String: [String]] = [:]
+    var receiptPurchases: [SandboxReceiptSigner.Purchase] = []
+    var notifications: [(signedDate: Int64, payload: String)] = []
+    /// The device that bought each transaction bought on one (``SandboxAppStoreDevices``).
+    var purchasingDevices: [String: String] = [:]
+
+    /// Records a transaction as signed now (`payload` is its parsed ``KeptTransaction/payload``).
+    mutating func apply(_ kept: KeptTransaction, payload: [String: Any]) {
+        if transactions[kept.id] == nil {
+            tokens[kept.id] = kept.token
+            originals[kept.original, default: []].append(kept.id)
+            if let entry = kept.receiptEntry { receiptPurchases.append(entry) }
+            if let device = kept.device { purchasingDevices[kept.id] = device }
+        }
+        transactions[kept.id] = kept.signed
+        payloads[kept.id] = payload
+        if let end = kept.periodEnd { periodEnds[kept.original] = end }
+        if let notification = kept.notification { notifications.append((notification.signedDate, notification.payload)) }
+    }
+}
