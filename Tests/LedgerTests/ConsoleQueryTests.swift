@@ -54,11 +54,15 @@ struct ConsoleQueryTests {
         }
     }
 
-    @Test("a search names an order by number, transaction id or original transaction id, else a user", arguments: TestEngine.available)
+    @Test("a search names an order by number, UUID, transaction id or original transaction id, else a user", arguments: TestEngine.available)
     func search(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let orders = try await Self.seed(ledger)
             #expect(try await ledger.orders(OrderQuery(search: orders[7].orderNo)).orders.map(\.orderNo) == [orders[7].orderNo])
+            // The order's UUID (what an App Store transaction carries as its appAccountToken), in either case.
+            for uuid in [orders[3].orderUUID.uuidString.uppercased(), orders[3].orderUUID.uuidString.lowercased()] {
+                #expect(try await ledger.orders(OrderQuery(search: uuid)).orders.map(\.orderNo) == [orders[3].orderNo])
+            }
             #expect(try await ledger.orders(OrderQuery(search: "T-5")).orders.map(\.orderNo) == [orders[5].orderNo])
             #expect(try await ledger.orders(OrderQuery(search: "user-b", limit: 200)).orders.count == 8)
             #expect(try await ledger.orders(OrderQuery(search: "nobody")).orders.isEmpty)

@@ -49,11 +49,13 @@ extension SQLLedger {
     /// Every channel, as SQL text: a transaction id is searched in each, through the unique (channel, provider_txn_id) index.
     private static let everyChannel = Channel.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
-    /// The rows of the orders a search text names exactly: an order number, or a provider's transaction id or
-    /// original transaction id (a subscription chain: every order of it, at most 1,000).
+    /// The rows of the orders a search text names exactly: an order number or UUID (the `appAccountToken` an app
+    /// bought with), or a provider's transaction id or original transaction id (a subscription chain: every order of
+    /// it, at most 1,000).
     static func orderIDs(matching text: String, _ db: any SQLDatabase) async throws -> [Int64] {
-        try await db.raw("""
-            SELECT id FROM orders WHERE order_no = \(bind: text)
+        let uuid = UUID(uuidString: text)?.uuidString.lowercased() ?? ""
+        return try await db.raw("""
+            SELECT id FROM orders WHERE order_no = \(bind: text) OR order_uuid = \(bind: uuid)
             UNION SELECT order_id AS id FROM payment_transactions
                 WHERE channel IN (\(unsafeRaw: Self.everyChannel)) AND provider_txn_id = \(bind: text)
             UNION SELECT order_id AS id FROM payment_transactions WHERE original_txn_id = \(bind: text)

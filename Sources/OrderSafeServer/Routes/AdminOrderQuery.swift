@@ -5,7 +5,7 @@ import Ledger
 import OrderSafeModel
 
 /// The orders list's filters as query parameters, shared by `GET /v1/admin/orders` and the console's orders page:
-/// `q` (an order number, transaction id or original transaction id, else a user id), `user`, `status`, `channel`,
+/// `q` (an order number or UUID, transaction id or original transaction id, else a user id), `user`, `status`, `channel`,
 /// `product`, `from` and `to` (days, `YYYY-MM-DD`, both included, in the caller's time zone), `cursor`, `limit`.
 /// Parsed strictly: an unknown parameter, a repeated one, or a value out of shape is refused with its name.
 struct AdminOrderQuery: Sendable {

@@ -64,8 +64,9 @@ public actor SandboxAlipay {
             self.journal = journal
             for record in records {
                 switch record {
-                case .trade(let trade): trades[trade.outTradeNo] = trade
-                case .notification(let id, let outTradeNo, let url, let body): unacknowledged[id] = (outTradeNo, url, body)
+                case .trade(let trade, let notice):
+                    trades[trade.outTradeNo] = trade
+                    if let notice { unacknowledged[notice.id] = (trade.outTradeNo, notice.url, notice.body) }
                 case .acknowledged(let id): unacknowledged[id] = nil
                 }
             }
@@ -150,8 +151,7 @@ public actor SandboxAlipay {
         guard trade.status != .tradeClosed else { throw SandboxAlipayError.invalidRequest("the trade is closed") }
         guard trade.status == .waitBuyerPay else { return }
         trade.status = .tradeSuccess
-        try keep(trade)
-        try notify(trade, extra: [:])
+        try keep(trade, notifying: [:])
     }
 
     /// The state of a trade, for tests and the demo.
@@ -263,9 +263,8 @@ public actor SandboxAlipay {
             }
             trade.refunds[request] = fen
             if trade.refundedFen == trade.totalFen { trade.status = .tradeClosed }
-            try keep(trade)
             fundChange = "Y"
-            try notify(trade, extra: [
+            try keep(trade, notifying: [
                 "refund_fee": Self.yuan(trade.refundedFen), "out_biz_no": request, "gmt_refund": BeijingTime.string(clock.now()),
             ])
         }
@@ -277,10 +276,14 @@ public actor SandboxAlipay {
 
     // MARK: Notifications
 
-    /// A trade as it is now, kept (in memory and in the journal) before anyone hears of it.
-    private func keep(_ trade: SandboxAlipayTrade) throws {
-        try journal.append(.trade(trade))
+    /// A trade as it is now, kept (in memory and in the journal) before anyone hears of it; with `extra`, the
+    /// notification of its new state (with those fields) is kept in the same record, then sent: a trade is never paid
+    /// without its notification on its way, whenever the process is killed.
+    private func keep(_ trade: SandboxAlipayTrade, notifying extra: [String: String]? = nil) throws {
+        let outgoing = extra.flatMap { notification(of: trade, extra: $0) }
+        try journal.append(.trade(trade, notification: outgoing?.notice))
         trades[trade.outTradeNo] = trade
+        if let outgoing { send(outgoing, outTradeNo: trade.outTradeNo) }
     }
 
     /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, from the first
@@ -294,8 +297,16 @@ public actor SandboxAlipay {
         }
     }
 
-    private func notify(_ trade: SandboxAlipayTrade, extra: [String: String]) throws {
-        guard let url = trade.notifyURL else { return }
+    /// A notification about to go out, and what the next injected fault does to it.
+    private struct Outgoing {
+        var notice: SandboxNotice
+        var fault: AlipayNotificationFault?
+        var extraDelay: Duration
+    }
+
+    /// The signed notification of `trade`'s state (plus `extra`); nil when it has no notify URL or a fault drops it.
+    private func notification(of trade: SandboxAlipayTrade, extra: [String: String]) -> Outgoing? {
+        guard let url = trade.notifyURL else { return nil }
         var fields: [String: String] = [
             "notify_id": UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
             "notify_type": "trade_status_sync", "notify_time": BeijingTime.string(clock.now()), "charset": "utf-8", "version": "1.0",
@@ -306,12 +317,12 @@ public actor SandboxAlipay {
         ]
         fields["passback_params"] = trade.passbackParams
         fields.merge(extra) { $1 }
-        guard var body = try? signer.notificationBody(fields) else { return }
+        guard var body = try? signer.notificationBody(fields) else { return nil }
         let fault = notificationFaults.isEmpty ? nil : notificationFaults.removeFirst()
         var extraDelay: Duration = .zero
         switch fault {
         case .drop:
-            return
+            return nil
         case .tamper:
             body = body.replacingOccurrences(of: "total_amount=", with: "total_amount=1")
         case .delay(let delay):
@@ -319,17 +330,20 @@ public actor SandboxAlipay {
         case .reorder, .duplicate, nil:
             break
         }
-        // Kept until acknowledged: sent again if the simulator stops first.
-        let id = UUID().uuidString.lowercased()
-        try journal.append(.notification(id: id, outTradeNo: trade.outTradeNo, url: url, body: body))
-        unacknowledged[id] = (trade.outTradeNo, url, body)
+        return Outgoing(notice: SandboxNotice(id: UUID().uuidString.lowercased(), url: url, body: body), fault: fault, extraDelay: extraDelay)
+    }
+
+    /// Sends a kept notification, as its fault says; it is kept until acknowledged (sent again after a restart).
+    private func send(_ outgoing: Outgoing, outTradeNo: String) {
+        let (id, url, body, fault) = (outgoing.notice.id, outgoing.notice.url, outgoing.notice.body, outgoing.fault)
+        unacknowledged[id] = (outTradeNo, url, body)
         if fault == .reorder {
-            heldNotification = (id, trade.outTradeNo, body)
+            heldNotification = (id, outTradeNo, body)
             return
         }
-        let current = deliver(id: id, url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: extraDelay)
-        if fault == .duplicate { deliver(id: id, url: url, outTradeNo: trade.outTradeNo, body: body, extraDelay: .zero) }
-        if let held = heldNotification, held.outTradeNo != trade.outTradeNo || fault != .reorder {
+        let current = deliver(id: id, url: url, outTradeNo: outTradeNo, body: body, extraDelay: outgoing.extraDelay)
+        if fault == .duplicate { deliver(id: id, url: url, outTradeNo: outTradeNo, body: body, extraDelay: .zero) }
+        if let held = heldNotification, held.outTradeNo != outTradeNo || fault != .reorder {
             heldNotification = nil
             // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
             deliver(id: held.id, url: url, outTradeNo: held.outTradeNo, body: held.body, extraDelay: .zero, after: current)

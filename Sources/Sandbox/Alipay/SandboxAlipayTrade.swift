@@ -19,10 +19,8 @@ struct SandboxAlipayTrade: Sendable, Codable {
 
 /// One line of the sandbox Alipay's journal (``SandboxJournal``).
 enum SandboxAlipayRecord: Codable {
-    /// A trade as it is from now on.
-    case trade(SandboxAlipayTrade)
-    /// A notification scheduled (its body signed as sent).
-    case notification(id: String, outTradeNo: String, url: String, body: String)
-    /// The merchant acknowledged it (`success`).
+    /// A trade as it is from now on, with the notification its change sent, if any.
+    case trade(SandboxAlipayTrade, notification: SandboxNotice?)
+    /// The merchant acknowledged that notification (`success`).
     case acknowledged(id: String)
 }

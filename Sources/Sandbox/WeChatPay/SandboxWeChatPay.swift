@@ -79,9 +79,9 @@ public actor SandboxWeChatPay {
             self.journal = journal
             for record in records {
                 switch record {
-                case .trade(let trade): trades[trade.outTradeNo] = trade
-                case .notification(let id, let url, let outTradeNo, let eventType, let body):
-                    unacknowledged[id] = (url, outTradeNo, eventType, Array(body.utf8))
+                case .trade(let trade, let notice):
+                    trades[trade.outTradeNo] = trade
+                    if let notice { unacknowledged[notice.id] = (notice.url, trade.outTradeNo, notice.eventType ?? "", Array(notice.body.utf8)) }
                 case .acknowledged(let id): unacknowledged[id] = nil
                 }
             }
@@ -166,9 +166,11 @@ public actor SandboxWeChatPay {
         guard trade.state == .notPay else { return }
         trade.state = .success
         trade.successTime = RFC3339Beijing.string(clock.now())
-        try keep(trade)
-        try notify(url: trade.notifyURL, outTradeNo: outTradeNo, eventType: "TRANSACTION.SUCCESS", summary: "支付成功",
-               originalType: "transaction", resource: Self.transactionJSON(trade, merchantID: merchantID))
+        try keep(
+            trade,
+            notifying: notification(
+                url: trade.notifyURL, eventType: "TRANSACTION.SUCCESS", summary: "支付成功", originalType: "transaction",
+                resource: Self.transactionJSON(trade, merchantID: merchantID)))
     }
 
     /// Sends notifications somewhere other than over HTTP (tests drive the server in process).
@@ -326,11 +328,13 @@ public actor SandboxWeChatPay {
             trade.refunds[outRefundNo] = SandboxWeChatPayRefund(
                 refundID: "50300" + String(format: "%015lld", try serial.take()), fen: fen, notifyURL: notifyURL)
             trade.state = WeChatPayTradeState.refund
-            try keep(trade)
-            if let notifyURL {
-                try notify(url: notifyURL, outTradeNo: outTradeNo, eventType: "REFUND.SUCCESS", summary: "退款成功", originalType: "refund",
-                       resource: Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "refund_status", merchantID: merchantID))
-            }
+            try keep(
+                trade,
+                notifying: notifyURL.flatMap { url in
+                    notification(
+                        url: url, eventType: "REFUND.SUCCESS", summary: "退款成功", originalType: "refund",
+                        resource: Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "refund_status", merchantID: merchantID))
+                })
         }
         return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
     }
@@ -372,10 +376,12 @@ public actor SandboxWeChatPay {
 
     // MARK: Notifications
 
-    /// A transaction as it is now, kept (in memory and in the journal) before anyone hears of it.
-    private func keep(_ trade: SandboxWeChatPayTrade) throws {
-        try journal.append(.trade(trade))
+    /// A transaction as it is now, kept (in memory and in the journal) before anyone hears of it, with the notification
+    /// its change sends in the same record, then sent: never paid without its notification on its way.
+    private func keep(_ trade: SandboxWeChatPayTrade, notifying outgoing: Outgoing? = nil) throws {
+        try journal.append(.trade(trade, notification: outgoing?.notice))
         trades[trade.outTradeNo] = trade
+        if let outgoing { send(outgoing, outTradeNo: trade.outTradeNo) }
     }
 
     /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, signed anew (as
@@ -393,31 +399,46 @@ public actor SandboxWeChatPay {
         }
     }
 
-    private func notify(url: String, outTradeNo: String, eventType: String, summary: String, originalType: String, resource: String) throws {
+    /// A notification about to go out, signed, and what the next injected fault does to it.
+    private struct Outgoing {
+        var notice: SandboxNotice
+        var headers: [String: String]
+        var fault: WeChatPayNotificationFault?
+        var extraDelay: Duration
+    }
+
+    /// The signed, encrypted notification of `resource`; nil when a fault drops it.
+    private func notification(url: String, eventType: String, summary: String, originalType: String, resource: String) -> Outgoing? {
         let nonce = Self.nonce()
-        guard let ciphertext = try? cipher.encrypt(Array(resource.utf8), nonce: nonce, associatedData: originalType) else { return }
+        guard let ciphertext = try? cipher.encrypt(Array(resource.utf8), nonce: nonce, associatedData: originalType) else { return nil }
         let id = UUID().uuidString
-        let body = Array(#"{"id":"\#(id)","create_time":"\#(RFC3339Beijing.string(clock.now()))","resource_type":"encrypt-resource","event_type":"\#(eventType)","summary":"\#(summary)","resource":{"original_type":"\#(originalType)","algorithm":"AEAD_AES_256_GCM","ciphertext":"\#(ciphertext)","associated_data":"\#(originalType)","nonce":"\#(nonce)"}}"#.utf8)
+        let body = #"{"id":"\#(id)","create_time":"\#(RFC3339Beijing.string(clock.now()))","resource_type":"encrypt-resource","event_type":"\#(eventType)","summary":"\#(summary)","resource":{"original_type":"\#(originalType)","algorithm":"AEAD_AES_256_GCM","ciphertext":"\#(ciphertext)","associated_data":"\#(originalType)","nonce":"\#(nonce)"}}"#
         let fault = notificationFaults.isEmpty ? nil : notificationFaults.removeFirst()
         let timestamp = Int64(clock.now().timeIntervalSince1970) - (fault == .staleTimestamp ? 600 : 0)
-        guard let headers = try? signatureHeaders(body: body, timestamp: timestamp, platform: signingPlatform) else { return }
+        guard let headers = try? signatureHeaders(body: Array(body.utf8), timestamp: timestamp, platform: signingPlatform) else { return nil }
         var extraDelay: Duration = .zero
         switch fault {
         case .drop:
-            return
+            return nil
         case .delay(let delay):
             extraDelay = delay
         case .reorder, .duplicate, .staleTimestamp, nil:
             break
         }
-        // Kept until acknowledged: sent again if the simulator stops first.
-        try journal.append(.notification(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, body: String(decoding: body, as: UTF8.self)))
+        return Outgoing(
+            notice: SandboxNotice(id: id, url: url, body: body, eventType: eventType), headers: headers, fault: fault, extraDelay: extraDelay)
+    }
+
+    /// Sends a kept notification, as its fault says; it is kept until acknowledged (sent again after a restart).
+    private func send(_ outgoing: Outgoing, outTradeNo: String) {
+        let (id, url, eventType, headers, fault) = (outgoing.notice.id, outgoing.notice.url, outgoing.notice.eventType ?? "", outgoing.headers, outgoing.fault)
+        let body = Array(outgoing.notice.body.utf8)
         unacknowledged[id] = (url, outTradeNo, eventType, body)
         if fault == .reorder {
             held = (id, url, outTradeNo, eventType, headers, body)
             return
         }
-        let current = deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: extraDelay)
+        let current = deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: outgoing.extraDelay)
         if fault == .duplicate {
             deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: .zero)
         }

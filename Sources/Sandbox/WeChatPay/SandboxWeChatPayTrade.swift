@@ -27,10 +27,8 @@ struct SandboxWeChatPayRefund: Sendable, Codable {
 
 /// One line of the sandbox WeChat Pay's journal (``SandboxJournal``).
 enum SandboxWeChatPayRecord: Codable {
-    /// A transaction as it is from now on.
-    case trade(SandboxWeChatPayTrade)
-    /// A notification scheduled (its body as sent; its signature is made again when it is sent after a restart).
-    case notification(id: String, url: String, outTradeNo: String, eventType: String, body: String)
-    /// The merchant acknowledged it (2xx).
+    /// A transaction as it is from now on, with the notification its change sent, if any.
+    case trade(SandboxWeChatPayTrade, notification: SandboxNotice?)
+    /// The merchant acknowledged that notification (2xx).
     case acknowledged(id: String)
 }
