@@ -34,6 +34,28 @@ struct PurchaseMachineTests {
         #expect(await h.store.charged.isEmpty)
     }
 
+    @Test("App Store: killed at the purchase sheet, relaunched while the server cannot answer: waiting, never cancelled; then cancelled")
+    func relaunchWithoutAnswer() async throws {
+        let probe = Harness()
+        defer { probe.cleanUp() }
+        _ = await probe.app().purchase("coins", through: .appStore)
+        let sheet = try #require(await probe.crash.steps.firstIndex(of: "store: sheet"))
+        let h = Harness(crashAt: sheet)
+        defer { h.cleanUp() }
+        let purchase = Task { await h.app().purchase("coins", through: .appStore) }
+        while await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
+        await h.server.set(unavailable: 1_000)
+        let relaunched = h.app()
+        let waiting = await relaunched.resume()
+        #expect(waiting.map(\.state) == [.awaitingConfirmation], "the order is still created on the server: not cancelled")
+        #expect(h.journalFiles.count == 1)
+        await h.server.set(unavailable: 0)
+        #expect(await relaunched.resume().map(\.state) == [.cancelled])
+        #expect(h.journalFiles.isEmpty)
+        #expect(await h.server.orders.values.map(\.status) == [.cancelled])
+        purchase.cancel()
+    }
+
     @Test("App Store: the store charged but the server is unavailable: awaiting confirmation, unfinished, then recorded on resume")
     func appStoreSubmissionDeferred() async throws {
         let h = Harness()

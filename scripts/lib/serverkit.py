@@ -44,9 +44,16 @@ class Server:
         self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port)], env=env)
 
     def wait_ready(self):
+        try:
+            return self.ready()
+        except RuntimeError as error:
+            sys.exit(str(error))
+
+    def ready(self):
+        """Waits for /readyz; RuntimeError if the process exits or 30 s pass."""
         for _ in range(300):
             if self.proc.poll() is not None:
-                sys.exit(f"server at {self.base} exited with {self.proc.returncode}")
+                raise RuntimeError(f"server at {self.base} exited with {self.proc.returncode}")
             try:
                 with urllib.request.urlopen(self.base + "/readyz", timeout=1) as resp:
                     if resp.status == 200:
@@ -54,7 +61,17 @@ class Server:
             except OSError:
                 pass
             time.sleep(0.1)
-        sys.exit(f"server at {self.base} never became ready")
+        raise RuntimeError(f"server at {self.base} never became ready")
+
+    def kill(self):
+        """SIGKILL: nothing of the process runs after it (no graceful shutdown, no flush)."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def restart(self):
+        """A new process on the same port, environment and data (after kill()); waits until it is ready."""
+        self.proc = subprocess.Popen([self.binary, "serve", "--port", str(self.port)], env=self.env)
+        return self.ready()
 
     def token(self, user):
         return subprocess.run([self.binary, "token", "--user", user], env=self.env, check=True,
