@@ -60,7 +60,9 @@ struct SandboxJournal<Record: Codable> {
         var line = 1
         while start < data.endIndex {
             guard let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) else { return (records, start - data.startIndex) }
-            guard end - start <= maxLineBytes else { throw SandboxJournalError(file: file, detail: "line \(line) is longer than \(maxLineBytes) bytes") }
+            guard end - start <= maxLineBytes else {
+                throw SandboxJournalError(file: file, detail: "line \(line) is longer than \(maxLineBytes) bytes")
+            }
             do {
                 records.append(try decoder.decode(Record.self, from: data[start..<end]))
             } catch {

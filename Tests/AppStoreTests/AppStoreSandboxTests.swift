@@ -47,9 +47,11 @@ struct AppStoreSandboxTests {
             return (store, devices)
         }
         let (store, devices) = try await start()
-        guard case .success(let coins) = try await devices.purchase(device: "phone-a", productID: "coins", appAccountToken: UUID(), askToBuy: false, confirm: true),
-            case .success(let vip) = try await devices.purchase(device: "phone-a", productID: "vip", appAccountToken: nil, askToBuy: false, confirm: true),
-            case .pending(let request) = try await devices.purchase(device: "phone-b", productID: "coins", appAccountToken: nil, askToBuy: true, confirm: true)
+        func buy(_ device: String, _ product: String, askToBuy: Bool = false) async throws -> SandboxAppStoreDevices.PurchaseResult {
+            try await devices.purchase(device: device, productID: product, appAccountToken: UUID(), askToBuy: askToBuy, confirm: true)
+        }
+        guard case .success(let coins) = try await buy("phone-a", "coins"), case .success(let vip) = try await buy("phone-a", "vip"),
+            case .pending(let request) = try await buy("phone-b", "coins", askToBuy: true)
         else { Issue.record("the purchases did not go through"); return }
         let (coinsID, vipID) = (SandboxAppStoreDevices.transactionID(coins)!, SandboxAppStoreDevices.transactionID(vip)!)
         try await devices.finish(device: "phone-a", transactionID: vipID)

@@ -57,9 +57,8 @@ extension SQLLedger {
                 WHERE order_id = \(bind: orderID) ORDER BY id
                 """).all().map(Self.decodeWebhook)
             let conflicts = try await Self.conflicts(db, orderID: orderID)
-            let ids = Set(
-                events.compactMap(\.evidence).flatMap(OrderDossier.signalIDs(in:)) + payments.flatMap { OrderDossier.signalIDs(in: $0.evidence) }
-                    + conflicts.flatMap { OrderDossier.signalIDs(in: $0.evidence) })
+            let evidence = events.compactMap(\.evidence) + payments.map(\.evidence) + conflicts.map(\.evidence)
+            let ids = Set(evidence.flatMap(OrderDossier.signalIDs(in:)))
             var signals: [OrderDossier.Signal] = []
             if !ids.isEmpty {
                 signals = try await db.raw("""

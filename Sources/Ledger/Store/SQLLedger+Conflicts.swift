@@ -14,7 +14,9 @@ extension SQLLedger {
             SELECT p.order_id, o.order_no FROM payment_transactions p JOIN orders o ON o.id = p.order_id
             WHERE p.channel = \(bind: payment.channel.rawValue) AND p.provider_txn_id = \(bind: payment.providerTransactionID)
             """).first()
-        else { throw LedgerCorruption(detail: "payment \(payment.channel.rawValue):\(payment.providerTransactionID) was neither inserted nor found") }
+        else {
+            throw LedgerCorruption(detail: "payment \(payment.channel.rawValue):\(payment.providerTransactionID) was neither inserted nor found")
+        }
         let recordedOrderID = try existing.decode(column: "order_id", as: Int64.self)
         let recordedOrderNo = try existing.decode(column: "order_no", as: String.self)
         guard recordedOrderID != orderID else { return .duplicate(orderNo: order.orderNo) }

@@ -64,7 +64,8 @@ enum ConsoleText {
         "no_payments": ("No payment is recorded.", "没有支付记录。"),
         "payment_conflicts": ("Payment id conflicts", "支付流水号冲突"),
         "payment_conflicts_hint": (
-            "The provider reported a payment for one order with a transaction id already recorded for another. Nothing was credited; decide which order it paid.",
+            "The provider reported a payment for one order with a transaction id already recorded for another. "
+                + "Nothing was credited; decide which order it paid.",
             "支付渠道为一笔订单报告的交易号已记录在另一笔订单上。未发放任何内容；请判断这笔付款属于哪笔订单。"
         ),
         "claimed_by": ("Claimed by", "声称支付的订单"),

@@ -382,7 +382,8 @@ public actor SandboxAlipay {
         do {
             try journal.append(.acknowledged(id: id))
         } catch {
-            logger.error("sandbox alipay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
+            logger.error(
+                "sandbox alipay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
         }
     }
 

@@ -72,7 +72,8 @@ public actor SandboxAppStore {
         // Every transaction as it was last signed, applied as when it was written; ids go on after the highest.
         for transaction in kept {
             guard let payload = (try? JSONSerialization.jsonObject(with: Data(transaction.payload.utf8))) as? [String: Any] else {
-                throw SandboxJournalError(file: folder.appendingPathComponent("appstore.journal"), detail: "holds no payload for \(transaction.id)")
+                throw SandboxJournalError(
+                    file: folder.appendingPathComponent("appstore.journal"), detail: "holds no payload for \(transaction.id)")
             }
             records.apply(transaction, payload: payload)
             if let id = Int64(transaction.id), id >= nextID { nextID = id + 1 }
@@ -152,13 +153,16 @@ public actor SandboxAppStore {
 
     /// Every purchase so far: the simulator's own record.
     public var payments: [SandboxPaymentRecord] {
-        records.transactions.keys.map { SandboxPaymentRecord(providerTransactionID: $0, orderReference: records.tokens[$0]?.uuidString.lowercased(), amount: nil) }
+        records.transactions.keys.map {
+            SandboxPaymentRecord(providerTransactionID: $0, orderReference: records.tokens[$0]?.uuidString.lowercased(), amount: nil)
+        }
     }
 
     /// The app's StoreKit 1 receipt now: every purchase so far, signed, base64 (what `appStoreReceiptURL` holds).
     /// `bundleID` makes the receipt of another app, signed by the same authority.
     public func appReceipt(bundleID: String? = nil) throws -> String {
-        Data(try receipts.receipt(bundleID: bundleID ?? self.bundleID, purchases: records.receiptPurchases, createdAt: clock.now())).base64EncodedString()
+        let receipt = try receipts.receipt(bundleID: bundleID ?? self.bundleID, purchases: records.receiptPurchases, createdAt: clock.now())
+        return Data(receipt).base64EncodedString()
     }
 
     /// Apple refunds a transaction: it is signed again with `revocationDate` (as the App Store then reports it to
@@ -172,7 +176,8 @@ public actor SandboxAppStore {
         let signed = try sign(payload)
         try keep(
             KeptTransaction(
-                id: transactionID, signed: signed, payload: try Self.encode(payload), original: payload["originalTransactionId"] as? String ?? transactionID,
+                id: transactionID, signed: signed, payload: try Self.encode(payload),
+                original: payload["originalTransactionId"] as? String ?? transactionID,
                 notification: try notification("REFUND", signedTransaction: signed)),
             payload: payload)
         return signed
@@ -183,7 +188,9 @@ public actor SandboxAppStore {
     /// `RENEWAL_EXTENDED` notification is recorded. Returns the transaction as now signed.
     @discardableResult
     public func extendRenewalDate(originalTransactionID: String, days: Int) throws -> String {
-        guard let id = records.originals[originalTransactionID]?.last, var payload = records.payloads[id], let end = records.periodEnds[originalTransactionID] else {
+        guard let id = records.originals[originalTransactionID]?.last, var payload = records.payloads[id],
+            let end = records.periodEnds[originalTransactionID]
+        else {
             throw SandboxAppStoreError.unknownTransaction(originalTransactionID)
         }
         let extended = end.addingTimeInterval(TimeInterval(days) * 86400)
@@ -294,7 +301,9 @@ public actor SandboxAppStore {
                 guard let payload = testNotifications[s[4]] else { return Self.notFound }
                 return Self.json(200, try Self.encode(["signedPayload": payload, "sendAttempts": [["attemptDate": Self.milliseconds(clock.now()), "sendAttemptResult": "SUCCESS"]]]))
             case ("GET", let s) where s.count == 4 && s[2] == "lookup":
-                return Self.json(200, try Self.encode(["status": records.transactions.isEmpty ? 1 : 0, "signedTransactions": Array(records.transactions.values.prefix(1))]))
+                return Self.json(200, try Self.encode([
+                    "status": records.transactions.isEmpty ? 1 : 0, "signedTransactions": Array(records.transactions.values.prefix(1)),
+                ]))
             case ("GET", let s) where s.count == 5 && s[2] == "refund":
                 return Self.json(200, try Self.encode(["signedTransactions": [] as [String], "revision": "0", "hasMore": false]))
             case ("PUT", let s) where s.count == 5 && s[2] == "transactions" && s[3] == "consumption":

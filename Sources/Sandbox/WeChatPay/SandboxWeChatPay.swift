@@ -292,7 +292,8 @@ public actor SandboxWeChatPay {
         // WeChat Pay's transaction_id is 28 digits (`4200000985` `20210303` `1441826014`): a prefix, the day, a number.
         let number = String(format: "%010lld", try serial.take())
         try keep(SandboxWeChatPayTrade(
-            outTradeNo: outTradeNo, transactionID: "4200000000" + Self.day(clock.now()) + number, prepayID: "wx" + Self.day(clock.now()) + number,
+            outTradeNo: outTradeNo, transactionID: "4200000000" + Self.day(clock.now()) + number,
+            prepayID: "wx" + Self.day(clock.now()) + number,
             appID: appID, description: try Self.read { try object.string("description") }, amount: money,
             notifyURL: try Self.read { try object.string("notify_url") }, attach: try Self.read { try object.optionalString("attach") },
             state: .notPay))
@@ -431,14 +432,15 @@ public actor SandboxWeChatPay {
 
     /// Sends a kept notification, as its fault says; it is kept until acknowledged (sent again after a restart).
     private func send(_ outgoing: Outgoing, outTradeNo: String) {
-        let (id, url, eventType, headers, fault) = (outgoing.notice.id, outgoing.notice.url, outgoing.notice.eventType ?? "", outgoing.headers, outgoing.fault)
-        let body = Array(outgoing.notice.body.utf8)
+        let (id, url, headers, fault) = (outgoing.notice.id, outgoing.notice.url, outgoing.headers, outgoing.fault)
+        let (eventType, body) = (outgoing.notice.eventType ?? "", Array(outgoing.notice.body.utf8))
         unacknowledged[id] = (url, outTradeNo, eventType, body)
         if fault == .reorder {
             held = (id, url, outTradeNo, eventType, headers, body)
             return
         }
-        let current = deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: outgoing.extraDelay)
+        let current = deliver(
+            id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: outgoing.extraDelay)
         if fault == .duplicate {
             deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: .zero)
         }
@@ -486,7 +488,8 @@ public actor SandboxWeChatPay {
         do {
             try journal.append(.acknowledged(id: id))
         } catch {
-            logger.error("sandbox wechatpay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
+            logger.error(
+                "sandbox wechatpay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
         }
     }
 
