@@ -121,13 +121,14 @@ public actor OrderSafe {
             guard configuration.wechatPay != nil else { return failed(.bridgeMissing(.wechatPay)) }
         }
         var entry = JournalEntry(id: UUID(), productID: productID, channel: channel, at: configuration.now())
+        // In flight before it is on disk: a sweep that runs while the intent is written never takes it.
+        entriesInFlight.insert(entry.id)
+        defer { entriesInFlight.remove(entry.id) }
         do {
             try await journal.write(entry)
         } catch {
             return failed(.journalUnavailable(PurchaseJournal.reason(error)))
         }
-        entriesInFlight.insert(entry.id)
-        defer { entriesInFlight.remove(entry.id) }
         let response: OrderResponse
         do {
             response = try await createOrder(&entry)

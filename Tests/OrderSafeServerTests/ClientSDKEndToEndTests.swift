@@ -41,6 +41,25 @@ struct ClientSDKEndToEndTests {
         try await safe.entitlements(allowCached: false).balances.first { $0.name == name }?.amount ?? 0
     }
 
+    @Test("the StoreKit adapter finishes the transaction it is given, not the first unfinished one", .timeLimit(.minutes(1)))
+    func finishesThatTransaction() async throws {
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        try await AlipayFlowTests.live(settings) { base, _ in
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "finish-phone"))
+            let store = StoreKitClient()
+            var bought: [StoreTransaction] = []
+            for _ in 0..<3 {
+                guard case .success(let transaction) = try await store.purchase(productID: "com.example.ordersafe.coins60", appAccountToken: UUID())
+                else { Issue.record("the stand-in store did not charge"); return }
+                bought.append(transaction)
+            }
+            await store.finish(bought[1])
+            #expect(Set(await store.unfinished().map(\.id)) == [bought[0].id, bought[2].id])
+            await store.finish(bought[2])
+            #expect(await store.unfinished().map(\.id) == [bought[0].id])
+        }
+    }
+
     @Test("every channel, Ask to Buy approved after a relaunch, a refund reaching the balance, a restore on a new install",
           .timeLimit(.minutes(3)))
     func endToEnd() async throws {

@@ -7,7 +7,7 @@ import _CryptoExtras
 /// The sandboxes' request handling (what anyone can send a server in sandbox mode): method, target, headers, body.
 enum SandboxFuzz {
     static let merchantKey = P256.Signing.PrivateKey()
-    static let appStore = SandboxAppStore(
+    static let appStore = try! SandboxAppStore(
         authority: JWSFuzz.authority, receipts: ReceiptFuzz.signer, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1",
         merchantKey: merchantKey.publicKey, sharedSecret: "shared-secret", clock: PinnedClock())
     static let wechatpay = try! SandboxWeChatPay(

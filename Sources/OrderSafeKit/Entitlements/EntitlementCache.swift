@@ -15,8 +15,9 @@ actor EntitlementCache {
         let previous = load()
         current = holdings
         guard previous != holdings, let data = try? OrderSafeJSON.encoder().encode(holdings) else { return previous != holdings }
-        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? PurchaseJournal.writeDurably(data, to: file)
+        let disk = LocalFileSystem()
+        try? disk.createFolder(file.deletingLastPathComponent())
+        try? disk.writeDurably(data, to: file)
         return true
     }
 

@@ -129,8 +129,10 @@ public actor SandboxAppStoreDevices {
         (devices[device]?.askToBuy ?? [:]).map { ($0.key, $0.value.productID) }.sorted { $0.requestID < $1.requestID }
     }
 
+    /// The device's unfinished transactions, oldest first (the order StoreKit's `Transaction.unfinished` lists them
+    /// in here: the same every time).
     public func unfinished(device: String) -> [String] {
-        devices[device].map { Array($0.unfinished.values) } ?? []
+        (devices[device]?.unfinished ?? [:]).sorted { ($0.key.count, $0.key) < ($1.key.count, $1.key) }.map(\.value)
     }
 
     /// Non-consumables and subscriptions the device holds and that were not refunded.

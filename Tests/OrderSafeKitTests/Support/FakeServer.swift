@@ -34,6 +34,12 @@ actor FakeServer: HTTPTransport {
     func failSubmissions(_ count: Int) { failingSubmissions = count }
     private var failingSubmissions = 0
     func set(offline: Bool) { self.offline = offline }
+    /// How long each App Store submission takes to answer (so that callers overlap).
+    func set(submissionDelay: Duration) { self.submissionDelay = submissionDelay }
+    private var submissionDelay = Duration.zero
+    /// Cancellations answered 409 while the order stays unpaid (the provider reports the buyer still paying).
+    func set(refusesCancellation: Bool) { self.refusesCancellation = refusesCancellation }
+    private var refusesCancellation = false
 
     func pay(orderNo: String) { providerPaid.insert(orderNo) }
 
@@ -59,6 +65,7 @@ actor FakeServer: HTTPTransport {
             return (503, Data(#"{"error":{"code":"unavailable","message":"busy"}}"#.utf8))
         }
         requests.append("\(method) \(path)")
+        if path.hasSuffix("appstore/transactions"), submissionDelay > .zero { try await Task.sleep(for: submissionDelay) }
         let user = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst(7)) }
         let answer = try answer(method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"), body: request.httpBody)
         await crash.step("server: answered \(method) \(Self.shape(path))")
@@ -90,7 +97,7 @@ actor FakeServer: HTTPTransport {
         case ("POST", let p) where p.count == 4 && p[3] == "cancel":
             guard var order = orders[p[2]], order.userID == user else { return error(404, "order_not_found") }
             if providerPaid.contains(order.orderNo), order.status == .created { order = fulfil(order, credit: "provider:\(order.orderNo)") }
-            guard order.status == .created || order.status == .cancelled else { return error(409, "order_not_cancellable") }
+            guard order.status == .created || order.status == .cancelled, !refusesCancellation else { return error(409, "order_not_cancellable") }
             order.status = .cancelled
             orders[order.orderNo] = order
             return try json(OrderResponse(order: order))

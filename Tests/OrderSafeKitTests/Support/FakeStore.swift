@@ -63,6 +63,12 @@ actor FakeStore: StoreClient {
         }
     }
 
+    /// A purchase made outside this app's purchase call (another device of the Apple ID, an offer code): charged and
+    /// unfinished, not delivered anywhere yet.
+    func chargeElsewhere(productID: String, token: UUID) -> StoreTransaction {
+        charge(productID: productID, token: token)
+    }
+
     /// A parent approves the waiting Ask to Buy requests: charged, delivered through updates.
     func approveAll() {
         for request in askToBuy {
