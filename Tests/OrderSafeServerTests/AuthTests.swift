@@ -30,6 +30,8 @@ struct AuthTests {
         ("Bearer " + hs256(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"exp":\#(future)}"#), "no sub"),
         ("Bearer " + hs256(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"","exp":\#(future)}"#), "empty sub"),
         ("Bearer " + hs256(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(future - 7200)}"#), "expired"),
+        ("Bearer " + hs256(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","sub":"mallory","exp":\#(future)}"#), "duplicate sub"),
+        ("Bearer " + hs256(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(future),"exp":\#(future + 9_999_999)}"#), "duplicate exp"),
     ])
     func rejected(authorization: String, label: String) async throws {
         try await TestServer.run { client in

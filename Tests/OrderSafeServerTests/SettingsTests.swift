@@ -17,6 +17,17 @@ struct SettingsTests {
         #expect(settings.catalog.file == nil)
     }
 
+    @Test("loopback is localhost, ::1 or an IPv4 address in 127/8, never a name that starts with 127.", arguments: [
+        ("127.0.0.1", true), ("127.1.2.3", true), ("localhost", true), ("[::1]", true), ("::1", true),
+        ("127.attacker.example", false), ("127.0.0.1.nip.io", false), ("127.0.0", false), ("127.0.0.256", false), ("127.+1.0.1", false),
+        ("0.0.0.0", false), ("128.0.0.1", false), ("example.com", false), ("", false),
+    ])
+    func loopback(host: String, loopback: Bool) async throws {
+        var settings = try await SettingsLoader.load(environment: [:])
+        settings.server.host = host
+        #expect(settings.server.isLoopback == loopback, "\(host)")
+    }
+
     @Test("ORDERSAFE_<SECTION>_<KEY> variables set values, and flags win over them")
     func environmentAndFlags() async throws {
         let environment = [

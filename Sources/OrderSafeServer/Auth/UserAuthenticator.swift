@@ -64,6 +64,7 @@ public struct UserAuthenticator: Sendable {
             claims = known
         } else {
             try checkHeader(Array(segments[0]))
+            try checkClaims(Array(segments[1]))
             do {
                 claims = try await keys.verify(token, as: UserClaims.self)
             } catch let error as JWTError where error.errorType == .malformedToken {
@@ -105,6 +106,12 @@ public struct UserAuthenticator: Sendable {
         guard let bytes = Base64URL.decode(segment[...]), let header = try? JSONObject(bytes) else { throw .malformedToken }
         guard (try? header.optionalString("alg")) == algorithm.rawValue else { throw .wrongAlgorithm }
         guard !header.contains("crit") else { throw .unsupportedExtension }
+    }
+
+    /// The claims are one JSON object with each member once: `{"sub":"alice","sub":"mallory"}` names no one user
+    /// (JWTKit's decoder keeps the first, another reader the last), so it is refused, as a duplicate header member is.
+    private func checkClaims(_ segment: [UInt8]) throws(AuthError) {
+        guard let bytes = Base64URL.decode(segment[...]), (try? JSONObject(bytes)) != nil else { throw .malformedToken }
     }
 
     /// Letters, marks, numbers, punctuation and symbols: no spaces, controls (C0 and C1), format characters (bidi

@@ -40,10 +40,14 @@ public struct Settings: Sendable {
         /// since the built-in simulators mint purchases this server trusts.
         public var allowsPublicSandbox = false
 
-        /// Whether `host` is a loopback address, reachable from this machine only.
+        /// Whether `host` is a loopback address, reachable from this machine only: `localhost`, `::1`, or an IPv4
+        /// address in 127.0.0.0/8 written as four decimal octets (a name such as `127.attacker.example` is not one).
         public var isLoopback: Bool {
             let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-            return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+            if bare == "localhost" || bare == "::1" { return true }
+            let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+            return octets.count == 4 && octets.first == "127"
+                && octets.allSatisfy { (1...3).contains($0.count) && $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt8($0) != nil }
         }
     }
 

@@ -24,7 +24,8 @@ extension ConsoleController {
         }
         admin.get("users/:user_id") { request, context in
             try await signedIn(request, context) { page in
-                try await user(page, userID: try context.parameters.require("user_id"))
+                guard let userID = context.decodedParameter("user_id") else { throw ConsolePageError.notFound }
+                return try await user(page, userID: userID)
             }
         }
         admin.get("operations") { request, context in

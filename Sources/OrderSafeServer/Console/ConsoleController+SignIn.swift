@@ -44,11 +44,14 @@ extension ConsoleController {
         } catch let error as ConsolePageError {
             return signInPage(request, problem: error.message(texts), status: error.status)
         }
-        if signInLimiter.take("sign-in:" + address) != nil {
+        // Only refused keys spend the address's budget: an operator signing in again and again is never locked out,
+        // even behind a proxy where every operator has one address.
+        if signInLimiter.isSpent("sign-in:" + address) {
             context.logger.warning("console sign-in refused: too many attempts", metadata: ["address": "\(address)"])
             return signInPage(request, problem: texts["sign_in_limited"], status: .tooManyRequests)
         }
         guard form.key.utf8.count <= 256, let operatorName = keys.operatorName(forKey: form.key) else {
+            _ = signInLimiter.take("sign-in:" + address)
             context.logger.warning("console sign-in refused: wrong key", metadata: ["address": "\(address)"])
             try await ledger.logOperatorAction(
                 OperatorAction(operatorName: "?", action: "sign_in_refused", target: String(address.prefix(64)), at: clock.now()))

@@ -20,3 +20,13 @@ public struct OrderSafeRequestContext: RequestContext {
         channel = source.channel
     }
 }
+
+extension OrderSafeRequestContext {
+    /// The path parameter `name` as the client meant it, percent-decoded (`a%3Cb%3Ec` is `a<b>c`, `%E5%BC%A0%E4%B8%89`
+    /// is `张三`): the router hands parameters over as they were written in the path. Nil when it is missing or an
+    /// escape is malformed.
+    func decodedParameter(_ name: String) -> String? {
+        parameters.get(name)?.removingPercentEncoding
+    }
+}
+

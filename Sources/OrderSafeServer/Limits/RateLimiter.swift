@@ -41,6 +41,16 @@ final class RateLimiter: Sendable {
         }
     }
 
+    /// Whether `key` has no token left now (nothing is taken).
+    func isSpent(_ key: String) -> Bool {
+        let now = clock.now()
+        let rate = Double(perMinute) / 60
+        return buckets.withLock { buckets in
+            guard let bucket = buckets[key] else { return false }
+            return min(Double(burst), bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * rate) < 1
+        }
+    }
+
     /// Drops the buckets that have refilled (their callers idle), then, if still over, the least recently used.
     private static func forgetIdle(_ buckets: inout [String: Bucket], burst: Double, rate: Double, now: Date, keep: Int) {
         buckets = buckets.filter { $0.value.tokens + now.timeIntervalSince($0.value.updated) * rate < burst }

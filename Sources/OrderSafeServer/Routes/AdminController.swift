@@ -64,8 +64,9 @@ struct AdminController {
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
         }
         group.get("users/:user_id") { request, context in
-            let userID = try context.parameters.require("user_id")
-            guard (1...128).contains(userID.utf8.count) else { throw APIError.badRequest("invalid_parameter", "'user_id' must be 1 to 128 bytes") }
+            guard let userID = context.decodedParameter("user_id"), (1...128).contains(userID.utf8.count) else {
+                throw APIError.badRequest("invalid_parameter", "'user_id' must be 1 to 128 bytes, percent-encoded in the path")
+            }
             let parsed: AdminOrderQuery
             do throws(AdminInputError) {
                 parsed = try AdminOrderQuery(request.uri, zone: .gmt, emptyMeansAbsent: false)

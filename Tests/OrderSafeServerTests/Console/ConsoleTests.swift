@@ -119,6 +119,21 @@ struct ConsoleTests {
         }
     }
 
+    @Test("only refused keys count against an address: the operator signing in again and again is never locked out")
+    func successfulSignInsAreFree() async throws {
+        try await Self.withConsole { browser, _, _, _ in
+            for attempt in 0..<30 {
+                browser.drop("ordersafe_console")  // a new browser, or the session ended: the same address signs in again
+                let answer = try await browser.signIn(TestServer.adminKey)
+                #expect(answer.status == .seeOther, "sign-in \(attempt): \(answer.status) \(answer.html.prefix(300))")
+            }
+            browser.drop("ordersafe_console")
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<11 { statuses.append(try await browser.signIn("wrong-wrong-wrong-wrong-wrong-wrong-0000").status) }
+            #expect(statuses.prefix(10).allSatisfy { $0 == .unauthorized } && statuses.last == .tooManyRequests, "\(statuses)")
+        }
+    }
+
     @Test("bad filters and forms get a clear message naming the field, never a 500")
     func badInput() async throws {
         try await Self.withConsole { browser, components, clock, _ in
@@ -242,6 +257,32 @@ struct ConsoleTests {
             #expect(ConsoleClient.allMatches(#"class="order-link" href="/admin/orders/([^"]+)""#, in: fulfilled.html) == [numbers[3]])
             let user = try await browser.get("/admin/users/alice")
             #expect(user.html.contains(numbers[0]))
+        }
+    }
+
+    @Test("user ids with characters a path escapes open that user, in the console and the admin API; another user whose id is the escaped text stays apart")
+    func escapedUserIDs() async throws {
+        try await Self.withConsole { browser, _, _, _ in
+            _ = try await browser.signIn(TestServer.adminKey)
+            var orders: [String: String] = [:]
+            for user in ["a<b>c", "a%3Cb%3Ec", "张三", "alice@example.com"] {
+                let token = try await TestServer.token(user)
+                orders[user] = try await TestServer.createOrder(browser.client, token: token).decoded(OrderResponse.self).order.orderNo
+            }
+            for (user, orderNo) in orders {
+                let path = ConsoleController.pathSegment(user)
+                let page = try await browser.get("/admin/users/" + path)
+                #expect(page.status == .ok, "\(user)")
+                #expect(page.html.contains(orderNo), "\(user): its own order")
+                #expect(orders.filter { $0.key != user }.allSatisfy { !page.html.contains($0.value) }, "\(user): nobody else's")
+                let api = try await browser.client.execute(
+                    uri: "/v1/admin/users/" + path, method: .get, headers: TestServer.bearer(TestServer.adminKey))
+                struct User: Decodable { var user_id: String; var orders: [Order] }
+                let answer = try api.decoded(User.self)
+                #expect(answer.user_id == user && answer.orders.map(\.orderNo) == [orderNo], "\(user)")
+            }
+            let malformed = try await browser.client.execute(uri: "/v1/admin/users/a%ZZ", method: .get, headers: TestServer.bearer(TestServer.adminKey))
+            #expect(malformed.status == .badRequest)
         }
     }
 
