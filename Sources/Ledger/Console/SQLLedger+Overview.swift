@@ -4,7 +4,9 @@ import SQLKit
 
 extension SQLLedger {
     /// The overview's numbers at `now`: paid revenue per day of the last `days` days in `zone` (by channel and
-    /// currency, sandbox orders excluded), orders by status, and the queues that need an operator.
+    /// currency, sandbox orders excluded), orders by status, and the queues that need an operator. Revenue is what
+    /// payments of their order's own amount brought: a payment of another amount is flagged for a human, and its
+    /// amount is the provider's word (one signed as 2^63 − 1 would overflow any sum), not revenue.
     public func overview(now: Date, days: Int, zone: TimeZone) async throws -> LedgerOverview {
         let days = min(max(days, 1), 366)
         let calendar = Calendar.gregorian(in: zone)
@@ -19,6 +21,7 @@ extension SQLLedger {
                        CAST(SUM(p.amount_minor) AS BIGINT) AS amount, COUNT(*) AS payments
                 FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.recorded_at >= \(bind: firstDay.millisecondsSince1970) AND o.sandbox = \(bind: false)
+                  AND p.amount_minor = o.amount_minor AND p.currency = o.currency
                 GROUP BY day, p.channel, p.currency ORDER BY day, p.channel, p.currency
                 """).all().compactMap { row -> LedgerOverview.RevenueDay? in
                 guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),

@@ -8,6 +8,10 @@ public struct Catalog: Codable, Hashable, Sendable {
     public var allowExternalPaymentForDigitalGoods: Bool
     public var products: [Product]
 
+    /// The highest price a product may have: 10^12 minor units (ten billion yuan), far beyond any in-app or app
+    /// payment (Alipay takes at most 100,000,000 yuan in one payment), so sums of prices stay far from overflowing.
+    public static let maxPriceMinor: Int64 = 1_000_000_000_000
+
     enum CodingKeys: String, CodingKey {
         case version, products
         case allowExternalPaymentForDigitalGoods = "allow_external_payment_for_digital_goods"
@@ -83,6 +87,9 @@ public struct Catalog: Codable, Hashable, Sendable {
         for channel in product.channels {
             guard let price = product.prices[channel] else { throw fail("no price for allowed channel '\(channel.rawValue)'") }
             guard price.amountMinor > 0 else { throw fail("price for '\(channel.rawValue)' must be positive") }
+            guard price.amountMinor <= Catalog.maxPriceMinor else {
+                throw fail("price for '\(channel.rawValue)' must be at most \(Catalog.maxPriceMinor) minor units")
+            }
         }
         for channel in product.prices.keys where !product.channels.contains(channel) {
             throw fail("price given for '\(channel.rawValue)', which is not in channels")
