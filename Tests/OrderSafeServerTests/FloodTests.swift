@@ -74,4 +74,32 @@ struct FloodTests {
                 + "\(footprint.bodyBytes) body bytes (forged bodies sent: \(3 * Self.forgedPerChannel * 200_000) bytes)")
         }
     }
+
+    @Test("notifications with headers longer than any provider sends are refused before they are stored: the inbox does not grow")
+    func hugeHeaders() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let before = try await components.ledger.inboxFootprint()
+            let parameter = "application/x-www-form-urlencoded; x=" + String(repeating: "A", count: 75_000)
+            for index in 0..<300 {
+                let alipay = try await client.execute(
+                    uri: "/v1/notify/alipay", method: .post, headers: [.contentType: parameter], body: ByteBuffer(string: "a=\(index)"))
+                #expect(alipay.status == .badRequest && String(buffer: alipay.body) == "failure")
+                let wechat = try await client.execute(
+                    uri: "/v1/notify/wechatpay", method: .post,
+                    headers: [HTTPField.Name("Wechatpay-Nonce")!: String(repeating: "n", count: 75_000), .contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"id":"\#(index)"}"#))
+                #expect(wechat.status == .badRequest)
+            }
+            let after = try await components.ledger.inboxFootprint()
+            #expect(after.entries == before.entries && after.headerBytes == before.headerBytes,
+                    "300 hostile requests per channel grew the inbox by \(after.headerBytes - before.headerBytes) header bytes")
+            // A genuine-looking refused notification is still kept (bounded), with its headers as sent.
+            let forged = try await client.execute(
+                uri: "/v1/notify/alipay", method: .post, headers: [.contentType: "application/x-www-form-urlencoded; charset=utf-8"],
+                body: ByteBuffer(string: "notify_id=1&sign=Zm9yZ2Vk"))
+            #expect(String(buffer: forged.body) == "failure")
+            let kept = try await components.ledger.inboxFootprint()
+            #expect(kept.entries == before.entries + 1 && kept.headerBytes - before.headerBytes < 200)
+        }
+    }
 }

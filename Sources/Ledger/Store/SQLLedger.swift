@@ -323,10 +323,15 @@ public struct SQLLedger: LedgerStore {
     }
 
     /// What the inbox holds: entries and body bytes (for operators and the flood test).
-    public func inboxFootprint() async throws -> (entries: Int, bodyBytes: Int64) {
+    public func inboxFootprint() async throws -> (entries: Int, bodyBytes: Int64, headerBytes: Int64) {
         try await database.read { db in
-            let row = try await db.raw("SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM inbox").first()!
-            return (try row.decode(column: "n", as: Int.self), try row.decode(column: "bytes", as: Int64.self))
+            let row = try await db.raw("""
+                SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes, COALESCE(SUM(LENGTH(headers)), 0) AS header_bytes FROM inbox
+                """).first()!
+            return (
+                try row.decode(column: "n", as: Int.self), try row.decode(column: "bytes", as: Int64.self),
+                try row.decode(column: "header_bytes", as: Int64.self)
+            )
         }
     }
 

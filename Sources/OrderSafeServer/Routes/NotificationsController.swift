@@ -49,7 +49,7 @@ struct NotificationsController {
                 return Self.text("failure", status: .contentTooLarge)
             }
             guard body.readableBytes > 0 else { return Self.text("failure", status: .badRequest) }  // nothing to store
-            let headers = ["content-type": request.headers[.contentType] ?? ""]
+            guard let headers = Self.keptHeaders(request, ["content-type"]) else { return Self.text("failure", status: .badRequest) }
             do {
                 let reply = try await alipay.handleNotification(body: Array(buffer: body), headers: headers)
                 return Self.text(reply.rawValue, status: .ok)
@@ -67,9 +67,8 @@ struct NotificationsController {
                 return Self.wechatpayFailure("body too large", status: 413)
             }
             guard body.readableBytes > 0 else { return Self.wechatpayFailure("the body is empty", status: 400) }
-            var headers = ["content-type": request.headers[.contentType] ?? ""]
-            for name in WeChatPayPayments.signatureHeaders {
-                if let field = HTTPField.Name(name), let value = request.headers[field] { headers[name] = value }
+            guard let headers = Self.keptHeaders(request, ["content-type"] + WeChatPayPayments.signatureHeaders) else {
+                return Self.wechatpayFailure("a header is longer than \(Self.maxHeaderBytes) bytes", status: 400)
             }
             do {
                 switch try await wechatpay.handleNotification(headers: headers, body: Array(buffer: body)) {
@@ -81,6 +80,24 @@ struct NotificationsController {
                 return Self.wechatpayFailure("not stored, retry later", status: 500)
             }
         }
+    }
+
+    /// The longest header value a provider notification is kept with: every header a provider signs or sends is far
+    /// shorter (a WeChat Pay signature by a 4096-bit key is 684 bytes of base64).
+    static let maxHeaderBytes = 1024
+
+    /// The headers of `names` a notification is verified and stored with (a missing content type as empty); nil when
+    /// one is longer than ``maxHeaderBytes``: such a request is refused before it is stored, so nobody can make the
+    /// inbox keep what they like.
+    static func keptHeaders(_ request: Request, _ names: [String]) -> [String: String]? {
+        var kept: [String: String] = [:]
+        for name in names {
+            guard let field = HTTPField.Name(name) else { continue }
+            let value = request.headers[field]
+            if let value, value.utf8.count > maxHeaderBytes { return nil }
+            if let value { kept[name] = value } else if field == .contentType { kept[name] = "" }
+        }
+        return kept
     }
 
     static func wechatpayFailure(_ message: String, status: Int) -> Response {
