@@ -156,4 +156,22 @@ struct AuthTests {
             #expect(body.contains(#""cause":"app""#))
         }
     }
+
+    @Test("wrong admin keys are limited per address like console sign-ins; the right key alone never spends the budget")
+    func wrongAdminKeysLimited() async throws {
+        try await TestServer.withComponents { client, _, clock in
+            let right = TestServer.bearer(TestServer.adminKey)
+            for _ in 0..<30 { #expect(try await client.execute(uri: "/v1/admin/stats", method: .get, headers: right).status == .ok) }
+            var statuses: [HTTPResponse.Status] = []
+            for index in 0..<11 {
+                let wrong: HTTPFields = [.authorization: "Bearer wrong-key-\(index)-wrong-key-wrong-key-0000"]
+                statuses.append(try await client.execute(uri: "/v1/admin/stats", method: .get, headers: wrong).status)
+            }
+            #expect(statuses.prefix(10).allSatisfy { $0 == .unauthorized } && statuses.last == .tooManyRequests, "\(statuses)")
+            let locked = try await client.execute(uri: "/v1/admin/stats", method: .get, headers: right)
+            #expect(locked.status == .tooManyRequests && locked.headers[.retryAfter] != nil, "the address guessing keys is held off")
+            clock.advance(by: 60)
+            #expect(try await client.execute(uri: "/v1/admin/stats", method: .get, headers: right).status == .ok)
+        }
+    }
 }

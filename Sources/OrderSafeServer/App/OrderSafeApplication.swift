@@ -118,16 +118,18 @@ public enum OrderSafeApplication {
         }
         HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
         let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)
+        // Wrong operator keys, from the console's sign-in or the admin API, spend one budget per address.
+        let wrongKeys = RateLimiter(
+            perMinute: settings.console.signInAttemptsPerMinute, burst: settings.console.signInAttemptsPerMinute, clock: clock)
         let desk = OperatorDesk(ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler, clock: clock)
         AdminController(ledger: components.ledger, desk: desk, clock: clock).addRoutes(
-            to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys)))
+            to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys)))
         ConsoleController(
             ledger: components.ledger, desk: desk,
             sessions: ConsoleSessions(
                 ledger: components.ledger, clock: clock, idle: TimeInterval(settings.console.idleMinutes * 60),
                 secureCookie: settings.console.secureCookie),
-            keys: operatorKeys, signInLimiter: RateLimiter(
-                perMinute: settings.console.signInAttemptsPerMinute, burst: settings.console.signInAttemptsPerMinute, clock: clock),
+            keys: operatorKeys, signInLimiter: wrongKeys,
             views: try ConsoleViews(), defaultZone: settings.console.defaultTimeZone, clock: clock
         ).addRoutes(to: router)
         return router

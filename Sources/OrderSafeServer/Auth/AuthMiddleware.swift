@@ -21,12 +21,26 @@ struct UserAuthMiddleware: RouterMiddleware {
 struct AdminAuthMiddleware: RouterMiddleware {
     typealias Context = OrderSafeRequestContext
     let keys: OperatorKeys
+    /// Wrong keys per address (shared with the console's sign-in): once spent, the address gets 429 until it refills;
+    /// a right key spends nothing.
+    let wrongKeys: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
+        let address = context.clientAddress ?? "unknown"
+        if wrongKeys.isSpent("sign-in:" + address) {
+            context.logger.warning("admin API refused: too many wrong keys", metadata: ["address": "\(address)"])
+            throw APIError(
+                status: .tooManyRequests, code: "rate_limited", message: "too many wrong keys from this address; retry after 60 s",
+                headers: [.retryAfter: "60"])
+        }
         do {
             context.operatorName = try keys.authenticate(authorization: request.headers[.authorization])
         } catch {
+            if request.headers[.authorization] != nil {  // a key was tried (no key at all guesses nothing)
+                _ = wrongKeys.take("sign-in:" + address)
+                context.logger.warning("admin API key refused", metadata: ["address": "\(address)"])
+            }
             throw APIError.unauthorized(error)
         }
         context.logger[metadataKey: "operator"] = .string(context.operatorName ?? "")
