@@ -66,4 +66,17 @@ struct ChecksThatBiteTests {
             #expect(alipay.status == .contentTooLarge)
         }
     }
+
+    @Test("a flood from one address that spends its budget leaves /healthz and /readyz answering")
+    func probesHaveTheirOwnBucket() async throws {
+        try await TestServer.run(extra: ["ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "60"]) { client in
+            var limited = false
+            for _ in 0..<30 where !limited {
+                limited = try await client.execute(uri: "/v1/catalog", method: .get).status == .tooManyRequests
+            }
+            #expect(limited, "the flood spent the address's budget")
+            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
+        }
+    }
 }
