@@ -94,9 +94,9 @@ struct HostileRequestTests {
         #expect(production.server.host == "0.0.0.0")
     }
 
-    @Test("production never mounts /sandbox, even with every channel unconfigured")
+    @Test("production never mounts /sandbox, even with two channels unconfigured")
     func productionHasNoSandbox() async throws {
-        let production = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_ENVIRONMENT": "production"])
+        let production = try await TestServer.productionSettings(selling: [.alipay])
         let app = try await OrderSafeApplication.build(settings: production, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
         try await app.test(.router) { client in
             for uri in ["/sandbox/appstore/receipt", "/sandbox/wechatpay/v3/certificates", "/sandbox/alipay/pay", "/sandbox/wechatpay/pay", "/sandbox/appstore/purchase"] {
@@ -109,6 +109,27 @@ struct HostileRequestTests {
         try await TestServer.run { client in
             let response = try await client.execute(uri: "/sandbox/alipay/pay", method: .post, body: TestServer.json(""))
             #expect(response.status != .notFound)
+        }
+    }
+
+    @Test("production refuses to start while its catalog sells through a channel it has no account for, naming each")
+    func productionNeedsEveryChannelItSells() async throws {
+        let bare = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_ENVIRONMENT": "production"])
+        do {
+            _ = try await OrderSafeApplication.build(settings: bare, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+            Issue.record("production started without any channel account")
+        } catch let error as SettingsError {
+            #expect(error.key == "appstore.bundle_id")
+            for fragment in ["appstore.bundle_id", "alipay.app_id", "wechatpay.mch_id", "'gift_box'", "'coins_60'"] {
+                #expect(error.description.contains(fragment), "\(fragment) in \(error)")
+            }
+        }
+        let alipayOnly = try await TestServer.productionSettings(selling: [.alipay, .wechatPay])
+        do {
+            _ = try await OrderSafeApplication.build(settings: alipayOnly, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+            Issue.record("production started selling WeChat Pay without its account")
+        } catch let error as SettingsError {
+            #expect(error.key == "wechatpay.mch_id" && !error.description.contains("alipay.app_id"), "\(error)")
         }
     }
 }

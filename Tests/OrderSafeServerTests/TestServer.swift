@@ -1,3 +1,4 @@
+import _CryptoExtras
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -36,6 +37,24 @@ enum TestServer {
             // Pinned clocks never refill a bucket; RateLimitTests turns the limits on with a clock it moves.
             "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "0", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "0",
         ].merging(extra) { $1 })
+    }
+
+    /// Production settings with an Alipay account only and a catalog of one product, `parcel`, sold through
+    /// `channels`.
+    static func productionSettings(selling channels: [Channel]) async throws -> Settings {
+        let catalog = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString).json").path
+        let prices = channels.map { #""\#($0.rawValue)": {"amount_minor": 9900, "currency": "CNY"}"# }.joined(separator: ",")
+        try Data(#"""
+            {"version": "parcel-1", "products": [{"id": "parcel", "kind": "consumable", "title": "Parcel", "goods": "physical",
+             "channels": [\#(channels.map { "\"\($0.rawValue)\"" }.joined(separator: ","))], "prices": {\#(prices)},
+             "grants": [{"type": "add_balance", "balance": "parcels", "amount": 1}]}]}
+            """#.utf8).write(to: URL(fileURLWithPath: catalog))
+        let appKey = try _RSA.Signing.PrivateKey(keySize: .bits2048), alipayKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        return try await settings(extra: [
+            "ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_CATALOG_FILE": catalog,
+            "ORDERSAFE_ALIPAY_APP_ID": "2021000000000009", "ORDERSAFE_ALIPAY_NOTIFY_URL": "https://merchant.example/v1/notify/alipay",
+            "ORDERSAFE_ALIPAY_APP_PRIVATE_KEY": appKey.pemRepresentation, "ORDERSAFE_ALIPAY_PUBLIC_KEY": alipayKey.publicKey.pemRepresentation,
+        ])
     }
 
     /// Runs `body` against a freshly built application.

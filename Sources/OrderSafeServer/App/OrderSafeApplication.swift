@@ -128,6 +128,7 @@ public enum OrderSafeApplication {
             ledger: components.ledger, desk: desk,
             sessions: ConsoleSessions(
                 ledger: components.ledger, clock: clock, idle: TimeInterval(settings.console.idleMinutes * 60),
+                lifetime: TimeInterval(settings.console.sessionHours * 3600),
                 secureCookie: settings.console.secureCookie),
             keys: operatorKeys, signInLimiter: wrongKeys,
             views: try ConsoleViews(), defaultZone: settings.console.defaultTimeZone, clock: clock

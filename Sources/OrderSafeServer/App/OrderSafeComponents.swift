@@ -37,6 +37,11 @@ struct OrderSafeComponents: Sendable {
             let ledger = SQLLedger(database: database)
             let catalog = try await ActiveCatalog.activate(try CatalogLoader.load(settings.catalog), in: ledger, at: clock.now())
             logger.info("catalog active", metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
+            if settings.server.environment == .production {
+                try ChannelAccounts.check(catalog.catalog, configured: Set(
+                    [settings.appStore.map { _ in .appStore }, settings.alipay.map { _ in .alipay }, settings.wechatpay.map { _ in .wechatPay }]
+                        .compactMap { $0 }))
+            }
 
             let needsSandbox = settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil
             let sandbox = settings.server.environment == .sandbox && needsSandbox
@@ -66,7 +71,7 @@ struct OrderSafeComponents: Sendable {
                     identities: identities, context: context)
             }
 
-            var channels: Set<Channel> = [.appStore]
+            var channels: Set<Channel> = appStore == nil ? [] : [.appStore]
             var settlers: [Channel: any OrderSettler] = [:]
             var refunders: [Channel: any OrderRefunder] = [:]
             var replayers: [Channel: any NotificationReplayer] = [:]

@@ -165,6 +165,8 @@ public struct Settings: Sendable {
         public var operatorKeys: [String: String] = [:]
         /// Minutes a session may sit unused before it ends.
         public var idleMinutes = 30
+        /// Hours a session may last however busy it is; then the operator signs in again.
+        public var sessionHours = 12
         /// Mark the session cookie `Secure` (HTTPS only); off by default in the sandbox, for plain-HTTP development.
         public var secureCookie = true
         /// Failed sign-ins a minute from one client address.

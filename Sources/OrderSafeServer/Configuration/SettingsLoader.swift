@@ -99,6 +99,7 @@ struct SettingsReader {
         settings.console = Settings.Console(
             operatorKeys: try operatorKeys(),
             idleMinutes: try int("console.idle_minutes", default: 30, in: 1...1440),
+            sessionHours: try int("console.session_hours", default: 12, in: 1...720),
             secureCookie: try bool("console.secure_cookie", default: environment == .production),
             signInAttemptsPerMinute: try int("console.sign_in_attempts_per_minute", default: 10, in: 1...1000),
             defaultTimeZone: try timeZone("console.time_zone", default: "Asia/Shanghai"))

@@ -13,18 +13,22 @@ struct OperatorSession: Sendable {
 
 /// Console sessions: a random token in an `HttpOnly`, `SameSite=Strict` cookie (`Secure` unless configured off for
 /// plain-HTTP development), stored in the ledger only as its SHA-256 so every replica knows it and a database
-/// reader cannot use it; a CSRF token per session for every form; idle expiry; sign-out deletes it everywhere.
+/// reader cannot use it; a CSRF token per session for every form; idle expiry and an absolute lifetime; sign-out
+/// deletes it everywhere.
 struct ConsoleSessions: Sendable {
     let ledger: SQLLedger
     let clock: any WallClock
     let idle: TimeInterval
+    /// How long a session may last however busy it is.
+    let lifetime: TimeInterval
     let secureCookie: Bool
 
     static let cookieName = "ordersafe_console"
     /// The sign-in form's CSRF token before there is a session (double submit: cookie and field must match).
     static let signInCookieName = "ordersafe_sign_in"
-    /// How stale `last_seen_at` may get before a request writes it again (one write a minute, not one per page).
-    static let touchInterval: TimeInterval = 60
+    /// How stale `last_seen_at` may get before a request writes it again: at most a minute (one write a minute, not
+    /// one per page), and a tenth of the idle limit, so a short limit is kept to within a tenth of itself.
+    var touchInterval: TimeInterval { min(60, idle / 10) }
 
     /// Opens a session for `operatorName`; returns the token for the cookie.
     func open(operatorName: String) async throws -> String {
@@ -36,17 +40,18 @@ struct ConsoleSessions: Sendable {
         return token
     }
 
-    /// The session the request's cookie names, unless it is unknown or idle too long (then it is deleted).
+    /// The session the request's cookie names, unless it is unknown, idle too long or past its lifetime (then it is
+    /// deleted).
     func current(_ request: Request) async throws -> OperatorSession? {
         guard let token = request.cookies[Self.cookieName]?.value, Self.isWellFormed(token) else { return nil }
         let digest = Self.digest(token)
         guard let record = try await ledger.session(tokenSHA256: digest) else { return nil }
         let now = clock.now()
-        if now.timeIntervalSince(record.lastSeenAt) > idle {
+        if now.timeIntervalSince(record.lastSeenAt) > idle || now.timeIntervalSince(record.createdAt) > lifetime {
             try await ledger.closeSession(tokenSHA256: digest, action: nil, idleBefore: now.addingTimeInterval(-idle))
             return nil
         }
-        if now.timeIntervalSince(record.lastSeenAt) > Self.touchInterval { try await ledger.touchSession(tokenSHA256: digest, at: now) }
+        if now.timeIntervalSince(record.lastSeenAt) >= touchInterval { try await ledger.touchSession(tokenSHA256: digest, at: now) }
         return OperatorSession(operatorName: record.operatorName, csrfToken: record.csrfToken, tokenSHA256: digest)
     }
 

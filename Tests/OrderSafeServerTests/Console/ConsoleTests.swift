@@ -14,10 +14,12 @@ struct ConsoleTests {
     static let operatorKey = "alice-key-alice-key-alice-key-0123456789"
 
     static func withConsole(
+        extra: [String: String] = [:],
         _ body: @escaping @Sendable (ConsoleClient, OrderSafeComponents, ManualClock, String) async throws -> Void
     ) async throws {
         let token = try await TestServer.token("alice", lifetime: 30 * 86400)
-        try await TestServer.withComponents(extra: ["ORDERSAFE_AUTH_OPERATOR_KEYS": "alice=\(operatorKey)"]) { client, components, clock in
+        let settings = extra.merging(["ORDERSAFE_AUTH_OPERATOR_KEYS": "alice=\(operatorKey)"]) { mine, _ in mine }
+        try await TestServer.withComponents(extra: settings) { client, components, clock in
             try await body(ConsoleClient(client), components, clock, token)
         }
     }
@@ -104,6 +106,34 @@ struct ConsoleTests {
             #expect(try await browser.get("/admin").status == .ok, "use keeps a session alive")
             clock.advance(by: 31 * 60)
             #expect(try await browser.get("/admin").location == "/admin/sign-in")
+        }
+    }
+
+    @Test("a short idle limit is kept to the second: every request within it keeps the session alive")
+    func shortIdleLimit() async throws {
+        try await Self.withConsole(extra: ["ORDERSAFE_CONSOLE_IDLE_MINUTES": "1"]) { browser, _, clock, _ in
+            try await browser.signIn(TestServer.adminKey)
+            for step in 0..<6 {
+                clock.advance(by: 50)
+                #expect(try await browser.get("/admin").status == .ok, "a request 50 s after the last one (step \(step)) is within the minute")
+            }
+            clock.advance(by: 61)
+            #expect(try await browser.get("/admin").location == "/admin/sign-in")
+        }
+    }
+
+    @Test("a session ends at its absolute lifetime however busy it is")
+    func absoluteLifetime() async throws {
+        try await Self.withConsole(extra: ["ORDERSAFE_CONSOLE_SESSION_HOURS": "2"]) { browser, _, clock, _ in
+            try await browser.signIn(TestServer.adminKey)
+            for _ in 0..<11 {
+                clock.advance(by: 10 * 60)
+                #expect(try await browser.get("/admin").status == .ok)
+            }
+            clock.advance(by: 11 * 60)
+            #expect(try await browser.get("/admin").location == "/admin/sign-in", "2 h 1 min after sign-in, busy all along")
+            try await browser.signIn(TestServer.adminKey)
+            #expect(try await browser.get("/admin").status == .ok, "signing in again opens a new session")
         }
     }
 
