@@ -12,14 +12,18 @@ public struct AlipayPayments: Sendable {
     let sellerID: String?
     let notifyURL: String
     let context: EngineContext
+    /// The account takes test money (the built-in simulator, or Alipay's sandbox): its payments mark their orders
+    /// `sandbox`, fulfilled but never revenue.
+    let sandbox: Bool
     /// How long an unpaid order stays payable at Alipay (`time_expire`).
     public let paymentWindow: TimeInterval
 
     public init(
         credentials: AlipayCredentials, gateway: AlipayGatewayClient?, sellerID: String?, notifyURL: String, context: EngineContext,
-        paymentWindow: TimeInterval = 30 * 60
+        sandbox: Bool, paymentWindow: TimeInterval = 30 * 60
     ) {
         self.credentials = credentials
+        self.sandbox = sandbox
         self.gateway = gateway
         self.sellerID = sellerID
         self.notifyURL = notifyURL
@@ -71,7 +75,7 @@ public struct AlipayPayments: Sendable {
         let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
-                amount: notification.totalAmount, cause: .notification, evidence: "inbox:\(inboxID)"),
+                amount: notification.totalAmount, cause: .notification, evidence: "inbox:\(inboxID)", sandbox: sandbox),
             at: context.clock.now())
         context.log(outcome, "alipay notification applied", ["order_no": "\(order.orderNo)"])
     }

@@ -18,7 +18,7 @@ extension WeChatPayPayments: OrderSettler {
                 let outcome = try await context.ledger.fulfil(
                     VerifiedPayment(
                         channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
-                        cause: cause, evidence: "wechatpay.query"),
+                        cause: cause, evidence: "wechatpay.query", sandbox: sandbox),
                     at: context.clock.now())
                 context.log(outcome, "wechatpay transaction settled by query", ["order_no": "\(order.orderNo)"])
                 return .paid

@@ -11,14 +11,18 @@ public struct WeChatPayPayments: Sendable {
     let notifications: WeChatPayNotificationParser
     let notifyURL: String
     let context: EngineContext
+    /// The account takes test money (the built-in simulator): its payments mark their orders `sandbox`, fulfilled
+    /// but never revenue.
+    let sandbox: Bool
     /// How long an unpaid order stays payable at WeChat Pay (`time_expire`).
     public let paymentWindow: TimeInterval
 
     public init(
         client: WeChatPayClient, notifications: WeChatPayNotificationParser, notifyURL: String,
-        context: EngineContext, paymentWindow: TimeInterval = 30 * 60
+        context: EngineContext, sandbox: Bool, paymentWindow: TimeInterval = 30 * 60
     ) {
         self.client = client
+        self.sandbox = sandbox
         self.notifications = notifications
         self.notifyURL = notifyURL
         self.context = context
@@ -95,7 +99,7 @@ public struct WeChatPayPayments: Sendable {
         let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
                 channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
-                cause: .notification, evidence: "inbox:\(inboxID)"),
+                cause: .notification, evidence: "inbox:\(inboxID)", sandbox: sandbox),
             at: context.clock.now())
         context.log(outcome, "wechatpay notification applied", ["order_no": "\(order.orderNo)"])
     }

@@ -57,11 +57,13 @@ struct OrderSafeComponents: Sendable {
                         transport: HTTPClientAlipayTransport(
                             transport: settings.alipay == nil ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
                         clock: clock, logger: logger),
-                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, context: context)
+                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, context: context,
+                    sandbox: settings.alipay == nil || alipay.isAlipaySandbox)
             }
             let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
                 try wechatpay.payments(
-                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(), context: context)
+                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(), context: context,
+                    sandbox: settings.wechatpay == nil)
             }
             let identities = OrderIdentityGenerator(clock: clock, random: random)
             var appStore: AppStorePayments?

@@ -9,7 +9,8 @@ import _CryptoExtras
 
 extension Settings.WeChatPay {
     /// The channel these settings describe, with a configuration error naming the key on any mistake.
-    func payments(transport: any ProviderTransport, context: EngineContext) throws -> WeChatPayPayments {
+    /// `sandbox`: the account is the built-in simulator.
+    func payments(transport: any ProviderTransport, context: EngineContext, sandbox: Bool) throws -> WeChatPayPayments {
         let (clock, logger) = (context.clock, context.logger)
         let merchant: MerchantSigner
         let cipher: APIv3Cipher
@@ -46,6 +47,6 @@ extension Settings.WeChatPay {
             merchant: merchant, appID: appID, keys: keys, baseURL: baseURL, transport: transport, clock: clock, logger: logger)
         return WeChatPayPayments(
             client: client, notifications: WeChatPayNotificationParser(verifier: SignedMessageVerifier(keys: keys, clock: clock), cipher: cipher),
-            notifyURL: notifyURL, context: context)
+            notifyURL: notifyURL, context: context, sandbox: sandbox)
     }
 }

@@ -78,7 +78,7 @@ public struct Settings: Sendable {
     }
 
     /// The merchant's Alipay account. Nil: in the sandbox the built-in simulator stands in; in production the
-    /// channel is off and Alipay orders are refused.
+    /// channel is off (and a catalog selling through it stops the start).
     public struct Alipay: Sendable {
         public var appID: String
         /// PEM or the console's base64 text.
@@ -91,10 +91,15 @@ public struct Settings: Sendable {
         public var gatewayURL: String
         /// The public URL of `POST /v1/notify/alipay`, sent as `notify_url`.
         public var notifyURL: String
+
+        /// The gateway is Alipay's sandbox, whose money is not real: every sandbox host is under `alipaydev.com`
+        /// (`openapi.alipaydev.com` before 2023, `openapi-sandbox.dl.alipaydev.com` since; github.com/fzlee/alipay
+        /// issue 156).
+        var isAlipaySandbox: Bool { URL(string: gatewayURL)?.host?.hasSuffix(".alipaydev.com") == true }
     }
 
     /// The merchant's WeChat Pay (API v3) account. Nil: in the sandbox the built-in simulator stands in; in
-    /// production the channel is off.
+    /// production the channel is off (and a catalog selling through it stops the start).
     public struct WeChatPay: Sendable {
         public var merchantID: String
         public var appID: String
