@@ -12,6 +12,8 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
     case notCancellable(orderNo: String, status: OrderStatus)
     /// The provider could not be reached for something that needs it now.
     case providerUnavailable(String)
+    /// The user holds `limit` unpaid orders from the last day: pay or cancel one first.
+    case tooManyUnpaidOrders(limit: Int)
 
     /// The stable code in the API's error body.
     public var code: String {
@@ -23,6 +25,7 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
         case .orderNotFound: "order_not_found"
         case .notCancellable: "order_not_cancellable"
         case .providerUnavailable: "provider_unavailable"
+        case .tooManyUnpaidOrders: "too_many_unpaid_orders"
         }
     }
 
@@ -43,6 +46,8 @@ public enum OrderError: Error, Equatable, CustomStringConvertible {
             "order '\(orderNo)' is \(status.rawValue) and cannot be cancelled"
         case .providerUnavailable(let detail):
             "the payment provider could not be reached; retry: \(detail)"
+        case .tooManyUnpaidOrders(let limit):
+            "this user holds \(limit) unpaid orders from the last 24 hours; pay or cancel one before making another"
         }
     }
 }

@@ -26,12 +26,22 @@ public struct OrderService: Sendable {
     let firstQueryAfter: TimeInterval
     /// One provider query per order in this interval, however often the app reports a client result.
     let clientResultQueries: Cooldown
+    /// The most unpaid orders a user may hold from the last ``unpaidWindow`` (each may cost a provider call and a
+    /// query job); 0: no limit.
+    let unpaidOrderLimit: Int
+
+    /// How far back unpaid orders count against ``unpaidOrderLimit``: an abandoned App Store order stays `created`.
+    static let unpaidWindow: TimeInterval = 24 * 3600
+    /// The app's events an order keeps (its hints and the move to `paying`); later hints still ask the provider.
+    public static let appEventsKept = 20
 
     public init(
         ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock,
-        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60, clientResultQueryInterval: TimeInterval = 5
+        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60, clientResultQueryInterval: TimeInterval = 5,
+        unpaidOrderLimit: Int = 0
     ) {
         self.firstQueryAfter = firstQueryAfter
+        self.unpaidOrderLimit = unpaidOrderLimit
         clientResultQueries = Cooldown(interval: clientResultQueryInterval, clock: clock)
         self.ledger = ledger
         self.catalog = catalog
@@ -49,6 +59,7 @@ public struct OrderService: Sendable {
             throw OrderError.channelNotAllowed(productID: product.id, channel: request.channel, allowed: product.channels)
         }
         guard availableChannels.contains(request.channel) else { throw OrderError.channelUnavailable(request.channel) }
+        try await checkUnpaidOrders(userID: userID, idempotencyKey: idempotencyKey)
         let token = idempotencyKey.map { key in
             IdempotencyToken(key: key, requestSHA256: Self.fingerprint(request))
         }
@@ -63,6 +74,16 @@ public struct OrderService: Sendable {
         }
     }
 
+    /// Refuses a new order while the user holds ``unpaidOrderLimit`` unpaid ones; a retry of an order already made
+    /// (its idempotency key) still gets that order.
+    private func checkUnpaidOrders(userID: String, idempotencyKey: String?) async throws {
+        guard unpaidOrderLimit > 0 else { return }
+        let unpaid = try await ledger.unpaidOrderCount(userID: userID, since: clock.now().addingTimeInterval(-Self.unpaidWindow))
+        guard unpaid >= unpaidOrderLimit else { return }
+        if let idempotencyKey, try await ledger.hasOrder(userID: userID, idempotencyKey: idempotencyKey) { return }
+        throw OrderError.tooManyUnpaidOrders(limit: unpaidOrderLimit)
+    }
+
     /// The order, if it exists and belongs to `userID` (another user's order is reported as not found).
     public func order(number: String, userID: String) async throws -> Order {
         guard let order = try await ledger.order(number: number), order.userID == userID else {
@@ -71,13 +92,14 @@ public struct OrderService: Sendable {
         return order
     }
 
-    /// Records the app's report of a payment (a hint), moves a new order to `paying`, and asks the provider at
-    /// once; when the provider cannot be asked now, the query job is brought forward instead.
+    /// Records the app's report of a payment (a hint; at most ``appEventsKept`` of the app's events per order), moves
+    /// a new order to `paying`, and asks the provider at once; when the provider cannot be asked now, the query job
+    /// is brought forward instead.
     public func recordClientResult(_ hint: ClientResultRequest, for order: Order, reconciler: Reconciler) async throws -> Order {
         let now = clock.now()
         try await ledger.note(
             orderNo: order.orderNo, kind: "client_result:\(hint.result.rawValue)", cause: .app,
-            evidence: hint.detail.map { String($0.prefix(200)) }, at: now)
+            evidence: hint.detail.map { String($0.prefix(200)) }, at: now, atMost: Self.appEventsKept)
         if hint.result == .success || hint.result == .pending {
             _ = try await ledger.transition(orderNo: order.orderNo, from: [.created], to: .paying, cause: .app, evidence: "client result", at: now)
         }

@@ -7,20 +7,22 @@ import SQLKit
 /// The console's lists at scale: seeds a database with `--orders` orders (and payments for the fulfilled ones), then
 /// times one page of the orders list through the ledger's own query, for every filter and at depth, against the
 /// naive `OFFSET` page at the same depth measured in the same run. `--flagged K` adds K orders flagged through the
-/// ledger's real path (a payment of the wrong amount), for the browser check; `--seed-only` stops after seeding.
+/// ledger's real path (a payment of the wrong amount) and `--paid P` P orders paid with their own amount (revenue),
+/// for the browser check; `--seed-only` stops after seeding.
 ///
-/// `ordersafe-bench console --database URL --catalog FILE [--orders N] [--flagged K] [--seed-only]`
+/// `ordersafe-bench console --database URL --catalog FILE [--orders N] [--flagged K] [--paid P] [--seed-only]`
 enum ConsoleBenchmark {
     static func run(_ arguments: [String]) async throws -> Bool {
         func value(_ flag: String) -> String? {
             arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
         }
         guard let urlText = value("--database"), let catalogFile = value("--catalog") else {
-            print("usage: ordersafe-bench console --database URL --catalog FILE [--orders N] [--flagged K] [--seed-only]")
+            print("usage: ordersafe-bench console --database URL --catalog FILE [--orders N] [--flagged K] [--paid P] [--seed-only]")
             return false
         }
         let orders = Int(value("--orders") ?? "1000000") ?? 1_000_000
         let flagged = Int(value("--flagged") ?? "0") ?? 0
+        let paid = Int(value("--paid") ?? "0") ?? 0
         var logger = Logger(label: "ordersafe.bench")
         logger.logLevel = .warning
         let database = try LedgerDatabase(url: try DatabaseURL(parsing: urlText), maxConnectionsPerEventLoop: 2, logger: logger)
@@ -37,9 +39,13 @@ enum ConsoleBenchmark {
             print("seeded \(orders) orders on \(database.engine.rawValue) in " + String(format: "%.1f s", (ContinuousClock.now - start).milliseconds / 1000))
         }
         for index in 0..<flagged {
-            try await flag(ledger, catalog: catalog, version: version, index: index)
+            try await pay(ledger, catalog: catalog, version: version, index: index, wrongAmount: true)
         }
         if flagged > 0 { print("flagged \(flagged) orders through the ledger") }
+        for index in 0..<paid {
+            try await pay(ledger, catalog: catalog, version: version, index: index, wrongAmount: false)
+        }
+        if paid > 0 { print("paid \(paid) orders through the ledger (real money: revenue)") }
         if arguments.contains("--seed-only") || orders == 0 { return true }
         return try await measure(database, ledger, orders: orders, base: base)
     }
@@ -87,19 +93,21 @@ enum ConsoleBenchmark {
     }
 
     /// One order flagged as the ledger flags it: a payment for a different amount than the order's.
-    private static func flag(_ ledger: SQLLedger, catalog: Catalog, version: CatalogVersion, index: Int) async throws {
+    /// An App Store order paid now through the ledger: with its own amount (revenue), or with 1.00 more (flagged).
+    private static func pay(_ ledger: SQLLedger, catalog: Catalog, version: CatalogVersion, index: Int, wrongAmount: Bool) async throws {
         guard let product = catalog.products.first(where: { $0.price(for: .appStore) != nil }), let price = product.price(for: .appStore) else {
             return
         }
         let created = try await ledger.createOrder(
             NewOrder(
-                userID: "bench-flagged-\(index)", productID: product.id, channel: .appStore, amount: price, catalogVersionID: version.id,
+                userID: wrongAmount ? "bench-flagged-\(index)" : "bench-paid-\(index)", productID: product.id, channel: .appStore, amount: price, catalogVersionID: version.id,
                 idempotency: nil, createdAt: Date()),
-            identity: { OrderIdentity(orderNo: "FL\(UInt32.random(in: 1_000_000...9_999_999))-\(index)", orderUUID: UUID()) })
+            identity: { OrderIdentity(orderNo: (wrongAmount ? "FL" : "PD") + "\(UInt32.random(in: 1_000_000...9_999_999))-\(index)", orderUUID: UUID()) })
         _ = try await ledger.fulfil(
             VerifiedPayment(
-                channel: .appStore, providerTransactionID: "FLAG\(UInt64.random(in: 1...UInt64.max))", orderNo: created.order.orderNo,
-                amount: Money(amountMinor: price.amountMinor + 100, currency: price.currency), cause: .app, evidence: "bench: wrong amount"),
+                channel: .appStore, providerTransactionID: "BENCH\(UInt64.random(in: 1...UInt64.max))", orderNo: created.order.orderNo,
+                amount: Money(amountMinor: price.amountMinor + (wrongAmount ? 100 : 0), currency: price.currency), cause: .app,
+                evidence: wrongAmount ? "bench: wrong amount" : "bench: paid"),
             at: Date())
     }
 

@@ -102,4 +102,82 @@ struct FloodTests {
             #expect(kept.entries == before.entries + 1 && kept.headerBytes - before.headerBytes < 200)
         }
     }
+
+    @Test("an app user repeating client-result thousands of times grows the order's history by a bounded number of events")
+    func clientResultFlood() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let alice = try await TestServer.token("alice")
+            let order = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "wechatpay")
+                .decoded(OrderResponse.self).order
+            for index in 0..<2_000 {
+                let result = index % 3 == 0 ? "success" : (index % 3 == 1 ? "pending" : "failed")
+                let hint = try await client.execute(
+                    uri: "/v1/orders/\(order.orderNo)/client-result", method: .post, headers: TestServer.bearer(alice),
+                    body: TestServer.json(#"{"result":"\#(result)","detail":"\#(String(repeating: "d", count: 180))"}"#))
+                #expect(hint.status == .ok, "hint \(index): \(hint.status)")
+            }
+            let dossier = try #require(try await components.ledger.dossier(orderNo: order.orderNo))
+            #expect(dossier.eventCount <= 25, "2,000 hints left \(dossier.eventCount) events")
+            let admin = try await client.execute(
+                uri: "/v1/admin/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(TestServer.adminKey))
+            #expect(admin.status == .ok && admin.body.readableBytes < 20_000, "admin order: \(admin.body.readableBytes) bytes")
+            print("client-result flood: 2,000 hints → \(dossier.eventCount) events, admin page \(admin.body.readableBytes) bytes")
+        }
+    }
+
+    @Test("an order's history is paged: the admin API and the console show 200 events a page however many there are")
+    func eventPages() async throws {
+        try await ConsoleTests.withConsole { browser, components, clock, token in
+            let order = try await TestServer.createOrder(browser.client, token: token).decoded(OrderResponse.self).order
+            for index in 0..<450 {
+                try await components.ledger.note(orderNo: order.orderNo, kind: "n\(index)", cause: .system, evidence: nil, at: clock.now())
+            }
+            struct Page: Decodable { var events: [Event]; var events_total: Int; var events_from: Int; struct Event: Decodable { var kind: String } }
+            func page(_ query: String) async throws -> TestResponse {
+                try await browser.client.execute(
+                    uri: "/v1/admin/orders/\(order.orderNo)\(query)", method: .get, headers: TestServer.bearer(TestServer.adminKey))
+            }
+            let first = try await page("").decoded(Page.self)
+            #expect(first.events.count == 200 && first.events_total == 451 && first.events_from == 0)
+            let last = try await page("?events_from=400").decoded(Page.self)
+            #expect(last.events.count == 51, "\(last.events.count)")
+            #expect(last.events.last?.kind == "n449" && last.events_from == 400)
+            for bad in ["?events_from=7", "?events_from=-200", "?events_from=200&events_from=400", "?page=2", "?events_from=1e3"] {
+                let refused = try await page(bad)
+                #expect(try refused.status == .badRequest && refused.errorCode() == "invalid_parameter", "\(bad): \(refused.status)")
+            }
+            try await browser.signIn(TestServer.adminKey)
+            let console = try await browser.get("/admin/orders/\(order.orderNo)")
+            #expect(console.status == .ok && console.html.components(separatedBy: "<li class=\"event").count - 1 == 200)
+            #expect(console.html.contains("Events 1–200 of 451") && console.html.contains("?events_from=200"))
+            let later = try await browser.get("/admin/orders/\(order.orderNo)?events_from=400")
+            #expect(later.html.contains("n449") && later.html.contains("?events_from=200") && !later.html.contains("id=\"events-later\""))
+        }
+    }
+
+    @Test("one user may hold a bounded number of unpaid orders; a retry of one of them, a cancelled one, or a day later frees the way")
+    func unpaidOrders() async throws {
+        try await TestServer.withComponents(extra: ["ORDERSAFE_LIMITS_UNPAID_ORDERS_PER_USER": "30"]) { client, _, clock in
+            let alice = try await TestServer.token("alice", lifetime: 3 * 86400), bob = try await TestServer.token("bob")
+            func create(_ token: String, key: String) async throws -> TestResponse {
+                var headers = TestServer.bearer(token)
+                headers[HTTPField.Name("Idempotency-Key")!] = key
+                return try await client.execute(
+                    uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"gift_box","channel":"wechatpay"}"#))
+            }
+            var statuses: [HTTPResponse.Status] = []
+            for index in 0..<300 { statuses.append(try await create(alice, key: "k\(index)").status) }
+            #expect(statuses.prefix(30).allSatisfy { $0 == .created } && statuses.dropFirst(30).allSatisfy { $0 == .conflict })
+            let refused = try await create(alice, key: "another")
+            #expect(try refused.errorCode() == "too_many_unpaid_orders")
+            #expect(try await create(alice, key: "k0").status == .ok, "a retry of an order already made gets it")
+            #expect(try await create(bob, key: "k0").status == .created, "another user is not limited")
+            let first = try await create(alice, key: "k1").decoded(OrderResponse.self).order
+            let cancel = try await client.execute(uri: "/v1/orders/\(first.orderNo)/cancel", method: .post, headers: TestServer.bearer(alice))
+            #expect(cancel.status == .ok)
+            #expect(try await create(alice, key: "after-cancel").status == .created)
+            clock.advance(by: 24 * 3600 + 1)
+            #expect(try await create(alice, key: "next-day").status == .created)
+        }
+    }
 }

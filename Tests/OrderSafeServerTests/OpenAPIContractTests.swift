@@ -47,6 +47,18 @@ struct OpenAPIContractTests {
         #expect(routed.contains("GET /admin/orders/{order_no}"))
     }
 
+    @Test("every operation documents the 429 every route can answer, the sandbox's included (the per-address limit is before routing)")
+    func everyOperationDocumentsRateLimits() {
+        let paths = Self.document["paths"] as! [String: [String: Any]]
+        let missing = paths.flatMap { path, operations in
+            operations.compactMap { method, operation -> String? in
+                guard let responses = (operation as? [String: Any])?["responses"] as? [String: Any] else { return nil }
+                return responses["429"] == nil ? "\(method.uppercased()) \(path)" : nil
+            }
+        }
+        #expect(missing.isEmpty, "without 429: \(missing.sorted())")
+    }
+
     @Test("responses match the documented schemas")
     func responsesMatchSchemas() async throws {
         let alice = try await TestServer.token("alice")

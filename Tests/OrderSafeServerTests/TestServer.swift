@@ -36,6 +36,8 @@ enum TestServer {
             "ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "\(366 * 86400)",
             // Pinned clocks never refill a bucket; RateLimitTests turns the limits on with a clock it moves.
             "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "0", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "0",
+            // Chaos runs leave many orders of a user unpaid; FloodTests turns the cap on.
+            "ORDERSAFE_LIMITS_UNPAID_ORDERS_PER_USER": "0",
         ].merging(extra) { $1 })
     }
 

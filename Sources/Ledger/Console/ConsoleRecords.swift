@@ -167,7 +167,12 @@ public struct OrderDossier: Sendable, Hashable {
     }
 
     public var order: Order
+    /// Flagged, and no operator has resolved the flag since.
+    public var flagWaiting: Bool
+    /// A page of the order's events, oldest first, from the ``eventsFrom``-th of ``eventCount``.
     public var events: [Event]
+    public var eventCount: Int
+    public var eventsFrom: Int
     public var payments: [Payment]
     public var grants: [GrantRecord]
     public var webhooks: [Webhook]
@@ -187,12 +192,8 @@ public struct OrderDossier: Sendable, Hashable {
         return ids
     }
 
-    /// Whether the order is flagged and no operator has resolved it since.
-    public var flagWaiting: Bool {
-        guard order.status == .flagged else { return false }
-        let flagged = events.lastIndex { $0.kind.hasPrefix("flagged") } ?? events.startIndex
-        return !events[flagged...].contains { $0.kind == OrderDossier.flagResolvedKind }
-    }
+    /// Events a page of ``events`` holds at most: an order's page stays small however long its history grows.
+    public static let eventsPerPage = 200
 
     /// The event kind of an operator's resolution of a flag.
     public static let flagResolvedKind = "flag_resolved"

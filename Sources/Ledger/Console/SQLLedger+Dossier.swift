@@ -3,16 +3,23 @@ import OrderSafeModel
 import SQLKit
 
 extension SQLLedger {
-    /// An order with its whole history: events, payments, grants and webhook events; nil when there is no such order.
-    public func dossier(orderNo: String) async throws -> OrderDossier? {
+    /// An order with its history: a page of its events from the `eventsFrom`-th (oldest first,
+    /// ``OrderDossier/eventsPerPage``) and how many there are, its payments, grants and webhook events; nil when
+    /// there is no such order.
+    public func dossier(orderNo: String, eventsFrom: Int = 0) async throws -> OrderDossier? {
         try await database.read { db in
             guard let row = try await db.raw("SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE order_no = \(bind: orderNo)").first()
             else { return nil }
             let order = try Self.decodeOrder(row)
             let orderID = try row.decode(column: "id", as: Int64.self)
+            let eventCount = try await db.raw("SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID)")
+                .first()?.decode(column: "n", as: Int64.self) ?? 0
+            let flagWaiting = order.status == .flagged ? try await db.raw("""
+                SELECT 1 AS one FROM orders o WHERE o.id = \(bind: orderID) AND \(unsafeRaw: Self.flagWaiting)
+                """).first() != nil : false
             let events = try await db.raw("""
                 SELECT kind, from_status, to_status, cause, evidence, detail, created_at FROM order_events
-                WHERE order_id = \(bind: orderID) ORDER BY id
+                WHERE order_id = \(bind: orderID) ORDER BY id LIMIT \(bind: OrderDossier.eventsPerPage) OFFSET \(bind: max(eventsFrom, 0))
                 """).all().map { row in
                 OrderDossier.Event(
                     kind: try row.decode(column: "kind", as: String.self),
@@ -76,7 +83,8 @@ extension SQLLedger {
                 }
             }
             return OrderDossier(
-                order: order, events: events, payments: payments, grants: grants, webhooks: webhooks, signals: signals, conflicts: conflicts)
+                order: order, flagWaiting: flagWaiting, events: events, eventCount: Int(eventCount), eventsFrom: max(eventsFrom, 0),
+                payments: payments, grants: grants, webhooks: webhooks, signals: signals, conflicts: conflicts)
         }
     }
 
@@ -136,7 +144,7 @@ extension SQLLedger {
     }
 
     /// The condition on `orders o` that no operator resolved its flag since it was last flagged (the overview's count,
-    /// the resolution's guard, and ``OrderDossier/flagWaiting`` agree).
+    /// the resolution's guard, and ``OrderDossier/flagWaiting`` use it).
     static let flagWaiting = """
         NOT EXISTS (SELECT 1 FROM order_events r WHERE r.order_id = o.id AND r.kind = '\(OrderDossier.flagResolvedKind)'
           AND r.id > (SELECT COALESCE(MAX(f.id), 0) FROM order_events f WHERE f.order_id = o.id AND f.kind LIKE 'flagged%'))

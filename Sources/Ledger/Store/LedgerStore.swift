@@ -64,7 +64,16 @@ public protocol LedgerStore: Sendable {
         async throws -> Order
 
     /// Appends an event that changes no status (a hint from the app, a refused submission), for the audit trail.
-    func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date) async throws
+    /// With `atMost`, only while the order has fewer events of `cause` than that (what a client may grow is
+    /// bounded); answers whether it was kept.
+    @discardableResult
+    func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date, atMost: Int?) async throws -> Bool
+
+    /// How many of the user's orders created since `since` are still unpaid (`created` or `paying`).
+    func unpaidOrderCount(userID: String, since: Date) async throws -> Int
+
+    /// Whether the user has an order made with this idempotency key.
+    func hasOrder(userID: String, idempotencyKey: String) async throws -> Bool
 
     /// Schedules a job, or moves the pending one of the same kind and key earlier; a finished one is opened again.
     /// An empty payload keeps the one stored (a recurring job's watermark survives a restart).
@@ -120,4 +129,11 @@ public protocol LedgerStore: Sendable {
     /// Deletes refused (unauthenticated) entries received before `before`, and the oldest beyond `keeping`.
     @discardableResult
     func purgeRefusedInbound(before: Date, keeping: Int) async throws -> Int
+}
+
+extension LedgerStore {
+    /// Appends an event that changes no status, however many the order has.
+    public func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at date: Date) async throws {
+        try await note(orderNo: orderNo, kind: kind, cause: cause, evidence: evidence, at: date, atMost: nil)
+    }
 }

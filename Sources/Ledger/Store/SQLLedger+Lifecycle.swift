@@ -81,10 +81,37 @@ extension SQLLedger {
         }
     }
 
-    public func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at date: Date) async throws {
+    @discardableResult
+    public func note(
+        orderNo: String, kind: String, cause: EventCause, evidence: String?, at date: Date, atMost: Int?
+    ) async throws -> Bool {
         try await database.transaction { db in
             let orderID = try await Self.orderID(db, orderNo: orderNo)
+            if let atMost {
+                let kept = try await db.raw("""
+                    SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID) AND cause = \(bind: cause.rawValue)
+                    """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                guard kept < atMost else { return false }
+            }
             try await Self.appendEvent(db, orderID: orderID, kind: kind, from: nil, to: nil, cause: cause, evidence: evidence, at: date)
+            return true
+        }
+    }
+
+    public func unpaidOrderCount(userID: String, since: Date) async throws -> Int {
+        try await database.read { db in
+            let row = try await db.raw("""
+                SELECT COUNT(*) AS n FROM orders WHERE user_id = \(bind: userID) AND created_at >= \(bind: since.millisecondsSince1970)
+                AND status IN (\(bind: OrderStatus.created.rawValue), \(bind: OrderStatus.paying.rawValue))
+                """).first()
+            return Int(try row?.decode(column: "n", as: Int64.self) ?? 0)
+        }
+    }
+
+    public func hasOrder(userID: String, idempotencyKey: String) async throws -> Bool {
+        try await database.read { db in
+            try await db.raw("SELECT 1 AS one FROM orders WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)")
+                .first() != nil
         }
     }
 

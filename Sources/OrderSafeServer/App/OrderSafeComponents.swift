@@ -96,7 +96,7 @@ struct OrderSafeComponents: Sendable {
                 database: database, ledger: ledger, catalog: catalog, clock: clock,
                 orders: OrderService(
                     ledger: ledger, catalog: catalog, identities: identities, clock: clock, availableChannels: channels,
-                    firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds)),
+                    firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds), unpaidOrderLimit: settings.limits.unpaidOrdersPerUser),
                 alipay: alipay, wechatpay: wechatpay, appStore: appStore, reconciler: reconciler,
                 runner: JobRunner(ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner),
                 refunds: RefundService(ledger: ledger, refunders: refunders, clock: clock),

@@ -155,6 +155,8 @@ public struct Settings: Sendable {
         public var perAddressPerMinute = 1200
         /// Requests a minute from one signed-in user (the user routes).
         public var perUserPerMinute = 300
+        /// Unpaid orders from the last day one user may hold; 0: no limit.
+        public var unpaidOrdersPerUser = 30
     }
 
     /// The merchant's backend, which receives every order state change.

@@ -92,7 +92,8 @@ struct SettingsReader {
             alipay: try alipay(), wechatpay: try wechatpay(), appStore: try appStore())
         settings.limits = Settings.Limits(
             perAddressPerMinute: try int("limits.per_address_per_minute", default: 1200, in: 0...1_000_000),
-            perUserPerMinute: try int("limits.per_user_per_minute", default: 300, in: 0...1_000_000))
+            perUserPerMinute: try int("limits.per_user_per_minute", default: 300, in: 0...1_000_000),
+            unpaidOrdersPerUser: try int("limits.unpaid_orders_per_user", default: 30, in: 0...10_000))
         settings.reconcile = Settings.Reconcile(
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
             firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600))

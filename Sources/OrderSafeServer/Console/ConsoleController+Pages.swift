@@ -98,12 +98,31 @@ extension ConsoleController {
         ]
     }
 
+    /// "Events 201–400 of 4,001" with links to the pages before and after, when there is more than one page.
+    private func eventsPager(_ dossier: OrderDossier, orderNo: String, texts: [String: String]) -> [String: Any]? {
+        let size = OrderDossier.eventsPerPage
+        guard dossier.eventCount > size || dossier.eventsFrom > 0 else { return nil }
+        let base = "/admin/orders/\(Self.pathSegment(orderNo))"
+        var pager: [String: Any] = [
+            "shown": (texts["events_shown"] ?? "%1$@–%2$@ / %3$@")
+                .replacingOccurrences(of: "%1$@", with: "\(min(dossier.eventsFrom + 1, dossier.eventCount))")
+                .replacingOccurrences(of: "%2$@", with: "\(dossier.eventsFrom + dossier.events.count)")
+                .replacingOccurrences(of: "%3$@", with: "\(dossier.eventCount)"),
+        ]
+        if dossier.eventsFrom > 0 { pager["earlier"] = base + "?events_from=\(max(dossier.eventsFrom - size, 0))" }
+        if dossier.eventsFrom + size < dossier.eventCount { pager["later"] = base + "?events_from=\(dossier.eventsFrom + size)" }
+        return pager
+    }
+
     static func pathSegment(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? ""
     }
 
     private func order(_ page: PageRequest, orderNo: String) async throws -> Response {
-        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo) else { throw ConsolePageError.notFound }
+        let from = try EventsPageQuery.eventsFrom(page.request.uri, allowed: ["done"])
+        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo, eventsFrom: from) else {
+            throw ConsolePageError.notFound
+        }
         let texts = page.texts
         let format = page.format
         var values = frame(page, title: "\(texts["order_no"] ?? "") \(orderNo)", section: .orders)
@@ -125,6 +144,7 @@ extension ConsoleController {
             if let note = event.note { row["note"] = note }
             return row
         }
+        values["eventsPager"] = eventsPager(dossier, orderNo: orderNo, texts: texts)
         values["payments"] = dossier.payments.map { payment in
             [
                 "channel": texts["channel_\(payment.channel.rawValue)"] ?? payment.channel.rawValue, "transaction": payment.providerTransactionID,

@@ -38,9 +38,15 @@ struct AdminController {
             }
             return try Response.json(AdminOrderList(try await ledger.orders(parsed.query)))
         }
-        group.get("orders/:order_no") { _, context in
+        group.get("orders/:order_no") { request, context in
             let orderNo = try context.parameters.require("order_no")
-            return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
+            let from: Int
+            do throws(AdminInputError) {
+                from = try EventsPageQuery.eventsFrom(request.uri)
+            } catch {
+                throw error.apiError
+            }
+            return try Response.json(AdminOrderDetail(try await dossier(orderNo, eventsFrom: from)))
         }
         group.post("orders/:order_no/refund") { request, context in
             let orderNo = try context.parameters.require("order_no")
@@ -104,8 +110,8 @@ struct AdminController {
         }
     }
 
-    private func dossier(_ orderNo: String) async throws -> OrderDossier {
-        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo) else {
+    private func dossier(_ orderNo: String, eventsFrom: Int = 0) async throws -> OrderDossier {
+        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo, eventsFrom: eventsFrom) else {
             throw OperatorDesk.Refusal.noOrder(orderNo).apiError
         }
         return dossier

@@ -83,6 +83,8 @@ struct AdminOrderDetail: Encodable {
     var order: Order
     var flag_waiting: Bool
     var events: [Event]
+    var events_total: Int
+    var events_from: Int
     var payments: [Payment]
     var grants: [GrantRecord]
     var webhooks: [Webhook]
@@ -92,6 +94,8 @@ struct AdminOrderDetail: Encodable {
     init(_ dossier: OrderDossier) {
         order = dossier.order
         flag_waiting = dossier.flagWaiting
+        events_total = dossier.eventCount
+        events_from = dossier.eventsFrom
         events = dossier.events.map {
             Event(
                 kind: $0.kind, from_status: $0.fromStatus?.rawValue, to_status: $0.toStatus?.rawValue, cause: $0.cause.rawValue,

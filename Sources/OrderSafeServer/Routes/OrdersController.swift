@@ -107,7 +107,7 @@ extension OrderError {
             switch self {
             case .unknownProduct, .orderNotFound: .notFound
             case .channelNotAllowed, .channelUnavailable: .unprocessableContent
-            case .idempotencyConflict, .notCancellable: .conflict
+            case .idempotencyConflict, .notCancellable, .tooManyUnpaidOrders: .conflict
             case .providerUnavailable: .serviceUnavailable
             }
         return APIError(status: status, code: code, message: description)
