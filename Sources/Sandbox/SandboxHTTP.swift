@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -19,8 +20,30 @@ enum SimulatorBridge {
     }
 }
 
+/// A control route's JSON body as a type, with the members it may have.
+protocol SandboxBody: Decodable {
+    static var members: Set<String> { get }
+}
+
 /// JSON answers of the simulators' own control routes (`pay`, `faults`).
 enum SandboxJSON {
+    struct BodyError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Decodes `T` refusing what `JSONDecoder` lets through: a member `T` does not know (a misspelt fault is not
+    /// silently ignored), a `null`, a name given twice.
+    static func decode<T: SandboxBody>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        let object = try JSONObject(bytes)
+        for name in object.memberNames {
+            guard T.members.contains(name) else {
+                throw BodyError(description: "unknown member '\(name.prefix(32))'; known: \(T.members.sorted().joined(separator: ", "))")
+            }
+            if object.raw(name)?.elementsEqual("null".utf8) == true { throw BodyError(description: "'\(name)' is null; leave it out instead") }
+        }
+        return try JSONDecoder().decode(T.self, from: Data(bytes))
+    }
+
     static func response(_ object: [String: String], status: HTTPResponse.Status) -> Response {
         let body = (try? JSONEncoder().encode(object)) ?? Data("{}".utf8)
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))

@@ -180,4 +180,24 @@ struct FloodTests {
             #expect(try await create(alice, key: "next-day").status == .created)
         }
     }
+
+    @Test("1,100 idle connections from one client hold at most its cap open, and a health probe from the same address still answers")
+    func idleConnections() async throws {
+        let extra = ["ORDERSAFE_SERVER_IDLE_TIMEOUT_SECONDS": "30", "ORDERSAFE_SERVER_MAX_CONNECTIONS_PER_ADDRESS": "64"]
+        try await RequestLimitTests.withLiveServer(extra: extra) { port in
+            let flood = try (0..<1_100).map { _ in try RawConnection(port: port) }
+            var open = flood.count
+            for _ in 0..<30 where open > 64 {
+                try await Task.sleep(for: .milliseconds(100))
+                open = flood.filter { !$0.isClosedNow() }.count
+            }
+            #expect(open <= 64, "\(open) of 1,100 idle connections still open")
+            let started = ContinuousClock.now
+            let probe = try RawConnection(port: port)
+            #expect(probe.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+            let answer = probe.receive()
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(100))")
+            print("idle connections: 1,100 opened, \(open) kept open; /healthz answered in \(ContinuousClock.now - started)")
+        }
+    }
 }

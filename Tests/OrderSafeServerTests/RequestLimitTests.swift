@@ -38,6 +38,25 @@ final class RawConnection {
         Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } >= 0
     }
 
+    /// True when the server has closed the connection by now (a read that does not wait finds end of file or a reset).
+    func isClosedNow() -> Bool {
+        var byte: UInt8 = 0
+        let read = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
+        return read == 0 || (read < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    /// What the server sends within `seconds`, up to 4 KiB.
+    func receive(within seconds: Int = 3) -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for _ in 0..<(seconds * 5) {
+            let read = recv(fd, &buffer, buffer.count - bytes.count, 0)
+            if read > 0 { bytes += buffer.prefix(read) }
+            if read == 0 || bytes.count >= 4096 || String(decoding: bytes, as: UTF8.self).contains("\r\n\r\n") { break }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// True when the server closed the connection (a read returns end of file or a reset).
     func isClosed() -> Bool {
         var byte: UInt8 = 0
@@ -81,6 +100,37 @@ struct RequestLimitTests {
         }
     }
 
+    @Test("behind one address (carrier-grade NAT) signed-in users are limited each on their own; forged tokens spend the address's budget")
+    func carrierGradeNAT() async throws {
+        let extra = [
+            "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "60", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "60",
+            "ORDERSAFE_SERVER_TRUST_FORWARDED_FOR": "true",
+        ]
+        try await TestServer.withComponents(extra: extra) { client, _, _ in
+            func entitlements(_ token: String) async throws -> TestResponse {
+                var headers = TestServer.bearer(token)
+                headers[.xForwardedFor] = "203.0.113.7"
+                return try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: headers)
+            }
+            var statuses: [HTTPResponse.Status] = []
+            for index in 0..<40 {
+                let token = try await TestServer.token("phone\(index)")
+                for _ in 0..<5 { statuses.append(try await entitlements(token).status) }
+            }
+            #expect(statuses.allSatisfy { $0 == .ok }, "200 requests of 40 users behind one address: \(Set(statuses))")
+            let busy = try await TestServer.token("busy")
+            for _ in 0..<10 { #expect(try await entitlements(busy).status == .ok) }
+            #expect(try await entitlements(busy).status == .tooManyRequests, "a user past their own budget")
+            var forged: [HTTPResponse.Status] = []
+            for index in 0..<11 { forged.append(try await entitlements("forged.token.\(index)").status) }
+            #expect(forged.prefix(10).allSatisfy { $0 == .unauthorized } && forged.last == .tooManyRequests, "\(forged)")
+            let catalog = try await client.execute(uri: "/v1/catalog", method: .get, headers: [.xForwardedFor: "203.0.113.7"])
+            #expect(catalog.status == .tooManyRequests, "anonymous requests share the budget forged tokens spent")
+            let elsewhere = try await client.execute(uri: "/v1/catalog", method: .get, headers: [.xForwardedFor: "203.0.113.8"])
+            #expect(elsewhere.status == .ok && elsewhere.headers[.cacheControl] == "public, max-age=300")
+        }
+    }
+
     @Test("repeated client-result hints ask the provider once per cooldown")
     func clientResultCooldown() {
         let clock = ManualClock(TestServer.now)
@@ -90,11 +140,11 @@ struct RequestLimitTests {
         #expect(cooldown.claim("OS1"))
     }
 
-    /// A live server with one-second request timeouts; `body` gets its port.
-    static func withLiveServer(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+    /// A live server with one-second request timeouts (unless `extra` says otherwise); `body` gets its port.
+    static func withLiveServer(extra: [String: String] = [:], _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
         let settings = try await TestServer.settings(extra: [
             "ORDERSAFE_SERVER_IDLE_TIMEOUT_SECONDS": "1", "ORDERSAFE_SERVER_REQUEST_TIMEOUT_SECONDS": "1", "ORDERSAFE_SERVER_PORT": "0",
-        ])
+        ].merging(extra) { $1 })
         let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
         try await app.test(.live) { client in try await body(client.port!) }
     }

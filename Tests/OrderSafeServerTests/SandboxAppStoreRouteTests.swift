@@ -45,4 +45,31 @@ struct SandboxAppStoreRouteTests {
             #expect(faults.status == .badRequest)
         }
     }
+
+    @Test("the simulators' control routes refuse what their document refuses: a device id out of shape, an unknown or null member")
+    func strictControlRoutes() async throws {
+        try await TestServer.run { client in
+            for device in ["caf%C3%A9", String(repeating: "d", count: 65), "a.b"] {
+                let answer = try await client.execute(uri: "/sandbox/appstore/devices/\(device)/entitlements", method: .get)
+                #expect(answer.status == .badRequest, "device '\(device)': \(answer.status)")
+            }
+            #expect(try await client.execute(uri: "/sandbox/appstore/devices/phone-1_A/entitlements", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/sandbox/appstore/devices/phone-1/updates?after=-1", method: .get).status == .badRequest)
+            for (path, body) in [
+                ("/sandbox/alipay/faults", #"{"notifications":[],"gateway":null}"#),
+                ("/sandbox/alipay/faults", #"{"notification":["drop"]}"#),
+                ("/sandbox/wechatpay/faults", #"{"rotate_certificate":null}"#),
+                ("/sandbox/appstore/faults", #"{"faults":["server_error"],"extra":1}"#),
+                ("/sandbox/appstore/faults", #"{"faults":[],"faults":["server_error"]}"#),
+                ("/sandbox/appstore/devices/phone-1/purchase", #"{"product_id":"com.example.coins60","confirm":null}"#),
+            ] {
+                let answer = try await client.execute(uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: body))
+                #expect(answer.status == .badRequest, "\(path) \(body): \(answer.status) \(String(buffer: answer.body))")
+            }
+            let queued = try await client.execute(
+                uri: "/sandbox/alipay/faults", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"notifications":["drop"]}"#))
+            #expect(queued.status == .ok && String(buffer: queued.body).contains("1"))
+        }
+    }
 }

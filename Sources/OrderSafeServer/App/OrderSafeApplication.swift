@@ -41,10 +41,15 @@ public enum OrderSafeApplication {
             })
         }
         let headTimeout = TimeAmount.seconds(Int64(settings.server.idleTimeoutSeconds))
+        // Behind a trusted proxy every connection comes from the proxy: it caps its clients' connections itself.
+        let connections = ConnectionLimiter(
+            perAddress: settings.server.trustForwardedFor ? 0 : settings.server.maxConnectionsPerAddress,
+            total: FileDescriptorLimit.connections(configured: settings.server.maxConnections))
         return Application(
             router: router,
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headTimeout)], idleTimeout: headTimeout)),
+                additionalChannelHandlers: [ConnectionLimitHandler(limiter: connections), RequestHeadTimeoutHandler(timeout: headTimeout)],
+                idleTimeout: headTimeout)),
             configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
             services: services,
             onServerRunning: { channel in
@@ -91,17 +96,16 @@ public enum OrderSafeApplication {
         router.add(middleware: MethodNotAllowedMiddleware(routes: try RouteTable(openAPIDocument: openAPIDocument, unmounted: unmounted)))
         router.add(middleware: ConnectionPolicyMiddleware(
             trustForwardedFor: settings.server.trustForwardedFor, bodyDeadline: .seconds(settings.server.requestTimeoutSeconds)))
-        if settings.limits.perAddressPerMinute > 0 {
-            router.add(middleware: RateLimitMiddleware(
-                limiter: RateLimiter(perMinute: settings.limits.perAddressPerMinute, clock: clock), key: .address))
-        }
+        let addresses = settings.limits.perAddressPerMinute > 0
+            ? RateLimiter(perMinute: settings.limits.perAddressPerMinute, clock: clock) : nil
+        if let addresses { router.add(middleware: RateLimitMiddleware(limiter: addresses, key: .address)) }
         OperationsController(
             database: components.database, ledger: components.ledger, registry: MetricsBootstrap.registry,
             openAPIDocument: openAPIDocument
         ).addRoutes(to: router)
         let v1 = router.group("v1")
         CatalogController(catalog: components.catalog).addRoutes(to: v1)
-        let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth))
+        let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth, addresses: addresses))
         if settings.limits.perUserPerMinute > 0 {
             users.add(middleware: RateLimitMiddleware(limiter: RateLimiter(perMinute: settings.limits.perUserPerMinute, clock: clock), key: .user))
         }

@@ -36,6 +36,11 @@ public struct Settings: Sendable {
         public var shutdownSeconds = 20
         /// Take the client's address from the last `X-Forwarded-For` entry (behind a proxy that appends it).
         public var trustForwardedFor = false
+        /// Open connections one client address (an IPv6 client's /64) may hold; the idle longest make room for
+        /// new ones. 0, or behind a trusted proxy: no per-address cap.
+        public var maxConnectionsPerAddress = 256
+        /// Open connections in all; 0: what the open-file limit allows.
+        public var maxConnections = 0
         /// Sandbox mode on a non-loopback address (`server.allow_public_sandbox`): only for a private test network,
         /// since the built-in simulators mint purchases this server trusts.
         public var allowsPublicSandbox = false
@@ -151,8 +156,9 @@ public struct Settings: Sendable {
 
     /// Request rates per caller: token buckets that answer 429 with `Retry-After` when empty. 0 turns one off.
     public struct Limits: Sendable {
-        /// Requests a minute from one client address (every route).
-        public var perAddressPerMinute = 1200
+        /// Requests a minute from one client address: every route but a signed-in user's (carrier-grade NAT puts
+        /// thousands of phones behind one address; they are limited each by ``perUserPerMinute``).
+        public var perAddressPerMinute = 3000
         /// Requests a minute from one signed-in user (the user routes).
         public var perUserPerMinute = 300
         /// Unpaid orders from the last day one user may hold; 0: no limit.

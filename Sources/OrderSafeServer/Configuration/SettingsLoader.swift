@@ -60,6 +60,8 @@ struct SettingsReader {
         server.requestTimeoutSeconds = try int("server.request_timeout_seconds", default: 30, in: 1...3600)
         server.shutdownSeconds = try int("server.shutdown_seconds", default: 20, in: 1...3600)
         server.trustForwardedFor = try bool("server.trust_forwarded_for", default: false)
+        server.maxConnectionsPerAddress = try int("server.max_connections_per_address", default: 256, in: 0...1_000_000)
+        server.maxConnections = try int("server.max_connections", default: 0, in: 0...1_000_000)
         if environment == .sandbox, !server.isLoopback, !server.allowsPublicSandbox {
             throw SettingsError(
                 key: "server.host",
@@ -91,7 +93,7 @@ struct SettingsReader {
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
             alipay: try alipay(), wechatpay: try wechatpay(), appStore: try appStore())
         settings.limits = Settings.Limits(
-            perAddressPerMinute: try int("limits.per_address_per_minute", default: 1200, in: 0...1_000_000),
+            perAddressPerMinute: try int("limits.per_address_per_minute", default: 3000, in: 0...1_000_000),
             perUserPerMinute: try int("limits.per_user_per_minute", default: 300, in: 0...1_000_000),
             unpaidOrdersPerUser: try int("limits.unpaid_orders_per_user", default: 30, in: 0...10_000))
         settings.reconcile = Settings.Reconcile(

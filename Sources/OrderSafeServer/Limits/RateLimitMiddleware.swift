@@ -1,7 +1,10 @@
 import Hummingbird
 
 /// Answers 429 with `Retry-After` when the caller's bucket is empty. The caller is the authenticated user behind
-/// ``UserAuthMiddleware``, otherwise the client address (see ``ClientAddress``).
+/// ``UserAuthMiddleware``, otherwise the client address (see ``ClientAddress``). A request with a user token to a
+/// user route is not the address's: carrier-grade NAT puts thousands of phones behind one address, so signed-in
+/// users are limited each on their own, and a token that fails spends its address's budget instead
+/// (``UserAuthMiddleware``).
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = OrderSafeRequestContext
 
@@ -16,17 +19,32 @@ struct RateLimitMiddleware: RouterMiddleware {
     /// orchestrator's address (or a NAT it shares) never makes a healthy server look down.
     static let probes: Set<String> = ["/healthz", "/readyz"]
 
+    /// The paths of the routes behind ``UserAuthMiddleware`` (the `users` group of ``OrderSafeApplication``).
+    static let userRoutePrefixes = ["/v1/orders/", "/v1/me/", "/v1/appstore/"]
+
+    /// A request the address does not answer for: a bearer token to a user route.
+    static func isSignedIn(_ request: Request) -> Bool {
+        guard request.headers[.authorization]?.hasPrefix("Bearer ") == true else { return false }
+        let path = request.uri.path
+        return path == "/v1/orders" || userRoutePrefixes.contains { path.hasPrefix($0) }
+    }
+
+    static func refusal(retryAfter: Int) -> APIError {
+        APIError(
+            status: .tooManyRequests, code: "rate_limited", message: "too many requests; retry after \(retryAfter) s",
+            headers: [.retryAfter: "\(retryAfter)"])
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let caller: String =
-            switch key {
-            case .user: "user:" + (context.user?.id ?? "-")
-            case .address: (Self.probes.contains(request.uri.path) ? "probe:" : "address:") + (context.clientAddress ?? "unknown")
-            }
-        if let retryAfter = limiter.take(caller) {
-            throw APIError(
-                status: .tooManyRequests, code: "rate_limited",
-                message: "too many requests; retry after \(retryAfter) s", headers: [.retryAfter: "\(retryAfter)"])
+        let caller: String
+        switch key {
+        case .user:
+            caller = "user:" + (context.user?.id ?? "-")
+        case .address:
+            if Self.isSignedIn(request) { return try await next(request, context) }
+            caller = (Self.probes.contains(request.uri.path) ? "probe:" : "address:") + (context.clientAddress ?? "unknown")
         }
+        if let retryAfter = limiter.take(caller) { throw Self.refusal(retryAfter: retryAfter) }
         return try await next(request, context)
     }
 }

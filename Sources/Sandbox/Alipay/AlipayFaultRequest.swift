@@ -4,7 +4,9 @@ import Foundation
 ///
 /// `{"notifications": ["drop", "duplicate", "reorder", "tamper", "delay_ms:500"],
 ///   "gateway": ["server_error", "system_error", "bad_signature", "timeout_ms:3000"]}`
-struct AlipayFaultRequest: Decodable {
+struct AlipayFaultRequest: SandboxBody {
+    static let members: Set<String> = ["notifications", "gateway"]
+
     var notifications: [String]?
     var gateway: [String]?
 

@@ -27,7 +27,7 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)
             do {
-                let faults = try JSONDecoder().decode(AlipayFaultRequest.self, from: Data(buffer: body))
+                let faults = try SandboxJSON.decode(AlipayFaultRequest.self, from: Array(buffer: body))
                 let notifications = try faults.notificationFaults(), gateway = try faults.gatewayFaults()
                 for fault in notifications { await alipay.injectNotificationFault(fault) }
                 for fault in gateway { await alipay.injectGatewayFault(fault) }

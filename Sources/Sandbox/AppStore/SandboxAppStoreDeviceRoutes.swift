@@ -17,7 +17,7 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
     }
 
     public func addRoutes(to group: RouterGroup<Context>) {
-        let device = group.group("devices/:device")
+        let device = group.group("devices/:device").add(middleware: DeviceIDCheck<Context>())
         device.get("products") { request, context in
             let ids = (request.uri.queryParameters.get("ids") ?? "").split(separator: ",").prefix(200).map(String.init)
             let products = await devices.products(ids).map { product -> [String: Any] in
@@ -53,7 +53,13 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             SandboxJSONObject.response(["signed_transactions": await devices.entitlements(device: try context.parameters.require("device"))])
         }
         device.get("updates") { request, context in
-            let after = request.uri.queryParameters.get("after").flatMap { Int($0) }
+            var after: Int?
+            if let text = request.uri.queryParameters.get("after") {
+                guard let cursor = Int(text), cursor >= 0 else {
+                    return SandboxJSONObject.response(["error": "after must be a cursor this route answered (an integer ≥ 0)"], status: .badRequest)
+                }
+                after = cursor
+            }
             let (signed, cursor) = await devices.updates(device: try context.parameters.require("device"), after: after)
             return SandboxJSONObject.response(["signed_transactions": signed, "cursor": cursor])
         }
@@ -91,20 +97,35 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
 }
 
 /// JSON answers with nested values, for the sandbox's own control routes.
+/// Answers 400 before any device route runs when the path's device id is not one (``SandboxAppStoreDevices``).
+struct DeviceIDCheck<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let device = context.parameters.get("device"), SandboxAppStoreDevices.isDeviceID(device) else {
+            return SandboxJSONObject.response(["error": SandboxDeviceError.badDevice.description], status: .badRequest)
+        }
+        return try await next(request, context)
+    }
+}
+
 enum SandboxJSONObject {
     static func response(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
         let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    /// Reads a JSON object body (16 KiB at most), runs `body`, and answers its result, or 400 with the error.
+    /// Reads a JSON object body (16 KiB at most; a `null` member is refused: leave it out), runs `body`, and answers
+    /// its result, or 400 with the error.
     static func handle<Context: RequestContext>(
         _ request: Request, context: Context, _ body: (JSONObject) async throws -> [String: Any]
     ) async throws -> Response {
         var request = request
         let bytes = try await request.collectBody(upTo: 16 * 1024)
         do {
-            return response(try await body(try JSONObject(Array(buffer: bytes))))
+            let object = try JSONObject(Array(buffer: bytes))
+            if let null = object.memberNames.first(where: { object.raw($0)?.elementsEqual("null".utf8) == true }) {
+                return response(["error": "'\(null.prefix(32))' is null; leave it out instead"], status: .badRequest)
+            }
+            return response(try await body(object))
         } catch {
             return response(["error": "\(error)"], status: .badRequest)
         }

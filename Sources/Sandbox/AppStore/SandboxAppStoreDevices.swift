@@ -187,10 +187,15 @@ public actor SandboxAppStoreDevices {
         return signed
     }
 
-    private func admit(_ device: String) throws {
-        guard !device.isEmpty, device.count <= 64, device.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw SandboxDeviceError.badDevice
+    /// 1 to 64 ASCII letters, digits, `-` or `_`.
+    static func isDeviceID(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
         }
+    }
+
+    private func admit(_ device: String) throws {
+        guard Self.isDeviceID(device) else { throw SandboxDeviceError.badDevice }
         if devices[device] == nil {
             guard devices.count < Self.maxDevices else { throw SandboxDeviceError.tooMany }
             devices[device] = Device()
@@ -221,7 +226,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .badDevice: "a device id is 1 to 64 letters, digits, '-' or '_'"
+        case .badDevice: "a device id is 1 to 64 ASCII letters, digits, '-' or '_'"
         case .badToken(let text): "app_account_token '\(text.prefix(64))' is not a UUID"
         case .tooMany: "too many devices or updates in this sandbox"
         case .unknownRequest(let id): "no Ask to Buy request \(id)"

@@ -60,7 +60,7 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)
             do {
-                let faults = try JSONDecoder().decode(AppStoreFaultRequest.self, from: Data(buffer: body)).parsed()
+                let faults = try SandboxJSON.decode(AppStoreFaultRequest.self, from: Array(buffer: body)).parsed()
                 for fault in faults { await store.inject(fault) }
                 return SandboxJSON.response(["queued": "\(faults.count)"], status: .ok)
             } catch {
@@ -72,7 +72,9 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
 
 /// Body of `POST /sandbox/appstore/faults`: `{"faults": ["server_error", "rate_limited:30", "timeout_ms:3000",
 /// "expired_leaf", "revoked_leaf", "ocsp_unavailable", "receipt_server_unavailable"]}`, applied in order.
-struct AppStoreFaultRequest: Decodable {
+struct AppStoreFaultRequest: SandboxBody {
+    static let members: Set<String> = ["faults"]
+
     var faults: [String]
 
     static func seconds(_ digits: Substring, text: String) throws -> Int {

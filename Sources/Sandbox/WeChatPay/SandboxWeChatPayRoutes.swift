@@ -27,7 +27,7 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)
             do {
-                let faults = try JSONDecoder().decode(WeChatPayFaultRequest.self, from: Data(buffer: body))
+                let faults = try SandboxJSON.decode(WeChatPayFaultRequest.self, from: Array(buffer: body))
                 let notifications = try faults.notificationFaults(), api = try faults.apiFaults()
                 for fault in notifications { await wechatpay.injectNotificationFault(fault) }
                 for fault in api { await wechatpay.injectAPIFault(fault) }

@@ -4,7 +4,9 @@ import Foundation
 ///
 /// `{"notifications": ["drop", "duplicate", "reorder", "stale_timestamp", "delay_ms:500"],
 ///   "api": ["server_error", "frequency_limited", "bad_signature", "timeout_ms:3000"], "rotate_certificate": true}`
-struct WeChatPayFaultRequest: Decodable {
+struct WeChatPayFaultRequest: SandboxBody {
+    static let members: Set<String> = ["notifications", "api", "rotate_certificate"]
+
     var notifications: [String]?
     var api: [String]?
     var rotate_certificate: Bool?

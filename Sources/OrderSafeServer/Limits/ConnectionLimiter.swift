@@ -1,0 +1,111 @@
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// The server's ``ConnectionBook``, shared by every connection's ``ConnectionLimitHandler``: it closes the
+/// connections the book gives up.
+final class ConnectionLimiter: Sendable {
+    private let state: Mutex<(book: ConnectionBook<ObjectIdentifier>, channels: [ObjectIdentifier: any Channel])>
+
+    /// - Parameters:
+    ///   - perAddress: connections one client address (an IPv6 client's /64) may hold; 0: no per-address cap.
+    ///   - total: connections in all.
+    init(perAddress: Int, total: Int) {
+        state = Mutex((ConnectionBook(perAddress: perAddress, total: total), [:]))
+    }
+
+    /// Registers a new connection; false when it must be closed at once.
+    func open(_ channel: any Channel) -> Bool {
+        let id = ObjectIdentifier(channel)
+        let address = channel.remoteAddress.map(Self.key) ?? "unknown"
+        let (admitted, closing) = state.withLock { state -> (Bool, [any Channel]) in
+            guard case .admitted(let ids) = state.book.open(id, address: address) else { return (false, []) }
+            state.channels[id] = channel
+            return (true, ids.compactMap { state.channels.removeValue(forKey: $0) })
+        }
+        for other in closing { other.close(promise: nil) }
+        return admitted
+    }
+
+    func busy(_ channel: any Channel) {
+        state.withLock { $0.book.busy(ObjectIdentifier(channel)) }
+    }
+
+    func idle(_ channel: any Channel) {
+        state.withLock { $0.book.idle(ObjectIdentifier(channel)) }
+    }
+
+    func closed(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        state.withLock { state in
+            state.book.close(id)
+            state.channels[id] = nil
+        }
+    }
+
+    /// Open connections in all.
+    var count: Int { state.withLock { $0.book.entries.count } }
+
+    /// The address a connection counts against: an IPv4 address, or an IPv6 client's /64 (one subscriber's
+    /// prefix: a single client may use every address in it).
+    static func key(_ address: SocketAddress) -> String {
+        if case .v6(let v6) = address {
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0.prefix(8)) }
+            if bytes.prefix(6) != [0, 0, 0, 0, 0, 0] {
+                return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+                    .joined(separator: ":") + "::/64"
+            }
+        }
+        return address.ipAddress ?? "unknown"
+    }
+}
+
+/// One connection's part in the ``ConnectionLimiter``: registers it when it opens (closing it at once when refused),
+/// marks it busy from a request head to the end of its response, and takes it out when it closes.
+final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let limiter: ConnectionLimiter
+    private var registered = false
+
+    init(limiter: ConnectionLimiter) {
+        self.limiter = limiter
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { register(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        register(context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) { limiter.busy(context.channel) }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { limiter.idle(context.channel) }
+        context.write(data, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if registered { limiter.closed(context.channel) }
+        registered = false
+        context.fireChannelInactive()
+    }
+
+    private func register(_ context: ChannelHandlerContext) {
+        guard !registered else { return }
+        registered = true
+        if !limiter.open(context.channel) {
+            registered = false
+            context.close(promise: nil)
+        }
+    }
+}
