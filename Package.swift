@@ -149,6 +149,7 @@ let package = Package(
                 "OrderSafeModel",
                 "Ledger",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -32,7 +32,7 @@ struct AppStoreEnvironmentTests {
         try authority.sign(#"{"transactionId":"2000000900000001","originalTransactionId":"2000000900000001","bundleId":"com.example.app","productId":"com.example.ordersafe.coins60","purchaseDate":1795000000000,"originalPurchaseDate":1795000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1795000000000,"environment":"Sandbox","transactionReason":"PURCHASE","price":6000,"currency":"CNY"}"#)
     }
 
-    @Test("a Production server records App Review's Sandbox purchase, marked sandbox; without the second verifier it is refused",
+    @Test("a Production server records App Review's Sandbox purchase, marked sandbox; without the second verifier it is held",
           arguments: TestEngine.available)
     func sandboxAtProduction(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
@@ -41,9 +41,15 @@ struct AppStoreEnvironmentTests {
             #expect(result.verdict == .recorded && result.transactions.first?.order?.sandbox == true)
             #expect(try await ledger.holdings(userID: "reviewer", at: EngineFixtures.now).balances.first?.amount == 60)
 
+            // Without it, the environment is this server's setting: held (kept unfinished on the device), no verdict.
             let strict = try await Self.payments(ledger, fallback: false)
-            let refused = try await strict.submit(AppStoreSubmission(signedTransaction: try Self.sandboxPurchase()), userID: "tester")
-            #expect(refused.verdict == .rejected && refused.transactions.first?.error?.message.contains("INVALID_ENVIRONMENT") == true)
+            do {
+                _ = try await strict.submit(AppStoreSubmission(signedTransaction: try Self.sandboxPurchase()), userID: "tester")
+                Issue.record("a Sandbox purchase at a strict Production server was answered")
+            } catch AppStoreSubmissionError.unverifiable(let reason) {
+                #expect(reason.contains("INVALID_ENVIRONMENT"), "\(reason)")
+            }
+            #expect(try await ledger.heldSubmissions(limit: 10).count == 1)
         }
     }
 }

@@ -141,8 +141,10 @@ public struct AppStorePayments: Sendable {
             return result
         } catch {
             // Nothing of it was written: the entry is kept with why, for operators (the app submits it again).
+            let held = if case AppStoreSubmissionError.unverifiable = error { true } else { false }
+            if held { reportHeld(error) }
             if let entry = try? await context.ledger.storeInbound(signal), !entry.processed {
-                try? await context.ledger.finishInbound(id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
+                try? await context.ledger.finishInbound(id: entry.id, verdict: held ? .held : .failed, note: "\(error)", at: context.clock.now())
             }
             throw error
         }
@@ -212,7 +214,11 @@ public struct AppStorePayments: Sendable {
         } catch .retryableVerificationFailure(let reason) {
             return .unavailable(.verificationUnavailable(reason))
         } catch {
-            return .rejected(Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description))
+            // Held whole for a replay once the settings are fixed; a body no StoreKit transaction comes near is not.
+            guard jws.utf8.count <= Self.maxHeldTransactionBytes else {
+                return .rejected(Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description))
+            }
+            return .unavailable(.unverifiable(error.description))
         }
         guard let purchase = AppStorePurchase(transaction) else {
             return .rejected(Self.rejected(transactionID: transaction.transactionId ?? "", code: "invalid_transaction", message: "the transaction has no id or product"))
@@ -272,7 +278,7 @@ public struct AppStorePayments: Sendable {
                          evidence: evidence),
                 at: context.clock.now())
             guard outcome == .unknownPayment else {
-                return Self.rejected(transactionID: id, code: "transaction_revoked", message: "Apple refunded or revoked this transaction")
+                return try await answer(try await recordedOrder(id), purchase: purchase, submitter: submitter, cause: cause)
             }
             var paid = purchase
             paid.revoked = false
@@ -334,6 +340,13 @@ public struct AppStorePayments: Sendable {
             // the verdict is about the transaction, which is recorded (for the order it was recorded for).
             return try await answer(try await self.order(number: recordedFor), purchase: purchase, submitter: submitter, cause: cause)
         }
+    }
+
+    /// The order a recorded transaction belongs to.
+    private func recordedOrder(_ transactionID: String) async throws -> Order {
+        let lookup = try await context.ledger.payment(channel: .appStore, providerTransactionID: transactionID, chainOf: nil)
+        guard let recorded = lookup.payment else { throw LedgerError.unknownOrder("appstore:\(transactionID)") }
+        return try await order(number: recorded.orderNo)
     }
 
     private func order(number: String) async throws -> Order {
@@ -427,25 +440,23 @@ public struct AppStorePayments: Sendable {
             createdAt: context.clock.now())
     }
 
-    /// The verdict for a purchase recorded against `order`: recorded; rejected when Apple took it back (a refund that
-    /// may have arrived before the purchase itself); refused when someone else submitted it.
+    /// The verdict for a purchase recorded against `order`: recorded, whatever became of it (a refund or revocation
+    /// is recorded too: the order says `refunded` or `revoked`), so the app finishes it. Submitted by someone other
+    /// than the order's owner (another account signed in on the device): recorded for its owner, and the answer
+    /// carries no order, since the order is not the submitter's to see.
     private func answer(_ order: Order, purchase: AppStorePurchase, submitter: String?, cause: EventCause) async throws
         -> AppStoreTransactionResult
     {
-        if order.status == .refunded || order.status == .revoked {
-            return Self.rejected(
-                transactionID: purchase.transactionID, code: "transaction_revoked",
-                message: "Apple refunded or revoked this transaction (order \(order.orderNo) is \(order.status.rawValue))")
-        }
         guard let submitter, submitter != order.userID else {
             return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded, order: order)
         }
         try await context.ledger.note(
-            orderNo: order.orderNo, kind: "refused:other_user", cause: cause, evidence: "appstore:\(purchase.transactionID) submitted by another user",
-            at: context.clock.now())
-        context.logger.warning("appstore transaction submitted by another user", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order.orderNo)"])
-        return Self.rejected(transactionID: purchase.transactionID, code: "transaction_belongs_to_another_user",
-                             message: "this transaction was bought by another account")
+            orderNo: order.orderNo, kind: "submitted_by_other_user", cause: cause,
+            evidence: "appstore:\(purchase.transactionID) submitted by another user", at: context.clock.now(), atMost: 20)
+        context.logger.notice(
+            "appstore transaction submitted by another user: recorded for its owner",
+            metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order.orderNo)"])
+        return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded)
     }
 
     static func rejected(transactionID: String, code: String, message: String) -> AppStoreTransactionResult {
@@ -501,6 +512,11 @@ public enum AppStoreSubmissionError: Error, CustomStringConvertible {
     case malformed(String)
     /// Online certificate checks could not be completed.
     case verificationUnavailable(String)
+    /// The signed transaction did not verify with this server's settings (bundle id, App Apple ID, environment,
+    /// root certificates). That is no verdict about the transaction — a wrong setting fails every genuine purchase
+    /// alike — so it is held (``InboxVerdict/held``) until an operator fixes the settings and replays it, and the
+    /// app keeps it unfinished.
+    case unverifiable(String)
     /// The catalog has no product with this App Store product id (the merchant must add it).
     case productNotInCatalog(String)
     /// A notification for a transaction that names no order and no known original transaction: kept in the inbox
@@ -511,6 +527,9 @@ public enum AppStoreSubmissionError: Error, CustomStringConvertible {
         switch self {
         case .malformed(let reason): reason
         case .verificationUnavailable(let reason): "verification could not be completed, retry: \(reason)"
+        case .unverifiable(let reason):
+            "this server could not verify the transaction with its settings (\(reason)); it is held until an operator fixes "
+                + "them and replays it: keep it unfinished"
         case .productNotInCatalog(let id): "the catalog has no product with app_store_product_id '\(id)'; the transaction stays unfinished until it has"
         case .unbound(let id): "transaction \(id) names no order and renews no known transaction"
         }

@@ -97,11 +97,14 @@ public struct Reconciler: Sendable {
     static let refusedKept = 100_000
 
     /// Stored notifications older than a minute whose processing failed (a database error, a crash) or that wait
-    /// for their order are processed again, up to ten times each; refused ones past their retention go; reversals
+    /// for their order are processed again, up to ten times each; refused ones past their retention go, and held
+    /// App Store submissions beyond ``AppStorePayments/heldKept``; reversals
     /// and reinstatements that passed their payment (replicas recording both at once) are applied.
     private func retryInbox(now: Date) async throws {
         let purged = try await ledger.purgeRefusedInbound(before: now.addingTimeInterval(-Self.refusedRetention), keeping: Self.refusedKept)
         if purged > 0 { logger.info("refused notifications purged", metadata: ["count": "\(purged)"]) }
+        let dropped = try await ledger.purgeHeldSubmissions(keeping: AppStorePayments.heldKept)
+        if dropped > 0 { logger.warning("held App Store submissions beyond the newest \(AppStorePayments.heldKept) dropped", metadata: ["count": "\(dropped)"]) }
         let stranded = try await ledger.applyStrandedReversals(at: now, limit: 200)
         if stranded > 0 { logger.notice("reversals or reinstatements that passed their payment applied", metadata: ["count": "\(stranded)"]) }
         let pending = try await ledger.pendingSignals(

@@ -89,6 +89,8 @@ public struct LedgerOverview: Sendable, Hashable {
     public var webhooksFailing: Int
     /// Stored notifications whose processing failed and that are not done.
     public var inboxFailed: Int
+    /// App Store submissions this server could not verify with its settings (``InboxVerdict/held``).
+    public var heldSubmissions: Int
 }
 
 /// Everything the ledger holds about one order, for an operator.

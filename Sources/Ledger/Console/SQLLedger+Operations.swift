@@ -22,12 +22,12 @@ extension SQLLedger {
         }
     }
 
-    /// Stored signals not done whose processing failed or waits, newest first.
+    /// Stored signals not done whose processing failed, waits, or is held, newest first.
     public func inboxProblems(limit: Int) async throws -> [InboxProblem] {
         try await database.read { db in
             try await db.raw("""
                 SELECT id, channel, kind, received_at, attempts, verdict, last_error FROM inbox
-                WHERE processed_at IS NULL AND verdict IN ('failed', 'waiting') ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))
+                WHERE processed_at IS NULL AND verdict IN ('failed', 'waiting', 'held') ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))
                 """).all().compactMap { row in
                 guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else { return nil }
                 return InboxProblem(

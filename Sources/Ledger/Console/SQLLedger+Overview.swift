@@ -54,10 +54,14 @@ extension SQLLedger {
             let inboxFailed = try await db.raw("""
                 SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'failed' AND processed_at IS NULL
                 """).first()?.decode(column: "n", as: Int64.self) ?? 0
+            let held = try await db.raw("""
+                SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'held' AND processed_at IS NULL
+                """).first()?.decode(column: "n", as: Int64.self) ?? 0
             return LedgerOverview(
                 revenue: revenue, ordersByStatus: byStatus, flaggedWaiting: Int(flaggedWaiting),
                 jobsDue: jobs.due, jobsLater: jobs.later,
-                oldestUnsettled: oldest, webhooksFailing: Int(webhooksFailing), inboxFailed: Int(inboxFailed))
+                oldestUnsettled: oldest, webhooksFailing: Int(webhooksFailing), inboxFailed: Int(inboxFailed),
+                heldSubmissions: Int(held))
         }
     }
 

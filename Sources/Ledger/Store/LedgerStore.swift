@@ -129,6 +129,14 @@ public protocol LedgerStore: Sendable {
     /// Deletes refused (unauthenticated) entries received before `before`, and the oldest beyond `keeping`.
     @discardableResult
     func purgeRefusedInbound(before: Date, keeping: Int) async throws -> Int
+
+    /// App Store submissions held for their verification (``InboxVerdict/held``), oldest first.
+    func heldSubmissions(limit: Int) async throws -> [PendingSignal]
+
+    /// Deletes held submissions beyond the newest `keeping` (their devices keep the transactions unfinished and
+    /// submit them again).
+    @discardableResult
+    func purgeHeldSubmissions(keeping: Int) async throws -> Int
 }
 
 extension LedgerStore {

@@ -300,6 +300,10 @@ public enum InboxVerdict: String, Sendable, Hashable {
     case failed
     /// Unauthenticated bytes (a signature or format that failed): done, truncated, purged later.
     case refused
+    /// An App Store submission this server could not verify with its own settings (bundle id, App Apple ID,
+    /// environment, root certificates): kept whole, unprocessed, until an operator fixes the settings and replays
+    /// it; the sweep leaves it alone (nothing changes until the settings do).
+    case held
 }
 
 public struct InboxEntry: Sendable, Hashable {

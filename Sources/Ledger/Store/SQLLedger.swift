@@ -305,7 +305,7 @@ public struct SQLLedger: LedgerStore {
                                      verdict = \(bind: verdict.rawValue)
                     WHERE id = \(bind: id) AND processed_at IS NULL
                     """).run()
-            case .waiting, .failed:
+            case .waiting, .failed, .held:
                 try await db.raw("""
                     UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), verdict = \(bind: verdict.rawValue)
                     WHERE id = \(bind: id) AND processed_at IS NULL

@@ -125,7 +125,8 @@ public enum OrderSafeApplication {
         // Wrong operator keys, from the console's sign-in or the admin API, spend one budget per address.
         let wrongKeys = RateLimiter(
             perMinute: settings.console.signInAttemptsPerMinute, burst: settings.console.signInAttemptsPerMinute, clock: clock)
-        let desk = OperatorDesk(ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler, clock: clock)
+        let desk = OperatorDesk(
+            ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler, appStore: components.appStore, clock: clock)
         AdminController(ledger: components.ledger, desk: desk, clock: clock).addRoutes(
             to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys)))
         ConsoleController(

@@ -27,6 +27,9 @@ extension ConsoleController {
         admin.post("orders/:order_no/query") { request, context in
             try await signedIn(request, context) { page in try await query(page, orderNo: try context.parameters.require("order_no")) }
         }
+        admin.post("appstore/held/replay") { request, context in
+            try await signedIn(request, context) { page in try await replayHeld(page) }
+        }
         admin.post("inbox/:id/replay") { request, context in
             try await signedIn(request, context) { page in try await replay(page, id: try context.parameters.require("id")) }
         }
@@ -62,6 +65,12 @@ extension ConsoleController {
         _ = try await form(CSRFField.self, page)
         try await desk.replay(id: text, operatorName: page.session.operatorName)
         return ConsoleViews.redirect("/admin/operations?done=replayed#inbox")
+    }
+
+    private func replayHeld(_ page: PageRequest) async throws -> Response {
+        _ = try await form(CSRFField.self, page)
+        _ = try await desk.replayHeld(operatorName: page.session.operatorName)
+        return ConsoleViews.redirect("/admin/operations?done=held_replayed#held")
     }
 
     private func redeliver(_ page: PageRequest, eventID: String) async throws -> Response {

@@ -51,6 +51,7 @@ extension ConsoleController {
         values["jobsLater"] = overview.jobsLater
         values["webhooksFailing"] = overview.webhooksFailing
         values["inboxFailed"] = overview.inboxFailed
+        values["heldSubmissions"] = overview.heldSubmissions
         if let oldest = overview.oldestUnsettled { values["oldest"] = ["orderNo": oldest.orderNo, "created": page.format.time(oldest.createdAt)] }
         return views.page("overview", values)
     }
@@ -229,6 +230,8 @@ extension ConsoleController {
             if job.kind == Reconciler.Kind.queryOrder { row["orderKey"] = job.key }
             return row
         }
+        let held = try await ledger.heldSubmissionCount()
+        if held > 0 { values["held"] = ["count": held] }
         values["inbox"] = try await ledger.inboxProblems(limit: 100).map { entry in
             [
                 "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind, "received": format.time(entry.receivedAt),

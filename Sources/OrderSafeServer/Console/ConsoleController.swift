@@ -127,7 +127,7 @@ struct ConsoleController: Sendable {
 
     /// The notices a redirect after an action may ask for (`?done=`): keys of ``ConsoleText``, nothing else.
     static let notices: Set<String> = [
-        "refund_done", "refund_already", "refund_flagged", "resolved", "queried", "redelivered", "replayed", "signed_out",
+        "refund_done", "refund_already", "refund_flagged", "resolved", "queried", "redelivered", "replayed", "held_replayed", "signed_out",
     ]
 
     func errorPage(_ page: PageRequest, status: HTTPResponse.Status, message: String) -> Response {

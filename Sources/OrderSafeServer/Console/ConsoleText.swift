@@ -33,6 +33,13 @@ enum ConsoleText {
         "none": ("none", "无"),
         "webhooks_failing": ("Webhook deliveries failing", "推送失败的 Webhook"),
         "inbox_failed": ("Inbox entries that failed processing", "处理失败的通知"),
+        "held_submissions": ("App Store transactions held: this server could not verify them", "暂存的 App Store 交易:本服务器无法验证"),
+        "held_explained": (
+            "A wrong setting (appstore.bundle_id, app_apple_id, environment or root_certificates) makes every genuine purchase fail verification. They stay unfinished on the buyers' devices and are kept here; fix the setting, restart, then verify them again.",
+            "设置错误(appstore.bundle_id、app_apple_id、environment 或 root_certificates)会使每笔真实购买都无法通过验证。这些交易在买家设备上保持未完成,并暂存在这里;请修正设置并重启,然后重新验证。"
+        ),
+        "replay_held": ("Verify again and record", "重新验证并入账"),
+        "held_replayed": ("Held transactions verified again; those that verified are recorded.", "已重新验证暂存交易;通过验证的已入账。"),
         "search": ("Search", "搜索"),
         "search_hint": ("Order number, transaction id, original transaction id or user id", "订单号、交易号、原始交易号或用户 ID"),
         "status": ("Status", "状态"),

@@ -100,6 +100,9 @@ struct AdminController {
                     jobs: try await ledger.queuedJobs(limit: 100), inbox: try await ledger.inboxProblems(limit: 100),
                     attempts: try await ledger.webhookAttempts(limit: 100), actions: try await ledger.operatorActions(limit: 100)))
         }
+        group.post("appstore/held/replay") { _, context in
+            try Response.json(try await desk.replayHeld(operatorName: context.operator))
+        }
         group.post("inbox/:id/replay") { _, context in
             try await desk.replay(id: try context.parameters.require("id"), operatorName: context.operator)
             return try Response.json(["replayed": true])

@@ -165,6 +165,7 @@ struct AdminStats: Encodable {
     var oldest_unsettled: Order?
     var webhooks_failing: Int
     var inbox_failed: Int
+    var held_submissions: Int
 
     init(_ overview: LedgerOverview, zone: TimeZone) {
         time_zone = zone.identifier
@@ -176,6 +177,7 @@ struct AdminStats: Encodable {
         oldest_unsettled = overview.oldestUnsettled
         webhooks_failing = overview.webhooksFailing
         inbox_failed = overview.inboxFailed
+        held_submissions = overview.heldSubmissions
     }
 }
 

@@ -3,7 +3,8 @@ import Hummingbird
 import OrderSafeModel
 
 /// `POST /v1/appstore/transactions`: the app submits a StoreKit 2 signed transaction or a StoreKit 1 receipt and
-/// learns whether to finish it (`recorded` / `rejected`, 200) or keep it for later (an error status).
+/// learns whether to finish it (`recorded` for its transaction id, 200) or keep it unfinished (`rejected`, or an
+/// error status: 503 `transaction_held` when this server's settings cannot verify it).
 /// `POST /v1/appstore/sync`: a restore of what the user owns.
 struct AppStoreController {
     let payments: AppStorePayments
@@ -51,6 +52,7 @@ extension AppStoreSubmissionError {
         switch self {
         case .malformed: APIError.badRequest("invalid_submission", description)
         case .verificationUnavailable: APIError(status: .serviceUnavailable, code: "verification_unavailable", message: description)
+        case .unverifiable: APIError(status: .serviceUnavailable, code: "transaction_held", message: description)
         case .productNotInCatalog: APIError(status: .conflict, code: "unknown_app_store_product", message: description)
         case .unbound: APIError(status: .conflict, code: "unbound_transaction", message: description)
         }

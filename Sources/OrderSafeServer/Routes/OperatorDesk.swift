@@ -10,6 +10,8 @@ struct OperatorDesk: Sendable {
     let ledger: SQLLedger
     let refunds: RefundService
     let reconciler: Reconciler
+    /// The App Store channel, for replaying held submissions.
+    let appStore: AppStorePayments?
     let clock: any WallClock
 
     /// Why an action was not done: an HTTP status, the API's error code and a message.
@@ -97,6 +99,19 @@ struct OperatorDesk: Sendable {
     }
 
     static let notReplayable = "not_replayable"
+
+    /// Verifies the held App Store submissions again (after a setting was fixed) and records those that verify for
+    /// the users who sent them.
+    func replayHeld(operatorName: String) async throws -> AppStorePayments.HeldReplay {
+        guard let appStore else {
+            throw Refusal(status: .conflict, code: "channel_unavailable", message: "this server has no App Store channel")
+        }
+        let replay = try await appStore.replayHeld()
+        try await ledger.logOperatorAction(OperatorAction(
+            operatorName: operatorName, action: "replay_held_submissions", target: nil,
+            detail: "recorded \(replay.recorded), still held \(replay.stillHeld), failed \(replay.failed)", at: clock.now()))
+        return replay
+    }
 
     /// Schedules a webhook event to be sent again now.
     func redeliver(eventID: String, operatorName: String) async throws {

@@ -1,0 +1,32 @@
+import Foundation
+import SQLKit
+
+extension SQLLedger {
+    public func heldSubmissions(limit: Int) async throws -> [PendingSignal] {
+        try await database.read { db in
+            try await db.raw("""
+                SELECT id, channel, headers, body, attempts FROM inbox
+                WHERE verdict = 'held' AND processed_at IS NULL ORDER BY id LIMIT \(bind: min(max(limit, 1), 10_000))
+                """).all().map(Self.decodeSignal)
+        }
+    }
+
+    /// How many submissions are held.
+    public func heldSubmissionCount() async throws -> Int {
+        try await database.read { db in
+            Int(try await db.raw("SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'held' AND processed_at IS NULL").first()?
+                .decode(column: "n", as: Int64.self) ?? 0)
+        }
+    }
+
+    @discardableResult
+    public func purgeHeldSubmissions(keeping: Int) async throws -> Int {
+        try await database.transaction { db in
+            try await db.raw("""
+                DELETE FROM inbox WHERE verdict = 'held' AND processed_at IS NULL AND id <= (
+                    SELECT id FROM inbox WHERE verdict = 'held' AND processed_at IS NULL ORDER BY id DESC LIMIT 1 OFFSET \(bind: keeping))
+                RETURNING id
+                """).all().count
+        }
+    }
+}
