@@ -18,7 +18,7 @@ public actor OrderSafe {
     private var listener: Task<Void, Never>?
     /// Transactions being recorded now: a purchase, the listener and a sweep that meet one share its one recording
     /// and its outcome.
-    var recordings: [UInt64: Task<PurchaseOutcome, Never>] = [:]
+    var recordings: [UInt64: Task<PurchaseOutcome?, Never>] = [:]
     /// Journal entries being worked on now (a purchase and a sweep never act on one at the same time).
     var entriesInFlight: Set<UUID> = []
     var catalog: CatalogResponse?

@@ -19,7 +19,7 @@ struct SharedWorkTests {
         async let listener = app.process(transaction)
         async let purchase = app.process(transaction)
         async let sweep = app.resume()
-        let outcomes = await [listener, purchase] + sweep
+        let outcomes = await [listener, purchase].compactMap { $0 } + sweep
         #expect(outcomes.allSatisfy { $0.state == .fulfilled }, "\(outcomes.map(\.name))")
         #expect(await h.server.requests.filter { $0.hasSuffix("/v1/appstore/transactions") }.count == 1)
         #expect(await h.store.finishCount == [transaction.id: 1])

@@ -32,6 +32,9 @@ struct JournalEntry: Codable, Sendable, Hashable {
     var updatedAt: Date
     /// How many times the server was asked about it without a definitive answer.
     var attempts: Int
+    /// Not submitted again before this: the server answered that it did not record the transaction (rejected, or held
+    /// because its settings cannot verify it), and asking at every launch would change nothing sooner.
+    var retryAfter: Date?
 
     init(id: UUID, productID: String, channel: Channel, at date: Date) {
         self.id = id
@@ -41,5 +44,18 @@ struct JournalEntry: Codable, Sendable, Hashable {
         createdAt = date
         updatedAt = date
         attempts = 0
+    }
+
+    /// The entry of a transaction that came without one (delivered at launch, renewed, bought on another device):
+    /// made when the server does not record it, so its waits survive a relaunch.
+    init(transaction: StoreTransaction, at date: Date) {
+        self.init(id: UUID(), productID: transaction.productID, channel: .appStore, at: date)
+        orderUUID = transaction.appAccountToken
+    }
+
+    /// The wait before a transaction the server did not record is submitted again: 30 s, doubling with each
+    /// answer, at most six hours.
+    static func retryDelay(attempts: Int) -> TimeInterval {
+        min(30 * pow(2, Double(min(max(attempts - 1, 0), 20))), 6 * 3600)
     }
 }

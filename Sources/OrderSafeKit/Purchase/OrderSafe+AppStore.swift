@@ -21,7 +21,9 @@ extension OrderSafe {
         }
         switch result {
         case .success(let transaction):
-            return await process(transaction)
+            // Nil only if the server records it for another account: another user signed in while it was bought.
+            return await process(transaction) ?? report(outcome(.failed(.server(.refused(
+                status: 404, code: "order_not_found", message: "the purchase was recorded for the account that made the order")))))
         case .pending:
             entry.stage = .pendingApproval
             try? await save(&entry)
@@ -33,9 +35,11 @@ extension OrderSafe {
         }
     }
 
-    /// Records one transaction with the server and finishes it on a definitive verdict. A caller that meets a
-    /// transaction already being recorded waits for that recording and gets its outcome.
-    func process(_ transaction: StoreTransaction) async -> PurchaseOutcome {
+    /// Records one transaction with the server and finishes it only when the server answered `recorded` for that
+    /// very transaction. A caller that meets a transaction already being recorded waits for that recording and gets
+    /// its outcome. Nil: the transaction was another account's (recorded for its owner and finished), nothing of it
+    /// is this user's to see.
+    func process(_ transaction: StoreTransaction) async -> PurchaseOutcome? {
         if let running = recordings[transaction.id] { return await running.value }
         // Not a child task: a recording once started is seen through even if its caller is cancelled.
         let recording = Task { await self.record(transaction) }
@@ -45,55 +49,75 @@ extension OrderSafe {
         return outcome
     }
 
-    private func record(_ transaction: StoreTransaction) async -> PurchaseOutcome {
+    private func record(_ transaction: StoreTransaction) async -> PurchaseOutcome? {
         var entry = await journalEntry(for: transaction)
         let orderNo = entry?.orderNo
-        if var current = entry {
-            current.stage = .submitting
-            current.transactionID = transaction.id
-            current.signedTransaction = transaction.jwsRepresentation
+        let productID = entry?.productID ?? transaction.productID
+        let held = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .underReview)
+        if let retryAfter = entry?.retryAfter, configuration.now() < retryAfter {
+            return report(held)  // answered not-recorded lately: asked again once its wait is over
+        }
+        var current = entry ?? JournalEntry(transaction: transaction, at: configuration.now())
+        current.stage = .submitting
+        current.transactionID = transaction.id
+        current.signedTransaction = transaction.jwsRepresentation
+        if entry != nil {
             try? await save(&current)
             entry = current
         }
         if let orderNo { hub.send(.purchaseStage(orderNo: orderNo, stage: .recording)) }
-        let fallback = PurchaseOutcome(
-            orderNo: orderNo, productID: entry?.productID ?? transaction.productID, channel: .appStore, state: .awaitingConfirmation)
+        let waiting = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .awaitingConfirmation)
         let response: AppStoreSubmissionResponse
         do {
             response = try await api.submit(signedTransaction: transaction.jwsRepresentation)
         } catch let problem as ServerProblem {
             // No verdict: the transaction stays unfinished (StoreKit delivers it again) and the entry stays.
             log(.warning, "transaction not recorded yet", ["transaction_id": String(transaction.id), "reason": problem.description])
-            if var current = entry {
+            if problem.isHeld { return report(await keepUnfinished(current, held)) }
+            if entry != nil {
                 current.attempts += 1
                 try? await save(&current)
             }
-            return report(problem.isRetryable ? fallback : PurchaseOutcome(
-                orderNo: orderNo, productID: fallback.productID, channel: .appStore, state: .failed(.server(problem))))
+            return report(problem.isRetryable ? waiting : PurchaseOutcome(
+                orderNo: orderNo, productID: productID, channel: .appStore, state: .failed(.server(problem))))
         } catch {
-            return report(fallback)
+            return report(waiting)
         }
-        guard let verdict = response.transactions.first(where: { $0.transactionID == String(transaction.id) }) ?? response.transactions.first else {
-            return report(fallback)
+        // The rule: only `recorded` for this very transaction id finishes it. A verdict for another id, none at all,
+        // or `rejected` leaves it unfinished: StoreKit delivers it again, and it is submitted again after a wait.
+        guard let verdict = response.transactions.first(where: { $0.transactionID == String(transaction.id) }) else {
+            log(.warning, "the server's answer names no verdict for this transaction", ["transaction_id": String(transaction.id)])
+            return report(waiting)
+        }
+        guard verdict.verdict == .recorded else {
+            log(.warning, "transaction not recorded", ["transaction_id": String(transaction.id), "code": verdict.error?.code ?? "-"])
+            return report(await keepUnfinished(current, held))
         }
         if transaction.isVerified {
             await store.finish(transaction)
             hub.send(.transactionFinished(transactionID: transaction.id, orderNo: verdict.order?.orderNo ?? orderNo))
         }
         if let entry { await journal.remove(entry.id) }
-        await refreshEntitlements()
-        let order = verdict.order
-        var outcome = PurchaseOutcome(
-            orderNo: order?.orderNo ?? orderNo, productID: order?.productID ?? fallback.productID, channel: .appStore, state: .fulfilled, order: order)
-        switch verdict.verdict {
-        case .recorded:
-            if let order, let settled = PurchaseOutcome.settled(order) { outcome = settled }
-            if !transaction.isVerified { outcome.state = .failed(.unverifiedTransaction(transaction.verificationFailure ?? "")) }
-        case .rejected:
-            let code = verdict.error?.code ?? "rejected"
-            outcome.state = code == "transaction_revoked" ? .refunded : .failed(.rejected(code: code, message: verdict.error?.message ?? ""))
+        guard let order = verdict.order else {
+            // Recorded for another account (the device changed hands): finished here, credited to its owner.
+            log(.info, "transaction of another account recorded for its owner", ["transaction_id": String(transaction.id)])
+            return nil
         }
+        await refreshEntitlements()
+        var outcome = PurchaseOutcome.settled(order) ?? PurchaseOutcome(
+            orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled, order: order)
+        if !transaction.isVerified { outcome.state = .failed(.unverifiedTransaction(transaction.verificationFailure ?? "")) }
         return report(outcome)
+    }
+
+    /// A transaction the server did not record: it stays unfinished, and its entry (made now if it had none) waits
+    /// longer after each answer (``JournalEntry/retryDelay(attempts:)``) before it is submitted again.
+    private func keepUnfinished(_ entry: JournalEntry, _ outcome: PurchaseOutcome) async -> PurchaseOutcome {
+        var entry = entry
+        entry.attempts += 1
+        entry.retryAfter = configuration.now().addingTimeInterval(JournalEntry.retryDelay(attempts: entry.attempts))
+        try? await save(&entry)
+        return outcome
     }
 
     /// The journal entry of a transaction: the one whose order UUID it carries, or which already holds it.

@@ -14,7 +14,7 @@ extension OrderSafe {
             hub.send(.journalProblem(file: problem.file, reason: problem.reason))
         }
         for transaction in await store.unfinished() {
-            outcomes.append(await process(transaction))
+            if let outcome = await process(transaction) { outcomes.append(outcome) }
         }
         for entry in await journal.entries().entries where entriesInFlight.insert(entry.id).inserted {
             defer { entriesInFlight.remove(entry.id) }

@@ -21,6 +21,12 @@ public enum ServerProblem: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The server could not verify an App Store transaction with its own settings and holds it until an operator
+    /// fixes them (503 `transaction_held`): keep it unfinished, and ask again after a while.
+    public var isHeld: Bool {
+        if case .unavailable(503, "transaction_held") = self { true } else { false }
+    }
+
     /// The server does not show the signed-in user what was asked for (404): another user's order, or none.
     public var isNotFound: Bool {
         if case .refused(404, _, _) = self { true } else { false }

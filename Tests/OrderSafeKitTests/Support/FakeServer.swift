@@ -41,6 +41,11 @@ actor FakeServer: HTTPTransport {
     func set(refusesCancellation: Bool) { self.refusesCancellation = refusesCancellation }
     private var refusesCancellation = false
 
+    /// Answers App Store submissions with this instead (status and body for the submitted transaction id), as a
+    /// broken proxy or a misconfigured server would; nil: answers as the server does.
+    func set(submissionAnswer: (@Sendable (String) -> (Int, String))?) { self.submissionAnswer = submissionAnswer }
+    private var submissionAnswer: (@Sendable (String) -> (Int, String))?
+
     func pay(orderNo: String) { providerPaid.insert(orderNo) }
 
     /// The providers' notifications arrive: every order a provider was paid for is fulfilled, whether or not an app
@@ -106,6 +111,10 @@ actor FakeServer: HTTPTransport {
             let submission = try OrderSafeJSON.decoder().decode(AppStoreSubmission.self, from: body ?? Data())
             let signed = try JSONSerialization.jsonObject(with: Data((submission.signedTransaction ?? "").utf8)) as! [String: Any]
             let id = String(signed["id"] as! Int)
+            if let submissionAnswer {
+                let (status, text) = submissionAnswer(id)
+                return (status, Data(text.utf8))
+            }
             if let credited = credits[id], let order = orders[credited] {
                 return try json(AppStoreSubmissionResponse(transactions: [.init(transactionID: id, verdict: .recorded, order: order)]))
             }

@@ -20,12 +20,13 @@ struct Harness {
         vendors = FakeVendorApps(server: server, crash: crash)
     }
 
-    func app(crash: CrashPoints? = nil) -> OrderSafe {
+    func app(crash: CrashPoints? = nil, now: (@Sendable () -> Date)? = nil) -> OrderSafe {
         let user = user
         var configuration = OrderSafeConfiguration(
             serverURL: URL(string: "https://pay.example.com/")!, token: { user }, journalDirectory: folder, alipay: vendors, wechatPay: vendors,
             confirmation: ConfirmationPolicy(firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20)))
         configuration.sleep = { _ in await Task.yield() }
+        if let now { configuration.now = now }
         return OrderSafe(configuration: configuration, store: store, transport: server)
     }
 
