@@ -22,9 +22,12 @@ public actor OrderSafe {
     /// Journal entries being worked on now (a purchase and a sweep never act on one at the same time).
     var entriesInFlight: Set<UUID> = []
     var catalog: CatalogResponse?
+    /// Who is signed in (``logIn(_:)``); nil: nobody, and nothing is bought, shown or asked for.
+    public private(set) var userID: String?
 
     public init(configuration: OrderSafeConfiguration, store: any StoreClient = StoreKitClient(), transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
+        userID = configuration.userID
         self.store = store
         api = OrderSafeAPI(baseURL: configuration.serverURL, token: configuration.token, transport: transport)
         journal = PurchaseJournal(directory: configuration.journalDirectory)
@@ -45,6 +48,24 @@ public actor OrderSafe {
             }
         }
         return await resume()
+    }
+
+    // MARK: Identity
+
+    /// The user the token (``OrderSafeConfiguration/token``) now belongs to: purchases are theirs, entitlements and
+    /// outcomes shown are theirs only. Resumes what was on its way (what another user left is carried through for
+    /// its owner, and not shown). Call it at sign-in, and at launch when a user is signed in.
+    @discardableResult
+    public func logIn(_ userID: String) async -> [PurchaseOutcome] {
+        self.userID = userID
+        return await resume()
+    }
+
+    /// Nobody is signed in: nothing is bought or shown, and the signed-out user's cached entitlements are removed
+    /// from the device. Purchases on their way stay in the journal for the next sign-in.
+    public func logOut() async {
+        userID = nil
+        await entitlementCache.clear()
     }
 
     /// Stops the listener (tests, sign-out). Purchases on their way stay in the journal.
@@ -100,6 +121,7 @@ public actor OrderSafe {
     /// state it resumes from by itself (``PurchaseOutcome/State/pending``, ``PurchaseOutcome/State/awaitingConfirmation``).
     public func purchase(_ productID: String, through channel: Channel) async -> PurchaseOutcome {
         let failed = { (error: OrderSafeError) in PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error)) }
+        guard let userID else { return failed(.server(.signedOut)) }
         let product: OrderSafeModel.Product
         do {
             // A product missing from the catalog loaded earlier may have been added since: ask once more.
@@ -121,6 +143,7 @@ public actor OrderSafe {
             guard configuration.wechatPay != nil else { return failed(.bridgeMissing(.wechatPay)) }
         }
         var entry = JournalEntry(id: UUID(), productID: productID, channel: channel, at: configuration.now())
+        entry.userID = userID
         // In flight before it is on disk: a sweep that runs while the intent is written never takes it.
         entriesInFlight.insert(entry.id)
         defer { entriesInFlight.remove(entry.id) }
@@ -193,19 +216,23 @@ public actor OrderSafe {
 
     // MARK: Entitlements and restore
 
-    /// The user's balances and entitlements: from the server, or when it cannot be reached and `allowCached`, the
-    /// last ones it gave (kept on disk for offline reads).
+    /// The signed-in user's balances and entitlements: from the server, or when it cannot be reached and
+    /// `allowCached`, the last ones it gave that user (kept on disk for offline reads). Signed out: nothing.
     public func entitlements(allowCached: Bool = true) async throws(OrderSafeError) -> HoldingsResponse {
+        guard let userID else { throw .server(.signedOut) }
+        let holdings: HoldingsResponse
         do {
-            let holdings = try await api.entitlements()
-            if await entitlementCache.store(holdings) { hub.send(.entitlementsChanged(holdings)) }
-            return holdings
+            holdings = try await api.entitlements()
         } catch let problem as ServerProblem {
-            if allowCached, problem.isRetryable, let cached = await entitlementCache.load() { return cached }
+            if allowCached, problem.isRetryable, let cached = await entitlementCache.load(for: userID) { return cached }
             throw .server(problem)
         } catch {
             throw .server(.malformedAnswer("\(error)"))
         }
+        // The token the app gave is another user's than the one signed in: show neither.
+        guard holdings.userID == userID else { throw .server(.tokenOfAnotherUser) }
+        if await entitlementCache.store(holdings) { hub.send(.entitlementsChanged(holdings)) }
+        return holdings
     }
 
     /// Restore: `AppStore.sync()` (which asks the user to sign in to the App Store, so call it from a button), then

@@ -28,7 +28,7 @@ struct DeviceSession {
         var vendors = SimulatedPaymentApps(server: server, confirms: confirms)
         vendors.killedAfterPayment = killedAfterPayment
         let configuration = OrderSafeConfiguration(
-            serverURL: server, token: { bearer }, journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
+            serverURL: server, token: { bearer }, userID: options.user, journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
             alipay: vendors, wechatPay: vendors,
             confirmation: ConfirmationPolicy(timeout: .seconds(options.confirmTimeout)),
             log: { record in

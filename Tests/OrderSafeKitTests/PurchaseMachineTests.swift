@@ -137,7 +137,7 @@ struct PurchaseMachineTests {
         #expect(await app.purchase("coins", through: .appStore).state == .failed(.paymentsNotAllowed))
         #expect(await app.purchase("nothing", through: .appStore).state == .failed(.productNotFound("nothing")))
         #expect(await app.purchase("coins", through: .alipay).state == .failed(.channelNotOffered(productID: "coins", channel: .alipay)))
-        var configuration = OrderSafeConfiguration(serverURL: URL(string: "https://x.example/")!, token: { "u" }, journalDirectory: h.folder)
+        var configuration = OrderSafeConfiguration(serverURL: URL(string: "https://x.example/")!, token: { "u" }, userID: "u", journalDirectory: h.folder)
         configuration.sleep = { _ in }
         let bare = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
         #expect(await bare.purchase("gift", through: .wechatPay).state == .failed(.bridgeMissing(.wechatPay)))

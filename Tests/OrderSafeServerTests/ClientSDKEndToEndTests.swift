@@ -29,11 +29,11 @@ struct ClientSDKEndToEndTests {
         }
     }
 
-    static func app(base: String, token: String, journal: URL) -> OrderSafe {
+    static func app(base: String, token: String, user: String, journal: URL) -> OrderSafe {
         let apps = SandboxPaymentApps(base: base)
         return OrderSafe(
             configuration: OrderSafeConfiguration(
-                serverURL: URL(string: base)!, token: { token }, journalDirectory: journal, alipay: apps, wechatPay: apps,
+                serverURL: URL(string: base)!, token: { token }, userID: user, journalDirectory: journal, alipay: apps, wechatPay: apps,
                 confirmation: ConfirmationPolicy(firstDelay: .milliseconds(50), maxDelay: .milliseconds(500), timeout: .seconds(20))))
     }
 
@@ -68,7 +68,7 @@ struct ClientSDKEndToEndTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try await AlipayFlowTests.live(settings) { base, alice in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "e2e-phone"))
-            let safe = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("install-1"))
+            let safe = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-1"))
             await safe.start()
             let products = try await safe.products()
             #expect(products.unknownToStore.isEmpty)
@@ -99,14 +99,14 @@ struct ClientSDKEndToEndTests {
             // A non-consumable, then a new install on the same phone restores it.
             #expect(await safe.purchase("remove_ads", through: .appStore).state == .fulfilled)
             await safe.stop()
-            let reinstalled = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("install-2"))
+            let reinstalled = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-2"))
             let restored = try await reinstalled.restore()
             #expect(restored.entitlements.contains { $0.name == "no_ads" && $0.active })
 
             // Ask to Buy on a child's phone: pending; the parent approves while the app is closed; the next launch
             // records and finishes it for the order made at the time.
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "e2e-child-phone", asksToBuy: true))
-            let child = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("child"))
+            let child = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("child"))
             let pending = await child.purchase("coins_60", through: .appStore)
             #expect(pending.state == .pending)
             await child.stop()
@@ -116,7 +116,7 @@ struct ClientSDKEndToEndTests {
             let requestID = (requests["requests"] as! [[String: Any]]).first!["request_id"] as! String
             _ = try await AlipayFlowTests.request(
                 base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy/\(requestID)/approve", method: .POST, token: nil, body: "{}")
-            let relaunched = Self.app(base: base, token: alice, journal: folder.appendingPathComponent("child"))
+            let relaunched = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("child"))
             let events = relaunched.events()
             await relaunched.start()  // the listener or the sweep records it, whichever meets it first
             var approved: PurchaseOutcome?

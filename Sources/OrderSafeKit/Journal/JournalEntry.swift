@@ -19,6 +19,10 @@ struct JournalEntry: Codable, Sendable, Hashable {
     }
 
     var id: UUID
+    /// Who was signed in when it was made (nil: an entry from before OrderSafeKit knew, or a transaction that came
+    /// without an order). Another user's entry is still carried through — the server credits its owner — but its
+    /// outcome is never shown to whoever is signed in now.
+    var userID: String?
     var productID: String
     var channel: Channel
     var stage: Stage

@@ -38,6 +38,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .server(.refused(_, let code, _)): ("server.refused", ["code": code])
         case .server(.malformedAnswer): ("server.malformed", [:])
         case .server(.signedOut): ("server.signedOut", [:])
+        case .server(.tokenOfAnotherUser): ("server.tokenOfAnotherUser", [:])
         case .productNotFound: ("order.productNotFound", [:])
         case .channelNotOffered: ("order.channelNotOffered", [:])
         case .paymentsNotAllowed: ("order.paymentsNotAllowed", [:])

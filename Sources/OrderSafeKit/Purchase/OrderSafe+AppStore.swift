@@ -51,6 +51,9 @@ extension OrderSafe {
 
     private func record(_ transaction: StoreTransaction) async -> PurchaseOutcome? {
         var entry = await journalEntry(for: transaction)
+        // Another user's purchase is carried through for its owner; none of its outcomes is shown to this one.
+        let shown = entry?.userID == nil || entry?.userID == userID
+        let report = { (outcome: PurchaseOutcome) in shown ? self.report(outcome) : nil }
         let orderNo = entry?.orderNo
         let productID = entry?.productID ?? transaction.productID
         let held = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .underReview)
@@ -98,8 +101,8 @@ extension OrderSafe {
             hub.send(.transactionFinished(transactionID: transaction.id, orderNo: verdict.order?.orderNo ?? orderNo))
         }
         if let entry { await journal.remove(entry.id) }
-        guard let order = verdict.order else {
-            // Recorded for another account (the device changed hands): finished here, credited to its owner.
+        guard let order = verdict.order, order.userID == userID else {
+            // Recorded for another account (the device changed hands): finished here, credited to its owner, not shown.
             log(.info, "transaction of another account recorded for its owner", ["transaction_id": String(transaction.id)])
             return nil
         }

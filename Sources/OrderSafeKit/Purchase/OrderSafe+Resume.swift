@@ -3,10 +3,13 @@ import OrderSafeModel
 
 extension OrderSafe {
     /// Completes everything that was on its way: first the store's unfinished transactions (recorded, then
-    /// finished), then every journal entry from where it stopped. Runs at ``start()``; call it again when the app
-    /// comes to the foreground. Returns the outcomes reached (final or still waiting), one per purchase.
+    /// finished), then every journal entry from where it stopped. Runs at ``start()`` and ``logIn(_:)``; call it
+    /// again when the app comes to the foreground. Returns the outcomes reached (final or still waiting), one per
+    /// purchase of the signed-in user; what another user left is carried through for its owner and not shown.
+    /// Signed out, nothing can be asked: nothing is done.
     @discardableResult
     public func resume() async -> [PurchaseOutcome] {
+        guard let userID else { return [] }
         var outcomes: [PurchaseOutcome] = []
         let (_, problems) = await journal.entries()
         for problem in problems {
@@ -18,7 +21,8 @@ extension OrderSafe {
         }
         for entry in await journal.entries().entries where entriesInFlight.insert(entry.id).inserted {
             defer { entriesInFlight.remove(entry.id) }
-            if let outcome = await resume(entry) { outcomes.append(report(outcome)) }
+            let outcome = await resume(entry)
+            if let outcome, entry.userID == nil || entry.userID == userID { outcomes.append(report(outcome)) }
         }
         return outcomes
     }

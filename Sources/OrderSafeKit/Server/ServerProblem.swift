@@ -11,13 +11,16 @@ public enum ServerProblem: Error, Sendable, Hashable, CustomStringConvertible {
     case refused(status: Int, code: String, message: String)
     /// The answer could not be read.
     case malformedAnswer(String)
-    /// No bearer token: the user is signed out.
+    /// No bearer token, or nobody signed in (``OrderSafe/logIn(_:)``).
     case signedOut
+    /// The server answered for another user than the one signed in: the app's token and ``OrderSafe/logIn(_:)``
+    /// disagree. Nothing of that answer is shown.
+    case tokenOfAnotherUser
 
     public var isRetryable: Bool {
         switch self {
         case .unreachable, .unavailable, .malformedAnswer, .signedOut: true
-        case .refused: false
+        case .refused, .tokenOfAnotherUser: false
         }
     }
 
@@ -39,6 +42,7 @@ public enum ServerProblem: Error, Sendable, Hashable, CustomStringConvertible {
         case .refused(let status, let code, let message): "the server refused (\(status) \(code)): \(message)"
         case .malformedAnswer(let reason): "the server's answer could not be read (\(reason))"
         case .signedOut: "no user is signed in"
+        case .tokenOfAnotherUser: "the token belongs to another user than the one signed in"
         }
     }
 }

@@ -7,6 +7,8 @@ public struct OrderSafeConfiguration: Sendable {
     /// The signed-in user's bearer token, asked for before every call (so a refreshed token is used at once).
     /// Throwing means "signed out": nothing is sent, purchases on their way wait.
     public var token: @Sendable () async throws -> String
+    /// The user signed in at launch, whose token ``token`` gives; nil: nobody yet (``OrderSafe/logIn(_:)`` later).
+    public var userID: String?
     /// A folder of the app's own for the purchase journal (Application Support is right on iOS).
     public var journalDirectory: URL
     public var alipay: (any AlipayBridge)?
@@ -21,12 +23,14 @@ public struct OrderSafeConfiguration: Sendable {
     public var now: @Sendable () -> Date
 
     public init(
-        serverURL: URL, token: @escaping @Sendable () async throws -> String, journalDirectory: URL, alipay: (any AlipayBridge)? = nil,
+        serverURL: URL, token: @escaping @Sendable () async throws -> String, userID: String?, journalDirectory: URL,
+        alipay: (any AlipayBridge)? = nil,
         wechatPay: (any WeChatPayBridge)? = nil, confirmation: ConfirmationPolicy = ConfirmationPolicy(),
         log: (@Sendable (OrderSafeLogRecord) -> Void)? = nil
     ) {
         self.serverURL = serverURL
         self.token = token
+        self.userID = userID
         self.journalDirectory = journalDirectory
         self.alipay = alipay
         self.wechatPay = wechatPay

@@ -5,17 +5,23 @@ import Foundation
 import OrderSafeKit
 import OrderSafeModel  // Channel, Money, HoldingsResponse: the wire types the server speaks
 
-/// Once, at launch (the app delegate's didFinishLaunching, or your App's init).
-func makeOrderSafe(token: @escaping @Sendable () async throws -> String) -> OrderSafe {
+/// Once, at launch (the app delegate's didFinishLaunching, or your App's init). `userID`: who is signed in now,
+/// nil when nobody is yet.
+func makeOrderSafe(userID: String?, token: @escaping @Sendable () async throws -> String) -> OrderSafe {
     let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
     let orderSafe = OrderSafe(configuration: OrderSafeConfiguration(
         serverURL: URL(string: "https://pay.example.com/")!,
         token: token,  // your user's bearer token, asked for before each call
+        userID: userID,  // purchases, entitlements and outcomes are this user's only
         journalDirectory: support.appendingPathComponent("OrderSafe", isDirectory: true),
         alipay: AlipayPayments.shared, wechatPay: WeChatPayments.shared))
     Task { await orderSafe.start() }  // the one Transaction.updates listener, and resume what was on its way
     return orderSafe
 }
+
+/// Your sign-in and sign-out: signed out, OrderSafe buys and shows nothing, and forgets the cached entitlements.
+func userSignedIn(_ userID: String, orderSafe: OrderSafe) async { await orderSafe.logIn(userID) }
+func userSignedOut(orderSafe: OrderSafe) async { await orderSafe.logOut() }
 
 /// A Buy button: one call for every channel; the message is in Simplified Chinese or English.
 func buy(_ productID: String, through channel: Channel, with orderSafe: OrderSafe) async -> String {

@@ -29,7 +29,12 @@ struct ReadmeExampleTests {
             WeChatPayInvocation(appid: "wx1", partnerid: "19", prepayid: "wx2026", package: "Sign=WXPay", noncestr: "n", timestamp: "1795000000", sign: "s")))
         #expect(await WeChatPayments.shared.pay(request).errCode == -2)
         #expect(WXApi.sent.last?.prepayId == "wx2026" && WXApi.sent.last?.timeStamp == 1_795_000_000)
-        let made = makeOrderSafe(token: { "token" })
+        let made = makeOrderSafe(userID: "user-1", token: { "token" })
+        #expect(await made.userID == "user-1")
+        await userSignedOut(orderSafe: made)
+        #expect(await made.userID == nil)
+        await userSignedIn("user-2", orderSafe: made)
+        #expect(await made.userID == "user-2")
         await made.stop()
     }
 }

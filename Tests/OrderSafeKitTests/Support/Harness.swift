@@ -23,7 +23,7 @@ struct Harness {
     func app(crash: CrashPoints? = nil, now: (@Sendable () -> Date)? = nil) -> OrderSafe {
         let user = user
         var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { user }, journalDirectory: folder, alipay: vendors, wechatPay: vendors,
+            serverURL: URL(string: "https://pay.example.com/")!, token: { user }, userID: user, journalDirectory: folder, alipay: vendors, wechatPay: vendors,
             confirmation: ConfirmationPolicy(firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20)))
         configuration.sleep = { _ in await Task.yield() }
         if let now { configuration.now = now }

@@ -1,0 +1,82 @@
+import Foundation
+import OrderSafeModel
+import Testing
+@testable import OrderSafeKit
+
+/// Whose purchases, entitlements and outcomes OrderSafeKit shows: the signed-in user's only.
+@Suite("Identity: one user's purchases and entitlements are never shown to another")
+struct IdentityTests {
+    @Test("signed out, entitlements are refused and the cache is gone; offline, another user never gets the last user's")
+    func entitlementsBelongToTheirUser() async throws {
+        var h = Harness()
+        defer { h.cleanUp() }
+        let first = h.app()
+        #expect(await first.purchase("coins", through: .appStore).state == .fulfilled)
+        #expect(try await first.entitlements().balances == [Balance(name: "coins", amount: 60)])
+        await h.server.set(offline: true)
+        #expect(try await first.entitlements().balances.first?.amount == 60, "offline: the user's own cache")
+
+        // Another person signs in on this phone while it is offline: nothing of the first user's shows.
+        h.user = "user-2"
+        let second = h.app()
+        do {
+            let shown = try await second.entitlements()
+            Issue.record("offline, user-2 was shown \(shown.userID)'s entitlements")
+        } catch {}
+
+        // The first user signs out: refused, and the cache is gone from the disk.
+        await first.logOut()
+        do {
+            _ = try await first.entitlements()
+            Issue.record("signed out, entitlements were shown")
+        } catch {
+            #expect(error == .server(.signedOut))
+        }
+        #expect(!FileManager.default.fileExists(atPath: h.folder.appendingPathComponent("entitlements.cache").path))
+        #expect(await first.purchase("coins", through: .appStore).state == .failed(.server(.signedOut)))
+    }
+
+    @Test("a token of another user than the signed-in one: its entitlements are neither shown nor kept")
+    func tokenOfAnotherUser() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        _ = await h.app().purchase("coins", through: .appStore)
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-2", journalDirectory: h.folder)
+        configuration.sleep = { _ in await Task.yield() }
+        let confused = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+        do {
+            let shown = try await confused.entitlements()
+            Issue.record("user-2 was shown \(shown.userID)'s entitlements")
+        } catch {
+            #expect(error == .server(.tokenOfAnotherUser))
+        }
+        await h.server.set(offline: true)
+        await #expect(throws: OrderSafeError.self) { try await confused.entitlements() }
+    }
+
+    @Test("a purchase another user left on the phone is carried through for its owner, and none of it is shown to who signs in next")
+    func anotherUsersPurchaseIsNotShown() async throws {
+        var h = Harness()
+        defer { h.cleanUp() }
+        let first = h.app()
+        _ = try await first.products()
+        await h.server.failSubmissions(1)  // the store charged; the server could not record it before the app was closed
+        #expect(await first.purchase("coins", through: .appStore).state == .awaitingConfirmation)
+        await first.logOut()
+
+        h.user = "user-2"
+        let second = h.app()
+        let events = second.events()
+        let outcomes = await second.resume()
+        await second.stop()
+        var shown: [OrderSafeEvent] = []
+        for await event in events { shown.append(event) }
+        #expect(outcomes.isEmpty, "\(outcomes.map(\.name))")
+        #expect(!shown.contains { if case .purchaseOutcome = $0 { true } else { false } }, "\(shown)")
+        #expect(await h.store.unfinished().isEmpty, "finished once its owner's order was credited")
+        let balances = await h.server.balances
+        #expect(balances["user-1"] == 60 && balances["user-2"] == nil)
+        #expect(h.journalFiles.isEmpty)
+    }
+}
