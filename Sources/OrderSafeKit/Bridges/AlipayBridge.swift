@@ -26,9 +26,13 @@ public struct AlipayResult: Sendable, Hashable {
         memo = dictionary["memo"] as? String
     }
 
+    /// The buyer came back without Alipay's answer (``PaymentResultRelay/appBecameActive(grace:)``): whether it
+    /// was paid is asked of the server.
+    public static let noAnswer = AlipayResult(resultStatus: "no_answer")
+
     /// What the code means.
     public enum Meaning: Sendable, Hashable {
-        case paid, processing, failed, duplicateRequest, cancelled, networkError, unknown, other
+        case paid, processing, failed, duplicateRequest, cancelled, networkError, unknown, noAnswer, other
     }
 
     public var meaning: Meaning {
@@ -40,6 +44,7 @@ public struct AlipayResult: Sendable, Hashable {
         case "6001": .cancelled
         case "6002": .networkError
         case "6004": .unknown
+        case "no_answer": .noAnswer
         default: .other
         }
     }
@@ -50,11 +55,11 @@ public struct AlipayResult: Sendable, Hashable {
         case .paid: .success
         case .cancelled: .cancelled
         case .failed: .failed
-        case .processing, .duplicateRequest, .networkError, .unknown, .other: .pending
+        case .processing, .duplicateRequest, .networkError, .unknown, .noAnswer, .other: .pending
         }
     }
 
     var messageKey: String {
-        ["9000", "8000", "4000", "5000", "6001", "6002", "6004"].contains(resultStatus) ? "alipay.\(resultStatus)" : "alipay.other"
+        ["9000", "8000", "4000", "5000", "6001", "6002", "6004", "no_answer"].contains(resultStatus) ? "alipay.\(resultStatus)" : "alipay.other"
     }
 }

@@ -40,6 +40,10 @@ public struct WeChatPayResult: Sendable, Hashable {
         self.errStr = errStr
     }
 
+    /// The buyer came back without WeChat's answer (``PaymentResultRelay/appBecameActive(grace:)``): whether it was
+    /// paid is asked of the server. Its code is none WeChat sends (theirs are 0 to −5).
+    public static let noAnswer = WeChatPayResult(errCode: Int32.min, errStr: "no answer")
+
     var hint: ClientResultRequest.Result {
         switch errCode {
         case 0: .success
@@ -50,6 +54,7 @@ public struct WeChatPayResult: Sendable, Hashable {
     }
 
     var messageKey: String {
-        (-5...0).contains(errCode) ? "wechat.\(errCode)" : "wechat.other"
+        if errCode == Self.noAnswer.errCode { return "wechat.noAnswer" }
+        return (-5...0).contains(errCode) ? "wechat.\(errCode)" : "wechat.other"
     }
 }

@@ -14,14 +14,16 @@ extension OrderSafe {
             guard let bridge = configuration.alipay, let invocation = response.alipay else {
                 return await abandon(entry, order: order, because: .bridgeMissing(.alipay))
             }
-            let result = await bridge.pay(orderString: invocation.orderString)
+            let result = await BoundedAnswer.within(configuration.confirmation.providerAnswer) {
+                await bridge.pay(orderString: invocation.orderString)
+            } ?? .noAnswer
             entry.providerResult = result.resultStatus
             hint = ClientResultRequest(result: result.hint, detail: "resultStatus=\(result.resultStatus.prefix(16))")
         case .wechatPay:
             guard let bridge = configuration.wechatPay, let invocation = response.wechatpay, let request = WeChatPayRequest(invocation) else {
                 return await abandon(entry, order: order, because: .bridgeMissing(.wechatPay))
             }
-            let result = await bridge.pay(request)
+            let result = await BoundedAnswer.within(configuration.confirmation.providerAnswer) { await bridge.pay(request) } ?? .noAnswer
             entry.providerResult = String(result.errCode)
             hint = ClientResultRequest(result: result.hint, detail: "errCode=\(result.errCode)")
         case .appStore:

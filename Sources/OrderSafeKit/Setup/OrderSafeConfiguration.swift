@@ -41,18 +41,27 @@ public struct OrderSafeConfiguration: Sendable {
     }
 }
 
-/// Polling the server for the truth about a provider payment: exponential backoff from `firstDelay` up to
-/// `maxDelay`, for at most `timeout` per attempt; after that the order stays in the journal and is asked about
-/// again at the next ``OrderSafe/resume()``.
+/// Waiting for an Alipay or WeChat Pay payment: at most `providerAnswer` for the payment app's answer (then the
+/// server is asked as if the buyer came back without one), then polling the server for the truth with exponential
+/// backoff from `firstDelay` up to `maxDelay`, for at most `timeout`; after that the order stays in the journal and
+/// is asked about again at the next ``OrderSafe/resume()``. So ``OrderSafe/purchase(_:through:)`` returns within
+/// `providerAnswer + timeout` (six minutes by default) plus the server's answering time.
 public struct ConfirmationPolicy: Sendable, Hashable {
     public var firstDelay: Duration
     public var maxDelay: Duration
     public var timeout: Duration
+    /// The longest a buyer may stay in the payment app (entering a password, topping up a balance) before OrderSafe
+    /// stops waiting for its answer.
+    public var providerAnswer: Duration
 
-    public init(firstDelay: Duration = .milliseconds(300), maxDelay: Duration = .seconds(5), timeout: Duration = .seconds(60)) {
+    public init(
+        firstDelay: Duration = .milliseconds(300), maxDelay: Duration = .seconds(5), timeout: Duration = .seconds(60),
+        providerAnswer: Duration = .seconds(300)
+    ) {
         self.firstDelay = firstDelay
         self.maxDelay = maxDelay
         self.timeout = timeout
+        self.providerAnswer = providerAnswer
     }
 
     /// The waits between polls, in order, adding up to no more than `timeout`.

@@ -84,4 +84,13 @@ final class WeChatPayments: NSObject, WeChatPayBridge, WXApiDelegate, @unchecked
         Task { await relay.deliver(result) }
     }
 }
+
+/// The app is active again (SwiftUI: `scenePhase` became `.active`; UIKit: `sceneDidBecomeActive(_:)`): a buyer
+/// who came back by the app switcher or the status bar's back link, without the payment app's answer, is not left
+/// waiting — after a short grace the server is asked instead. Then resume what was on its way.
+func appBecameActive(orderSafe: OrderSafe) async {
+    await AlipayPayments.shared.relay.appBecameActive()
+    await WeChatPayments.shared.relay.appBecameActive()
+    await orderSafe.resume()
+}
 // README: end

@@ -1,0 +1,106 @@
+import Foundation
+import OrderSafeModel
+import Testing
+@testable import OrderSafeKit
+
+/// Coming back from Alipay or WeChat without their answer: by the app switcher, the status bar's back link, or a
+/// payment app that crashed. The purchase never waits forever.
+@Suite("Return without a callback: the purchase asks the server and returns")
+struct ReturnWithoutCallbackTests {
+    /// A payment app that pays (or not) and never calls back; the buyer comes back on their own.
+    struct SilentPaymentApps: AlipayBridge, WeChatPayBridge {
+        let server: FakeServer
+        let alipay = PaymentResultRelay<AlipayResult>()
+        let wechat = PaymentResultRelay<WeChatPayResult>()
+        var pays = true
+        /// The buyer comes back and the app says so; false: not even that (the app never sees itself active).
+        var returns = true
+
+        func pay(orderString: String) async -> AlipayResult {
+            let orderNo = String(orderString.dropFirst("out_trade_no=".count))
+            return await alipay.wait(superseded: AlipayResult(resultStatus: "6001")) { [self] in
+                Task {
+                    if pays { await server.pay(orderNo: orderNo) }
+                    if returns { await alipay.appBecameActive(grace: .milliseconds(20)) }
+                }
+            }
+        }
+
+        func pay(_ request: WeChatPayRequest) async -> WeChatPayResult {
+            let orderNo = String(request.prepayID.dropFirst("prepay-".count))
+            return await wechat.wait(superseded: WeChatPayResult(errCode: -2)) { [self] in
+                Task {
+                    if pays { await server.pay(orderNo: orderNo) }
+                    if returns { await wechat.appBecameActive(grace: .milliseconds(20)) }
+                }
+            }
+        }
+    }
+
+    static func app(_ h: Harness, _ apps: SilentPaymentApps, providerAnswer: Duration = .seconds(300)) -> OrderSafe {
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1", journalDirectory: h.folder,
+            alipay: apps, wechatPay: apps,
+            confirmation: ConfirmationPolicy(
+                firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20), providerAnswer: providerAnswer))
+        configuration.sleep = { _ in await Task.yield() }
+        return OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+    }
+
+    @Test("paid, back by the app switcher: the server's word makes it fulfilled", .timeLimit(.minutes(1)), arguments: [Channel.alipay, .wechatPay])
+    func paidWithoutCallback(channel: Channel) async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let outcome = await Self.app(h, SilentPaymentApps(server: h.server)).purchase("gift", through: channel)
+        #expect(outcome.state == .fulfilled, "\(outcome.name)")
+        #expect(await h.server.balances["user-1"] == 60)
+    }
+
+    @Test("not paid, back without a callback: awaiting confirmation, then closed by a later resume", .timeLimit(.minutes(1)))
+    func unpaidWithoutCallback() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        var apps = SilentPaymentApps(server: h.server)
+        apps.pays = false
+        let app = Self.app(h, apps)
+        let outcome = await app.purchase("gift", through: .alipay)
+        #expect(outcome.state == .awaitingConfirmation, "\(outcome.name)")
+        let later = await app.resume()
+        #expect(later.map(\.state) == [.cancelled], "\(later.map(\.name))")
+    }
+
+    @Test("a payment app that never answers and an app never told it is active: the purchase still returns after its bound",
+          .timeLimit(.minutes(1)))
+    func boundedWait() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        var apps = SilentPaymentApps(server: h.server)
+        apps.returns = false
+        let started = ContinuousClock.now
+        let outcome = await Self.app(h, apps, providerAnswer: .milliseconds(200)).purchase("gift", through: .wechatPay)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(outcome.state == .fulfilled, "paid all along: \(outcome.name)")
+        // The payment app's answer comes at last: nobody waits for it any more, and it changes nothing.
+        #expect(await apps.wechat.deliver(WeChatPayResult(errCode: -2)) == true, "the abandoned bridge call takes it")
+        #expect(await apps.wechat.deliver(WeChatPayResult(errCode: -2)) == false)
+        #expect(await h.server.orders.values.first?.status == .fulfilled)
+    }
+
+    @Test("the relay: an answer within the grace period wins; after it, the wait has ended with no answer and late answers are dropped")
+    func relay() async throws {
+        let relay = PaymentResultRelay<AlipayResult>()
+        let answered = Task { await relay.wait(superseded: AlipayResult(resultStatus: "6001")) {} }
+        try await Task.sleep(for: .milliseconds(20))
+        await relay.appBecameActive(grace: .seconds(5))
+        #expect(await relay.deliver(AlipayResult(resultStatus: "9000")))
+        #expect(await answered.value.resultStatus == "9000")
+
+        let silent = Task { await relay.wait(superseded: AlipayResult(resultStatus: "6001")) {} }
+        try await Task.sleep(for: .milliseconds(20))
+        await relay.appBecameActive(grace: .milliseconds(10))
+        #expect(await silent.value == .noAnswer)
+        #expect(await relay.deliver(AlipayResult(resultStatus: "9000")) == false, "late: dropped")
+        #expect(AlipayResult.noAnswer.hint == .pending && WeChatPayResult.noAnswer.hint == .pending)
+        await relay.appBecameActive()  // nobody waits: nothing happens
+    }
+}
