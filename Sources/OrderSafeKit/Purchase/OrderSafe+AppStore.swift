@@ -14,8 +14,18 @@ extension OrderSafe {
         do {
             result = try await store.purchase(productID: product.appStoreProductID ?? product.id, appAccountToken: order.orderUUID)
         } catch {
-            // The store refused before charging: the order will never be paid.
             let failure = (error as? StoreFailure) ?? .other("\(error)")
+            if failure.mayHaveCharged {
+                // Perhaps charged: never reported as failed, and the order is not given up yet — its transaction may
+                // come through the listener. Resumes give up on it only after a day.
+                log(.warning, "the store failed after the purchase sheet; its transaction may still come", ["order_no": order.orderNo])
+                entry.retryAfter = configuration.now().addingTimeInterval(Self.storeMayStillDeliver)
+                try? await save(&entry)
+                var waiting = outcome(.awaitingConfirmation)
+                waiting.storeMayHaveCharged = true
+                return report(waiting)
+            }
+            // The store refused before charging: the order will never be paid.
             if let settled = await giveUp(entry).settled, settled.state == .fulfilled { return report(settled) }
             return report(outcome(failure == .storeKit(.userCancelled) ? .cancelled : .failed(.store(failure))))
         }
@@ -34,6 +44,10 @@ extension OrderSafe {
             return report(outcome(.cancelled))
         }
     }
+
+    /// How long an order whose purchase ended in a store error that may have come after the charge is kept before a
+    /// resume gives it up (its transaction, if any, is adopted by the server whenever it comes).
+    static let storeMayStillDeliver: TimeInterval = 24 * 3600
 
     /// Records one transaction with the server and finishes it only when the server answered `recorded` for that
     /// very transaction. A caller that meets a transaction already being recorded waits for that recording and gets
@@ -57,10 +71,11 @@ extension OrderSafe {
         let orderNo = entry?.orderNo
         let productID = entry?.productID ?? transaction.productID
         let held = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .underReview)
-        if let retryAfter = entry?.retryAfter, configuration.now() < retryAfter {
+        if entry?.stage == .submitting, let retryAfter = entry?.retryAfter, configuration.now() < retryAfter {
             return report(held)  // answered not-recorded lately: asked again once its wait is over
         }
         var current = entry ?? JournalEntry(transaction: transaction, at: configuration.now())
+        if current.stage != .submitting { current.retryAfter = nil }  // a wait of an earlier stage
         current.stage = .submitting
         current.transactionID = transaction.id
         current.signedTransaction = transaction.jwsRepresentation
@@ -69,7 +84,8 @@ extension OrderSafe {
             entry = current
         }
         if let orderNo { hub.send(.purchaseStage(orderNo: orderNo, stage: .recording)) }
-        let waiting = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .awaitingConfirmation)
+        var waiting = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .awaitingConfirmation)
+        waiting.storeMayHaveCharged = true  // the store charged: it gave this transaction
         let response: AppStoreSubmissionResponse
         do {
             response = try await api.submit(signedTransaction: transaction.jwsRepresentation)

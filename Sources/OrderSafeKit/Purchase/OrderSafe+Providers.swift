@@ -35,7 +35,8 @@ extension OrderSafe {
     }
 
     /// Asks the server until the order is final or the policy's time is up. A cancelled or failed hint ends in a
-    /// cancellation request (which the server refuses if the provider says paid: then the paid order is reported).
+    /// cancellation request (which the server refuses if the provider says paid: then the paid order is reported);
+    /// a failed one is reported as the provider's failure, with its reason, not as the buyer's cancellation.
     func confirm(_ entry: JournalEntry, hint: ClientResultRequest) async -> PurchaseOutcome {
         guard let orderNo = entry.orderNo else { return PurchaseOutcome(orderNo: nil, productID: entry.productID, channel: entry.channel, state: .cancelled) }
         hub.send(.purchaseStage(orderNo: orderNo, stage: .confirming))
@@ -51,7 +52,8 @@ extension OrderSafe {
             switch await giveUp(entry) {
             case .settled(let settled): return settled
             case .cancelled(let order):
-                return PurchaseOutcome(orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled, order: order)
+                let state: PurchaseOutcome.State = hint.result == .failed ? .failed(Self.providerFailure(entry)) : .cancelled
+                return PurchaseOutcome(orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: state, order: order)
             case .notTheSignedInUsers: return notFound(entry)
             case .notOrdered, .unknown: return waiting
             }
@@ -79,6 +81,16 @@ extension OrderSafe {
         }
         if let order = last, let settled = PurchaseOutcome.settled(order) { return await settle(entry, settled) }
         return waiting
+    }
+
+    /// The provider's own failure (Alipay 4000, WeChat Pay −1, −3, −4, −5: not installed, not sent, refused), from the
+    /// result kept in the entry.
+    static func providerFailure(_ entry: JournalEntry) -> OrderSafeError {
+        let result = entry.providerResult ?? ""
+        return switch entry.channel {
+        case .wechatPay: .wechatPay(WeChatPayResult(errCode: Int32(result) ?? -1))
+        case .alipay, .appStore: .alipay(AlipayResult(resultStatus: result))
+        }
     }
 
     /// A final outcome: the entry is done.

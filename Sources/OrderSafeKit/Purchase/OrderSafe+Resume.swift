@@ -45,6 +45,12 @@ extension OrderSafe {
         case .ordered where entry.channel == .appStore:
             // The store was asked to pay; its transaction, if any, was among the unfinished ones just recorded, or
             // comes later through the listener (then bound to the order by its UUID even if it was cancelled here).
+            // After a store error that may have followed the charge, the order is kept a day first.
+            if let retryAfter = entry.retryAfter, configuration.now() < retryAfter {
+                var still = waiting
+                still.storeMayHaveCharged = true
+                return still
+            }
             return outcome(of: await giveUp(entry), entry)
         case .ordered, .awaitingProvider:
             // Killed while the provider's app was open, or before its answer reached the server: ask the server,

@@ -25,6 +25,9 @@ public struct PurchaseOutcome: Sendable, Hashable {
     public var state: State
     /// The order as the server last reported it.
     public var order: Order?
+    /// For ``State/awaitingConfirmation``: the store charged, or may have (its message says so); otherwise it is not
+    /// known that anything was paid.
+    public internal(set) var storeMayHaveCharged = false
 
     /// A stable name for the state: `fulfilled`, `pending`, `cancelled`, `awaiting_confirmation`, `refunded`,
     /// `under_review`, `failed`.
@@ -54,7 +57,8 @@ public struct PurchaseOutcome: Sendable, Hashable {
         case .fulfilled: Messages.text("outcome.fulfilled", language)
         case .pending: Messages.text("outcome.pending", language)
         case .cancelled: Messages.text("outcome.cancelled", language)
-        case .awaitingConfirmation: Messages.text("outcome.awaitingConfirmation", language)
+        case .awaitingConfirmation:
+            Messages.text(storeMayHaveCharged ? "outcome.awaitingConfirmation.charged" : "outcome.awaitingConfirmation", language)
         case .refunded: Messages.text("outcome.refunded", language)
         case .underReview: Messages.text("outcome.flagged", language)
         case .failed(let error): error.message(in: language)

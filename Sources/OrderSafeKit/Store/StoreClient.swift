@@ -93,4 +93,17 @@ public enum StoreFailure: Error, Sendable, Hashable {
         case invalidQuantity, productUnavailable, purchaseNotAllowed, ineligibleForOffer, invalidOfferIdentifier, invalidOfferPrice
         case invalidOfferSignature, missingOfferParameters
     }
+
+    /// Whether the store may have charged before it failed: an unknown, network or system error, or an unknown
+    /// StoreKit 1 error (SKError 0 wraps "Confirmation required" after the money was taken: SwiftyStoreKit issue 626;
+    /// RevenueCat purchases-unity issue 90 saw store errors after charging on ~15% of devices). Its transaction may
+    /// still come through `Transaction.updates`. The other failures are refusals before any charge.
+    public var mayHaveCharged: Bool {
+        switch self {
+        case .storeKit(let kind): [.unknown, .networkError, .systemError].contains(kind)
+        case .skError(let code): code == 0
+        case .other: true
+        case .purchase: false
+        }
+    }
 }

@@ -4,7 +4,9 @@ import Foundation
 /// A device's StoreKit: transactions stay unfinished until finished; the queue outlives an app "kill" (the same
 /// FakeStore is handed to the relaunched OrderSafe).
 actor FakeStore: StoreClient {
-    enum Sheet: Sendable { case confirm, cancel, askToBuy, fail(StoreFailure) }
+    /// What the purchase sheet does: `failAfterCharge` is the interrupted purchase ("Confirmation required"): the
+    /// money is taken, the call throws, and the transaction arrives later through `Transaction.updates`.
+    enum Sheet: Sendable { case confirm, cancel, askToBuy, fail(StoreFailure), failAfterCharge(StoreFailure) }
 
     var sheet: Sheet = .confirm
     var canPay = true
@@ -53,6 +55,9 @@ actor FakeStore: StoreClient {
         switch sheet {
         case .cancel: return .userCancelled
         case .fail(let failure): throw failure
+        case .failAfterCharge(let failure):
+            _ = charge(productID: productID, token: appAccountToken)
+            throw failure
         case .askToBuy:
             askToBuy.append((productID, appAccountToken))
             return .pending
