@@ -64,6 +64,19 @@ extension OrderSafe {
             }
             return outcome
         case .pendingApproval:
+            // StoreKit never tells the app that a parent declined, and a request nobody answers lapses within a day
+            // (Apple's Ask to Buy: "it will become unavailable within 24 hours"; support.apple.com/HT201089, and the
+            // macspro.com guide quoting it). After three days nothing can come of it: the order is given up (a
+            // transaction that still comes is adopted by the server for its buyer), and the entry leaves the journal
+            // instead of filling it.
+            if configuration.now().timeIntervalSince(entry.updatedAt) > Self.askToBuyLapse {
+                return outcome(of: await giveUp(entry), entry)
+            }
+            // The server closed the order meanwhile (an operator, the buyer on another device): the entry is done.
+            if let orderNo = entry.orderNo, let order = try? await api.order(orderNo), let settled = PurchaseOutcome.settled(order) {
+                await journal.remove(entry.id)
+                return settled
+            }
             return PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .pending)
         case .submitting:
             // The transaction was not among the unfinished ones (it was finished before the entry was removed, or
@@ -93,6 +106,9 @@ extension OrderSafe {
             nil
         }
     }
+
+    /// How long an Ask to Buy request is waited for before its order is given up.
+    static let askToBuyLapse: TimeInterval = 3 * 86400
 
     static func hint(providerResult: String, channel: Channel) -> ClientResultRequest.Result {
         switch channel {

@@ -48,6 +48,9 @@ actor FakeServer: HTTPTransport {
 
     func pay(orderNo: String) { providerPaid.insert(orderNo) }
 
+    /// An operator (or the buyer elsewhere) closes an unpaid order.
+    func close(orderNo: String) { orders[orderNo]?.status = .closed }
+
     /// The providers' notifications arrive: every order a provider was paid for is fulfilled, whether or not an app
     /// ever asks about it again.
     func deliverProviderNotifications() {
