@@ -145,7 +145,7 @@ struct AppStoreFlowTests {
         }
     }
 
-    @Test("bad input: a JWS that does not verify is held (503 transaction_held, kept unfinished), a malformed body is 400, an unknown product keeps it unfinished (409)")
+    @Test("bad input: a tampered JWS is rejected, one from a CA this server does not trust is held (503 transaction_held), a malformed body is 400, an unknown product keeps it unfinished (409)")
     func badInput() async throws {
         try await Self.withServer { client, store in
             let alice = try await TestServer.token("alice")
@@ -154,8 +154,9 @@ struct AppStoreFlowTests {
             // partly padding, which a decoder may ignore — tampering there passed now and then).
             let signature = jws.index(after: try #require(jws.lastIndex(of: ".")))
             jws.replaceSubrange(signature...signature, with: jws[signature] == "A" ? "B" : "A")
-            let tampered = try await Self.submit(client, token: alice, #"{"signed_transaction":"\#(jws)"}"#)
-            #expect(try tampered.status == .serviceUnavailable && tampered.errorCode() == "transaction_held")
+            let tampered = try await Self.submit(client, token: alice, jws: jws)
+            #expect(tampered.verdict == .rejected && tampered.error?.code == "invalid_transaction")
+            #expect(try await Self.submit(client, token: alice, #"{"signed_transaction":""}"#).decoded(AppStoreSubmissionResponse.self).verdict == .rejected)
             let foreign = try SandboxAppStoreCA(now: TestServer.now).sign(#"{"transactionId":"1","productId":"\#(Self.coins)","bundleId":"com.example.ordersafe","environment":"Sandbox","signedDate":1795000000000}"#)
             let held = try await Self.submit(client, token: alice, #"{"signed_transaction":"\#(foreign)"}"#)
             #expect(try held.status == .serviceUnavailable && held.errorCode() == "transaction_held")

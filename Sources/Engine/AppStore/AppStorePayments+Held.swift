@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Ledger
 import Metrics
@@ -25,6 +26,15 @@ extension AppStorePayments {
             case recorded
             case stillHeld = "still_held"
             case failed
+        }
+    }
+
+    /// Whether a verification failure is this server's settings' to decide: a wrong bundle or app id, environment,
+    /// or set of trusted roots fails every genuine purchase alike.
+    static func dependsOnSettings(_ error: VerificationError) -> Bool {
+        switch error {
+        case .invalidAppIdentifier, .invalidEnvironment, .invalidChain: true
+        case .invalidJWTFormat, .invalidCertificate, .verificationFailure, .invalidChainLength, .retryableVerificationFailure: false
         }
     }
 

@@ -214,8 +214,10 @@ public struct AppStorePayments: Sendable {
         } catch .retryableVerificationFailure(let reason) {
             return .unavailable(.verificationUnavailable(reason))
         } catch {
-            // Held whole for a replay once the settings are fixed; a body no StoreKit transaction comes near is not.
-            guard jws.utf8.count <= Self.maxHeldTransactionBytes else {
+            // What this server's settings decide (the bundle or app id, the environment, the trusted roots) is held
+            // whole for a replay once they are fixed; a body no StoreKit transaction comes near, a malformed one, or a
+            // signature its own certificate refutes is refused (the app keeps it unfinished either way).
+            guard Self.dependsOnSettings(error), jws.utf8.count <= Self.maxHeldTransactionBytes else {
                 return .rejected(Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description))
             }
             return .unavailable(.unverifiable(error.description))

@@ -60,7 +60,8 @@ struct AdminController {
         }
         group.post("orders/:order_no/resolve") { request, context in
             let orderNo = try context.parameters.require("order_no")
-            let note = try await request.decodeJSON(ResolveRequest.self, limit: 4096, context: context).note
+            // 1,000 characters, each escaped as two \uXXXX units at worst: 12,000 bytes of valid body.
+            let note = try await request.decodeJSON(ResolveRequest.self, limit: 16 * 1024, context: context).note
             try await desk.resolve(orderNo: orderNo, note: note, operatorName: context.operator)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
         }
