@@ -14,7 +14,16 @@ struct DeviceSession {
     /// Prints the events and returns the outcomes they carried, by order (the last one of each).
     let printer: Task<[String: PurchaseOutcome], Never>
 
-    static func open(_ options: DeviceOptions, confirms: Bool, asksToBuy: Bool, killedAfterPayment: Bool) async throws -> DeviceSession {
+    /// What the device's stores and payment apps do this run.
+    struct Behaviour {
+        var confirms = true
+        var asksToBuy = false
+        var killedAfterPayment = false
+        var callback = SimulatedPaymentApps.Callback.normal
+    }
+
+    static func open(_ options: DeviceOptions, _ behaviour: Behaviour) async throws -> DeviceSession {
+        let (confirms, asksToBuy, killedAfterPayment) = (behaviour.confirms, behaviour.asksToBuy, behaviour.killedAfterPayment)
         let state = URL(fileURLWithPath: options.state, isDirectory: true)
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         let server = URL(string: options.server)!
@@ -27,6 +36,7 @@ struct DeviceSession {
         let bearer = token
         var vendors = SimulatedPaymentApps(server: server, confirms: confirms)
         vendors.killedAfterPayment = killedAfterPayment
+        vendors.callback = behaviour.callback
         let configuration = OrderSafeConfiguration(
             serverURL: server, token: { bearer }, userID: options.user, journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
             alipay: vendors, wechatPay: vendors,
@@ -62,6 +72,13 @@ struct DeviceSession {
         let id = UUID().uuidString.lowercased()
         try Data(id.utf8).write(to: file, options: .atomic)
         return id
+    }
+}
+
+/// No network at all (airplane mode): every call fails as URLSession's do offline.
+struct OfflineTransport: HTTPTransport {
+    func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
+        throw URLError(.notConnectedToInternet)
     }
 }
 

@@ -12,7 +12,7 @@ struct OrderSafeDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ordersafe-device",
         abstract: "Plays an iOS app using OrderSafeKit against `ordersafe serve` in the sandbox.",
-        subcommands: [Buy.self, Launch.self])
+        subcommands: [Buy.self, Launch.self, Entitlements.self, SignOut.self])
 }
 
 struct DeviceOptions: ParsableArguments {
@@ -56,11 +56,22 @@ struct Buy: AsyncParsableCommand {
     @Flag(help: "The app is killed (SIGKILL) right after the store or the payment app took the money.")
     var killedAfterPayment = false
 
+    @Flag(help: "Alipay / WeChat Pay: the payment app finishes, and the user comes back by the app switcher: no callback.")
+    var returnsWithoutCallback = false
+
+    @Option(help: "Alipay / WeChat Pay: how the payment app's answer comes back: normal, none, late (after the app stopped waiting) or twice.")
+    var callback: String = "normal"
+
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {
         guard let channel = Channel(rawValue: channel) else { throw ValidationError("--channel must be appstore, alipay or wechatpay") }
-        let device = try await DeviceSession.open(options, confirms: !cancel, asksToBuy: askToBuy, killedAfterPayment: killedAfterPayment)
+        guard var answer = SimulatedPaymentApps.Callback(rawValue: callback) else {
+            throw ValidationError("--callback must be normal, none, late or twice")
+        }
+        if returnsWithoutCallback { answer = .none }
+        let device = try await DeviceSession.open(
+            options, .init(confirms: !cancel, asksToBuy: askToBuy, killedAfterPayment: killedAfterPayment, callback: answer))
         let outcome = await device.safe.purchase(productID, through: channel)
         await device.close()
         Output.line(Output.outcome(outcome))
@@ -77,7 +88,7 @@ struct Launch: AsyncParsableCommand {
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {
-        let device = try await DeviceSession.open(options, confirms: true, asksToBuy: false, killedAfterPayment: false)
+        let device = try await DeviceSession.open(options, .init())
         let deadline = Date().addingTimeInterval(TimeInterval(wait))
         var settled = false
         await device.safe.start()
@@ -92,5 +103,66 @@ struct Launch: AsyncParsableCommand {
         let outcomes = await device.close()
         Output.line(["settled": settled, "outcomes": outcomes.keys.sorted().compactMap { outcomes[$0] }.map(Output.outcome)])
         if !settled { throw ExitCode(3) }
+    }
+}
+
+struct Entitlements: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Prints what the app would show the user as their balances and entitlements (JSON), from the server or, offline, its cache.")
+
+    @Option(help: "The user signed in on the app.")
+    var user: String
+
+    @Option(help: "The device's folder.")
+    var state: String
+
+    @Option(help: "The OrderSafe server (not needed with --offline).")
+    var server: String?
+
+    @Option(help: "The user's bearer token (default: one minted by the sandbox).")
+    var token: String?
+
+    @Flag(help: "No network: what the app shows offline (its cache, and only the signed-in user's).")
+    var offline = false
+
+    func run() async throws {
+        guard offline || server.flatMap(URL.init(string:))?.host != nil else { throw ValidationError("--server is required unless --offline") }
+        let base = URL(string: server ?? "http://offline.invalid/")!
+        var bearer = token ?? ""
+        if bearer.isEmpty, !offline { bearer = try await SandboxCalls(server: base).token(user: user) }
+        let tokenValue = bearer
+        let safe = OrderSafe(
+            configuration: OrderSafeConfiguration(
+                serverURL: base, token: { tokenValue }, userID: user,
+                journalDirectory: URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("journal", isDirectory: true)),
+            store: StoreKitClient(), transport: offline ? OfflineTransport() : URLSessionTransport())
+        do {
+            let holdings = try await safe.entitlements()
+            Output.line([
+                "user": user, "shown_user": holdings.userID,
+                "balances": Dictionary(uniqueKeysWithValues: holdings.balances.map { ($0.name, $0.amount) }),
+                "entitlements": holdings.entitlements.map(\.name),
+            ])
+        } catch {
+            Output.line(["user": user, "shown_user": NSNull(), "error": "\(error)"])
+        }
+    }
+}
+
+struct SignOut: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign-out", abstract: "The user signs out: the app forgets their cached entitlements; purchases on their way stay.")
+
+    @Option(help: "The device's folder.")
+    var state: String
+
+    func run() async throws {
+        let safe = OrderSafe(
+            configuration: OrderSafeConfiguration(
+                serverURL: URL(string: "http://offline.invalid/")!, token: { throw URLError(.userAuthenticationRequired) }, userID: nil,
+                journalDirectory: URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("journal", isDirectory: true)),
+            store: StoreKitClient(), transport: OfflineTransport())
+        await safe.logOut()
+        Output.line(["signed_out": true])
     }
 }
