@@ -58,6 +58,22 @@ struct TrueOutcomesTests {
         }
     }
 
+    @Test("a store error that came before any charge after all: the order is kept ten minutes for its transaction, then given up")
+    func errorWithoutCharge() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let clock = VerdictRuleTests.Clock()
+        let app = h.app(now: { clock.now() })
+        await h.store.set(sheet: .fail(.storeKit(.systemError)))
+        #expect(await app.purchase("coins", through: .appStore).state == .awaitingConfirmation)
+        clock.advance(by: 599)
+        #expect(await app.resume().map(\.state) == [.awaitingConfirmation])
+        #expect(await h.server.orders.values.map(\.status) == [.created])
+        clock.advance(by: 2)
+        #expect(await app.resume().map(\.state) == [.cancelled])
+        #expect(h.journalFiles.isEmpty)
+    }
+
     @Test("refusals before any charge still fail at once and close the order")
     func refusalsBeforeCharge() async throws {
         for failure in [StoreFailure.purchase(.purchaseNotAllowed), .storeKit(.notAvailableInStorefront), .purchase(.productUnavailable)] {

@@ -17,9 +17,10 @@ extension OrderSafe {
             let failure = (error as? StoreFailure) ?? .other("\(error)")
             if failure.mayHaveCharged {
                 // Perhaps charged: never reported as failed, and the order is not given up yet — its transaction may
-                // come through the listener. Resumes give up on it only after a day.
+                // come through the listener. Resumes give up on it only after `storeMayStillDeliver`.
                 log(.warning, "the store failed after the purchase sheet; its transaction may still come", ["order_no": order.orderNo])
-                entry.retryAfter = configuration.now().addingTimeInterval(Self.storeMayStillDeliver)
+                let wait = configuration.confirmation.storeMayStillDeliver.components
+                entry.retryAfter = configuration.now().addingTimeInterval(TimeInterval(wait.seconds) + TimeInterval(wait.attoseconds) / 1e18)
                 try? await save(&entry)
                 var waiting = outcome(.awaitingConfirmation)
                 waiting.storeMayHaveCharged = true
@@ -44,10 +45,6 @@ extension OrderSafe {
             return report(outcome(.cancelled))
         }
     }
-
-    /// How long an order whose purchase ended in a store error that may have come after the charge is kept before a
-    /// resume gives it up (its transaction, if any, is adopted by the server whenever it comes).
-    static let storeMayStillDeliver: TimeInterval = 24 * 3600
 
     /// Records one transaction with the server and finishes it only when the server answered `recorded` for that
     /// very transaction. A caller that meets a transaction already being recorded waits for that recording and gets

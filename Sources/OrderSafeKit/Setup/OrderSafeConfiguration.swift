@@ -53,15 +53,20 @@ public struct ConfirmationPolicy: Sendable, Hashable {
     /// The longest a buyer may stay in the payment app (entering a password, topping up a balance) before OrderSafe
     /// stops waiting for its answer.
     public var providerAnswer: Duration
+    /// How long an App Store order whose purchase ended in an error that may have followed the charge is kept for
+    /// its transaction before a resume gives it up. Giving up loses nothing: a transaction that comes later is
+    /// recorded all the same (the server adopts it for its buyer); it only ends the wait the buyer sees.
+    public var storeMayStillDeliver: Duration
 
     public init(
         firstDelay: Duration = .milliseconds(300), maxDelay: Duration = .seconds(5), timeout: Duration = .seconds(60),
-        providerAnswer: Duration = .seconds(300)
+        providerAnswer: Duration = .seconds(300), storeMayStillDeliver: Duration = .seconds(600)
     ) {
         self.firstDelay = firstDelay
         self.maxDelay = maxDelay
         self.timeout = timeout
         self.providerAnswer = providerAnswer
+        self.storeMayStillDeliver = storeMayStillDeliver
     }
 
     /// The waits between polls, in order, adding up to no more than `timeout`.
