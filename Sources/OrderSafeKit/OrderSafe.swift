@@ -5,9 +5,9 @@ import OrderSafeModel
 /// ``purchase(_:through:)`` for every channel.
 ///
 /// The rules it keeps: an order exists (and is journaled) before any store or provider is asked to pay; a StoreKit
-/// transaction is finished only after the server answered `recorded` or `rejected` for it; a provider app's result
-/// is a hint, and only the server's word makes an order paid; whatever was on its way when the app was killed is
-/// resumed at the next ``start()`` or ``resume()``.
+/// transaction is finished only after the server answered `recorded` for that very transaction; a provider app's
+/// result is a hint, and only the server's word makes an order paid; whatever was on its way when the app was killed
+/// is resumed at the next ``start()`` or ``resume()``; what it shows belongs to the signed-in user (``logIn(_:)``).
 public actor OrderSafe {
     let configuration: OrderSafeConfiguration
     let store: any StoreClient

@@ -24,9 +24,10 @@ public struct AppStoreSubmission: Codable, Hashable, Sendable {
 
 /// What the app does with a submitted App Store transaction.
 public enum AppStoreVerdict: String, Codable, Hashable, Sendable {
-    /// The server recorded it (now or before): finish the transaction.
+    /// The server recorded it (now or before; as refunded or revoked; or for its owner when another account
+    /// submitted it): finish the transaction — the one whose id the result names, no other.
     case recorded
-    /// Permanently invalid for this user: finish the transaction and show the error.
+    /// Not recordable (not a transaction, a refuted signature, a receipt that does not hold it): keep it unfinished.
     case rejected
 }
 
@@ -53,7 +54,8 @@ public struct AppStoreTransactionResult: Codable, Hashable, Sendable {
 }
 
 /// Body answered by `POST /v1/appstore/transactions` (200). A retryable failure is an error response instead
-/// (5xx or 409): the app keeps the transaction unfinished and submits it again later.
+/// (5xx, among them 503 `transaction_held`, or 409): the app keeps the transaction unfinished and submits it again
+/// later.
 public struct AppStoreSubmissionResponse: Codable, Hashable, Sendable {
     /// `recorded` when every transaction was recorded, else `rejected`.
     public var verdict: AppStoreVerdict

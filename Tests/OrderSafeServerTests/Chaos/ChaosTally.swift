@@ -28,7 +28,7 @@ final class ChaosTally: Sendable {
             let share = steps == 0 ? 0 : Double(faulted) * 100 / Double(steps)
             return "\(total) purchases (\(byChannel)); \(faulted) of \(steps) steps faulted (\(String(format: "%.1f", share))%); "
                 + "\(redeliveries) redeliveries absorbed; \(abandoned) abandoned unpaid; \(crashedBeforeSubmitting) app crashes before "
-                + "submitting; \(foreignSubmissions) submissions by another user refused (\(foreignFirst) of them before the owner's); "
+                + "submitting; \(foreignSubmissions) submissions by another user recorded for the owner (\(foreignFirst) of them before the owner's); "
                 + "refunds first: \(refundsBeforeNotification) before the purchase's notification, \(refundsBeforeSubmission) before the "
                 + "app's submission; \(renewalOnlySubscribers) subscribers whose app submitted a renewal only"
         }

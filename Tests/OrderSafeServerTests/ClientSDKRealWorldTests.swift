@@ -1,0 +1,120 @@
+import Foundation
+import Hummingbird
+import LedgerTestSupport
+import OrderSafeKit
+import OrderSafeModel
+import StoreKitStandIn
+import Synchronization
+import Testing
+@testable import OrderSafeServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// OrderSafeKit against `ordersafe serve` where the real world is unkind: a proxy that mangles the server's answers,
+/// and a server whose App Store settings are wrong. In the end-to-end suite: the stand-in store is one per process.
+extension ClientSDKEndToEndTests {
+    /// Forwards every request to the server (which records what it is sent) and rewrites App Store submissions'
+    /// answers, as a broken proxy or gateway would.
+    final class RewritingProxy: HTTPTransport {
+        let real = URLSessionTransport()
+        let rewrite = Mutex<(@Sendable (Int, Data) -> (Int, Data))?>(nil)
+
+        func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
+            let answer = try await real.send(request)
+            guard request.url?.path.hasSuffix("/appstore/transactions") == true, let rewrite = rewrite.withLock({ $0 }) else { return answer }
+            return rewrite(answer.status, answer.body)
+        }
+    }
+
+    /// A clock the test moves past the SDK's waits.
+    final class MovableClock: Sendable {
+        private let offset = Mutex<TimeInterval>(0)
+        func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+        func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
+    }
+
+    static func app(base: String, token: String, journal: URL, transport: any HTTPTransport, clock: MovableClock) -> OrderSafe {
+        var configuration = OrderSafeConfiguration(serverURL: URL(string: base)!, token: { token }, userID: "alice", journalDirectory: journal)
+        configuration.now = { clock.now() }
+        return OrderSafe(configuration: configuration, store: StoreKitClient(), transport: transport)
+    }
+
+    @Test("through a proxy, any answer that is not `recorded` for the exact transaction leaves it unfinished; answered right, it is finished once",
+          .timeLimit(.minutes(2)))
+    func proxyAnswers() async throws {
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-proxy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await AlipayFlowTests.live(settings) { base, alice in
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "proxy-phone"))
+            let proxy = RewritingProxy(), clock = MovableClock()
+            let safe = Self.app(base: base, token: alice, journal: folder, transport: proxy, clock: clock)
+            let answers: [(String, @Sendable (Int, Data) -> (Int, Data))] = [
+                ("recorded for another id", { _, _ in (200, Data(#"{"verdict":"recorded","transactions":[{"transaction_id":"1","verdict":"recorded"}]}"#.utf8)) }),
+                ("no verdicts", { _, _ in (200, Data(#"{"verdict":"recorded","transactions":[]}"#.utf8)) }),
+                ("an HTML error page", { _, _ in (200, Data("<html>502 Bad Gateway</html>".utf8)) }),
+                ("the verdict turned to rejected", { status, body in
+                    (status, Data(String(decoding: body, as: UTF8.self).replacingOccurrences(of: "\"recorded\"", with: "\"rejected\"").utf8))
+                }),
+                ("a gateway's 502", { _, _ in (502, Data()) }),
+            ]
+            for (index, (name, rewrite)) in answers.enumerated() {
+                proxy.rewrite.withLock { $0 = rewrite }
+                let outcome = await safe.purchase("coins_60", through: .appStore)
+                #expect(outcome.state != .fulfilled, "\(name): \(outcome.name)")
+                #expect(await StoreKitClient().unfinished().count == index + 1, "\(name): finished on an answer that did not record it")
+            }
+            // The proxy is fixed: the next sweeps (after the SDK's wait) record and finish every one, once.
+            proxy.rewrite.withLock { $0 = nil }
+            clock.advance(by: 31)
+            await safe.resume()
+            #expect(await StoreKitClient().unfinished().isEmpty)
+            let coins = try await Self.balance(safe, "coins")
+            #expect(coins == 60 * Int64(answers.count))
+            #expect(await safe.isSettled())
+        }
+    }
+
+    @Test("wrong bundle id: purchases held and unfinished, shown in the console; the setting fixed and replayed: each credited once and finished",
+          .timeLimit(.minutes(2)))
+    func misconfiguredServer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-held-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let base = ["ORDERSAFE_SERVER_DATA_DIR": directory.path, "ORDERSAFE_DATABASE_URL": "sqlite:\(directory.path)/ordersafe.sqlite"]
+        _ = try SandboxProviders(settings: try await TestServer.settings(extra: base).server, logger: TestLog.logger)
+        let wrong = try await TestServer.settings(extra: base.merging([
+            "ORDERSAFE_SERVER_PORT": "\(try TestServer.freePort())", "ORDERSAFE_APPSTORE_BUNDLE_ID": "com.example.wrong",
+            "ORDERSAFE_APPSTORE_ENVIRONMENT": "Sandbox", "ORDERSAFE_APPSTORE_ROOT_CERTIFICATES": directory.path + "/sandbox/appstore-root.der",
+        ]) { $1 })
+        let fixed = try await TestServer.settings(extra: base.merging(["ORDERSAFE_SERVER_PORT": "\(try TestServer.freePort())"]) { $1 })
+        let journal = directory.appendingPathComponent("phone")
+        let clock = MovableClock()
+        try await AlipayFlowTests.live(wrong) { url, alice in
+            StandInDevice.connect(StandInDevice(server: URL(string: url)!, deviceID: "held-phone"))
+            let safe = Self.app(base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
+            for _ in 0..<3 {
+                let outcome = await safe.purchase("coins_60", through: .appStore)
+                #expect(outcome.state == .underReview, "\(outcome.name)")
+            }
+            #expect(await StoreKitClient().unfinished().count == 3)
+            let stats = try await AlipayFlowTests.request(url + "/v1/admin/stats", method: .GET, token: TestServer.adminKey, body: nil)
+            #expect(String(decoding: stats, as: UTF8.self).contains(#""held_submissions":3"#))
+        }
+        try await AlipayFlowTests.live(fixed) { url, alice in
+            StandInDevice.connect(StandInDevice(server: URL(string: url)!, deviceID: "held-phone"))
+            let replayed = try await AlipayFlowTests.request(url + "/v1/admin/appstore/held/replay", method: .POST, token: TestServer.adminKey, body: nil)
+            #expect(String(decoding: replayed, as: UTF8.self) == #"{"failed":0,"recorded":3,"still_held":0}"#)
+            // The app's next launch, once its wait is over: every transaction answered recorded, and finished.
+            clock.advance(by: 31)
+            let safe = Self.app(base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
+            let outcomes = await safe.start()
+            #expect(outcomes.filter { $0.state == .fulfilled }.count == 3, "\(outcomes.map(\.name))")
+            #expect(await StoreKitClient().unfinished().isEmpty)
+            let coins = try await Self.balance(safe, "coins")
+            #expect(coins == 180)
+            await safe.stop()
+        }
+    }
+}
