@@ -68,7 +68,9 @@ struct IdentityTests {
         h.user = "user-2"
         let second = h.app()
         let events = second.events()
-        let outcomes = await second.resume()
+        // The server cannot answer at first (the first user's transaction waits), then it can.
+        await h.server.failSubmissions(1)
+        let outcomes = await second.resume() + second.resume()
         await second.stop()
         var shown: [OrderSafeEvent] = []
         for await event in events { shown.append(event) }

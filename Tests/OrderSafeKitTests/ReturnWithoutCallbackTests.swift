@@ -77,9 +77,11 @@ struct ReturnWithoutCallbackTests {
         var apps = SilentPaymentApps(server: h.server)
         apps.returns = false
         let started = ContinuousClock.now
-        let outcome = await Self.app(h, apps, providerAnswer: .milliseconds(200)).purchase("gift", through: .wechatPay)
+        let app = Self.app(h, apps, providerAnswer: .milliseconds(200))
+        // Bounded here too, so that a purchase that never returns fails this test instead of hanging the run.
+        let outcome = await BoundedAnswer.within(.seconds(10)) { await app.purchase("gift", through: .wechatPay) }
         #expect(ContinuousClock.now - started < .seconds(5))
-        #expect(outcome.state == .fulfilled, "paid all along: \(outcome.name)")
+        #expect(outcome?.state == .fulfilled, "paid all along: \(outcome?.name ?? "no outcome within 10 s")")
         // The payment app's answer comes at last: nobody waits for it any more, and it changes nothing.
         #expect(await apps.wechat.deliver(WeChatPayResult(errCode: -2)) == true, "the abandoned bridge call takes it")
         #expect(await apps.wechat.deliver(WeChatPayResult(errCode: -2)) == false)
@@ -98,7 +100,7 @@ struct ReturnWithoutCallbackTests {
         let silent = Task { await relay.wait(superseded: AlipayResult(resultStatus: "6001")) {} }
         try await Task.sleep(for: .milliseconds(20))
         await relay.appBecameActive(grace: .milliseconds(10))
-        #expect(await silent.value == .noAnswer)
+        #expect(await BoundedAnswer.within(.seconds(10)) { await silent.value } == .noAnswer)
         #expect(await relay.deliver(AlipayResult(resultStatus: "9000")) == false, "late: dropped")
         #expect(AlipayResult.noAnswer.hint == .pending && WeChatPayResult.noAnswer.hint == .pending)
         await relay.appBecameActive()  // nobody waits: nothing happens

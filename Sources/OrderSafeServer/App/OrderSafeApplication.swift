@@ -48,7 +48,7 @@ public enum OrderSafeApplication {
         return Application(
             router: router,
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [ConnectionLimitHandler(limiter: connections), RequestHeadTimeoutHandler(timeout: headTimeout)],
+                additionalChannelHandlers: [ConnectionStateHandler(timeout: headTimeout, limiter: connections)],
                 idleTimeout: headTimeout)),
             configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
             services: services,

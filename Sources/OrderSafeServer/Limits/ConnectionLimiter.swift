@@ -1,8 +1,7 @@
 import NIOCore
-import NIOHTTPTypes
 import Synchronization
 
-/// The server's ``ConnectionBook``, shared by every connection's ``ConnectionLimitHandler``: it closes the
+/// The server's ``ConnectionBook``, shared by every connection's ``ConnectionStateHandler``: it closes the
 /// connections the book gives up.
 final class ConnectionLimiter: Sendable {
     private let state: Mutex<(book: ConnectionBook<ObjectIdentifier>, channels: [ObjectIdentifier: any Channel])>
@@ -57,55 +56,5 @@ final class ConnectionLimiter: Sendable {
             }
         }
         return address.ipAddress ?? "unknown"
-    }
-}
-
-/// One connection's part in the ``ConnectionLimiter``: registers it when it opens (closing it at once when refused),
-/// marks it busy from a request head to the end of its response, and takes it out when it closes.
-final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
-
-    let limiter: ConnectionLimiter
-    private var registered = false
-
-    init(limiter: ConnectionLimiter) {
-        self.limiter = limiter
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { register(context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        register(context)
-        context.fireChannelActive()
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { limiter.busy(context.channel) }
-        context.fireChannelRead(data)
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { limiter.idle(context.channel) }
-        context.write(data, promise: promise)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if registered { limiter.closed(context.channel) }
-        registered = false
-        context.fireChannelInactive()
-    }
-
-    private func register(_ context: ChannelHandlerContext) {
-        guard !registered else { return }
-        registered = true
-        if !limiter.open(context.channel) {
-            registered = false
-            context.close(promise: nil)
-        }
     }
 }
