@@ -24,14 +24,36 @@ public final class StandInDevice: Sendable {
     public let asksToBuy: Bool
     /// The process gets SIGKILL right after the store charged, before `purchase` returns (for demonstrations).
     public let killedAfterCharge: Bool
+    /// What a real iPhone does that a kind simulator would not.
+    public struct Unkindness: Sendable {
+        /// Parental controls forbid payments (`AppStore.canMakePayments` is false).
+        public var paymentsNotAllowed = false
+        /// Purchases are interrupted after the charge ("Confirmation required"): `purchase` throws
+        /// `StoreKitError.unknown`, and the transaction waits, unfinished, for the next launch's sweep.
+        public var interruptsPurchases = false
+        /// `AppStore.sync()` fails: the user cancels the App Store sign-in, or the network is down.
+        public var syncFailure: StoreKitError?
+
+        public init(paymentsNotAllowed: Bool = false, interruptsPurchases: Bool = false, syncFailure: StoreKitError? = nil) {
+            self.paymentsNotAllowed = paymentsNotAllowed
+            self.interruptsPurchases = interruptsPurchases
+            self.syncFailure = syncFailure
+        }
+    }
+
+    public let unkindness: Unkindness
     private let session: URLSession
 
-    public init(server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false, killedAfterCharge: Bool = false) {
+    public init(
+        server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false, killedAfterCharge: Bool = false,
+        unkindness: Unkindness = Unkindness()
+    ) {
         self.server = server
         self.deviceID = deviceID
         self.confirmsPurchases = confirmsPurchases
         self.asksToBuy = asksToBuy
         self.killedAfterCharge = killedAfterCharge
+        self.unkindness = unkindness
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 15
         session = URLSession(configuration: configuration)
@@ -54,7 +76,7 @@ public final class StandInDevice: Sendable {
 
     // MARK: The device queue's API
 
-    var canMakePayments: Bool { true }
+    var canMakePayments: Bool { !unkindness.paymentsNotAllowed }
 
     func products(_ ids: [String]) async throws -> [Product] {
         var components = URLComponents(url: endpoint("products"), resolvingAgainstBaseURL: false)!
@@ -75,6 +97,9 @@ public final class StandInDevice: Sendable {
         case "success":
             guard let signed = answer.signed_transaction else { throw StoreKitError.unknown }
             if killedAfterCharge { kill(getpid(), SIGKILL) }
+            // Charged, then interrupted (SKError 0 wrapping "Confirmation required", money taken: SwiftyStoreKit
+            // issue 626): the app hears an error; the transaction waits in the queue.
+            if unkindness.interruptsPurchases { throw StoreKitError.unknown }
             return .success(try Self.result(signed))
         case "pending": return .pending
         case "user_cancelled": return .userCancelled
@@ -106,6 +131,7 @@ public final class StandInDevice: Sendable {
     }
 
     func sync() async throws {
+        if let failure = unkindness.syncFailure { throw failure }
         let _: SignedList = try await call("GET", endpoint("unfinished"), body: nil)
     }
 

@@ -20,6 +20,7 @@ struct DeviceSession {
         var asksToBuy = false
         var killedAfterPayment = false
         var callback = SimulatedPaymentApps.Callback.normal
+        var store = StandInDevice.Unkindness()
     }
 
     static func open(_ options: DeviceOptions, _ behaviour: Behaviour) async throws -> DeviceSession {
@@ -30,7 +31,7 @@ struct DeviceSession {
         StandInDevice.connect(
             StandInDevice(
                 server: server, deviceID: try deviceID(in: state), confirmsPurchases: confirms, asksToBuy: asksToBuy,
-                killedAfterCharge: killedAfterPayment))
+                killedAfterCharge: killedAfterPayment, unkindness: behaviour.store))
         var token = options.token ?? ""
         if token.isEmpty { token = try await SandboxCalls(server: server).token(user: options.user) }
         let bearer = token

@@ -63,6 +63,12 @@ struct Buy: AsyncParsableCommand {
     @Flag(help: "Alipay / WeChat Pay: the payment app finishes, and the user comes back by the app switcher: no callback.")
     var returnsWithoutCallback = false
 
+    @Flag(help: "App Store: the purchase is interrupted after the charge ('Confirmation required'): the app hears an error.")
+    var interrupted = false
+
+    @Flag(help: "App Store: parental controls forbid payments (AppStore.canMakePayments is false).")
+    var paymentsNotAllowed = false
+
     @Option(help: "Alipay / WeChat Pay: how the payment app's answer comes back: normal, none, late (after the app stopped waiting) or twice.")
     var callback: String = "normal"
 
@@ -75,7 +81,10 @@ struct Buy: AsyncParsableCommand {
         }
         if returnsWithoutCallback { answer = .none }
         let device = try await DeviceSession.open(
-            options, .init(confirms: !cancel, asksToBuy: askToBuy, killedAfterPayment: killedAfterPayment, callback: answer))
+            options,
+            .init(
+                confirms: !cancel, asksToBuy: askToBuy, killedAfterPayment: killedAfterPayment, callback: answer,
+                store: StandInDevice.Unkindness(paymentsNotAllowed: paymentsNotAllowed, interruptsPurchases: interrupted)))
         let outcome = await device.safe.purchase(productID, through: channel)
         await device.close()
         Output.line(Output.outcome(outcome))

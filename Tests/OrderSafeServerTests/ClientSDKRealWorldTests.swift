@@ -117,4 +117,39 @@ extension ClientSDKEndToEndTests {
             await safe.stop()
         }
     }
+
+    @Test("an unkind iPhone: a purchase interrupted after the charge, payments forbidden, an App Store sync that fails",
+          .timeLimit(.minutes(2)))
+    func unkindPhone() async throws {
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-unkind-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await AlipayFlowTests.live(settings) { base, alice in
+            let clock = MovableClock()
+            StandInDevice.connect(StandInDevice(
+                server: URL(string: base)!, deviceID: "unkind-phone", unkindness: .init(interruptsPurchases: true, syncFailure: .userCancelled)))
+            let safe = Self.app(base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            let interrupted = await safe.purchase("coins_60", through: .appStore)
+            #expect(interrupted.state == .awaitingConfirmation && interrupted.storeMayHaveCharged, "\(interrupted.name)")
+            #expect(await StoreKitClient().unfinished().count == 1, "charged, waiting in the queue")
+            let resumed = await safe.resume()
+            #expect(resumed.contains { $0.state == .fulfilled }, "\(resumed.map(\.name))")
+            let coins = try await Self.balance(safe, "coins")
+            #expect(coins == 60)
+            #expect(await StoreKitClient().unfinished().isEmpty)
+            #expect(await safe.isSettled())
+            do {
+                _ = try await safe.restore()
+                Issue.record("restore went on although AppStore.sync() failed")
+            } catch {
+                #expect((error as? OrderSafeError) == .store(.storeKit(.userCancelled)), "\(error)")
+            }
+
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "unkind-phone", unkindness: .init(paymentsNotAllowed: true)))
+            let forbidden = await safe.purchase("coins_60", through: .appStore)
+            #expect(forbidden.state == .failed(.paymentsNotAllowed))
+            let canPay = try await safe.products().canMakePayments
+            #expect(!canPay)
+        }
+    }
 }
