@@ -41,7 +41,9 @@ struct DeviceSession {
         let configuration = OrderSafeConfiguration(
             serverURL: server, token: { bearer }, userID: options.user, journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
             alipay: vendors, wechatPay: vendors,
-            confirmation: ConfirmationPolicy(timeout: .seconds(options.confirmTimeout), storeMayStillDeliver: .seconds(options.storeWait)),
+            confirmation: ConfirmationPolicy(
+                timeout: .seconds(options.confirmTimeout), storeMayStillDeliver: .seconds(options.storeWait),
+                notRecordedRetryCap: .seconds(options.retryCap)),
             log: { record in
                 Output.line(["log": record.message, "level": record.level.rawValue, "metadata": record.metadata])
             })

@@ -34,11 +34,15 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: "Seconds an App Store order is kept for its transaction after a store error that may have followed the charge.")
     var storeWait: Int = 600
 
+    @Option(help: "The longest wait, in seconds, before a transaction the server did not record is submitted again.")
+    var retryCap: Int = 6 * 3600
+
     func validate() throws {
         guard URL(string: server)?.host != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
         guard !user.isEmpty, user.count <= 128 else { throw ValidationError("--user must be 1 to 128 characters") }
         guard (1...3600).contains(confirmTimeout) else { throw ValidationError("--confirm-timeout must be 1 to 3600 seconds") }
         guard (0...86400).contains(storeWait) else { throw ValidationError("--store-wait must be 0 to 86400 seconds") }
+        guard (1...86400).contains(retryCap) else { throw ValidationError("--retry-cap must be 1 to 86400 seconds") }
     }
 }
 

@@ -58,8 +58,8 @@ struct JournalEntry: Codable, Sendable, Hashable {
     }
 
     /// The wait before a transaction the server did not record is submitted again: 30 s, doubling with each
-    /// answer, at most six hours.
-    static func retryDelay(attempts: Int) -> TimeInterval {
-        min(30 * pow(2, Double(min(max(attempts - 1, 0), 20))), 6 * 3600)
+    /// answer, at most `cap` (``ConfirmationPolicy/notRecordedRetryCap``, six hours by default).
+    static func retryDelay(attempts: Int, cap: TimeInterval = 6 * 3600) -> TimeInterval {
+        min(30 * pow(2, Double(min(max(attempts - 1, 0), 20))), cap)
     }
 }

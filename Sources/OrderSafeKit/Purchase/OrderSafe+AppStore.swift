@@ -19,8 +19,7 @@ extension OrderSafe {
                 // Perhaps charged: never reported as failed, and the order is not given up yet — its transaction may
                 // come through the listener. Resumes give up on it only after `storeMayStillDeliver`.
                 log(.warning, "the store failed after the purchase sheet; its transaction may still come", ["order_no": order.orderNo])
-                let wait = configuration.confirmation.storeMayStillDeliver.components
-                entry.retryAfter = configuration.now().addingTimeInterval(TimeInterval(wait.seconds) + TimeInterval(wait.attoseconds) / 1e18)
+                entry.retryAfter = configuration.now().addingTimeInterval(configuration.confirmation.storeMayStillDeliver.timeInterval)
                 try? await save(&entry)
                 var waiting = outcome(.awaitingConfirmation)
                 waiting.storeMayHaveCharged = true
@@ -131,7 +130,8 @@ extension OrderSafe {
     private func keepUnfinished(_ entry: JournalEntry, _ outcome: PurchaseOutcome) async -> PurchaseOutcome {
         var entry = entry
         entry.attempts += 1
-        entry.retryAfter = configuration.now().addingTimeInterval(JournalEntry.retryDelay(attempts: entry.attempts))
+        entry.retryAfter = configuration.now().addingTimeInterval(
+            JournalEntry.retryDelay(attempts: entry.attempts, cap: configuration.confirmation.notRecordedRetryCap.timeInterval))
         try? await save(&entry)
         return outcome
     }

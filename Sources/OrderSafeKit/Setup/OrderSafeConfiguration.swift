@@ -57,16 +57,21 @@ public struct ConfirmationPolicy: Sendable, Hashable {
     /// its transaction before a resume gives it up. Giving up loses nothing: a transaction that comes later is
     /// recorded all the same (the server adopts it for its buyer); it only ends the wait the buyer sees.
     public var storeMayStillDeliver: Duration
+    /// The longest wait before a transaction the server did not record (rejected, or held because its settings
+    /// cannot verify it) is submitted again; the wait starts at 30 s and doubles up to this.
+    public var notRecordedRetryCap: Duration
 
     public init(
         firstDelay: Duration = .milliseconds(300), maxDelay: Duration = .seconds(5), timeout: Duration = .seconds(60),
-        providerAnswer: Duration = .seconds(300), storeMayStillDeliver: Duration = .seconds(600)
+        providerAnswer: Duration = .seconds(300), storeMayStillDeliver: Duration = .seconds(600),
+        notRecordedRetryCap: Duration = .seconds(6 * 3600)
     ) {
         self.firstDelay = firstDelay
         self.maxDelay = maxDelay
         self.timeout = timeout
         self.providerAnswer = providerAnswer
         self.storeMayStillDeliver = storeMayStillDeliver
+        self.notRecordedRetryCap = notRecordedRetryCap
     }
 
     /// The waits between polls, in order, adding up to no more than `timeout`.
@@ -89,4 +94,12 @@ public struct OrderSafeLogRecord: Sendable, Hashable {
     public var level: Level
     public var message: String
     public var metadata: [String: String]
+}
+
+extension Duration {
+    /// The duration in seconds, for `Date` arithmetic.
+    var timeInterval: TimeInterval {
+        let parts = components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
 }
