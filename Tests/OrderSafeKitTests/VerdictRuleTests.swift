@@ -76,5 +76,6 @@ struct VerdictRuleTests {
         }
         #expect(JournalEntry.retryDelay(attempts: 1) == 30 && JournalEntry.retryDelay(attempts: 3) == 120)
         #expect(JournalEntry.retryDelay(attempts: 100) == 6 * 3600)
+        #expect(JournalEntry.retryDelay(attempts: 100, cap: 2) == 2, "ConfirmationPolicy.notRecordedRetryCap")
     }
 }
