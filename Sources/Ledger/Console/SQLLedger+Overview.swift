@@ -55,7 +55,7 @@ extension SQLLedger {
                 SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'failed' AND processed_at IS NULL
                 """).first()?.decode(column: "n", as: Int64.self) ?? 0
             let held = try await db.raw("""
-                SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'held' AND processed_at IS NULL
+                SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held)
                 """).first()?.decode(column: "n", as: Int64.self) ?? 0
             return LedgerOverview(
                 revenue: revenue, ordersByStatus: byStatus, flaggedWaiting: Int(flaggedWaiting),

@@ -42,9 +42,6 @@ final class ConnectionLimiter: Sendable {
         }
     }
 
-    /// Open connections in all.
-    var count: Int { state.withLock { $0.book.entries.count } }
-
     /// The address a connection counts against: an IPv4 address, or an IPv6 client's /64 (one subscriber's
     /// prefix: a single client may use every address in it).
     static func key(_ address: SocketAddress) -> String {
