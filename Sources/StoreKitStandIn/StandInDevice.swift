@@ -33,11 +33,19 @@ public final class StandInDevice: Sendable {
         public var interruptsPurchases = false
         /// `AppStore.sync()` fails: the user cancels the App Store sign-in, or the network is down.
         public var syncFailure: StoreKitError?
+        /// StoreKit cannot verify the transactions on this device: every one comes as `.unverified` with this error
+        /// (a device whose verification data does not match, a jailbreak tweak; Apple's forums count false positives
+        /// among them: developer.apple.com/forums/thread/773604), although the App Store signed them.
+        public var deviceVerificationFailure: VerificationResult<Transaction>.VerificationError?
 
-        public init(paymentsNotAllowed: Bool = false, interruptsPurchases: Bool = false, syncFailure: StoreKitError? = nil) {
+        public init(
+            paymentsNotAllowed: Bool = false, interruptsPurchases: Bool = false, syncFailure: StoreKitError? = nil,
+            deviceVerificationFailure: VerificationResult<Transaction>.VerificationError? = nil
+        ) {
             self.paymentsNotAllowed = paymentsNotAllowed
             self.interruptsPurchases = interruptsPurchases
             self.syncFailure = syncFailure
+            self.deviceVerificationFailure = deviceVerificationFailure
         }
     }
 
@@ -100,7 +108,7 @@ public final class StandInDevice: Sendable {
             // Charged, then interrupted (SKError 0 wrapping "Confirmation required", money taken: SwiftyStoreKit
             // issue 626): the app hears an error; the transaction waits in the queue.
             if unkindness.interruptsPurchases { throw StoreKitError.unknown }
-            return .success(try Self.result(signed))
+            return .success(try result(signed))
         case "pending": return .pending
         case "user_cancelled": return .userCancelled
         case "product_unavailable": throw Product.PurchaseError.productUnavailable
@@ -110,12 +118,12 @@ public final class StandInDevice: Sendable {
 
     func unfinished() async throws -> [VerificationResult<Transaction>] {
         let answer: SignedList = try await call("GET", endpoint("unfinished"), body: nil)
-        return try answer.signed_transactions.map(Self.result)
+        return try answer.signed_transactions.map(result)
     }
 
     func currentEntitlements() async throws -> [VerificationResult<Transaction>] {
         let answer: SignedList = try await call("GET", endpoint("entitlements"), body: nil)
-        return try answer.signed_transactions.map(Self.result)
+        return try answer.signed_transactions.map(result)
     }
 
     /// Without a cursor (a launch), the unfinished transactions and the cursor of the newest update.
@@ -123,7 +131,7 @@ public final class StandInDevice: Sendable {
         var components = URLComponents(url: endpoint("updates"), resolvingAgainstBaseURL: false)!
         if let cursor { components.queryItems = [URLQueryItem(name: "after", value: String(cursor))] }
         let answer: SignedList = try await call("GET", components.url!, body: nil)
-        return (try answer.signed_transactions.map(Self.result), answer.cursor ?? cursor ?? 0)
+        return (try answer.signed_transactions.map(result), answer.cursor ?? cursor ?? 0)
     }
 
     func finish(transactionID: UInt64) async throws {
@@ -161,13 +169,16 @@ public final class StandInDevice: Sendable {
         return try JSONDecoder().decode(Answer.self, from: data)
     }
 
-    /// The sandbox signs with its own authority; the device trusts it as StoreKit trusts Apple's.
-    static func result(_ signed: String) throws -> VerificationResult<Transaction> {
+    /// The sandbox signs with its own authority; the device trusts it as StoreKit trusts Apple's, unless this
+    /// device fails verification (``Unkindness/deviceVerificationFailure``).
+    func result(_ signed: String) throws -> VerificationResult<Transaction> {
         let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { throw StoreKitError.systemError(StandInError.malformed) }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
-        return .verified(Transaction(signed: signed, payload: try decoder.decode(StandInTransactionPayload.self, from: payload)))
+        let transaction = Transaction(signed: signed, payload: try decoder.decode(StandInTransactionPayload.self, from: payload))
+        if let failure = unkindness.deviceVerificationFailure { return .unverified(transaction, failure) }
+        return .verified(transaction)
     }
 
     private struct ProductsAnswer: Decodable {
@@ -219,11 +230,14 @@ struct StandInTransactionPayload: Decodable {
     var revocationReason: Int?
     var type: String
     var appAccountToken: UUID?
+    var inAppOwnershipType: String?
+    var offerType: Int?
+    var offerIdentifier: String?
     var signedDate: Date
 
     enum CodingKeys: String, CodingKey {
         case transactionId, originalTransactionId, productId, bundleId, purchaseDate, originalPurchaseDate, expiresDate, quantity
-        case revocationDate, revocationReason, type, appAccountToken, signedDate
+        case revocationDate, revocationReason, type, appAccountToken, inAppOwnershipType, offerType, offerIdentifier, signedDate
     }
 
     init(from decoder: any Decoder) throws {
@@ -246,6 +260,9 @@ struct StandInTransactionPayload: Decodable {
         revocationReason = try container.decodeIfPresent(Int.self, forKey: .revocationReason)
         type = try container.decode(String.self, forKey: .type)
         appAccountToken = try container.decodeIfPresent(UUID.self, forKey: .appAccountToken)
+        inAppOwnershipType = try container.decodeIfPresent(String.self, forKey: .inAppOwnershipType)
+        offerType = try container.decodeIfPresent(Int.self, forKey: .offerType)
+        offerIdentifier = try container.decodeIfPresent(String.self, forKey: .offerIdentifier)
         signedDate = try container.decode(Date.self, forKey: .signedDate)
     }
 }

@@ -3,6 +3,10 @@ import Foundation
 /// Linux stand-in for StoreKit 2's `Transaction`, read from the JWS the sandbox App Store signed.
 public struct Transaction: Identifiable, Hashable, Sendable {
     public enum RevocationReason: Hashable, Sendable { case developerIssue, other }
+    /// Bought by this Apple ID, or shared by another member of its family.
+    public enum OwnershipType: Hashable, Sendable { case purchased, familyShared }
+    /// The kind of offer the transaction used (StoreKit's values: an offer code is `.code`).
+    public enum OfferType: Hashable, Sendable { case introductory, promotional, code, winBack }
 
     public let id: UInt64
     public let originalID: UInt64
@@ -16,6 +20,10 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     public let revocationReason: RevocationReason?
     public let productType: Product.ProductType
     public let appAccountToken: UUID?
+    public let ownershipType: OwnershipType
+    /// iOS 15's names (`offer` replaced them in 17.2; OrderSafeKit targets 15).
+    public let offerType: OfferType?
+    public let offerID: String?
     public let signedDate: Date
     /// The JWS this transaction was read from (StoreKit keeps it behind `VerificationResult.jwsRepresentation`).
     let signed: String
@@ -91,6 +99,10 @@ public struct Transaction: Identifiable, Hashable, Sendable {
         revocationReason = payload.revocationReason.map { $0 == 1 ? .developerIssue : .other }
         productType = Product.ProductType(rawValue: payload.type)
         appAccountToken = payload.appAccountToken
+        ownershipType = payload.inAppOwnershipType == "FAMILY_SHARED" ? .familyShared : .purchased
+        // Apple's offerType: 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+        offerType = payload.offerType.flatMap { [1: .introductory, 2: .promotional, 3: .code, 4: .winBack][$0] }
+        offerID = payload.offerIdentifier
         signedDate = payload.signedDate
     }
 }

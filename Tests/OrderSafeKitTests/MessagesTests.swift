@@ -19,7 +19,7 @@ struct MessagesTests {
             .server(.malformedAnswer("x")), .server(.signedOut), .productNotFound("p"), .channelNotOffered(productID: "p", channel: .alipay),
             .paymentsNotAllowed, .bridgeMissing(.alipay), .rejected(code: "transaction_revoked", message: ""),
             .rejected(code: "transaction_belongs_to_another_user", message: ""), .rejected(code: "invalid_transaction", message: ""),
-            .unverifiedTransaction("x"), .journalUnavailable("x"),
+            .journalUnavailable("x"),
         ]
         return errors
     }

@@ -117,15 +117,28 @@ struct PurchaseMachineTests {
         #expect(h.journalFiles.isEmpty)
     }
 
-    @Test("an unverified transaction is submitted for the server's own verdict but never finished")
+    @Test("a transaction StoreKit cannot verify on the device: the server's verdict decides what is shown, it is never finished, and its redeliveries are neither submitted nor reported again")
     func unverified() async throws {
         let h = Harness()
         defer { h.cleanUp() }
         await h.store.set(verifies: false)
         let outcome = await h.app().purchase("coins", through: .appStore)
-        #expect(outcome.state == .failed(.unverifiedTransaction("invalidSignature")))
+        #expect(outcome.state == .fulfilled, "the server verified and credited it: \(outcome.name)")
         #expect(await h.store.finishCount.isEmpty)
         #expect(await h.server.credits.count == 1)
+        func submissions() async -> Int { await h.server.requests.filter { $0.hasSuffix("/appstore/transactions") }.count }
+        #expect(await submissions() == 1)
+        // Every launch meets it again in the store's unfinished transactions: nothing more is asked or shown.
+        let relaunched = h.app()
+        #expect(await relaunched.resume().isEmpty)
+        #expect(await submissions() == 1)
+        #expect(await relaunched.isSettled(), "recorded: nothing is on its way")
+        #expect(h.journalFiles.count == 1)
+        // Once the store no longer lists it, its entry leaves.
+        let transaction = try #require(await h.store.unfinished().first)
+        await h.store.finish(transaction)
+        _ = await relaunched.resume()
+        #expect(h.journalFiles.isEmpty)
     }
 
     @Test("refusals before any order: payments not allowed, unknown product, channel not offered, no bridge")

@@ -46,6 +46,28 @@ struct SharedWorkTests {
         purchase.cancel()
     }
 
+    @Test("a sweep while a purchase's intent is on disk and its order is being created leaves the intent to the purchase")
+    func resumeLeavesTheIntentBeingOrdered() async throws {
+        let probe = Harness()
+        defer { probe.cleanUp() }
+        _ = await probe.app().purchase("coins", through: .appStore)
+        let steps = await probe.crash.steps
+        let ordering = try #require(steps.firstIndex(of: "server: POST v1/orders"), "\(steps)")
+        let h = Harness(crashAt: ordering)
+        defer { h.cleanUp() }
+        let app = h.app()
+        let purchase = Task { await app.purchase("coins", through: .appStore) }
+        while await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
+        // The intent is on disk, the order's creation unanswered; the app comes to the foreground and sweeps.
+        #expect(h.journalFiles.count == 1)
+        let swept = await app.resume()
+        #expect(swept.isEmpty, "the sweep took the intent being ordered: \(swept.map(\.name))")
+        #expect(!(await h.server.requests.contains { $0.hasSuffix("/cancel") }), "the sweep cancelled the order being bought")
+        #expect(await h.server.orders.isEmpty, "the sweep created the order itself")
+        #expect(h.journalFiles.count == 1)
+        purchase.cancel()
+    }
+
     @Test("a provider order the server will not cancel and that is not final stays in the journal, then settles")
     func giveUpOnlyOnFinal() async throws {
         var h = Harness()

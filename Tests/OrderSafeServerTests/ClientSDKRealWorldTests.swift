@@ -152,4 +152,79 @@ extension ClientSDKEndToEndTests {
             #expect(!canPay)
         }
     }
+
+    @Test("made elsewhere while the app was closed (another device of the Apple ID, Family Sharing, an offer code, a renewal): each recorded for the signed-in user at launch and finished once",
+          .timeLimit(.minutes(2)))
+    func madeElsewhere() async throws {
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-elsewhere-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await AlipayFlowTests.live(settings) { base, alice in
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "elsewhere-phone"))
+            let clock = MovableClock()
+            var safe = Self.app(base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            #expect(await safe.purchase("vip_monthly", through: .appStore).state == .fulfilled)
+            let vip = try #require(await StoreKitClient().currentEntitlements().first { $0.productID == "com.example.ordersafe.vip.monthly" })
+            #expect(vip.appAccountToken != nil)
+            await safe.stop()
+            // alice's iPad made an order and paid for it; the App Store delivers its transaction to this phone too.
+            let order = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(try await AlipayFlowTests.request(
+                base + "/v1/orders", method: .POST, token: alice, body: #"{"product_id":"coins_60","channel":"appstore"}"#))).order
+            let device = base + "/sandbox/appstore/devices/elsewhere-phone/deliver"
+            for body in [
+                #"{"product_id":"com.example.ordersafe.coins60","from":"other_device","app_account_token":"\#(order.orderUUID.uuidString)"}"#,
+                #"{"product_id":"com.example.ordersafe.removeads","from":"family_shared"}"#,
+                #"{"product_id":"com.example.ordersafe.coins300","from":"offer_code","offer_code":"SPRING300"}"#,
+                #"{"product_id":"com.example.ordersafe.vip.monthly","from":"renewal","original_transaction_id":"\#(vip.id)"}"#,
+            ] {
+                _ = try await AlipayFlowTests.request(device, method: .POST, token: nil, body: body)
+            }
+            let waiting = await StoreKitClient().unfinished()
+            #expect(waiting.count == 4)
+            #expect(waiting.last?.appAccountToken == vip.appAccountToken, "a renewal carries its original purchase's token")
+            #expect(waiting.filter { $0.appAccountToken == nil }.count == 2, "Family Sharing and an offer code carry no token")
+            var kinds: [String] = []
+            for await result in StoreKitStandIn.Transaction.unfinished {
+                let transaction = result.unsafePayloadValue
+                kinds.append("\(transaction.ownershipType) \(transaction.offerType.map { "\($0)" } ?? "-") \(transaction.offerID ?? "-")")
+            }
+            #expect(kinds == ["purchased - -", "familyShared - -", "purchased code SPRING300", "purchased - -"])
+            // The next launch records each for alice and finishes it.
+            safe = Self.app(base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            let outcomes = await safe.start()
+            #expect(outcomes.count == 4 && outcomes.allSatisfy { $0.state == .fulfilled }, "\(outcomes.map(\.name))")
+            #expect(outcomes.contains { $0.orderNo == order.orderNo }, "the iPad's order is the one paid")
+            #expect(await StoreKitClient().unfinished().isEmpty)
+            let holdings = try await safe.entitlements(allowCached: false)
+            #expect(holdings.balances.first { $0.name == "coins" }?.amount == 360)
+            #expect(Set(holdings.entitlements.map(\.name)) == ["vip", "no_ads"])
+            #expect(await safe.start().isEmpty, "nothing is recorded or shown twice")
+            await safe.stop()
+        }
+    }
+
+    @Test("a phone that cannot verify transactions: the server verifies and credits each once, the app shows it credited, never finishes it, and does not submit it again",
+          .timeLimit(.minutes(2)))
+    func unverifiedOnTheDevice() async throws {
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-unverified-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await AlipayFlowTests.live(settings) { base, alice in
+            StandInDevice.connect(StandInDevice(
+                server: URL(string: base)!, deviceID: "unverifying-phone", unkindness: .init(deviceVerificationFailure: .invalidDeviceVerification)))
+            let proxy = RewritingProxy()
+            let safe = Self.app(base: base, token: alice, journal: folder, transport: proxy, clock: MovableClock())
+            let outcome = await safe.purchase("coins_60", through: .appStore)
+            #expect(outcome.state == .fulfilled, "\(outcome.name)")
+            let left = await StoreKitClient().unfinished()
+            #expect(left.count == 1 && left.first?.verificationFailure == "invalidDeviceVerification")
+            // Every later launch meets it unfinished: it is not submitted again (a proxy that would refuse it is never asked).
+            proxy.rewrite.withLock { $0 = { _, _ in (500, Data()) } }
+            #expect(await safe.resume().isEmpty)
+            #expect(await safe.isSettled())
+            proxy.rewrite.withLock { $0 = nil }
+            let coins = try await Self.balance(safe, "coins")
+            #expect(coins == 60)
+        }
+    }
 }

@@ -62,10 +62,24 @@ struct SandboxAppStoreRouteTests {
                 ("/sandbox/appstore/faults", #"{"faults":["server_error"],"extra":1}"#),
                 ("/sandbox/appstore/faults", #"{"faults":[],"faults":["server_error"]}"#),
                 ("/sandbox/appstore/devices/phone-1/purchase", #"{"product_id":"com.example.coins60","confirm":null}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"com.example.ordersafe.coins60","from":"nowhere"}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"com.example.ordersafe.coins60","from":"family_shared"}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"com.example.ordersafe.removeads","from":"family_shared","offer_code":"X"}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"com.example.ordersafe.vip.monthly","from":"renewal","original_transaction_id":"42"}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"com.example.ordersafe.coins60","from":"renewal","original_transaction_id":"42"}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"com.example.ordersafe.coins60","from":"offer_code","offer_code":""}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"com.example.ordersafe.coins60","from":"other_device","app_account_token":"x"}"#),
+                ("/sandbox/appstore/devices/phone-1/deliver", #"{"product_id":"nothing","from":"offer_code","offer_code":"A"}"#),
             ] {
                 let answer = try await client.execute(uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: body))
                 #expect(answer.status == .badRequest, "\(path) \(body): \(answer.status) \(String(buffer: answer.body))")
             }
+            let delivered = try await client.execute(
+                uri: "/sandbox/appstore/devices/phone-1/deliver", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"product_id":"com.example.ordersafe.removeads","from":"family_shared"}"#))
+            #expect(delivered.status == .ok, "\(String(buffer: delivered.body))")
+            let updates = String(buffer: try await client.execute(uri: "/sandbox/appstore/devices/phone-1/updates?after=0", method: .get).body)
+            #expect(updates.contains(#""cursor":1"#), "\(updates)")
             let queued = try await client.execute(
                 uri: "/sandbox/alipay/faults", method: .post, headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: #"{"notifications":["drop"]}"#))

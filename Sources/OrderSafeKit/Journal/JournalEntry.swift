@@ -16,6 +16,10 @@ struct JournalEntry: Codable, Sendable, Hashable {
         case submitting
         /// The provider's app answered (or the app was killed while it was open): waiting for the server's truth.
         case awaitingProvider
+        /// The server recorded the transaction, but StoreKit could not verify it on this device, so it is never
+        /// finished (StoreKit delivers it again at every launch): the entry says it needs nothing more, and leaves once
+        /// the store no longer lists it.
+        case recorded
     }
 
     var id: UUID

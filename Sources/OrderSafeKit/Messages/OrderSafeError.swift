@@ -18,8 +18,6 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
     case bridgeMissing(Channel)
     /// The server looked at the App Store transaction and refused it for good.
     case rejected(code: String, message: String)
-    /// StoreKit could not verify the transaction on the device; it is not finished.
-    case unverifiedTransaction(String)
     /// The purchase journal cannot be written (disk full, folder not writable) or is full: no purchase starts.
     case journalUnavailable(String)
 
@@ -46,7 +44,6 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .rejected("transaction_revoked", _): ("order.transactionRevoked", [:])
         case .rejected("transaction_belongs_to_another_user", _): ("order.otherUser", [:])
         case .rejected(let code, _): ("order.rejected", ["code": code])
-        case .unverifiedTransaction: ("order.unverified", [:])
         case .journalUnavailable: ("journal.unavailable", [:])
         }
     }
@@ -68,7 +65,6 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .paymentsNotAllowed: "payments are not allowed on this device"
         case .bridgeMissing(let channel): "no bridge configured for \(channel.rawValue)"
         case .rejected(let code, let message): "rejected (\(code)): \(message)"
-        case .unverifiedTransaction(let reason): "StoreKit could not verify the transaction: \(reason)"
         case .journalUnavailable(let reason): "the purchase journal is unavailable: \(reason)"
         }
     }

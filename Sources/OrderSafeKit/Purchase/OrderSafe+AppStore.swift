@@ -61,6 +61,8 @@ extension OrderSafe {
 
     private func record(_ transaction: StoreTransaction) async -> PurchaseOutcome? {
         var entry = await journalEntry(for: transaction)
+        // Recorded already, and left unfinished because this device could not verify it: nothing more to do or say.
+        if entry?.stage == .recorded { return nil }
         // Another user's purchase is carried through for its owner; none of its outcomes is shown to this one.
         let shown = entry?.userID == nil || entry?.userID == userID
         let report = { (outcome: PurchaseOutcome) in shown ? self.report(outcome) : nil }
@@ -111,18 +113,27 @@ extension OrderSafe {
         if transaction.isVerified {
             await store.finish(transaction)
             hub.send(.transactionFinished(transactionID: transaction.id, orderNo: verdict.order?.orderNo ?? orderNo))
+            if let entry { await journal.remove(entry.id) }
+        } else {
+            // The server verified it against Apple's roots and recorded it, so the order's state below is the truth;
+            // but a transaction StoreKit could not verify on this device is never finished (Apple's sample code and
+            // RevenueCat leave it: research §3.1). Its entry remembers that it was recorded, so its deliveries at
+            // every launch are neither submitted nor reported again.
+            log(.warning, "transaction recorded, left unfinished: StoreKit could not verify it on this device", [
+                "transaction_id": String(transaction.id), "reason": transaction.verificationFailure ?? "-",
+            ])
+            current.stage = .recorded
+            current.signedTransaction = nil
+            try? await save(&current)
         }
-        if let entry { await journal.remove(entry.id) }
         guard let order = verdict.order, order.userID == userID else {
             // Recorded for another account (the device changed hands): finished here, credited to its owner, not shown.
             log(.info, "transaction of another account recorded for its owner", ["transaction_id": String(transaction.id)])
             return nil
         }
         await refreshEntitlements()
-        var outcome = PurchaseOutcome.settled(order) ?? PurchaseOutcome(
-            orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled, order: order)
-        if !transaction.isVerified { outcome.state = .failed(.unverifiedTransaction(transaction.verificationFailure ?? "")) }
-        return report(outcome)
+        return report(PurchaseOutcome.settled(order) ?? PurchaseOutcome(
+            orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled, order: order))
     }
 
     /// A transaction the server did not record: it stays unfinished, and its entry (made now if it had none) waits

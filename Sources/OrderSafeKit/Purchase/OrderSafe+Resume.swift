@@ -16,19 +16,21 @@ extension OrderSafe {
             log(.error, "journal file unreadable, set aside", ["file": problem.file, "reason": problem.reason])
             hub.send(.journalProblem(file: problem.file, reason: problem.reason))
         }
-        for transaction in await store.unfinished() {
+        let unfinished = await store.unfinished()
+        for transaction in unfinished {
             if let outcome = await process(transaction) { outcomes.append(outcome) }
         }
+        let stillUnfinished = Set(unfinished.map(\.id))
         for entry in await journal.entries().entries where entriesInFlight.insert(entry.id).inserted {
             defer { entriesInFlight.remove(entry.id) }
-            let outcome = await resume(entry)
+            let outcome = await resume(entry, unfinished: stillUnfinished)
             if let outcome, entry.userID == nil || entry.userID == userID { outcomes.append(report(outcome)) }
         }
         return outcomes
     }
 
-    /// One entry, from its stage.
-    private func resume(_ entry: JournalEntry) async -> PurchaseOutcome? {
+    /// One entry, from its stage; `unfinished` holds the ids of the store's unfinished transactions.
+    private func resume(_ entry: JournalEntry, unfinished: Set<UInt64>) async -> PurchaseOutcome? {
         var entry = entry
         let waiting = PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
         switch entry.stage {
@@ -78,6 +80,11 @@ extension OrderSafe {
                 return settled
             }
             return PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .pending)
+        case .recorded:
+            // Recorded and left unfinished (unverified on this device): the entry goes once the store stops listing it.
+            if let id = entry.transactionID, unfinished.contains(id) { return nil }
+            await journal.remove(entry.id)
+            return nil
         case .submitting:
             // The transaction was not among the unfinished ones (it was finished before the entry was removed, or
             // the server was unreachable just now): its signed form is submitted again for the verdict (the server

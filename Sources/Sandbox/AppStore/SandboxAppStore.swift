@@ -99,7 +99,7 @@ public actor SandboxAppStore {
     @discardableResult
     public func purchase(
         productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil,
-        subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, device: String? = nil
+        subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, offerCode: String? = nil, device: String? = nil
     ) throws -> (transactionID: String, signed: String) {
         let id = String(nextID)
         nextID += 1
@@ -115,6 +115,12 @@ public actor SandboxAppStore {
             familyShared: familyShared)
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         payload["expiresDate"] = expires.map(Self.milliseconds)
+        if let offerCode {
+            // Apple's `offerType` 3 is an offer code, `offerIdentifier` its reference name (App Store Server API,
+            // JWSTransactionDecodedPayload `offerType`).
+            payload["offerType"] = 3
+            payload["offerIdentifier"] = offerCode
+        }
         let signed = try sign(payload)
         try keep(
             KeptTransaction(
@@ -127,6 +133,14 @@ public actor SandboxAppStore {
                 notification: try notification(originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", signedTransaction: signed)),
             payload: payload)
         return (id, signed)
+    }
+
+    /// The `appAccountToken` of an original transaction (a subscription's first purchase), which its renewals
+    /// carry too (Apple's appAccountToken page: "the App Store returns the same UUID in Transaction.appAccountToken
+    /// and renewal info"); throws when no chain starts with `transactionID`.
+    func chainToken(of transactionID: String) throws -> UUID? {
+        guard records.originals[transactionID] != nil else { throw SandboxDeviceError.notRenewable(transactionID) }
+        return records.tokens[transactionID]
     }
 
     /// What a new transaction says, as the App Store writes it (milliseconds since 1970 in `at`).

@@ -7,7 +7,9 @@ import OrderSafeModel
 /// The device queues over HTTP, for StoreKitStandIn and for people (`{prefix}` is `/sandbox/appstore`):
 /// `GET {prefix}/devices/{device}/products?ids=a,b`, `POST …/purchase` (`product_id`, `app_account_token`,
 /// `ask_to_buy`, `confirm`), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
-/// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline`; `POST {prefix}/refund` (`transaction_id`) and
+/// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline`, `POST …/deliver` (a
+/// transaction made outside the app: `product_id`, `from` = `other_device` [`app_account_token`], `family_shared`,
+/// `offer_code` [`offer_code`] or `renewal` [`original_transaction_id`]); `POST {prefix}/refund` (`transaction_id`) and
 /// `GET {prefix}/payments` (every purchase, with its `appAccountToken` and the device that made it).
 public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
     let devices: SandboxAppStoreDevices
@@ -31,12 +33,8 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         }
         device.post("purchase") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
-                let token = try object.optionalString("app_account_token").map { text -> UUID in
-                    guard let uuid = UUID(uuidString: text) else { throw SandboxDeviceError.badToken(text) }
-                    return uuid
-                }
                 let result = try await devices.purchase(
-                    device: try context.parameters.require("device"), productID: try object.string("product_id"), appAccountToken: token,
+                    device: try context.parameters.require("device"), productID: try object.string("product_id"), appAccountToken: try Self.token(object),
                     askToBuy: try object.optionalBool("ask_to_buy") ?? false, confirm: try object.optionalBool("confirm") ?? true)
                 switch result {
                 case .success(let signed): return ["result": "success", "signed_transaction": signed]
@@ -69,6 +67,13 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                 return [:]
             }
         }
+        device.post("deliver") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                let id = try await devices.deliverFromElsewhere(
+                    device: try context.parameters.require("device"), productID: try object.string("product_id"), try Self.elsewhere(object))
+                return ["transaction_id": id]
+            }
+        }
         device.get("ask-to-buy") { _, context in
             let requests = await devices.askToBuyRequests(device: try context.parameters.require("device"))
             return SandboxJSONObject.response(["requests": requests.map { ["request_id": $0.requestID, "product_id": $0.productID] }])
@@ -94,9 +99,41 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             }
         }
     }
+
+    /// What `POST …/deliver` names: `from`, and the one member that kind takes (any other is refused).
+    static func elsewhere(_ object: JSONObject) throws -> SandboxAppStoreDevices.Elsewhere {
+        let from = try object.string("from")
+        let extra: String? = switch from {
+        case "other_device": "app_account_token"
+        case "offer_code": "offer_code"
+        case "renewal": "original_transaction_id"
+        case "family_shared": nil
+        default: throw SandboxDeviceError.badDelivery("from must be other_device, family_shared, offer_code or renewal")
+        }
+        if let stray = object.memberNames.first(where: { !["product_id", "from", extra].contains($0) }) {
+            throw SandboxDeviceError.badDelivery("'\(stray.prefix(32))' is not a member of a \(from) delivery")
+        }
+        switch from {
+        case "other_device":
+            return .otherDevice(appAccountToken: try token(object))
+        case "offer_code":
+            let code = try object.string("offer_code")
+            guard (1...64).contains(code.utf8.count) else { throw SandboxDeviceError.badDelivery("offer_code must be 1 to 64 bytes") }
+            return .offerCode(code)
+        case "renewal": return .renewal(originalTransactionID: try object.string("original_transaction_id"))
+        default: return .familyShared
+        }
+    }
+
+    /// The optional `app_account_token`: a UUID.
+    static func token(_ object: JSONObject) throws -> UUID? {
+        try object.optionalString("app_account_token").map { text in
+            guard let uuid = UUID(uuidString: text) else { throw SandboxDeviceError.badToken(text) }
+            return uuid
+        }
+    }
 }
 
-/// JSON answers with nested values, for the sandbox's own control routes.
 /// Answers 400 before any device route runs when the path's device id is not one (``SandboxAppStoreDevices``).
 struct DeviceIDCheck<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -107,6 +144,7 @@ struct DeviceIDCheck<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+/// JSON answers with nested values, for the sandbox's own control routes.
 enum SandboxJSONObject {
     static func response(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
         let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)

@@ -124,6 +124,57 @@ public actor SandboxAppStoreDevices {
         return Self.transactionID(signed)
     }
 
+    /// How a transaction made outside the app reaches a device. StoreKit delivers these through `Transaction.updates`
+    /// ("transactions that occur outside the app or on other devices … Ask to Buy transactions, offer code
+    /// redemptions, purchases … in the App Store": Apple's `Transaction.updates` page), and until the app finishes
+    /// them they are unfinished, so an app that was closed meets them at its next launch.
+    public enum Elsewhere: Sendable, Hashable {
+        /// The same Apple ID bought it on another device, with the `appAccountToken` that device's app gave (an
+        /// order of the app's), or none (an app that gave none).
+        case otherDevice(appAccountToken: UUID?)
+        /// Another member of the family bought a non-consumable or a subscription: `inAppOwnershipType`
+        /// FAMILY_SHARED, and no token of this app's.
+        case familyShared
+        /// An offer code redeemed in the App Store app, with the offer's reference name: no token.
+        case offerCode(String)
+        /// An auto-renewable subscription renewed: the chain's original transaction id; the renewal carries the
+        /// original's token.
+        case renewal(originalTransactionID: String)
+    }
+
+    /// A transaction made outside the app arrives on `device` (see ``Elsewhere``). Returns its transaction id.
+    public func deliverFromElsewhere(device: String, productID: String, _ elsewhere: Elsewhere) async throws -> String {
+        try admit(device)
+        guard let product = products[productID] else { throw SandboxDeviceError.unknownProduct(productID) }
+        var token: UUID?
+        var original: String?
+        var offer: String?
+        var familyShared = false
+        switch elsewhere {
+        case .otherDevice(let appAccountToken):
+            token = appAccountToken
+        case .familyShared:
+            // Consumables are never shared (Apple: Family Sharing covers non-consumables and subscriptions).
+            guard product.type != "Consumable" else { throw SandboxDeviceError.notShareable(productID) }
+            familyShared = true
+        case .offerCode(let code):
+            offer = code
+        case .renewal(let originalTransactionID):
+            guard product.type == "Auto-Renewable Subscription" else { throw SandboxDeviceError.notRenewable(productID) }
+            token = try await store.chainToken(of: originalTransactionID)
+            original = originalTransactionID
+        }
+        let (id, signed) = try await store.purchase(
+            productID: productID, type: product.type, appAccountToken: token, originalTransactionID: original, familyShared: familyShared,
+            offerCode: offer, device: device)
+        try journal.append(.update(device: device, signed: signed))
+        owners[id] = device
+        devices[device]?.unfinished[id] = signed
+        devices[device]?.all[id] = (product.type, signed)
+        devices[device]?.updates.append(signed)
+        return id
+    }
+
     /// The Ask to Buy requests waiting for a parent: request id and product id.
     public func askToBuyRequests(device: String) -> [(requestID: String, productID: String)] {
         (devices[device]?.askToBuy ?? [:]).map { ($0.key, $0.value.productID) }.sorted { $0.requestID < $1.requestID }
@@ -223,6 +274,10 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
     case badToken(String)
     case tooMany
     case unknownRequest(String)
+    case unknownProduct(String)
+    case notShareable(String)
+    case notRenewable(String)
+    case badDelivery(String)
 
     public var description: String {
         switch self {
@@ -230,6 +285,10 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
         case .badToken(let text): "app_account_token '\(text.prefix(64))' is not a UUID"
         case .tooMany: "too many devices or updates in this sandbox"
         case .unknownRequest(let id): "no Ask to Buy request \(id)"
+        case .unknownProduct(let id): "the store sells no product '\(id.prefix(64))'"
+        case .notShareable(let id): "'\(id.prefix(64))' is a consumable: Family Sharing shares non-consumables and subscriptions only"
+        case .notRenewable(let id): "'\(id.prefix(64))' is not an auto-renewable subscription's original transaction or product"
+        case .badDelivery(let reason): reason
         }
     }
 }
@@ -238,7 +297,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
 enum SandboxDeviceRecord: Codable {
     /// The app finished a transaction.
     case finished(device: String, id: String)
-    /// A transaction sent to the device as an update (a refund).
+    /// A transaction sent to the device as an update (a refund, a purchase made elsewhere).
     case update(device: String, signed: String)
     /// An Ask to Buy request waits for a parent.
     case askToBuy(device: String, requestID: String, productID: String, token: UUID?)
