@@ -3,6 +3,12 @@ import HTTPTypes
 import Hummingbird
 import OrderSafeModel
 
+/// An error of the layers below the routes that has its answer to an API caller: thrown as it is, and answered by
+/// ``ErrorEnvelopeMiddleware`` (no route maps it by hand).
+protocol APIErrorConvertible: Error {
+    var apiError: APIError { get }
+}
+
 /// An error answered to an API caller as `{"error": {"code", "message"}}` with an HTTP status.
 struct APIError: HTTPResponseError, Equatable {
     var status: HTTPResponse.Status

@@ -8,6 +8,8 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             return try error.response(from: request, context: context)
+        } catch let error as any APIErrorConvertible {
+            return try error.apiError.response(from: request, context: context)
         } catch let error as HTTPError {
             return try Self.envelope(for: error).response(from: request, context: context)
         } catch let error as any HTTPResponseError {

@@ -27,25 +27,15 @@ struct AdminController {
     }
 
     func addRoutes(to admin: RouterGroup<OrderSafeRequestContext>) {
-        let group = admin.group().add(middleware: RefusalEnvelope())
+        let group = admin.group()
         group.get("orders") { request, _ in
             let zone = try Self.zone(request)
-            let parsed: AdminOrderQuery
-            do throws(AdminInputError) {
-                parsed = try AdminOrderQuery(request.uri, zone: zone, allowed: ["tz"], emptyMeansAbsent: false)
-            } catch {
-                throw error.apiError
-            }
+            let parsed = try AdminOrderQuery(request.uri, zone: zone, allowed: ["tz"], emptyMeansAbsent: false)
             return try Response.json(AdminOrderList(try await ledger.orders(parsed.query)))
         }
         group.get("orders/:order_no") { request, context in
             let orderNo = try context.parameters.require("order_no")
-            let from: Int
-            do throws(AdminInputError) {
-                from = try EventsPageQuery.eventsFrom(request.uri)
-            } catch {
-                throw error.apiError
-            }
+            let from = try EventsPageQuery.eventsFrom(request.uri)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo, eventsFrom: from)))
         }
         group.post("orders/:order_no/refund") { request, context in
@@ -74,14 +64,9 @@ struct AdminController {
             guard let userID = context.decodedParameter("user_id"), (1...128).contains(userID.utf8.count) else {
                 throw APIError.badRequest("invalid_parameter", "'user_id' must be 1 to 128 bytes, percent-encoded in the path")
             }
-            let parsed: AdminOrderQuery
-            do throws(AdminInputError) {
-                parsed = try AdminOrderQuery(request.uri, zone: .gmt, emptyMeansAbsent: false)
-                guard parsed.parameters.allSatisfy({ $0.name == "limit" }) else {
-                    throw AdminInputError(field: parsed.parameters.first { $0.name != "limit" }?.name ?? "", message: "is not a parameter here; use cursor, limit")
-                }
-            } catch {
-                throw error.apiError
+            let parsed = try AdminOrderQuery(request.uri, zone: .gmt, emptyMeansAbsent: false)
+            guard parsed.parameters.allSatisfy({ $0.name == "limit" }) else {
+                throw AdminInputError(field: parsed.parameters.first { $0.name != "limit" }?.name ?? "", message: "is not a parameter here; use cursor, limit")
             }
             var query = parsed.query
             query.userID = userID
@@ -116,7 +101,7 @@ struct AdminController {
 
     private func dossier(_ orderNo: String, eventsFrom: Int = 0) async throws -> OrderDossier {
         guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo, eventsFrom: eventsFrom) else {
-            throw OperatorDesk.Refusal.noOrder(orderNo).apiError
+            throw OperatorDesk.Refusal.noOrder(orderNo)
         }
         return dossier
     }
@@ -131,21 +116,8 @@ struct AdminController {
     }
 }
 
-extension OperatorDesk.Refusal {
+extension OperatorDesk.Refusal: APIErrorConvertible {
     var apiError: APIError { APIError(status: status, code: code, message: message) }
-}
-
-/// Answers an operator action's refusal in the API's error shape.
-struct RefusalEnvelope: RouterMiddleware {
-    typealias Context = OrderSafeRequestContext
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let refusal as OperatorDesk.Refusal {
-            throw refusal.apiError
-        }
-    }
 }
 
 extension OrderSafeRequestContext {

@@ -112,7 +112,7 @@ struct AdminOrderQuery: Sendable {
 }
 
 /// A request parameter or form field out of shape: answered 400 with the field's name.
-struct AdminInputError: Error, Equatable, CustomStringConvertible {
+struct AdminInputError: APIErrorConvertible, Equatable, CustomStringConvertible {
     var field: String
     var message: String
     var description: String { "'\(field)' \(message)" }

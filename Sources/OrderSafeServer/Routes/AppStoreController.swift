@@ -21,33 +21,25 @@ struct AppStoreController {
     func sync(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let body = try await request.decodeJSON(AppStoreSyncRequest.self, limit: Self.maxBodyBytes, context: context)
-        do {
-            let response = try await payments.sync(body, userID: user.id)
-            context.logger.info("appstore sync", metadata: ["transactions": "\(response.transactions.count)", "verdict": "\(response.verdict.rawValue)"])
-            return Response.json(bytes: response.json)
-        } catch let error as AppStoreSubmissionError {
-            throw error.apiError
-        }
+        let response = try await payments.sync(body, userID: user.id)
+        context.logger.info("appstore sync", metadata: ["transactions": "\(response.transactions.count)", "verdict": "\(response.verdict.rawValue)"])
+        return Response.json(bytes: response.json)
     }
 
     func submit(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let submission = try await request.decodeJSON(AppStoreSubmission.self, limit: Self.maxBodyBytes, context: context)
-        do {
-            let response = try await payments.submit(submission, userID: user.id)
-            for result in response.transactions {
-                context.logger.info(
-                    "appstore submission", metadata: ["transaction_id": "\(result.transactionID)", "verdict": "\(result.verdict.rawValue)",
-                                                      "code": "\(result.error?.code ?? "-")"])
-            }
-            return Response.json(bytes: response.json)
-        } catch let error as AppStoreSubmissionError {
-            throw error.apiError
+        let response = try await payments.submit(submission, userID: user.id)
+        for result in response.transactions {
+            context.logger.info(
+                "appstore submission", metadata: ["transaction_id": "\(result.transactionID)", "verdict": "\(result.verdict.rawValue)",
+                                                  "code": "\(result.error?.code ?? "-")"])
         }
+        return Response.json(bytes: response.json)
     }
 }
 
-extension AppStoreSubmissionError {
+extension AppStoreSubmissionError: APIErrorConvertible {
     var apiError: APIError {
         switch self {
         case .malformed: APIError.badRequest("invalid_submission", description)

@@ -25,43 +25,31 @@ struct OrdersController {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
         let hint = try await request.decodeJSON(ClientResultRequest.self, limit: 4096, context: context)
-        do {
-            let order = try await orders.order(number: orderNo, userID: user.id)
-            let settled = try await orders.recordClientResult(hint, for: order, reconciler: reconciler)
-            return try Response.json(OrderResponse(order: settled))
-        } catch let error as OrderError {
-            throw error.apiError
-        }
+        let order = try await orders.order(number: orderNo, userID: user.id)
+        let settled = try await orders.recordClientResult(hint, for: order, reconciler: reconciler)
+        return try Response.json(OrderResponse(order: settled))
     }
 
     /// The user gives up an unpaid order; a paid one cannot be cancelled (409).
     func cancel(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
-        do {
-            return try Response.json(OrderResponse(order: try await orders.cancel(number: orderNo, userID: user.id, settler: reconciler)))
-        } catch let error as OrderError {
-            throw error.apiError
-        }
+        return try Response.json(OrderResponse(order: try await orders.cancel(number: orderNo, userID: user.id, settler: reconciler)))
     }
 
     func create(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let key = try Self.idempotencyKey(request)
         let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes, context: context)
-        do {
-            let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
-            let response = OrderResponse(
-                order: creation.order, alipay: body.channel == .alipay ? try alipay?.invocation(for: creation.order) : nil,
-                wechatpay: body.channel == .wechatPay ? try await wechatpayInvocation(for: creation.order) : nil)
-            if case .created(let order) = creation {
-                context.logger.info("order created", metadata: ["order_no": "\(order.orderNo)"])
-                return try Response.json(response, status: .created)
-            }
-            return try Response.json(response, status: .ok)
-        } catch let error as OrderError {
-            throw error.apiError
+        let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
+        let response = OrderResponse(
+            order: creation.order, alipay: body.channel == .alipay ? try alipay?.invocation(for: creation.order) : nil,
+            wechatpay: body.channel == .wechatPay ? try await wechatpayInvocation(for: creation.order) : nil)
+        if case .created(let order) = creation {
+            context.logger.info("order created", metadata: ["order_no": "\(order.orderNo)"])
+            return try Response.json(response, status: .created)
         }
+        return try Response.json(response, status: .ok)
     }
 
     /// WeChat Pay must be reached to prepay; when it cannot be, the order stays and the app may retry (the same
@@ -80,11 +68,7 @@ struct OrdersController {
     func show(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
-        do {
-            return try Response.json(OrderResponse(order: try await orders.order(number: orderNo, userID: user.id)))
-        } catch let error as OrderError {
-            throw error.apiError
-        }
+        return try Response.json(OrderResponse(order: try await orders.order(number: orderNo, userID: user.id)))
     }
 
     /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters, not in the namespace the
@@ -101,7 +85,7 @@ struct OrdersController {
     }
 }
 
-extension OrderError {
+extension OrderError: APIErrorConvertible {
     var apiError: APIError {
         let status: HTTPResponse.Status =
             switch self {
