@@ -32,11 +32,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.20.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/vapor/async-kit", from: "1.19.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
         .package(url: "https://github.com/vapor/postgres-kit", from: "2.14.0"),
         .package(url: "https://github.com/vapor/sql-kit", from: "3.30.0"),
@@ -69,11 +71,15 @@ let package = Package(
             name: "Ledger",
             dependencies: [
                 "OrderSafeModel",
+                .product(name: "AsyncKit", package: "async-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 // Ledger also imports VaporCSQLite, the SQLite that sqlite-kit's sqlite-nio compiles in (a module of
-                // that package, visible to its dependents): PreparedSQLiteConnection uses the same copy of SQLite.
+                // that package, visible to its dependents but no product of it, so it cannot be declared here):
+                // PreparedSQLiteConnection uses the same copy of SQLite.
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
             ]
@@ -135,6 +141,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -169,6 +176,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -177,6 +185,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
             resources: [.copy("Resources/openapi.json"), .copy("Resources/catalog.example.json"), .copy("Resources/console")]
@@ -188,8 +197,12 @@ let package = Package(
             dependencies: [
                 "CMalloc",
                 "AppStore",
+                "Ledger",
+                "OrderSafeModel",
                 "OrderSafeServer",
                 "Sandbox",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -215,17 +228,21 @@ let package = Package(
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(name: "OrderSafeKitTests", dependencies: ["OrderSafeKit", "OrderSafeModel", "StoreKitStandIn"]),
         .target(
-            name: "LedgerTestSupport", dependencies: ["Ledger", "OrderSafeModel", .product(name: "SQLKit", package: "sql-kit")],
+            name: "LedgerTestSupport",
+            dependencies: [
+                "Ledger", "OrderSafeModel", .product(name: "Logging", package: "swift-log"), .product(name: "SQLKit", package: "sql-kit"),
+            ],
             path: "Tests/LedgerTestSupport"),
         .testTarget(
             name: "LedgerTests",
             dependencies: [
-                "Ledger", "LedgerTestSupport", .product(name: "SQLKit", package: "sql-kit"), .product(name: "SQLiteKit", package: "sqlite-kit"),
+                "Ledger", "LedgerTestSupport", "OrderSafeModel", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"), .product(name: "SQLiteKit", package: "sqlite-kit"),
             ]),
         .testTarget(
             name: "EngineTests",
             dependencies: [
-                "Alipay", "AppStore", "ChannelSupport", "Engine", "Ledger", "LedgerTestSupport", "Sandbox", "WeChatPay",
+                "Alipay", "AppStore", "ChannelSupport", "Engine", "Ledger", "LedgerTestSupport", "OrderSafeModel", "Sandbox", "WeChatPay",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
@@ -233,7 +250,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreTests",
             dependencies: [
-                "AppStore", "ChannelSupport", "OracleSupport", "Sandbox",
+                "AppStore", "ChannelSupport", "OracleSupport", "OrderSafeModel", "Sandbox",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -241,35 +258,48 @@ let package = Package(
         .testTarget(
             name: "WeChatPayTests",
             dependencies: [
-                "OracleSupport", "WeChatPay", "Sandbox",
+                "ChannelSupport", "OracleSupport", "OrderSafeModel", "WeChatPay", "Sandbox",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
             name: "AlipayTests",
             dependencies: [
-                "Alipay", "ChannelSupport", "OracleSupport", "Sandbox",
+                "Alipay", "ChannelSupport", "OracleSupport", "OrderSafeModel", "Sandbox",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(
             name: "OrderSafeServerTests",
             dependencies: [
+                "Alipay",
                 "AppStore",
                 "ChannelSupport",
                 "Engine",
                 "Ledger",
                 "LedgerTestSupport",
                 "OrderSafeKit",
+                "OrderSafeModel",
                 "OrderSafeServer",
                 "Sandbox",
                 "StoreKitStandIn",
                 "WeChatPay",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
