@@ -55,7 +55,8 @@ let package = Package(
         .executableTarget(
             name: "ordersafe-device",
             dependencies: [
-                "OrderSafeKit", "OrderSafeModel", "StoreKitStandIn", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "OrderSafeKit", "OrderSafeModel", "StoreKitStandIn",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(
@@ -188,7 +189,9 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
-            resources: [.copy("Resources/openapi.json"), .copy("Resources/catalog.example.json"), .copy("Resources/console")]
+            resources: [
+                .copy("Resources/openapi.json"), .copy("Resources/catalog.example.json"), .copy("Resources/console"),
+            ]
         ),
         // glibc's malloc.h (mallopt), for the server's allocator setting.
         .systemLibrary(name: "CMalloc"),
@@ -230,7 +233,8 @@ let package = Package(
         .target(
             name: "LedgerTestSupport",
             dependencies: [
-                "Ledger", "OrderSafeModel", .product(name: "Logging", package: "swift-log"), .product(name: "SQLKit", package: "sql-kit"),
+                "Ledger", "OrderSafeModel", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
             ],
             path: "Tests/LedgerTestSupport"),
         .testTarget(
@@ -242,7 +246,8 @@ let package = Package(
         .testTarget(
             name: "EngineTests",
             dependencies: [
-                "Alipay", "AppStore", "ChannelSupport", "Engine", "Ledger", "LedgerTestSupport", "OrderSafeModel", "Sandbox", "WeChatPay",
+                "Alipay", "AppStore", "ChannelSupport", "Engine", "Ledger", "LedgerTestSupport", "OrderSafeModel",
+                "Sandbox", "WeChatPay",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),

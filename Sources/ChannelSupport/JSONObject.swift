@@ -52,7 +52,9 @@ public struct JSONObject: Sendable {
 
     private static func requireUniqueMembers(_ bytes: [UInt8], in range: Range<Int>, depth: Int) throws(Error) {
         guard depth < 64 else { throw .notAnObject("nested deeper than 64 levels") }
-        guard let first = bytes[range].first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else { return }
+        guard let first = bytes[range].first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
+            return
+        }
         if first == UInt8(ascii: "{") {
             let object = try JSONObject(bytes, range: range)
             for member in object.members { try requireUniqueMembers(bytes, in: member.value, depth: depth + 1) }
@@ -116,7 +118,9 @@ public struct JSONObject: Sendable {
         guard let elements = try optionalArray(name) else { return nil }
         var strings: [String] = []
         for element in elements {
-            guard let string = JSONString.decode(element) else { throw .wrongType(name, expected: "an array of strings") }
+            guard let string = JSONString.decode(element) else {
+                throw .wrongType(name, expected: "an array of strings")
+            }
             strings.append(string)
         }
         return strings
@@ -185,7 +189,8 @@ public enum JSONString {
             case UInt8(ascii: "u"):
                 guard var scalar = hex4(content, &index) else { return nil }
                 if (0xD800...0xDBFF).contains(scalar) {
-                    guard index + 1 < content.endIndex, content[index] == UInt8(ascii: "\\"), content[index + 1] == UInt8(ascii: "u")
+                    guard index + 1 < content.endIndex, content[index] == UInt8(ascii: "\\"),
+                        content[index + 1] == UInt8(ascii: "u")
                     else { return nil }
                     index += 2
                     guard let low = hex4(content, &index), (0xDC00...0xDFFF).contains(low) else { return nil }
@@ -229,7 +234,10 @@ public enum JSONString {
             case "\n": output += "\\n"
             case "\r": output += "\\r"
             case "\t": output += "\\t"
-            case _ where scalar.value < 0x20: output += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            case _ where scalar.value < 0x20:
+                output +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
             default: output.unicodeScalars.append(scalar)
             }
         }
@@ -243,7 +251,8 @@ public enum JSONNumber {
         var digits = raw[...]
         let negative = digits.first == UInt8(ascii: "-")
         if negative { digits = digits.dropFirst() }
-        guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+        guard !digits.isEmpty, digits.count <= 19,
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
             digits.count == 1 || digits.first != UInt8(ascii: "0")
         else { return nil }
         var value: Int64 = 0
@@ -261,7 +270,9 @@ public enum JSONNumber {
 enum JSONArray {
     static func elements(_ raw: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
         var elements: [ArraySlice<UInt8>] = []
-        var depth = 0, inString = false, escaped = false
+        var depth = 0
+        var inString = false
+        var escaped = false
         var start = raw.startIndex + 1
         for index in raw.indices.dropFirst() {
             let byte = raw[index]
@@ -293,7 +304,8 @@ enum JSONArray {
 
     private static func trim(_ slice: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        guard let first = slice.firstIndex(where: { !isSpace($0) }), let last = slice.lastIndex(where: { !isSpace($0) }) else { return [] }
+        guard let first = slice.firstIndex(where: { !isSpace($0) }), let last = slice.lastIndex(where: { !isSpace($0) })
+        else { return [] }
         return slice[first...last]
     }
 }

@@ -38,7 +38,8 @@ public struct HTTPClientProviderTransport: ProviderTransport {
         self.maxResponseBytes = maxResponseBytes
     }
 
-    public func send(method: String, url: String, headers: [String: String], body: [UInt8], timeout: Duration) async throws
+    public func send(method: String, url: String, headers: [String: String], body: [UInt8], timeout: Duration)
+        async throws
         -> ProviderHTTPResponse
     {
         var request = HTTPClientRequest(url: url)
@@ -50,6 +51,7 @@ public struct HTTPClientProviderTransport: ProviderTransport {
         var received: [String: String] = [:]
         for header in response.headers { received[header.name] = header.value }
         return ProviderHTTPResponse(
-            status: Int(response.status.code), headers: received, body: bytes.readBytes(length: bytes.readableBytes) ?? [])
+            status: Int(response.status.code), headers: received,
+            body: bytes.readBytes(length: bytes.readableBytes) ?? [])
     }
 }

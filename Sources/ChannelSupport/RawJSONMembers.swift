@@ -13,12 +13,13 @@ public enum RawJSONMembers {
     /// The most members one object may have (Apple's largest payload has about forty).
     public static let maxMembers = 1024
 
-
     /// Top-level member names to the raw bytes of their values (strings keep their quotes and escapes).
     public static func extract(_ bytes: [UInt8], maxDepth: Int = 64) throws(Error) -> [String: ArraySlice<UInt8>] {
         var members: [String: ArraySlice<UInt8>] = [:]
         for member in try scan(bytes, in: 0..<bytes.count, maxDepth: maxDepth) {
-            guard let name = UTF8Text.string(bytes[member.name]) else { throw .malformed(offset: member.name.lowerBound) }
+            guard let name = UTF8Text.string(bytes[member.name]) else {
+                throw .malformed(offset: member.name.lowerBound)
+            }
             members[name] = bytes[member.value]
         }
         return members
@@ -75,7 +76,9 @@ public enum RawJSONMembers {
 
         static func isNumberByte(_ byte: UInt8) -> Bool {
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
+                true
             default: false
             }
         }
@@ -117,7 +120,10 @@ public enum RawJSONMembers {
                 let isObject = close == UInt8(ascii: "}")
                 index += 1
                 skipWhitespace()
-                if peek() == close { index += 1; return }
+                if peek() == close {
+                    index += 1
+                    return
+                }
                 while true {
                     skipWhitespace()
                     if isObject {
@@ -128,11 +134,15 @@ public enum RawJSONMembers {
                     }
                     try skipValue(depth: depth + 1)
                     skipWhitespace()
-                    if peek() == UInt8(ascii: ",") { index += 1; continue }
+                    if peek() == UInt8(ascii: ",") {
+                        index += 1
+                        continue
+                    }
                     try expect(close)
                     return
                 }
-            case .some(let byte) where byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte):
+            case .some(let byte)
+            where byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte):
                 while let next = peek(), Self.isNumberByte(next) { index += 1 }
             case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 for literal in ["true", "false", "null"] where bytes[index..<end].starts(with: literal.utf8) {

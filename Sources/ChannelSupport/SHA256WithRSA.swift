@@ -8,8 +8,11 @@ public enum SHA256WithRSA {
     }
 
     /// False for anything but a valid signature of exactly the key's size: bad base64, wrong length, wrong key.
-    public static func verify(_ signature: String, over message: some DataProtocol, with key: _RSA.Signing.PublicKey) -> Bool {
+    public static func verify(_ signature: String, over message: some DataProtocol, with key: _RSA.Signing.PublicKey)
+        -> Bool
+    {
         guard let bytes = Data(base64Encoded: signature), bytes.count == key.keySizeInBits / 8 else { return false }
-        return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: bytes), for: message, padding: .insecurePKCS1v1_5)
+        return key.isValidSignature(
+            _RSA.Signing.RSASignature(rawRepresentation: bytes), for: message, padding: .insecurePKCS1v1_5)
     }
 }

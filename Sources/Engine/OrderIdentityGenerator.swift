@@ -36,11 +36,15 @@ public struct OrderIdentityGenerator: Sendable {
         }
         let (high, low) = (random(), random())
         func byte(_ value: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: value >> (8 * index)) }
-        let uuid = UUID(uuid: (
-            byte(UInt64(now), 5), byte(UInt64(now), 4), byte(UInt64(now), 3), byte(UInt64(now), 2), byte(UInt64(now), 1),
-            byte(UInt64(now), 0), 0x70 | (byte(high, 0) & 0x0F), byte(high, 1),  // version 7
-            0x80 | (byte(low, 0) & 0x3F), byte(low, 1), byte(low, 2), byte(low, 3), byte(low, 4), byte(low, 5),  // RFC 9562 variant
-            byte(low, 6), byte(low, 7)))
+        let uuid = UUID(
+            uuid: (
+                byte(UInt64(now), 5), byte(UInt64(now), 4), byte(UInt64(now), 3), byte(UInt64(now), 2),
+                byte(UInt64(now), 1),
+                byte(UInt64(now), 0), 0x70 | (byte(high, 0) & 0x0F), byte(high, 1),  // version 7
+                // RFC 9562 variant
+                0x80 | (byte(low, 0) & 0x3F), byte(low, 1), byte(low, 2), byte(low, 3), byte(low, 4), byte(low, 5),
+                byte(low, 6), byte(low, 7)
+            ))
         return OrderIdentity(orderNo: String(decoding: number, as: UTF8.self), orderUUID: uuid)
     }
 

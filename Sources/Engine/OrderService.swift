@@ -9,7 +9,9 @@ public struct ActiveCatalog: Sendable {
     public let version: CatalogVersion
 
     /// Stores `catalog` in the ledger (once per distinct content) and makes it the one orders are priced from.
-    public static func activate(_ catalog: Catalog, in ledger: any LedgerStore, at date: Date) async throws -> ActiveCatalog {
+    public static func activate(_ catalog: Catalog, in ledger: any LedgerStore, at date: Date) async throws
+        -> ActiveCatalog
+    {
         ActiveCatalog(catalog: catalog, version: try await ledger.saveCatalog(catalog, at: date))
     }
 }
@@ -37,7 +39,8 @@ public struct OrderService: Sendable {
 
     public init(
         ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock,
-        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60, clientResultQueryInterval: TimeInterval = 5,
+        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60,
+        clientResultQueryInterval: TimeInterval = 5,
         unpaidOrderLimit: Int = 0
     ) {
         self.firstQueryAfter = firstQueryAfter
@@ -51,12 +54,15 @@ public struct OrderService: Sendable {
     }
 
     /// Creates an order for `userID`; with an idempotency key already used for the same request, returns that order.
-    public func createOrder(_ request: CreateOrderRequest, userID: String, idempotencyKey: String?) async throws -> OrderCreation {
+    public func createOrder(_ request: CreateOrderRequest, userID: String, idempotencyKey: String?) async throws
+        -> OrderCreation
+    {
         guard let product = catalog.catalog.product(id: request.productID) else {
             throw OrderError.unknownProduct(request.productID)
         }
         guard let amount = product.price(for: request.channel) else {
-            throw OrderError.channelNotAllowed(productID: product.id, channel: request.channel, allowed: product.channels)
+            throw OrderError.channelNotAllowed(
+                productID: product.id, channel: request.channel, allowed: product.channels)
         }
         guard availableChannels.contains(request.channel) else { throw OrderError.channelUnavailable(request.channel) }
         try await checkUnpaidOrders(userID: userID, idempotencyKey: idempotencyKey)
@@ -66,7 +72,8 @@ public struct OrderService: Sendable {
         let new = NewOrder(
             userID: userID, productID: product.id, channel: request.channel, amount: amount,
             catalogVersionID: catalog.version.id, idempotency: token, createdAt: clock.now(),
-            followUp: request.channel == .appStore ? nil : FollowUp(kind: Reconciler.Kind.queryOrder, after: firstQueryAfter))
+            followUp: request.channel == .appStore
+                ? nil : FollowUp(kind: Reconciler.Kind.queryOrder, after: firstQueryAfter))
         do {
             return try await ledger.createOrder(new, identity: { identities.next() })
         } catch LedgerError.idempotencyConflict(let key) {
@@ -78,7 +85,8 @@ public struct OrderService: Sendable {
     /// (its idempotency key) still gets that order.
     private func checkUnpaidOrders(userID: String, idempotencyKey: String?) async throws {
         guard unpaidOrderLimit > 0 else { return }
-        let unpaid = try await ledger.unpaidOrderCount(userID: userID, since: clock.now().addingTimeInterval(-Self.unpaidWindow))
+        let unpaid = try await ledger.unpaidOrderCount(
+            userID: userID, since: clock.now().addingTimeInterval(-Self.unpaidWindow))
         guard unpaid >= unpaidOrderLimit else { return }
         if let idempotencyKey, try await ledger.hasOrder(userID: userID, idempotencyKey: idempotencyKey) { return }
         throw OrderError.tooManyUnpaidOrders(limit: unpaidOrderLimit)
@@ -95,13 +103,16 @@ public struct OrderService: Sendable {
     /// Records the app's report of a payment (a hint; at most ``appEventsKept`` of the app's events per order), moves
     /// a new order to `paying`, and asks the provider at once; when the provider cannot be asked now, the query job
     /// is brought forward instead.
-    public func recordClientResult(_ hint: ClientResultRequest, for order: Order, reconciler: Reconciler) async throws -> Order {
+    public func recordClientResult(_ hint: ClientResultRequest, for order: Order, reconciler: Reconciler) async throws
+        -> Order
+    {
         let now = clock.now()
         try await ledger.note(
             orderNo: order.orderNo, kind: "client_result:\(hint.result.rawValue)", cause: .app,
             evidence: hint.detail.map { String($0.prefix(200)) }, at: now, atMost: Self.appEventsKept)
         if hint.result == .success || hint.result == .pending {
-            _ = try await ledger.transition(orderNo: order.orderNo, from: [.created], to: .paying, cause: .app, evidence: "client result", at: now)
+            _ = try await ledger.transition(
+                orderNo: order.orderNo, from: [.created], to: .paying, cause: .app, evidence: "client result", at: now)
         }
         guard order.channel != .appStore, clientResultQueries.claim(order.orderNo) else {
             return try await ledger.order(number: order.orderNo) ?? order
@@ -129,7 +140,9 @@ public struct OrderService: Sendable {
         } catch {
             throw OrderError.providerUnavailable("\(error)")
         }
-        guard after.status == .cancelled else { throw OrderError.notCancellable(orderNo: after.orderNo, status: after.status) }
+        guard after.status == .cancelled else {
+            throw OrderError.notCancellable(orderNo: after.orderNo, status: after.status)
+        }
         return after
     }
 

@@ -25,13 +25,17 @@ public actor OrderSafe {
     /// Who is signed in (``logIn(_:)``); nil: nobody, and nothing is bought, shown or asked for.
     public private(set) var userID: String?
 
-    public init(configuration: OrderSafeConfiguration, store: any StoreClient = StoreKitClient(), transport: any HTTPTransport = URLSessionTransport()) {
+    public init(
+        configuration: OrderSafeConfiguration, store: any StoreClient = StoreKitClient(),
+        transport: any HTTPTransport = URLSessionTransport()
+    ) {
         self.configuration = configuration
         userID = configuration.userID
         self.store = store
         api = OrderSafeAPI(baseURL: configuration.serverURL, token: configuration.token, transport: transport)
         journal = PurchaseJournal(directory: configuration.journalDirectory)
-        entitlementCache = EntitlementCache(file: configuration.journalDirectory.appendingPathComponent("entitlements.cache"))
+        entitlementCache = EntitlementCache(
+            file: configuration.journalDirectory.appendingPathComponent("entitlements.cache"))
     }
 
     /// Starts the one transaction listener (`Transaction.updates`) and resumes everything on its way. Call it at
@@ -120,7 +124,9 @@ public actor OrderSafe {
     /// Buys `productID` (a catalog id) through `channel`, and returns when the purchase reached an outcome or a
     /// state it resumes from by itself (``PurchaseOutcome/State/pending``, ``PurchaseOutcome/State/awaitingConfirmation``).
     public func purchase(_ productID: String, through channel: Channel) async -> PurchaseOutcome {
-        let failed = { (error: OrderSafeError) in PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error)) }
+        let failed = { (error: OrderSafeError) in
+            PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error))
+        }
         guard let userID else { return failed(.server(.signedOut)) }
         let product: OrderSafeModel.Product
         do {
@@ -132,10 +138,14 @@ public actor OrderSafe {
         } catch {
             return failed(error)
         }
-        guard product.channels.contains(channel) else { return failed(.channelNotOffered(productID: productID, channel: channel)) }
+        guard product.channels.contains(channel) else {
+            return failed(.channelNotOffered(productID: productID, channel: channel))
+        }
         switch channel {
         case .appStore:
-            guard product.appStoreProductID != nil else { return failed(.channelNotOffered(productID: productID, channel: channel)) }
+            guard product.appStoreProductID != nil else {
+                return failed(.channelNotOffered(productID: productID, channel: channel))
+            }
             guard await store.canMakePayments else { return failed(.paymentsNotAllowed) }
         case .alipay:
             guard configuration.alipay != nil else { return failed(.bridgeMissing(.alipay)) }
@@ -169,7 +179,8 @@ public actor OrderSafe {
     func createOrder(_ entry: inout JournalEntry) async throws(ServerProblem) -> OrderResponse {
         let response: OrderResponse
         do {
-            response = try await api.createOrder(productID: entry.productID, channel: entry.channel, idempotencyKey: entry.id.uuidString.lowercased())
+            response = try await api.createOrder(
+                productID: entry.productID, channel: entry.channel, idempotencyKey: entry.id.uuidString.lowercased())
         } catch let problem as ServerProblem {
             throw problem
         } catch {
@@ -190,7 +201,9 @@ public actor OrderSafe {
         do {
             try await journal.write(entry)
         } catch {
-            log(.error, "journal write failed", ["order_no": entry.orderNo ?? "-", "reason": PurchaseJournal.reason(error)])
+            log(
+                .error, "journal write failed",
+                ["order_no": entry.orderNo ?? "-", "reason": PurchaseJournal.reason(error)])
             throw error
         }
     }

@@ -4,7 +4,8 @@ public struct CurrencyCode: Codable, Hashable, Sendable, CustomStringConvertible
 
     /// Fails unless `code` is exactly three uppercase ASCII letters.
     public init?(_ code: String) {
-        guard code.utf8.count == 3, code.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+        guard code.utf8.count == 3, code.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
+        else {
             return nil
         }
         self.code = code

@@ -4,7 +4,8 @@ import Foundation
 /// Calls a simulator in process, as if over HTTP (path and query as sent, headers, body), honouring the caller's
 /// timeout: for tests, the demo and the server's own sandbox, without a network hop.
 public struct InProcessTransport: ProviderTransport {
-    public typealias Handler = @Sendable (_ method: String, _ pathAndQuery: String, _ headers: [String: String], _ body: [UInt8]) async
+    public typealias Handler =
+        @Sendable (_ method: String, _ pathAndQuery: String, _ headers: [String: String], _ body: [UInt8]) async
         -> ProviderHTTPResponse
 
     let handler: Handler
@@ -13,7 +14,8 @@ public struct InProcessTransport: ProviderTransport {
         self.handler = handler
     }
 
-    public func send(method: String, url: String, headers: [String: String], body: [UInt8], timeout: Duration) async throws
+    public func send(method: String, url: String, headers: [String: String], body: [UInt8], timeout: Duration)
+        async throws
         -> ProviderHTTPResponse
     {
         guard let components = URLComponents(string: url) else { throw URLError(.badURL) }
@@ -45,7 +47,8 @@ extension SandboxAlipay {
     public nonisolated var transport: InProcessTransport {
         InProcessTransport { _, _, _, body in
             let (status, text) = await self.gateway(body: body)
-            return ProviderHTTPResponse(status: status, headers: ["Content-Type": "text/html;charset=utf-8"], body: Array(text.utf8))
+            return ProviderHTTPResponse(
+                status: status, headers: ["Content-Type": "text/html;charset=utf-8"], body: Array(text.utf8))
         }
     }
 }

@@ -6,7 +6,8 @@ import Hummingbird
 /// Hands an HTTP request to a simulator exactly as received (method, path and query, headers, body) and returns
 /// its answer: the one bridge between Hummingbird and every simulator's `handle`.
 enum SimulatorBridge {
-    static func forward(_ request: Request, limit: Int, to handler: InProcessTransport.Handler) async throws -> Response {
+    static func forward(_ request: Request, limit: Int, to handler: InProcessTransport.Handler) async throws -> Response
+    {
         var request = request
         let body = try await request.collectBody(upTo: limit)
         var headers: [String: String] = [:]
@@ -16,7 +17,9 @@ enum SimulatorBridge {
         for (name, value) in answer.headers {
             if let name = HTTPField.Name(name) { fields[name] = value }
         }
-        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+        return Response(
+            status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body))
+        )
     }
 }
 
@@ -37,16 +40,22 @@ enum SandboxJSON {
         let object = try JSONObject(bytes)
         for name in object.memberNames {
             guard T.members.contains(name) else {
-                throw BodyError(description: "unknown member '\(name.prefix(32))'; known: \(T.members.sorted().joined(separator: ", "))")
+                throw BodyError(
+                    description:
+                        "unknown member '\(name.prefix(32))'; known: \(T.members.sorted().joined(separator: ", "))")
             }
-            if object.raw(name)?.elementsEqual("null".utf8) == true { throw BodyError(description: "'\(name)' is null; leave it out instead") }
+            if object.raw(name)?.elementsEqual("null".utf8) == true {
+                throw BodyError(description: "'\(name)' is null; leave it out instead")
+            }
         }
         return try JSONDecoder().decode(T.self, from: Data(bytes))
     }
 
     static func response(_ object: [String: String], status: HTTPResponse.Status) -> Response {
         let body = (try? JSONEncoder().encode(object)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
 
@@ -60,7 +69,8 @@ enum FaultText {
 
     /// `prefix` followed by 0…600,000 milliseconds.
     static func milliseconds(_ text: String, prefix: String, known: String) throws -> Duration {
-        guard text.hasPrefix(prefix), let value = Int(text.dropFirst(prefix.count)), (0...600_000).contains(value) else {
+        guard text.hasPrefix(prefix), let value = Int(text.dropFirst(prefix.count)), (0...600_000).contains(value)
+        else {
             throw Unknown(text: text, known: known)
         }
         return .milliseconds(value)
@@ -96,7 +106,9 @@ enum StoredCredentials {
 
     static func save(_ fields: [String: String], to file: URL) throws {
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        guard FileManager.default.createFile(atPath: file.path, contents: try JSONEncoder().encode(fields), attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: try JSONEncoder().encode(fields), attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown) }
     }
 }

@@ -25,7 +25,9 @@ struct SandboxJournal<Record: Codable> {
     /// Opens `file` for appending (created when missing) and returns the records it holds, oldest first.
     static func open(_ file: URL) throws -> (journal: SandboxJournal, records: [Record]) {
         if !FileManager.default.fileExists(atPath: file.path) {
-            guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            guard
+                FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            else {
                 throw SandboxJournalError(file: file, detail: "cannot be created")
             }
         }
@@ -34,7 +36,9 @@ struct SandboxJournal<Record: Codable> {
         do {
             handle = try FileHandle(forUpdating: file)
             let size = try handle.seekToEnd()
-            guard size <= UInt64(maxBytes) else { throw SandboxJournalError(file: file, detail: "is larger than \(maxBytes) bytes") }
+            guard size <= UInt64(maxBytes) else {
+                throw SandboxJournalError(file: file, detail: "is larger than \(maxBytes) bytes")
+            }
             try handle.seek(toOffset: 0)
             data = try handle.readToEnd() ?? Data()
         } catch let error as SandboxJournalError {
@@ -59,7 +63,9 @@ struct SandboxJournal<Record: Codable> {
         var start = data.startIndex
         var line = 1
         while start < data.endIndex {
-            guard let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) else { return (records, start - data.startIndex) }
+            guard let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+                return (records, start - data.startIndex)
+            }
             guard end - start <= maxLineBytes else {
                 throw SandboxJournalError(file: file, detail: "line \(line) is longer than \(maxLineBytes) bytes")
             }

@@ -58,7 +58,8 @@ enum SandboxSerialError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .unreadable(let path): "the sandbox's id counter \(path) does not hold a number: remove it to start from the clock"
+        case .unreadable(let path):
+            "the sandbox's id counter \(path) does not hold a number: remove it to start from the clock"
         case .unwritable(let path, let reason): "the sandbox's id counter \(path) cannot be written: \(reason)"
         case .exhausted: "the sandbox's id counter is exhausted"
         }

@@ -21,7 +21,9 @@ public struct Product: Identifiable, Hashable, Sendable {
         }
         let value: Value
 
-        public static func appAccountToken(_ token: UUID) -> PurchaseOption { PurchaseOption(value: .appAccountToken(token)) }
+        public static func appAccountToken(_ token: UUID) -> PurchaseOption {
+            PurchaseOption(value: .appAccountToken(token))
+        }
         public static func quantity(_ quantity: Int) -> PurchaseOption { PurchaseOption(value: .quantity(quantity)) }
         public static func simulatesAskToBuyInSandbox(_ simulate: Bool) -> PurchaseOption {
             PurchaseOption(value: .simulatesAskToBuyInSandbox(simulate))
@@ -35,7 +37,8 @@ public struct Product: Identifiable, Hashable, Sendable {
     }
 
     public enum PurchaseError: Error, Hashable, Sendable {
-        case invalidQuantity, productUnavailable, purchaseNotAllowed, ineligibleForOffer, invalidOfferIdentifier, invalidOfferPrice,
+        case invalidQuantity, productUnavailable, purchaseNotAllowed, ineligibleForOffer, invalidOfferIdentifier,
+            invalidOfferPrice,
             invalidOfferSignature, missingOfferParameters
     }
 
@@ -47,7 +50,10 @@ public struct Product: Identifiable, Hashable, Sendable {
     public let displayPrice: String
     public let isFamilyShareable: Bool
 
-    public init(id: String, type: ProductType, displayName: String, description: String, price: Decimal, displayPrice: String, isFamilyShareable: Bool) {
+    public init(
+        id: String, type: ProductType, displayName: String, description: String, price: Decimal, displayPrice: String,
+        isFamilyShareable: Bool
+    ) {
         self.id = id
         self.type = type
         self.displayName = displayName

@@ -53,7 +53,8 @@ public final class StandInDevice: Sendable {
     private let session: URLSession
 
     public init(
-        server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false, killedAfterCharge: Bool = false,
+        server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false,
+        killedAfterCharge: Bool = false,
         unkindness: Unkindness = Unkindness()
     ) {
         self.server = server
@@ -78,7 +79,9 @@ public final class StandInDevice: Sendable {
     }
 
     static func current() throws -> StandInDevice {
-        guard let device = lock.withLock({ connected }) else { throw StoreKitError.systemError(StandInError.notConnected) }
+        guard let device = lock.withLock({ connected }) else {
+            throw StoreKitError.systemError(StandInError.notConnected)
+        }
         return device
     }
 
@@ -92,13 +95,17 @@ public final class StandInDevice: Sendable {
         let answer: ProductsAnswer = try await call("GET", components.url!, body: nil)
         return answer.products.map { item in
             Product(
-                id: item.id, type: Product.ProductType(rawValue: item.type), displayName: item.display_name, description: item.description,
-                price: Decimal(string: item.price) ?? 0, displayPrice: item.display_price, isFamilyShareable: item.family_shareable)
+                id: item.id, type: Product.ProductType(rawValue: item.type), displayName: item.display_name,
+                description: item.description,
+                price: Decimal(string: item.price) ?? 0, displayPrice: item.display_price,
+                isFamilyShareable: item.family_shareable)
         }
     }
 
     func purchase(productID: String, appAccountToken: UUID?, askToBuy: Bool) async throws -> Product.PurchaseResult {
-        var body: [String: Any] = ["product_id": productID, "ask_to_buy": askToBuy || asksToBuy, "confirm": confirmsPurchases]
+        var body: [String: Any] = [
+            "product_id": productID, "ask_to_buy": askToBuy || asksToBuy, "confirm": confirmsPurchases,
+        ]
         body["app_account_token"] = appAccountToken?.uuidString.lowercased()
         let answer: PurchaseAnswer = try await call("POST", endpoint("purchase"), body: body)
         switch answer.result {
@@ -144,7 +151,8 @@ public final class StandInDevice: Sendable {
     }
 
     private func endpoint(_ name: String) -> URL {
-        server.appendingPathComponent("sandbox/appstore/devices").appendingPathComponent(deviceID).appendingPathComponent(name)
+        server.appendingPathComponent("sandbox/appstore/devices").appendingPathComponent(deviceID)
+            .appendingPathComponent(name)
     }
 
     private func call<Answer: Decodable>(_ method: String, _ url: URL, body: [String: Any]?) async throws -> Answer {
@@ -173,10 +181,13 @@ public final class StandInDevice: Sendable {
     /// device fails verification (``Unkindness/deviceVerificationFailure``).
     func result(_ signed: String) throws -> VerificationResult<Transaction> {
         let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { throw StoreKitError.systemError(StandInError.malformed) }
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else {
+            throw StoreKitError.systemError(StandInError.malformed)
+        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
-        let transaction = Transaction(signed: signed, payload: try decoder.decode(StandInTransactionPayload.self, from: payload))
+        let transaction = Transaction(
+            signed: signed, payload: try decoder.decode(StandInTransactionPayload.self, from: payload))
         if let failure = unkindness.deviceVerificationFailure { return .unverified(transaction, failure) }
         return .verified(transaction)
     }
@@ -236,15 +247,18 @@ struct StandInTransactionPayload: Decodable {
     var signedDate: Date
 
     enum CodingKeys: String, CodingKey {
-        case transactionId, originalTransactionId, productId, bundleId, purchaseDate, originalPurchaseDate, expiresDate, quantity
-        case revocationDate, revocationReason, type, appAccountToken, inAppOwnershipType, offerType, offerIdentifier, signedDate
+        case transactionId, originalTransactionId, productId, bundleId, purchaseDate, originalPurchaseDate, expiresDate,
+            quantity
+        case revocationDate, revocationReason, type, appAccountToken, inAppOwnershipType, offerType, offerIdentifier,
+            signedDate
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func id(_ key: CodingKeys) throws -> UInt64 {
             guard let value = UInt64(try container.decode(String.self, forKey: key)) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an unsigned integer")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "not an unsigned integer")
             }
             return value
         }

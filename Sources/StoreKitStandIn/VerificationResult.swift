@@ -6,7 +6,8 @@ import Foundation
     case verified(SignedType)
 
     public enum VerificationError: Error, Hashable, Sendable {
-        case revokedCertificate, invalidCertificateChain, invalidDeviceVerification, invalidEncoding, invalidSignature, missingRequiredProperties
+        case revokedCertificate, invalidCertificateChain, invalidDeviceVerification, invalidEncoding, invalidSignature,
+            missingRequiredProperties
     }
 
     public var payloadValue: SignedType {

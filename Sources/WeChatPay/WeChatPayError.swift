@@ -23,7 +23,8 @@ public enum WeChatPayError: Error, Equatable, CustomStringConvertible {
         case .missingHeader(let name): "the \(name) header is missing"
         case .unknownSerial(let serial): "no WeChat Pay certificate or public key with serial '\(serial)'"
         case .badSignature: "the WeChat Pay signature does not verify"
-        case .staleTimestamp(let seconds, let now): "Wechatpay-Timestamp \(seconds) is more than 5 minutes from now (\(now))"
+        case .staleTimestamp(let seconds, let now):
+            "Wechatpay-Timestamp \(seconds) is more than 5 minutes from now (\(now))"
         case .unsupportedAlgorithm(let algorithm): "resource algorithm '\(algorithm)' is not AEAD_AES_256_GCM"
         case .decryptionFailed: "decryption failed: check the APIv3 key (or the resource was altered)"
         case .malformedNotification(let detail): "malformed notification: \(detail)"

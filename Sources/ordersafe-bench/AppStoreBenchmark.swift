@@ -9,7 +9,8 @@ import SwiftASN1
 /// P-256 signature checks it is built on, on one core. With `--export DIR` it also writes the JWS and the root it
 /// chains to, so `scripts/bench-appstore` can time Apple's Python library on the very same input.
 enum AppStoreBenchmark {
-    static let transaction = #"{"transactionId":"2000000812345678","originalTransactionId":"2000000812345678","webOrderLineItemId":"0","bundleId":"com.example.app","productId":"com.example.coins60","purchaseDate":1795000100000,"originalPurchaseDate":1795000100000,"quantity":1,"type":"Consumable","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","inAppOwnershipType":"PURCHASED","signedDate":1795000100000,"environment":"Sandbox","transactionReason":"PURCHASE","storefront":"CHN","storefrontId":"143465","price":6000,"currency":"CNY","appTransactionId":"704330171234567890"}"#
+    static let transaction =
+        #"{"transactionId":"2000000812345678","originalTransactionId":"2000000812345678","webOrderLineItemId":"0","bundleId":"com.example.app","productId":"com.example.coins60","purchaseDate":1795000100000,"originalPurchaseDate":1795000100000,"quantity":1,"type":"Consumable","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","inAppOwnershipType":"PURCHASED","signedDate":1795000100000,"environment":"Sandbox","transactionReason":"PURCHASE","storefront":"CHN","storefrontId":"143465","price":6000,"currency":"CNY","appTransactionId":"704330171234567890"}"#
 
     static func run(export: String?) async throws -> Bool {
         let authority = try SandboxAppStoreCA(now: Date(timeIntervalSince1970: 1_795_000_000))
@@ -20,7 +21,8 @@ enum AppStoreBenchmark {
             try Data(authority.rootDER).write(to: URL(fileURLWithPath: export + "/root.der"))
         }
         let verifier = SignedDataVerifier(
-            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false), bundleID: "com.example.app",
+            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false),
+            bundleID: "com.example.app",
             appAppleID: nil, environment: .sandbox)
         _ = try await verifier.verifyTransaction(jws)
 
@@ -47,14 +49,18 @@ enum AppStoreBenchmark {
     /// Receipt parsing (container, attributes, four purchases) beside the BER parse of the container alone, on the
     /// real 4-purchase production receipt of `../shared/vectors` (skipped, loudly, when the folder is absent).
     static func receipts() async throws -> Bool {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/vectors/appstore/receipts/receipt-production").path
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("shared/vectors/appstore/receipts/receipt-production")
+            .path
         guard let data = FileManager.default.contents(atPath: path) else {
             print("⚠️  ../shared/vectors is missing: the receipt benchmark is SKIPPED")
             return true
         }
         let der = try ReceiptParser.bytes(Array(data))
-        guard try ReceiptParser.parse(der).inApp.count == 4 else { fatalError("expected the 4-purchase production receipt") }
+        guard try ReceiptParser.parse(der).inApp.count == 4 else {
+            fatalError("expected the 4-purchase production receipt")
+        }
         let container = await operationsPerSecond { _ = try? BER.parse(der) }
         let parses = try await operationsPerSecond { _ = try ReceiptParser.parse(der) }
         report("BER parse of the receipt container (swift-asn1)", container)

@@ -31,7 +31,9 @@ func rawRSAVerifications(key: _RSA.Signing.PrivateKey, length: Int) async throws
     let signature = try key.signature(for: content, padding: .insecurePKCS1v1_5)
     let publicKey = key.publicKey
     return await operationsPerSecond {
-        guard publicKey.isValidSignature(signature, for: content, padding: .insecurePKCS1v1_5) else { fatalError("baseline") }
+        guard publicKey.isValidSignature(signature, for: content, padding: .insecurePKCS1v1_5) else {
+            fatalError("baseline")
+        }
     }
 }
 

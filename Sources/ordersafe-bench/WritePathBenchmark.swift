@@ -24,18 +24,22 @@ enum WritePathBenchmark {
         }
         let submissions = Int(value("--submissions") ?? "4000") ?? 4000
         let concurrency = Int(value("--concurrency") ?? "64") ?? 64
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-bench-writes-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ordersafe-bench-writes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         var logger = Logger(label: "ordersafe.bench")
         logger.logLevel = .warning
 
         print("ledger write path: \(submissions) App Store submissions, \(concurrency) at once (release build)")
-        report("raw fsync of 4 KiB on \(value("--database") == nil ? "the database's disk" : "this machine's temp disk")",
-               try rawFsyncRate(in: folder), unit: "fsync/s")
+        report(
+            "raw fsync of 4 KiB on \(value("--database") == nil ? "the database's disk" : "this machine's temp disk")",
+            try rawFsyncRate(in: folder), unit: "fsync/s")
         var results: [(Int, Double)] = []
         for groupSize in [1, 8, 64] {
-            let url = try value("--database").map(DatabaseURL.init(parsing:)) ?? .sqliteFile(path: folder.appendingPathComponent("g\(groupSize).sqlite").path)
+            let url =
+                try value("--database").map(DatabaseURL.init(parsing:))
+                ?? .sqliteFile(path: folder.appendingPathComponent("g\(groupSize).sqlite").path)
             let database = try LedgerDatabase(url: url, maxGroupSize: groupSize, logger: logger)
             _ = try await Migrator(database: database, logger: logger).migrate()
             let ledger = SQLLedger(database: database)
@@ -52,9 +56,10 @@ enum WritePathBenchmark {
                         for index in stride(from: worker, to: submissions, by: concurrency) {
                             for attempt in 0...retriesAllowed {
                                 do {
-                                    try await submit(index, run: String(run), ledger: ledger, catalogVersion: version.id)
+                                    try await submit(
+                                        index, run: String(run), ledger: ledger, catalogVersion: version.id)
                                     break
-                                } catch where attempt < retriesAllowed {
+                                } catch  where attempt < retriesAllowed {
                                     retried += 1
                                 }
                             }
@@ -66,7 +71,9 @@ enum WritePathBenchmark {
             }
             let perSecond = Double(submissions) / ((ContinuousClock.now - start).milliseconds / 1000)
             results.append((groupSize, perSecond))
-            report("submissions, at most \(groupSize) writes per commit (\(database.engine.rawValue))", perSecond, unit: "submissions/s")
+            report(
+                "submissions, at most \(groupSize) writes per commit (\(database.engine.rawValue))", perSecond,
+                unit: "submissions/s")
             if retried > 0 { print("  \(retried) writes failed (deadlocks) and were submitted again") }
             try await database.shutdown()
         }
@@ -87,15 +94,21 @@ enum WritePathBenchmark {
         let transaction = "bench-\(run)-\(index)"
         let price = Money(amountMinor: 600, currency: .cny)
         let entry = try await ledger.storeInbound(
-            InboundSignal(channel: .appStore, kind: "submission", headers: ["user_id": user],
-                          body: Array(#"{"signed_transaction":"\#(transaction)"}"#.utf8), receivedAt: now))
+            InboundSignal(
+                channel: .appStore, kind: "submission", headers: ["user_id": user],
+                body: Array(#"{"signed_transaction":"\#(transaction)"}"#.utf8), receivedAt: now))
         let identity = OrderIdentity(orderNo: "OSB-\(run)-\(index)", orderUUID: UUID())
         let adopted = try await ledger.fulfil(
-            VerifiedPayment(channel: .appStore, providerTransactionID: transaction, orderNo: identity.orderNo, amount: price, cause: .app,
-                            evidence: "inbox:\(entry.id)", sandbox: true, originalTransactionID: transaction),
-            adopting: NewOrder(userID: user, productID: "coins_60", channel: .appStore, amount: price, catalogVersionID: catalogVersion,
-                               origin: .adopted, idempotency: IdempotencyToken(key: "appstore:\(transaction)", requestSHA256: "adopted"),
-                               createdAt: now),
+            VerifiedPayment(
+                channel: .appStore, providerTransactionID: transaction, orderNo: identity.orderNo, amount: price,
+                cause: .app,
+                evidence: "inbox:\(entry.id)", sandbox: true, originalTransactionID: transaction),
+            adopting: NewOrder(
+                userID: user, productID: "coins_60", channel: .appStore, amount: price,
+                catalogVersionID: catalogVersion,
+                origin: .adopted,
+                idempotency: IdempotencyToken(key: "appstore:\(transaction)", requestSHA256: "adopted"),
+                createdAt: now),
             as: identity, at: now)
         guard adopted != nil else { throw BenchmarkError.notAdopted(transaction) }
         try await ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: now)
@@ -106,12 +119,17 @@ enum WritePathBenchmark {
         let path = folder.appendingPathComponent("fsync-probe").path
         let descriptor = open(path, O_CREAT | O_WRONLY, 0o600)
         guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        defer { close(descriptor); unlink(path) }
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
         let page = [UInt8](repeating: 0x5A, count: 4096)
         var count = 0
         let start = ContinuousClock.now
         while (ContinuousClock.now - start).milliseconds < 1000 {
-            guard page.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == page.count, fsync(descriptor) == 0 else {
+            guard page.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == page.count,
+                fsync(descriptor) == 0
+            else {
                 throw CocoaError(.fileWriteUnknown)
             }
             count += 1
@@ -126,7 +144,8 @@ enum BenchmarkError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .notAdopted(let transaction): "transaction \(transaction) was not adopted with its payment (recorded before?)"
+        case .notAdopted(let transaction):
+            "transaction \(transaction) was not adopted with its payment (recorded before?)"
         }
     }
 }

@@ -24,7 +24,9 @@ struct DeviceSession {
     }
 
     static func open(_ options: DeviceOptions, _ behaviour: Behaviour) async throws -> DeviceSession {
-        let (confirms, asksToBuy, killedAfterPayment) = (behaviour.confirms, behaviour.asksToBuy, behaviour.killedAfterPayment)
+        let (confirms, asksToBuy, killedAfterPayment) = (
+            behaviour.confirms, behaviour.asksToBuy, behaviour.killedAfterPayment
+        )
         let state = URL(fileURLWithPath: options.state, isDirectory: true)
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         let server = URL(string: options.server)!
@@ -39,7 +41,8 @@ struct DeviceSession {
         vendors.killedAfterPayment = killedAfterPayment
         vendors.callback = behaviour.callback
         let configuration = OrderSafeConfiguration(
-            serverURL: server, token: { bearer }, userID: options.user, journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
+            serverURL: server, token: { bearer }, userID: options.user,
+            journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
             alipay: vendors, wechatPay: vendors,
             confirmation: ConfirmationPolicy(
                 timeout: .seconds(options.confirmTimeout), storeMayStillDeliver: .seconds(options.storeWait),
@@ -53,7 +56,9 @@ struct DeviceSession {
             var outcomes: [String: PurchaseOutcome] = [:]
             for await event in events {
                 Output.line(Output.event(event))
-                if case .purchaseOutcome(let outcome) = event, let orderNo = outcome.orderNo { outcomes[orderNo] = outcome }
+                if case .purchaseOutcome(let outcome) = event, let orderNo = outcome.orderNo {
+                    outcomes[orderNo] = outcome
+                }
             }
             return outcomes
         }
@@ -71,7 +76,9 @@ struct DeviceSession {
     /// The device's id, made once and kept in its folder.
     static func deviceID(in state: URL) throws -> String {
         let file = state.appendingPathComponent("device-id")
-        if let text = try? String(contentsOf: file, encoding: .utf8), !text.isEmpty { return text.trimmingCharacters(in: .whitespacesAndNewlines) }
+        if let text = try? String(contentsOf: file, encoding: .utf8), !text.isEmpty {
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         let id = UUID().uuidString.lowercased()
         try Data(id.utf8).write(to: file, options: .atomic)
         return id
@@ -91,7 +98,9 @@ struct SandboxCalls {
 
     func token(user: String) async throws -> String {
         let answer = try await post("sandbox/token", body: try JSONSerialization.data(withJSONObject: ["user": user]))
-        guard let token = answer["token"] as? String else { throw ValidationError("the server minted no token: is it in the sandbox?") }
+        guard let token = answer["token"] as? String else {
+            throw ValidationError("the server minted no token: is it in the sandbox?")
+        }
         return token
     }
 

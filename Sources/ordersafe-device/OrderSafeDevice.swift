@@ -31,16 +31,23 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: "Seconds to wait for the server to confirm an Alipay or WeChat Pay payment.")
     var confirmTimeout: Int = 20
 
-    @Option(help: "Seconds an App Store order is kept for its transaction after a store error that may have followed the charge.")
+    @Option(
+        help:
+            "Seconds an App Store order is kept for its transaction after a store error that may have followed the charge."
+    )
     var storeWait: Int = 600
 
     @Option(help: "The longest wait, in seconds, before a transaction the server did not record is submitted again.")
     var retryCap: Int = 6 * 3600
 
     func validate() throws {
-        guard URL(string: server)?.host != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
+        guard URL(string: server)?.host != nil else {
+            throw ValidationError("--server must be a URL such as http://127.0.0.1:8080")
+        }
         guard !user.isEmpty, user.count <= 128 else { throw ValidationError("--user must be 1 to 128 characters") }
-        guard (1...3600).contains(confirmTimeout) else { throw ValidationError("--confirm-timeout must be 1 to 3600 seconds") }
+        guard (1...3600).contains(confirmTimeout) else {
+            throw ValidationError("--confirm-timeout must be 1 to 3600 seconds")
+        }
         guard (0...86400).contains(storeWait) else { throw ValidationError("--store-wait must be 0 to 86400 seconds") }
         guard (1...86400).contains(retryCap) else { throw ValidationError("--retry-cap must be 1 to 86400 seconds") }
     }
@@ -64,22 +71,32 @@ struct Buy: AsyncParsableCommand {
     @Flag(help: "The app is killed (SIGKILL) right after the store or the payment app took the money.")
     var killedAfterPayment = false
 
-    @Flag(help: "Alipay / WeChat Pay: the payment app finishes, and the user comes back by the app switcher: no callback.")
+    @Flag(
+        help: "Alipay / WeChat Pay: the payment app finishes, and the user comes back by the app switcher: no callback."
+    )
     var returnsWithoutCallback = false
 
-    @Flag(help: "App Store: the purchase is interrupted after the charge ('Confirmation required'): the app hears an error.")
+    @Flag(
+        help:
+            "App Store: the purchase is interrupted after the charge ('Confirmation required'): the app hears an error."
+    )
     var interrupted = false
 
     @Flag(help: "App Store: parental controls forbid payments (AppStore.canMakePayments is false).")
     var paymentsNotAllowed = false
 
-    @Option(help: "Alipay / WeChat Pay: how the payment app's answer comes back: normal, none, late (after the app stopped waiting) or twice.")
+    @Option(
+        help:
+            "Alipay / WeChat Pay: how the payment app's answer comes back: normal, none, late (after the app stopped waiting) or twice."
+    )
     var callback: String = "normal"
 
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {
-        guard let channel = Channel(rawValue: channel) else { throw ValidationError("--channel must be appstore, alipay or wechatpay") }
+        guard let channel = Channel(rawValue: channel) else {
+            throw ValidationError("--channel must be appstore, alipay or wechatpay")
+        }
         guard var answer = SimulatedPaymentApps.Callback(rawValue: callback) else {
             throw ValidationError("--callback must be normal, none, late or twice")
         }
@@ -88,7 +105,8 @@ struct Buy: AsyncParsableCommand {
             options,
             .init(
                 confirms: !cancel, asksToBuy: askToBuy, killedAfterPayment: killedAfterPayment, callback: answer,
-                store: StandInDevice.Unkindness(paymentsNotAllowed: paymentsNotAllowed, interruptsPurchases: interrupted)))
+                store: StandInDevice.Unkindness(
+                    paymentsNotAllowed: paymentsNotAllowed, interruptsPurchases: interrupted)))
         let outcome = await device.safe.purchase(productID, through: channel)
         await device.close()
         Output.line(Output.outcome(outcome))
@@ -118,14 +136,18 @@ struct Launch: AsyncParsableCommand {
             await device.safe.resume()
         }
         let outcomes = await device.close()
-        Output.line(["settled": settled, "outcomes": outcomes.keys.sorted().compactMap { outcomes[$0] }.map(Output.outcome)])
+        Output.line([
+            "settled": settled, "outcomes": outcomes.keys.sorted().compactMap { outcomes[$0] }.map(Output.outcome),
+        ])
         if !settled { throw ExitCode(3) }
     }
 }
 
 struct Entitlements: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Prints what the app would show the user as their balances and entitlements (JSON), from the server or, offline, its cache.")
+        abstract:
+            "Prints what the app would show the user as their balances and entitlements (JSON), from the server or, offline, its cache."
+    )
 
     @Option(help: "The user signed in on the app.")
     var user: String
@@ -143,7 +165,9 @@ struct Entitlements: AsyncParsableCommand {
     var offline = false
 
     func run() async throws {
-        guard offline || server.flatMap(URL.init(string:))?.host != nil else { throw ValidationError("--server is required unless --offline") }
+        guard offline || server.flatMap(URL.init(string:))?.host != nil else {
+            throw ValidationError("--server is required unless --offline")
+        }
         let base = URL(string: server ?? "http://offline.invalid/")!
         var bearer = token ?? ""
         if bearer.isEmpty, !offline { bearer = try await SandboxCalls(server: base).token(user: user) }
@@ -151,7 +175,8 @@ struct Entitlements: AsyncParsableCommand {
         let safe = OrderSafe(
             configuration: OrderSafeConfiguration(
                 serverURL: base, token: { tokenValue }, userID: user,
-                journalDirectory: URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("journal", isDirectory: true)),
+                journalDirectory: URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent(
+                    "journal", isDirectory: true)),
             store: StoreKitClient(), transport: offline ? OfflineTransport() : URLSessionTransport())
         do {
             let holdings = try await safe.entitlements()
@@ -168,7 +193,8 @@ struct Entitlements: AsyncParsableCommand {
 
 struct SignOut: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sign-out", abstract: "The user signs out: the app forgets their cached entitlements; purchases on their way stay.")
+        commandName: "sign-out",
+        abstract: "The user signs out: the app forgets their cached entitlements; purchases on their way stay.")
 
     @Option(help: "The device's folder.")
     var state: String
@@ -176,8 +202,10 @@ struct SignOut: AsyncParsableCommand {
     func run() async throws {
         let safe = OrderSafe(
             configuration: OrderSafeConfiguration(
-                serverURL: URL(string: "http://offline.invalid/")!, token: { throw URLError(.userAuthenticationRequired) }, userID: nil,
-                journalDirectory: URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("journal", isDirectory: true)),
+                serverURL: URL(string: "http://offline.invalid/")!,
+                token: { throw URLError(.userAuthenticationRequired) }, userID: nil,
+                journalDirectory: URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent(
+                    "journal", isDirectory: true)),
             store: StoreKitClient(), transport: OfflineTransport())
         await safe.logOut()
         Output.line(["signed_out": true])

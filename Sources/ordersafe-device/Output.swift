@@ -6,7 +6,10 @@ enum Output {
     private static let lock = NSLock()
 
     static func line(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return }
         lock.withLock {
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         }
@@ -25,15 +28,21 @@ enum Output {
 
     static func event(_ event: OrderSafeEvent) -> [String: Any] {
         switch event {
-        case .productsLoaded(let list): ["event": "products_loaded", "products": list.offers.map(\.id), "unknown_to_store": list.unknownToStore]
+        case .productsLoaded(let list):
+            ["event": "products_loaded", "products": list.offers.map(\.id), "unknown_to_store": list.unknownToStore]
         case .orderCreated(let orderNo, let productID, let channel):
             ["event": "order_created", "order_no": orderNo, "product_id": productID, "channel": channel.rawValue]
-        case .purchaseStage(let orderNo, let stage): ["event": "purchase_stage", "order_no": orderNo, "stage": stage.rawValue]
-        case .purchaseOutcome(let outcome): ["event": "purchase_outcome"].merging(Self.outcome(outcome)) { first, _ in first }
+        case .purchaseStage(let orderNo, let stage):
+            ["event": "purchase_stage", "order_no": orderNo, "stage": stage.rawValue]
+        case .purchaseOutcome(let outcome):
+            ["event": "purchase_outcome"].merging(Self.outcome(outcome)) { first, _ in first }
         case .transactionFinished(let id, let orderNo):
             ["event": "transaction_finished", "transaction_id": String(id), "order_no": orderNo ?? NSNull()]
         case .entitlementsChanged(let holdings):
-            ["event": "entitlements_changed", "balances": Dictionary(holdings.balances.map { ($0.name, $0.amount) }, uniquingKeysWith: +)]
+            [
+                "event": "entitlements_changed",
+                "balances": Dictionary(holdings.balances.map { ($0.name, $0.amount) }, uniquingKeysWith: +),
+            ]
         case .journalProblem(let file, let reason): ["event": "journal_problem", "file": file, "reason": reason]
         }
     }

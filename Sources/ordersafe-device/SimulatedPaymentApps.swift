@@ -63,7 +63,10 @@ struct SimulatedPaymentApps: AlipayBridge, WeChatPayBridge {
 
     private func alipayAnswer(_ orderString: String) async -> AlipayResult {
         guard confirms else { return AlipayResult(resultStatus: "6001", memo: "用户中途取消") }
-        guard let answer = try? await SandboxCalls(server: server).post("sandbox/alipay/pay", body: Data(orderString.utf8)) else {
+        guard
+            let answer = try? await SandboxCalls(server: server).post(
+                "sandbox/alipay/pay", body: Data(orderString.utf8))
+        else {
             return AlipayResult(resultStatus: "6002", memo: "网络连接出错")
         }
         if killedAfterPayment { kill(getpid(), SIGKILL) }
@@ -73,7 +76,8 @@ struct SimulatedPaymentApps: AlipayBridge, WeChatPayBridge {
     private func wechatAnswer(_ request: WeChatPayRequest) async -> WeChatPayResult {
         guard confirms else { return WeChatPayResult(errCode: -2, errStr: "用户取消") }
         let invocation: [String: String] = [
-            "appid": request.appID, "partnerid": request.partnerID, "prepayid": request.prepayID, "package": request.package,
+            "appid": request.appID, "partnerid": request.partnerID, "prepayid": request.prepayID,
+            "package": request.package,
             "noncestr": request.nonceStr, "timestamp": String(request.timeStamp), "sign": request.sign,
         ]
         guard let body = try? JSONSerialization.data(withJSONObject: invocation),

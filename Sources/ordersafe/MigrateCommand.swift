@@ -15,7 +15,8 @@ struct MigrateCommand: AsyncParsableCommand {
         let database = try LedgerDatabase(url: loaded.database.url, logger: logger)
         do {
             let applied = try await Migrator(database: database, logger: logger).migrate()
-            print("\(loaded.database.url): applied \(applied) migration(s); schema at version \(Migrator.latestVersion)")
+            print(
+                "\(loaded.database.url): applied \(applied) migration(s); schema at version \(Migrator.latestVersion)")
         } catch {
             try? await database.shutdown()
             throw error

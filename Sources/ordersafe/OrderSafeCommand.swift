@@ -6,7 +6,10 @@ struct OrderSafeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ordersafe",
         abstract: "In-app payments for iOS apps that never lose an order.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, DemoCommand.self, TokenCommand.self, AppStoreCommand.self, SandboxCommand.self])
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, DemoCommand.self, TokenCommand.self,
+            AppStoreCommand.self, SandboxCommand.self,
+        ])
 
     /// As `AsyncParsableCommand.main()`, but usage errors exit with 2 (the interface DESIGN.md promises), not 64.
     static func main() async {

@@ -14,13 +14,17 @@ struct ReconcileCommand: AsyncParsableCommand {
         let loaded = try await settings.load()
         loaded.server.logFormat.bootstrap(level: .warning)
         let interactive = isatty(STDOUT_FILENO) != 0
-        let (tally, later) = try await OrderSafeApplication.reconcileOnce(settings: loaded, logger: Logger(label: "ordersafe.reconcile")) {
+        let (tally, later) = try await OrderSafeApplication.reconcileOnce(
+            settings: loaded, logger: Logger(label: "ordersafe.reconcile")
+        ) {
             done, due in
             guard interactive else { return }
             FileHandle.standardOutput.write(Data(("\r" + ProgressBar.line(done: done, total: max(due, done))).utf8))
         }
         if interactive { print("") }
-        print("reconcile: \(tally.done) done, \(tally.rescheduled) rescheduled, \(tally.fencedOff) taken over by another worker; \(later) waiting for later")
+        print(
+            "reconcile: \(tally.done) done, \(tally.rescheduled) rescheduled, \(tally.fencedOff) taken over by another worker; \(later) waiting for later"
+        )
     }
 }
 
@@ -28,6 +32,7 @@ struct ReconcileCommand: AsyncParsableCommand {
 enum ProgressBar {
     static func line(done: Int, total: Int, width: Int = 30) -> String {
         let filled = total == 0 ? width : min(width, done * width / total)
-        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] \(done)/\(total)"
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            + "] \(done)/\(total)"
     }
 }

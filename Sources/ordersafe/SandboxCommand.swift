@@ -6,13 +6,15 @@ import Sandbox
 /// `ordersafe sandbox …`: tools for the built-in provider simulators.
 struct SandboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sandbox", abstract: "Tools for the built-in provider sandboxes.", subcommands: [SandboxMintCommand.self])
+        commandName: "sandbox", abstract: "Tools for the built-in provider sandboxes.",
+        subcommands: [SandboxMintCommand.self])
 }
 
 struct SandboxMintCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mint",
-        abstract: "Sign new App Store sandbox transactions in bulk for load tests, one JWS per line on standard output.",
+        abstract:
+            "Sign new App Store sandbox transactions in bulk for load tests, one JWS per line on standard output.",
         discussion: """
             Signed with the sandbox authority in the data folder, so `serve` on that folder verifies them; the sandbox \
             keeps no record of them (its Server API does not know them). Consumables, each with a transaction id of its own.
@@ -30,12 +32,15 @@ struct SandboxMintCommand: AsyncParsableCommand {
         guard (1...SandboxTransactionMinter.maxCount).contains(count) else {
             throw ValidationError("--count must be 1 to \(SandboxTransactionMinter.maxCount)")
         }
-        guard !product.isEmpty, product.utf8.count <= 255 else { throw ValidationError("--product must be 1 to 255 bytes") }
+        guard !product.isEmpty, product.utf8.count <= 255 else {
+            throw ValidationError("--product must be 1 to 255 bytes")
+        }
     }
 
     func run() async throws {
         let loaded = try await settings.load()
-        let signed = try await SandboxProviders.appStoreMinter(settings: loaded.server).mint(productID: product, count: count, at: Date())
+        let signed = try await SandboxProviders.appStoreMinter(settings: loaded.server).mint(
+            productID: product, count: count, at: Date())
         var output = Data()
         output.reserveCapacity(1 << 20)
         for jws in signed {

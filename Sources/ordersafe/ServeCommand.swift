@@ -24,13 +24,16 @@ struct ServeCommand: AsyncParsableCommand {
         let loaded = try await settings.load(extraFlags: extra)
         loaded.server.logFormat.bootstrap(level: loaded.server.logLevel)
         let logger = Logger(label: "ordersafe")
-        logger.info("starting", metadata: [
-            "environment": "\(loaded.server.environment.rawValue)", "database": "\(loaded.database.url)",
-        ])
+        logger.info(
+            "starting",
+            metadata: [
+                "environment": "\(loaded.server.environment.rawValue)", "database": "\(loaded.database.url)",
+            ])
         let app = try await OrderSafeApplication.build(settings: loaded, logger: logger)
         // SIGTERM and SIGINT stop the server gracefully: in-flight requests finish, for at most server.shutdown_seconds,
         // then whatever is left is cancelled.
-        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var configuration = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(loaded.server.shutdownSeconds)
         try await ServiceGroup(configuration: configuration).run()
     }

@@ -10,7 +10,9 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: "Database URL: sqlite:PATH or postgres://user:password@host:port/db (ORDERSAFE_DATABASE_URL).")
     var database: String?
 
-    @Option(name: .customLong("data-dir"), help: "Folder for the embedded database and sandbox credentials (ORDERSAFE_SERVER_DATA_DIR).")
+    @Option(
+        name: .customLong("data-dir"),
+        help: "Folder for the embedded database and sandbox credentials (ORDERSAFE_SERVER_DATA_DIR).")
     var dataDirectory: String?
 
     @Option(help: "Catalog JSON file (ORDERSAFE_CATALOG_FILE); default: the bundled example.")
@@ -36,7 +38,8 @@ struct SettingsOptions: ParsableArguments {
     func load(extraFlags: [String: String] = [:]) async throws -> Settings {
         do {
             return try await SettingsLoader.load(
-                flags: flags.merging(extraFlags) { $1 }, environment: ProcessInfo.processInfo.environment, configFile: config)
+                flags: flags.merging(extraFlags) { $1 }, environment: ProcessInfo.processInfo.environment,
+                configFile: config)
         } catch let error as SettingsError {
             throw ValidationError(error.description)
         }

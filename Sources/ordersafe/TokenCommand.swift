@@ -26,7 +26,8 @@ struct TokenCommand: AsyncParsableCommand {
             let secret = try DevelopmentCredentials.resolve(
                 configured: loaded.auth.jwtSecret, name: "dev-jwt-secret", settings: loaded.server)
         else {
-            throw ValidationError("tokens can be minted only with HS256 and a secret (sandbox, or ORDERSAFE_AUTH_JWT_SECRET)")
+            throw ValidationError(
+                "tokens can be minted only with HS256 and a secret (sandbox, or ORDERSAFE_AUTH_JWT_SECRET)")
         }
         let issuer = await DevelopmentTokenIssuer(secret: secret)
         print(try await issuer.token(userID: user, now: Date(), lifetime: TimeInterval(lifetime)))

@@ -21,14 +21,17 @@ enum AlipayFixture {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
 
     static var credentials: AlipayCredentials {
-        try! AlipayCredentials(appID: appID, appPrivateKey: appKey.pemRepresentation, alipayPublicKey: alipayKey.publicKey.pemRepresentation)
+        try! AlipayCredentials(
+            appID: appID, appPrivateKey: appKey.pemRepresentation,
+            alipayPublicKey: alipayKey.publicKey.pemRepresentation)
     }
 
     static var alipaySigner: AlipaySideSigner { AlipaySideSigner(privateKey: alipayKey) }
 
     static func sandbox(folder: URL? = nil) throws -> SandboxAlipay {
         try SandboxAlipay(
-            appID: appID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: 0.00001, clock: FixedClock(date: now),
+            appID: appID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: 0.00001,
+            clock: FixedClock(date: now),
             folder: folder)
     }
 
@@ -73,26 +76,32 @@ enum AlipayFixture {
         }
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
         try await app.test(.live) { client in
             try await body("http://127.0.0.1:\(client.port!)")
         }
     }
 
-    static func client(_ base: String, retry: AlipayGatewayClient.RetryPolicy = .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(2)))
+    static func client(
+        _ base: String,
+        retry: AlipayGatewayClient.RetryPolicy = .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(2))
+    )
         -> AlipayGatewayClient
     {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         return AlipayGatewayClient(
-            credentials: credentials, gatewayURL: base + "/alipay/gateway.do", retry: retry, clock: FixedClock(date: now),
+            credentials: credentials, gatewayURL: base + "/alipay/gateway.do", retry: retry,
+            clock: FixedClock(date: now),
             logger: logger)
     }
 
     static func orderString(_ outTradeNo: String, fen: Int64 = 9900, notifyURL: String) throws -> String {
         try AlipayRequestSigner(credentials: credentials).orderString(
             for: AlipayAppPayOrder(
-                outTradeNo: outTradeNo, amount: Money(amountMinor: fen, currency: .cny), subject: "Gift box", notifyURL: notifyURL),
+                outTradeNo: outTradeNo, amount: Money(amountMinor: fen, currency: .cny), subject: "Gift box",
+                notifyURL: notifyURL),
             at: now)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import OrderSafeModel
 import OracleSupport
+import OrderSafeModel
 import Testing
+
 @testable import Alipay
 
 /// Our signing and verification against python-alipay-sdk and Ant Group's alipay-sdk-python.
@@ -26,13 +27,16 @@ struct AlipayInteropTests {
         "subject": "咨询 1 小时 + 报告", "gmt_payment": "2026-11-22 09:59:58",
     ]
 
-    @Test("order strings we sign: both SDKs produce the same signature and verify ours",
-          .enabled(if: fzlee.isAvailable && official.isAvailable))
+    @Test(
+        "order strings we sign: both SDKs produce the same signature and verify ours",
+        .enabled(if: fzlee.isAvailable && official.isAvailable))
     func orderStrings() async throws {
         let order = AlipayAppPayOrder(
             outTradeNo: "OS20261122-ORACLE", amount: Money(amountMinor: 19900, currency: .cny), subject: "咨询 1 小时 & 报告",
-            notifyURL: "https://merchant.example/v1/notify/alipay?x=1", expiresAt: AlipayFixture.now.addingTimeInterval(900))
-        let orderString = try AlipayRequestSigner(credentials: AlipayFixture.credentials).orderString(for: order, at: AlipayFixture.now)
+            notifyURL: "https://merchant.example/v1/notify/alipay?x=1",
+            expiresAt: AlipayFixture.now.addingTimeInterval(900))
+        let orderString = try AlipayRequestSigner(credentials: AlipayFixture.credentials).orderString(
+            for: order, at: AlipayFixture.now)
         var params = try FormEncoding.parse(Array(orderString.utf8))
         let sign = params.removeValue(forKey: "sign")!
         let fzlee = try await Self.fzlee.run([
@@ -49,11 +53,17 @@ struct AlipayInteropTests {
         #expect(official[1] as? Bool == true)
     }
 
-    @Test("notifications signed by either SDK (as Alipay) verify under ours, and ours verify under both",
-          .enabled(if: fzlee.isAvailable && official.isAvailable))
+    @Test(
+        "notifications signed by either SDK (as Alipay) verify under ours, and ours verify under both",
+        .enabled(if: fzlee.isAvailable && official.isAvailable))
     func notifications() async throws {
-        let theirs = try await Self.fzlee.run([["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivatePEM]])
-            + (try await Self.official.run([["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivateB64]]))
+        let theirs =
+            try await Self.fzlee.run([
+                ["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivatePEM]
+            ])
+            + (try await Self.official.run([
+                ["op": "sign", "params": Self.notification, "private_key": Self.alipayPrivateB64]
+            ]))
         let verifier = AlipayNotificationVerifier(credentials: AlipayFixture.credentials)
         for sign in theirs.compactMap({ $0 as? String }) {
             var fields = Self.notification
@@ -63,38 +73,58 @@ struct AlipayInteropTests {
         }
         #expect(theirs.count == 2)
 
-        let ours = try FormEncoding.parse(Array(try AlipayFixture.alipaySigner.notificationBody(Self.notification).utf8))
+        let ours = try FormEncoding.parse(
+            Array(try AlipayFixture.alipaySigner.notificationBody(Self.notification).utf8))
         var unsigned = ours
         let sign = unsigned.removeValue(forKey: "sign")!
-        #expect(try await Self.fzlee.run([["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicPEM]])
+        #expect(
+            try await Self.fzlee.run([
+                ["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicPEM]
+            ])
             .first as? Bool == true)
         unsigned["sign_type"] = nil
-        #expect(try await Self.official.run([["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicB64]])
+        #expect(
+            try await Self.official.run([
+                ["op": "verify", "params": unsigned, "sign": sign, "public_key": Self.alipayPublicB64]
+            ])
             .first as? Bool == true)
     }
 
-    @Test("tampering any field breaks all three implementations alike",
-          .enabled(if: fzlee.isAvailable && official.isAvailable),
-          arguments: ["total_amount", "out_trade_no", "trade_status", "app_id", "seller_id", "subject", "trade_no"])
+    @Test(
+        "tampering any field breaks all three implementations alike",
+        .enabled(if: fzlee.isAvailable && official.isAvailable),
+        arguments: ["total_amount", "out_trade_no", "trade_status", "app_id", "seller_id", "subject", "trade_no"])
     func tampering(field: String) async throws {
-        var fields = try FormEncoding.parse(Array(try AlipayFixture.alipaySigner.notificationBody(Self.notification).utf8))
+        var fields = try FormEncoding.parse(
+            Array(try AlipayFixture.alipaySigner.notificationBody(Self.notification).utf8))
         fields[field] = fields[field]! + "1"
         let verifier = AlipayNotificationVerifier(credentials: AlipayFixture.credentials)
-        #expect(throws: AlipayNotificationError.badSignature) { try verifier.verify(body: Array(FormEncoding.encode(fields).utf8)) }
+        #expect(throws: AlipayNotificationError.badSignature) {
+            try verifier.verify(body: Array(FormEncoding.encode(fields).utf8))
+        }
         let sign = fields.removeValue(forKey: "sign")!
-        #expect(try await Self.fzlee.run([["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicPEM]])
+        #expect(
+            try await Self.fzlee.run([
+                ["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicPEM]
+            ])
             .first as? Bool == false)
         fields["sign_type"] = nil
-        #expect(try await Self.official.run([["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicB64]])
+        #expect(
+            try await Self.official.run([
+                ["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicB64]
+            ])
             .first as? Bool == false)
     }
 
-    @Test("query responses: signed by either SDK they verify under ours; ours verify under both",
-          .enabled(if: fzlee.isAvailable && official.isAvailable))
+    @Test(
+        "query responses: signed by either SDK they verify under ours; ours verify under both",
+        .enabled(if: fzlee.isAvailable && official.isAvailable))
     func queryResponses() async throws {
-        let json = #"{"code":"10000","msg":"Success","trade_no":"2026112222001499","out_trade_no":"OS-1","trade_status":"TRADE_SUCCESS","total_amount":"199.00","buyer_logon_id":"158****1562"}"#
+        let json =
+            #"{"code":"10000","msg":"Success","trade_no":"2026112222001499","out_trade_no":"OS-1","trade_status":"TRADE_SUCCESS","total_amount":"199.00","buyer_logon_id":"158****1562"}"#
         // Alipay signs the raw *_response text; the official SDK's sign_with_rsa2 does the same over any content.
-        let signed = try await Self.official.run([["op": "sign_raw", "content": json, "private_key": Self.alipayPrivateB64]])
+        let signed =
+            try await Self.official.run([["op": "sign_raw", "content": json, "private_key": Self.alipayPrivateB64]])
             + (try await Self.fzlee.run([["op": "sign_raw", "content": json, "private_key": Self.alipayPrivatePEM]]))
         for sign in signed.compactMap({ $0 as? String }) {
             let body = #"{"alipay_trade_query_response":\#(json),"sign":"\#(sign)"}"#
@@ -105,12 +135,21 @@ struct AlipayInteropTests {
         #expect(signed.count == 2)
 
         let ourSign = try AlipayFixture.alipaySigner.sign(json)
-        #expect(try await Self.fzlee.run([["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicPEM]])
+        #expect(
+            try await Self.fzlee.run([
+                ["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicPEM]
+            ])
             .first as? Bool == true)
-        #expect(try await Self.official.run([["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicB64]])
+        #expect(
+            try await Self.official.run([
+                ["op": "verify_raw", "content": json, "sign": ourSign, "public_key": Self.alipayPublicB64]
+            ])
             .first as? Bool == true)
         let tampered = json.replacingOccurrences(of: "199.00", with: "1.00")
-        #expect(try await Self.official.run([["op": "verify_raw", "content": tampered, "sign": ourSign, "public_key": Self.alipayPublicB64]])
+        #expect(
+            try await Self.official.run([
+                ["op": "verify_raw", "content": tampered, "sign": ourSign, "public_key": Self.alipayPublicB64]
+            ])
             .first as? Bool == false)
     }
 }

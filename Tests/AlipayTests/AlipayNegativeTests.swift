@@ -1,16 +1,19 @@
+import ChannelSupport
 import Foundation
 import OrderSafeModel
+import Synchronization
 import Testing
 import _CryptoExtras
-import ChannelSupport
-import Synchronization
+
 @testable import Alipay
 
 @Suite("Alipay: hostile and broken input")
 struct AlipayNegativeTests {
     static let fields: [String: String] = [
-        "notify_id": "n1", "notify_type": "trade_status_sync", "notify_time": "2026-11-22 10:00:00", "app_id": AlipayFixture.appID,
-        "seller_id": "2088000000000001", "out_trade_no": "OS20261122-AAAA", "trade_no": "2026112222001", "trade_status": "TRADE_SUCCESS",
+        "notify_id": "n1", "notify_type": "trade_status_sync", "notify_time": "2026-11-22 10:00:00",
+        "app_id": AlipayFixture.appID,
+        "seller_id": "2088000000000001", "out_trade_no": "OS20261122-AAAA", "trade_no": "2026112222001",
+        "trade_status": "TRADE_SUCCESS",
         "total_amount": "99.00", "charset": "utf-8", "subject": "礼盒 + box",
     ]
     static let verifier = AlipayNotificationVerifier(credentials: AlipayFixture.credentials)
@@ -29,7 +32,9 @@ struct AlipayNegativeTests {
         #expect(notification.subject == "礼盒 + box")
     }
 
-    @Test("tampering any field breaks the signature", arguments: ["total_amount", "out_trade_no", "trade_status", "app_id", "subject"])
+    @Test(
+        "tampering any field breaks the signature",
+        arguments: ["total_amount", "out_trade_no", "trade_status", "app_id", "subject"])
     func tamper(field: String) throws {
         let body = try AlipayFixture.alipaySigner.notificationBody(Self.fields)
         var parsed = try FormEncoding.parse(Array(body.utf8))
@@ -52,7 +57,9 @@ struct AlipayNegativeTests {
         }
     }
 
-    @Test("missing required fields are named", arguments: ["trade_no", "out_trade_no", "total_amount", "trade_status", "notify_id"])
+    @Test(
+        "missing required fields are named",
+        arguments: ["trade_no", "out_trade_no", "total_amount", "trade_status", "notify_id"])
     func missing(field: String) throws {
         var fields = Self.fields
         fields[field] = nil
@@ -66,22 +73,35 @@ struct AlipayNegativeTests {
         var unsigned = Self.fields
         unsigned["sign_type"] = "RSA2"
         #expect(throws: AlipayNotificationError.missingSignature) { try Self.verify(FormEncoding.encode(unsigned)) }
-        let rsa1 = try AlipayFixture.alipaySigner.notificationBody(Self.fields).replacingOccurrences(of: "sign_type=RSA2", with: "sign_type=RSA")
+        let rsa1 = try AlipayFixture.alipaySigner.notificationBody(Self.fields).replacingOccurrences(
+            of: "sign_type=RSA2", with: "sign_type=RSA")
         #expect(throws: AlipayNotificationError.unsupportedSignType("RSA")) { try Self.verify(rsa1) }
         let impostor = AlipaySideSigner(privateKey: AlipayFixture.appKey)
-        #expect(throws: AlipayNotificationError.badSignature) { try Self.verify(try impostor.notificationBody(Self.fields)) }
         #expect(throws: AlipayNotificationError.badSignature) {
-            try Self.verify(try AlipayFixture.alipaySigner.notificationBody(Self.fields).replacingOccurrences(of: "sign=", with: "sign=%21"))
+            try Self.verify(try impostor.notificationBody(Self.fields))
+        }
+        #expect(throws: AlipayNotificationError.badSignature) {
+            try Self.verify(
+                try AlipayFixture.alipaySigner.notificationBody(Self.fields).replacingOccurrences(
+                    of: "sign=", with: "sign=%21"))
         }
     }
 
     @Test("GBK bytes, broken escapes, bare words and huge bodies are refused without a crash")
     func malformed() throws {
         let gbk: [UInt8] = Array("subject=".utf8) + [0xC0, 0xF1, 0xBA, 0xD0] + Array("&sign=x".utf8)
-        #expect(throws: AlipayNotificationError.malformedBody(.notUTF8(field: "subject"))) { try Self.verifier.verify(body: gbk) }
-        #expect(throws: AlipayNotificationError.malformedBody(.badPercentEncoding(field: "a"))) { try Self.verify("a=%G1&sign=x") }
-        #expect(throws: AlipayNotificationError.malformedBody(.badPercentEncoding(field: "a"))) { try Self.verify("a=%4") }
-        #expect(throws: AlipayNotificationError.malformedBody(.malformedPair("justaword"))) { try Self.verify("justaword&sign=x") }
+        #expect(throws: AlipayNotificationError.malformedBody(.notUTF8(field: "subject"))) {
+            try Self.verifier.verify(body: gbk)
+        }
+        #expect(throws: AlipayNotificationError.malformedBody(.badPercentEncoding(field: "a"))) {
+            try Self.verify("a=%G1&sign=x")
+        }
+        #expect(throws: AlipayNotificationError.malformedBody(.badPercentEncoding(field: "a"))) {
+            try Self.verify("a=%4")
+        }
+        #expect(throws: AlipayNotificationError.malformedBody(.malformedPair("justaword"))) {
+            try Self.verify("justaword&sign=x")
+        }
         #expect(throws: AlipayNotificationError.malformedBody(.malformedPair("=x"))) { try Self.verify("=x") }
         let huge = "subject=" + String(repeating: "a", count: 70_000)
         #expect(throws: AlipayNotificationError.malformedBody(.tooLarge(limit: 65_536))) { try Self.verify(huge) }
@@ -90,14 +110,19 @@ struct AlipayNegativeTests {
         #expect(throws: AlipayNotificationError.missingSignature) { try Self.verify("") }
     }
 
-    @Test("amount formats: 0.10 and 0.1 are the same 10 fen; anything odd is refused", arguments: [
-        ("0.10", Int64(10)), ("0.1", 10), ("1", 100), ("1.0", 100), ("99.00", 9900), ("0.01", 1), ("100000000.00", 10_000_000_000),
-    ])
+    @Test(
+        "amount formats: 0.10 and 0.1 are the same 10 fen; anything odd is refused",
+        arguments: [
+            ("0.10", Int64(10)), ("0.1", 10), ("1", 100), ("1.0", 100), ("99.00", 9900), ("0.01", 1),
+            ("100000000.00", 10_000_000_000),
+        ])
     func amounts(text: String, fen: Int64) {
         #expect(AlipayAmount.fen(text) == fen)
     }
 
-    @Test("malformed amounts", arguments: ["", ".5", "1.", "1.234", "-1.00", "+1", "1e2", "0x10", "1,00", " 1.00", "１.00", "99999999999999"])
+    @Test(
+        "malformed amounts",
+        arguments: ["", ".5", "1.", "1.234", "-1.00", "+1", "1e2", "0x10", "1,00", " 1.00", "１.00", "99999999999999"])
     func badAmounts(text: String) {
         #expect(AlipayAmount.fen(text) == nil)
     }
@@ -109,8 +134,10 @@ struct AlipayNegativeTests {
             change(&fields)
             return try Self.verify(try AlipayFixture.alipaySigner.notificationBody(fields))
         }
-        #expect(throws: AlipayNotificationError.amountMismatch(
-            expected: Money(amountMinor: 9900, currency: .cny), got: Money(amountMinor: 9899, currency: .cny))) {
+        #expect(
+            throws: AlipayNotificationError.amountMismatch(
+                expected: Money(amountMinor: 9900, currency: .cny), got: Money(amountMinor: 9899, currency: .cny))
+        ) {
             try notification { $0["total_amount"] = "98.99" }.check(against: Self.expectation)
         }
         #expect(try notification { $0["total_amount"] = "99.0" }.totalAmount == Self.expectation.amount)
@@ -140,7 +167,8 @@ struct AlipayNegativeTests {
         let alipay = AlipayFixture.alipayKey.publicKey
         for privateText in [pkcs8PEM, pkcs8Base64, key.pemRepresentation, pkcs1Base64] {
             for publicText in [alipay.pemRepresentation, alipay.derRepresentation.base64EncodedString()] {
-                let credentials = try AlipayCredentials(appID: "a", appPrivateKey: privateText, alipayPublicKey: publicText)
+                let credentials = try AlipayCredentials(
+                    appID: "a", appPrivateKey: privateText, alipayPublicKey: publicText)
                 #expect(RSA2.verify(try credentials.sign("x"), over: Array("x".utf8), with: key.publicKey))
             }
         }
@@ -152,7 +180,8 @@ struct AlipayNegativeTests {
         }
         let small = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024))
         #expect(throws: AlipayKeyError.tooShort(what: "the app private key", bits: 1024)) {
-            try AlipayCredentials(appID: "a", appPrivateKey: small.pemRepresentation, alipayPublicKey: alipay.pemRepresentation)
+            try AlipayCredentials(
+                appID: "a", appPrivateKey: small.pemRepresentation, alipayPublicKey: alipay.pemRepresentation)
         }
     }
 
@@ -160,7 +189,8 @@ struct AlipayNegativeTests {
     func orderString() throws {
         let order = AlipayAppPayOrder(
             outTradeNo: "OS20261122-AAAA", amount: Money(amountMinor: 10, currency: .cny), subject: "礼盒 & box",
-            notifyURL: "https://merchant.example/v1/notify/alipay", expiresAt: AlipayFixture.now.addingTimeInterval(1800))
+            notifyURL: "https://merchant.example/v1/notify/alipay",
+            expiresAt: AlipayFixture.now.addingTimeInterval(1800))
         let signer = AlipayRequestSigner(credentials: AlipayFixture.credentials)
         let first = try signer.orderString(for: order, at: AlipayFixture.now)
         #expect(first == (try signer.orderString(for: order, at: AlipayFixture.now)))
@@ -177,7 +207,10 @@ struct AlipayNegativeTests {
         let content = SignContent.make(fields, excluding: SignContent.requestExclusions)
         #expect(RSA2.verify(fields["sign"]!, over: Array(content.utf8), with: AlipayFixture.appKey.publicKey))
         #expect(throws: AlipayAmountError.unsupportedCurrency(.usd)) {
-            try signer.orderString(for: AlipayAppPayOrder(outTradeNo: "x", amount: Money(amountMinor: 1, currency: .usd), subject: "s", notifyURL: "u"), at: AlipayFixture.now)
+            try signer.orderString(
+                for: AlipayAppPayOrder(
+                    outTradeNo: "x", amount: Money(amountMinor: 1, currency: .usd), subject: "s", notifyURL: "u"),
+                at: AlipayFixture.now)
         }
     }
 
@@ -185,7 +218,9 @@ struct AlipayNegativeTests {
     func rawJSON() throws {
         let body = #"{"a_response":{"msg":"he said \"}\", ok","n":[1,{"x":"]"}]},"sign":"abc"}"#
         let members = try RawJSONMembers.extract(Array(body.utf8))
-        #expect(String(decoding: members["a_response"]!, as: UTF8.self) == #"{"msg":"he said \"}\", ok","n":[1,{"x":"]"}]}"#)
+        #expect(
+            String(decoding: members["a_response"]!, as: UTF8.self) == #"{"msg":"he said \"}\", ok","n":[1,{"x":"]"}]}"#
+        )
         #expect(String(decoding: members["sign"]!, as: UTF8.self) == #""abc""#)
         for bad in ["", "[]", "{", #"{"a":}"#, #"{"a":1"#, #"{"a":"x}"#, #"{"a":1} extra"#, #"{"a":tru}"#] {
             #expect(throws: RawJSONMembers.Error.self) { try RawJSONMembers.extract(Array(bad.utf8)) }
@@ -228,7 +263,8 @@ struct AlipayGatewayRetryTests {
     static func client(_ transport: StatusScriptedAlipay) -> AlipayGatewayClient {
         AlipayGatewayClient(
             credentials: AlipayFixture.credentials, transport: transport,
-            retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(1)), clock: FixedClock(date: AlipayFixture.now),
+            retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(1)),
+            clock: FixedClock(date: AlipayFixture.now),
             sleep: { _ in })
     }
 
@@ -236,12 +272,16 @@ struct AlipayGatewayRetryTests {
     func refusalsAreFinal() async {
         for status in [400, 403, 404] {
             let transport = StatusScriptedAlipay([status, status, status])
-            await #expect(throws: AlipayGatewayError.refused(status: status)) { try await Self.client(transport).queryTrade(outTradeNo: "OS1") }
+            await #expect(throws: AlipayGatewayError.refused(status: status)) {
+                try await Self.client(transport).queryTrade(outTradeNo: "OS1")
+            }
             #expect(transport.calls.withLock { $0 } == 1)
         }
         for script in [[500, 502, 503], [429, 429, 429], [599, 599, 599]] {
             let transport = StatusScriptedAlipay(script)
-            await #expect(throws: AlipayGatewayError.self) { try await Self.client(transport).queryTrade(outTradeNo: "OS1") }
+            await #expect(throws: AlipayGatewayError.self) {
+                try await Self.client(transport).queryTrade(outTradeNo: "OS1")
+            }
             #expect(transport.calls.withLock { $0 } == 3)
         }
     }

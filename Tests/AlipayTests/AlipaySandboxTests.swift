@@ -1,7 +1,7 @@
 import Alipay
 import AsyncHTTPClient
-import NIOCore
 import Foundation
+import NIOCore
 import OrderSafeModel
 import Sandbox
 import Synchronization
@@ -10,9 +10,11 @@ import _CryptoExtras
 
 @Suite("Alipay client against the sandbox gateway")
 struct AlipaySandboxTests {
-    @Test("a sandbox restarted on the same data folder, at the same second, never reuses a trade_no and forgets no trade")
+    @Test(
+        "a sandbox restarted on the same data folder, at the same second, never reuses a trade_no and forgets no trade")
     func restartsOnItsFolder() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         var tradeNos: [String] = []
@@ -20,8 +22,10 @@ struct AlipaySandboxTests {
             let sandbox = try AlipayFixture.sandbox(folder: folder)
             for earlier in 0..<run { #expect(await sandbox.status(outTradeNo: "OS-R\(earlier)P0") == .tradeSuccess) }
             for index in 0..<2 {
-                tradeNos.append(try await sandbox.open(
-                    orderString: try AlipayFixture.orderString("OS-R\(run)P\(index)", notifyURL: "http://127.0.0.1:9/notify"), pay: index == 0))
+                tradeNos.append(
+                    try await sandbox.open(
+                        orderString: try AlipayFixture.orderString(
+                            "OS-R\(run)P\(index)", notifyURL: "http://127.0.0.1:9/notify"), pay: index == 0))
             }
         }
         #expect(Set(tradeNos).count == 6, "\(tradeNos)")
@@ -32,13 +36,16 @@ struct AlipaySandboxTests {
 
     @Test("a notification the merchant never acknowledged is sent again by the sandbox started again on its folder")
     func unacknowledgedNotificationsOutliveTheProcess() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let first = try AlipayFixture.sandbox(folder: folder)
         await first.setNotificationSink { _, _ in false }  // the merchant's server is down
-        try await first.open(orderString: try AlipayFixture.orderString("OS-DOWN", notifyURL: "http://127.0.0.1:9/notify"))
-        try await first.open(orderString: try AlipayFixture.orderString("OS-SEEN", notifyURL: "http://127.0.0.1:9/notify"), pay: false)
+        try await first.open(
+            orderString: try AlipayFixture.orderString("OS-DOWN", notifyURL: "http://127.0.0.1:9/notify"))
+        try await first.open(
+            orderString: try AlipayFixture.orderString("OS-SEEN", notifyURL: "http://127.0.0.1:9/notify"), pay: false)
         await first.settle()
         let received = Mutex<[String]>([])
         let second = try AlipayFixture.sandbox(folder: folder)
@@ -66,7 +73,8 @@ struct AlipaySandboxTests {
 
     @Test("the journal: a last line cut short by a kill is dropped; a damaged line before it is an error naming it")
     func journalReadStrictly() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let journal = folder.appendingPathComponent("alipay.journal")
@@ -90,22 +98,36 @@ struct AlipaySandboxTests {
             let client = AlipayFixture.client(base)
             #expect(try await client.queryTrade(outTradeNo: "OS-1") == .notFound)
             #expect(try await client.closeTrade(outTradeNo: "OS-1") == .notFound)
-            try await sandbox.open(orderString: try AlipayFixture.orderString("OS-1", notifyURL: base + "/notify"), pay: false)
-            guard case .trade(let waiting) = try await client.queryTrade(outTradeNo: "OS-1") else { Issue.record("no trade"); return }
+            try await sandbox.open(
+                orderString: try AlipayFixture.orderString("OS-1", notifyURL: base + "/notify"), pay: false)
+            guard case .trade(let waiting) = try await client.queryTrade(outTradeNo: "OS-1") else {
+                Issue.record("no trade")
+                return
+            }
             #expect(waiting.status == .waitBuyerPay)
             #expect(waiting.totalAmount == Money(amountMinor: 9900, currency: .cny))
             try await sandbox.pay(outTradeNo: "OS-1")
-            guard case .trade(let paid) = try await client.queryTrade(outTradeNo: "OS-1") else { Issue.record("no trade"); return }
+            guard case .trade(let paid) = try await client.queryTrade(outTradeNo: "OS-1") else {
+                Issue.record("no trade")
+                return
+            }
             #expect(paid.status == .tradeSuccess)
-            await #expect(throws: AlipayGatewayError.business(code: "40004", subCode: "ACQ.TRADE_STATUS_ERROR", message: "交易状态不合法")) {
+            await #expect(
+                throws: AlipayGatewayError.business(
+                    code: "40004", subCode: "ACQ.TRADE_STATUS_ERROR", message: "交易状态不合法")
+            ) {
                 try await client.closeTrade(outTradeNo: "OS-1")
             }
-            let refund = try await client.refund(outTradeNo: "OS-1", amount: Money(amountMinor: 900, currency: .cny), outRequestNo: "R1")
+            let refund = try await client.refund(
+                outTradeNo: "OS-1", amount: Money(amountMinor: 900, currency: .cny), outRequestNo: "R1")
             #expect(refund.fundChange && refund.refundFee.amountMinor == 900)
-            let again = try await client.refund(outTradeNo: "OS-1", amount: Money(amountMinor: 900, currency: .cny), outRequestNo: "R1")
+            let again = try await client.refund(
+                outTradeNo: "OS-1", amount: Money(amountMinor: 900, currency: .cny), outRequestNo: "R1")
             #expect(!again.fundChange && again.refundFee.amountMinor == 900)
-            #expect(try await client.queryRefund(outTradeNo: "OS-1", outRequestNo: "R1")
-                == .refund(outRequestNo: "R1", amount: Money(amountMinor: 900, currency: .cny), status: "REFUND_SUCCESS"))
+            #expect(
+                try await client.queryRefund(outTradeNo: "OS-1", outRequestNo: "R1")
+                    == .refund(
+                        outRequestNo: "R1", amount: Money(amountMinor: 900, currency: .cny), status: "REFUND_SUCCESS"))
             #expect(try await client.queryRefund(outTradeNo: "OS-1", outRequestNo: "R9") == .notFound)
             #expect(try await client.billDownloadURL(billDate: "2026-11-21").hasSuffix("2026-11-21.csv.zip"))
             await sandbox.settle()
@@ -124,8 +146,10 @@ struct AlipaySandboxTests {
     @Test("5xx and system errors are retried over real HTTP; a bad response signature is not trusted")
     func gatewayFaults() async throws {
         let sandbox = try AlipayFixture.sandbox()
-        try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) { (base: String) async throws(any Error) in
-            let client = AlipayFixture.client(base, retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(30)))
+        try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) {
+            (base: String) async throws(any Error) in
+            let client = AlipayFixture.client(
+                base, retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(30)))
             await sandbox.injectGatewayFault(.serverError, count: 2)
             #expect(try await client.queryTrade(outTradeNo: "X") == .notFound)
             await sandbox.injectGatewayFault(.systemError)
@@ -134,7 +158,9 @@ struct AlipaySandboxTests {
             await sandbox.injectGatewayFault(.badSignature)
             await #expect(throws: AlipayGatewayError.badSignature) { try await client.queryTrade(outTradeNo: "X") }
             await sandbox.injectGatewayFault(.serverError, count: 3)
-            await #expect(throws: AlipayGatewayError.unavailable("HTTP 502")) { try await client.queryTrade(outTradeNo: "X") }
+            await #expect(throws: AlipayGatewayError.unavailable("HTTP 502")) {
+                try await client.queryTrade(outTradeNo: "X")
+            }
         }
     }
 
@@ -144,9 +170,11 @@ struct AlipaySandboxTests {
         let otherKey = try _RSAKeyFactory.make()
         let forged = try AlipayRequestSigner(
             credentials: try AlipayCredentials(
-                appID: AlipayFixture.appID, appPrivateKey: otherKey, alipayPublicKey: AlipayFixture.alipayKey.publicKey.pemRepresentation)
+                appID: AlipayFixture.appID, appPrivateKey: otherKey,
+                alipayPublicKey: AlipayFixture.alipayKey.publicKey.pemRepresentation)
         ).orderString(
-            for: AlipayAppPayOrder(outTradeNo: "F", amount: Money(amountMinor: 1, currency: .cny), subject: "s", notifyURL: "http://x"),
+            for: AlipayAppPayOrder(
+                outTradeNo: "F", amount: Money(amountMinor: 1, currency: .cny), subject: "s", notifyURL: "http://x"),
             at: AlipayFixture.now)
         await #expect(throws: SandboxAlipayError.self) { try await sandbox.open(orderString: forged) }
     }
@@ -207,8 +235,10 @@ struct AlipayFaultRequestTests {
     @Test("faults queued over HTTP are parsed strictly")
     func parse() async throws {
         let sandbox = try AlipayFixture.sandbox()
-        try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) { (base: String) async throws(any Error) in
-            let ok = try await Self.post(base, #"{"notifications":["drop","delay_ms:5"],"gateway":["server_error","timeout_ms:10"]}"#)
+        try await AlipayFixture.live(sandbox: sandbox, receiver: AlipayFixture.Receiver()) {
+            (base: String) async throws(any Error) in
+            let ok = try await Self.post(
+                base, #"{"notifications":["drop","delay_ms:5"],"gateway":["server_error","timeout_ms:10"]}"#)
             #expect(ok.0 == 200)
             let pending = await sandbox.pendingFaults
             #expect(pending.notifications == [.drop, .delay(.milliseconds(5))])

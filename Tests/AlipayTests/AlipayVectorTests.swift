@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Alipay
 
 /// Vectors A1–A5 of `../shared/vectors/CNPAY-VECTORS.md`.
@@ -42,7 +43,9 @@ struct AlipayVectorTests {
     func plusIsSpace() throws {
         var fields = try Vectors.json("alipay/notify_trade_success.json") as! [String: String]
         let sign = fields.removeValue(forKey: "sign")!
-        let body = FormEncoding.encode(fields).replacingOccurrences(of: "%2B", with: "+") + "&sign=" + FormEncoding.escape(sign)
+        let body =
+            FormEncoding.encode(fields).replacingOccurrences(of: "%2B", with: "+") + "&sign="
+            + FormEncoding.escape(sign)
         #expect(throws: AlipayNotificationError.badSignature) {
             try AlipayNotificationVerifier(credentials: try Self.credentials()).verify(body: Array(body.utf8))
         }
@@ -52,7 +55,8 @@ struct AlipayVectorTests {
     func returnURL() throws {
         let vector = try Vectors.json("alipay/return_url_vector.json")
         let query = vector["query_string"] as! String
-        let fields = try AlipayNotificationVerifier(credentials: try Self.credentials()).verifiedFields(body: Array(query.utf8))
+        let fields = try AlipayNotificationVerifier(credentials: try Self.credentials()).verifiedFields(
+            body: Array(query.utf8))
         #expect(fields["timestamp"] == "2023-12-21 14:48:44")
         #expect(fields["out_trade_no"] == "1703141270")
     }
@@ -67,11 +71,13 @@ struct AlipayVectorTests {
         func body(_ content: String, _ sign: String) -> [UInt8] {
             Array(#"{"alipay_fund_trans_uni_transfer_response":\#(content),"sign":"\#(sign)"}"#.utf8)
         }
-        let response = try AlipayGatewayResponse.verified(body: body(content, sign), method: method, credentials: credentials)
+        let response = try AlipayGatewayResponse.verified(
+            body: body(content, sign), method: method, credentials: credentials)
         #expect(response.isSuccess)
         #expect(response.string("trans_amount") == "0.01")
         #expect(throws: AlipayGatewayError.badSignature) {
-            try AlipayGatewayResponse.verified(body: body(content, "A" + sign), method: method, credentials: credentials)
+            try AlipayGatewayResponse.verified(
+                body: body(content, "A" + sign), method: method, credentials: credentials)
         }
         let respaced = content.replacingOccurrences(of: "\":\"", with: "\": \"")
         #expect(throws: AlipayGatewayError.badSignature) {

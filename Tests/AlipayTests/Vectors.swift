@@ -9,7 +9,9 @@ enum Vectors {
     static let available: Bool = {
         let present = FileManager.default.fileExists(atPath: directory.appendingPathComponent("alipay").path)
         if !present {
-            print("⚠️  ../shared/vectors is missing: the Alipay vector tests are SKIPPED. Clone beside shared/ to run them.")
+            print(
+                "⚠️  ../shared/vectors is missing: the Alipay vector tests are SKIPPED. Clone beside shared/ to run them."
+            )
         }
         return present
     }()
@@ -19,6 +21,7 @@ enum Vectors {
     }
 
     static func json(_ path: String) throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(path))) as! [String: Any]
+        try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(path)))
+            as! [String: Any]
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Sandbox
 import Synchronization
 import Testing
+
 @testable import AppStore
 
 @Suite("App Store online checks: OCSP against the sandbox authority's responder")
@@ -26,7 +27,9 @@ struct AppStoreOCSPTests {
             -> ProviderHTTPResponse
         {
             requests.withLock { $0 += 1 }
-            #expect(method == "POST" && url == SandboxAppStoreCA.ocspURL && headers["Content-Type"] == "application/ocsp-request")
+            #expect(
+                method == "POST" && url == SandboxAppStoreCA.ocspURL
+                    && headers["Content-Type"] == "application/ocsp-request")
             if let override { return try override() }
             return try await inner.send(method: method, url: url, headers: headers, body: body, timeout: timeout)
         }
@@ -34,18 +37,24 @@ struct AppStoreOCSPTests {
 
     static func store() throws -> SandboxAppStore {
         try SandboxAppStore(
-            authority: try SandboxAppStoreCA(now: now), receipts: receiptSigner, bundleID: "com.example.app", appAppleID: 1234,
+            authority: try SandboxAppStoreCA(now: now), receipts: receiptSigner, bundleID: "com.example.app",
+            appAppleID: 1234,
             merchantKeyID: "KEY1", merchantKey: P256.Signing.PrivateKey().publicKey, clock: FixedClock(date: now))
     }
 
-    static func verifier(trusting store: SandboxAppStore, online: (any ProviderTransport)?) throws -> SignedDataVerifier {
+    static func verifier(trusting store: SandboxAppStore, online: (any ProviderTransport)?) throws -> SignedDataVerifier
+    {
         SignedDataVerifier(
-            rootCertificates: try AppleRootCertificates.load([store.authority.rootDER], requireApple: false), bundleID: "com.example.app",
-            appAppleID: 1234, environment: .sandbox, onlineChecks: online.map { OnlineRevocationCheck(transport: $0, timeout: .seconds(2)) },
+            rootCertificates: try AppleRootCertificates.load([store.authority.rootDER], requireApple: false),
+            bundleID: "com.example.app",
+            appAppleID: 1234, environment: .sandbox,
+            onlineChecks: online.map { OnlineRevocationCheck(transport: $0, timeout: .seconds(2)) },
             clock: FixedClock(date: now))
     }
 
-    static func expect(_ verifier: SignedDataVerifier, refuses signed: String, _ matches: @escaping (VerificationError) -> Bool) async {
+    static func expect(
+        _ verifier: SignedDataVerifier, refuses signed: String, _ matches: @escaping (VerificationError) -> Bool
+    ) async {
         await #expect {
             try await verifier.verifyTransaction(signed)
         } throws: { error in
@@ -69,7 +78,8 @@ struct AppStoreOCSPTests {
     func offline() async throws {
         let store = try Self.store()
         let responder = Responder(inner: store.transport)
-        _ = try await Self.verifier(trusting: store, online: nil).verifyTransaction(try await store.purchase(productID: "coins").signed)
+        _ = try await Self.verifier(trusting: store, online: nil).verifyTransaction(
+            try await store.purchase(productID: "coins").signed)
         #expect(responder.requests.withLock { $0 } == 0)
     }
 
@@ -83,7 +93,8 @@ struct AppStoreOCSPTests {
         }
         _ = try await Self.verifier(trusting: store, online: nil).verifyTransaction(signed)
         // Later leaves are not revoked.
-        _ = try await Self.verifier(trusting: store, online: store.transport).verifyTransaction(try await store.purchase(productID: "coins").signed)
+        _ = try await Self.verifier(trusting: store, online: store.transport).verifyTransaction(
+            try await store.purchase(productID: "coins").signed)
     }
 
     @Test("a responder that is down, or a network that fails, is RETRYABLE_VERIFICATION_FAILURE, and nothing is cached")
@@ -109,7 +120,9 @@ struct AppStoreOCSPTests {
     func forged() async throws {
         let store = try Self.store()
         let signed = try await store.purchase(productID: "coins").signed
-        let garbage = Responder(inner: store.transport, override: { ProviderHTTPResponse(status: 200, headers: [:], body: [0x30, 0x03, 0x02, 0x01, 0x00]) })
+        let garbage = Responder(
+            inner: store.transport,
+            override: { ProviderHTTPResponse(status: 200, headers: [:], body: [0x30, 0x03, 0x02, 0x01, 0x00]) })
         await Self.expect(try Self.verifier(trusting: store, online: garbage), refuses: signed) { error in
             if case .invalidChain = error { true } else { false }
         }

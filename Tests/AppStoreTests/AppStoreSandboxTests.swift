@@ -2,9 +2,10 @@ import ChannelSupport
 import Crypto
 import Foundation
 import OrderSafeModel
-@testable import Sandbox
 import Testing
+
 @testable import AppStore
+@testable import Sandbox
 
 @Suite("App Store clients against the sandbox App Store")
 struct AppStoreSandboxTests {
@@ -15,45 +16,65 @@ struct AppStoreSandboxTests {
     static func world() async throws -> (SandboxAppStore, AppStoreServerAPIClient, SignedDataVerifier) {
         let authority = try SandboxAppStoreCA(now: now)
         let store = try SandboxAppStore(
-            authority: authority, receipts: receiptSigner, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1",
+            authority: authority, receipts: receiptSigner, bundleID: "com.example.app", appAppleID: 1234,
+            merchantKeyID: "KEY1",
             merchantKey: merchantKey.publicKey, sharedSecret: "shared-secret", clock: FixedClock(date: now))
         let client = try await AppStoreServerAPIClient(
             signingKey: merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer", bundleID: "com.example.app",
             baseURL: "http://sandbox.local/sandbox/appstore", transport: store.transport,
-            retry: RetryPolicy(attempts: 3, firstDelay: .milliseconds(1), timeout: .milliseconds(200)), clock: FixedClock(date: now),
+            retry: RetryPolicy(attempts: 3, firstDelay: .milliseconds(1), timeout: .milliseconds(200)),
+            clock: FixedClock(date: now),
             sleep: { _ in })
         let verifier = SignedDataVerifier(
-            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false), bundleID: "com.example.app",
+            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false),
+            bundleID: "com.example.app",
             appAppleID: 1234, environment: .sandbox)
         return (store, client, verifier)
     }
 
-    @Test("the store and its devices' queues outlive the process on their folder, at the same instant; ids go on after the last")
+    @Test(
+        "the store and its devices' queues outlive the process on their folder, at the same instant; ids go on after the last"
+    )
     func outlivesTheProcess() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("appstore-sandbox-\(UUID().uuidString)", isDirectory: true)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "appstore-sandbox-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let authority = try SandboxAppStoreCA(now: Self.now)
         func start() async throws -> (SandboxAppStore, SandboxAppStoreDevices) {
             let store = try SandboxAppStore(
-                authority: authority, receipts: Self.receiptSigner, bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1",
+                authority: authority, receipts: Self.receiptSigner, bundleID: "com.example.app", appAppleID: 1234,
+                merchantKeyID: "KEY1",
                 merchantKey: Self.merchantKey.publicKey, clock: FixedClock(date: Self.now), folder: folder)
             let devices = try SandboxAppStoreDevices(store: store, folder: folder)
             await devices.restore()
             await devices.setProducts([
-                .init(id: "coins", type: "Consumable", displayName: "Coins", price: Money(amountMinor: 600, currency: .cny)),
-                .init(id: "vip", type: "Non-Consumable", displayName: "VIP", price: Money(amountMinor: 2500, currency: .cny)),
+                .init(
+                    id: "coins", type: "Consumable", displayName: "Coins",
+                    price: Money(amountMinor: 600, currency: .cny)),
+                .init(
+                    id: "vip", type: "Non-Consumable", displayName: "VIP",
+                    price: Money(amountMinor: 2500, currency: .cny)),
             ])
             return (store, devices)
         }
         let (store, devices) = try await start()
-        func buy(_ device: String, _ product: String, askToBuy: Bool = false) async throws -> SandboxAppStoreDevices.PurchaseResult {
-            try await devices.purchase(device: device, productID: product, appAccountToken: UUID(), askToBuy: askToBuy, confirm: true)
+        func buy(_ device: String, _ product: String, askToBuy: Bool = false) async throws
+            -> SandboxAppStoreDevices.PurchaseResult
+        {
+            try await devices.purchase(
+                device: device, productID: product, appAccountToken: UUID(), askToBuy: askToBuy, confirm: true)
         }
-        guard case .success(let coins) = try await buy("phone-a", "coins"), case .success(let vip) = try await buy("phone-a", "vip"),
+        guard case .success(let coins) = try await buy("phone-a", "coins"),
+            case .success(let vip) = try await buy("phone-a", "vip"),
             case .pending(let request) = try await buy("phone-b", "coins", askToBuy: true)
-        else { Issue.record("the purchases did not go through"); return }
-        let (coinsID, vipID) = (SandboxAppStoreDevices.transactionID(coins)!, SandboxAppStoreDevices.transactionID(vip)!)
+        else {
+            Issue.record("the purchases did not go through")
+            return
+        }
+        let (coinsID, vipID) = (
+            SandboxAppStoreDevices.transactionID(coins)!, SandboxAppStoreDevices.transactionID(vip)!
+        )
         try await devices.finish(device: "phone-a", transactionID: vipID)
         try await devices.refund(transactionID: vipID)
         let before = await store.payments.map(\.providerTransactionID).sorted()
@@ -62,35 +83,50 @@ struct AppStoreSandboxTests {
         let (again, restored) = try await start()
         #expect(await again.payments.map(\.providerTransactionID).sorted() == before)
         #expect(await restored.purchasingDevices == [coinsID: "phone-a", vipID: "phone-a"])
-        #expect(await restored.unfinished(device: "phone-a").compactMap(SandboxAppStoreDevices.transactionID) == [coinsID])
+        #expect(
+            await restored.unfinished(device: "phone-a").compactMap(SandboxAppStoreDevices.transactionID) == [coinsID])
         #expect(await restored.askToBuyRequests(device: "phone-b").map(\.requestID) == [request])
         let updates = await restored.updates(device: "phone-a", after: 0).signed
         #expect(updates.count == 1 && SandboxAppStoreDevices.isRevoked(updates[0]))
         #expect(await restored.entitlements(device: "phone-a").isEmpty, "the refunded VIP is no longer held")
-        guard let approved = try await restored.answerAskToBuy(device: "phone-b", requestID: request, approve: true) else {
+        guard let approved = try await restored.answerAskToBuy(device: "phone-b", requestID: request, approve: true)
+        else {
             Issue.record("the request was not approved")
             return
         }
         #expect(![coinsID, vipID].contains(approved))
         #expect(Int64(approved)! > max(Int64(coinsID)!, Int64(vipID)!))
         let history = try await AppStoreServerAPIClient(
-            signingKey: Self.merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer", bundleID: "com.example.app",
+            signingKey: Self.merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer",
+            bundleID: "com.example.app",
             baseURL: "http://sandbox.local/sandbox/appstore", transport: again.transport,
-            retry: RetryPolicy(attempts: 1, firstDelay: .milliseconds(1), timeout: .milliseconds(200)), clock: FixedClock(date: Self.now),
+            retry: RetryPolicy(attempts: 1, firstDelay: .milliseconds(1), timeout: .milliseconds(200)),
+            clock: FixedClock(date: Self.now),
             sleep: { _ in }
-        ).notificationHistory(startDate: 0, endDate: Int64(Self.now.timeIntervalSince1970 * 1000) + 1, paginationToken: nil)
+        ).notificationHistory(
+            startDate: 0, endDate: Int64(Self.now.timeIntervalSince1970 * 1000) + 1, paginationToken: nil)
         #expect(history.signedPayloads.count == 2 && history.hasMore, "ONE_TIME_CHARGE ×3 and REFUND were kept")
     }
 
-    @Test("a purchase is signed as the App Store signs it; transaction info, history pages and notification history follow it")
+    @Test(
+        "a purchase is signed as the App Store signs it; transaction info, history pages and notification history follow it"
+    )
     func purchases() async throws {
         let (store, client, verifier) = try await Self.world()
         let token = UUID()
-        let (id, signed) = try await store.purchase(productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription", appAccountToken: token)
+        let (id, signed) = try await store.purchase(
+            productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription", appAccountToken: token)
         let transaction = try await verifier.verifyTransaction(signed)
-        #expect(transaction.transactionId == id && transaction.appAccountToken == token && transaction.environment == "Sandbox")
-        #expect(try await verifier.verifyTransaction(try await client.transactionInfo(transactionID: id)).transactionId == id)
-        for _ in 0..<2 { try await store.purchase(productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription", originalTransactionID: id) }
+        #expect(
+            transaction.transactionId == id && transaction.appAccountToken == token
+                && transaction.environment == "Sandbox")
+        #expect(
+            try await verifier.verifyTransaction(try await client.transactionInfo(transactionID: id)).transactionId
+                == id)
+        for _ in 0..<2 {
+            try await store.purchase(
+                productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription", originalTransactionID: id)
+        }
         let history = try await client.fullTransactionHistory(transactionID: id)
         #expect(history.count == 3)
         for jws in history { #expect(try await verifier.verifyTransaction(jws).originalTransactionId == id) }
@@ -98,7 +134,8 @@ struct AppStoreSandboxTests {
         var payloads: [String] = []
         var pagination: String?
         repeat {
-            let page = try await client.notificationHistory(startDate: 0, endDate: Int64(Self.now.timeIntervalSince1970 * 1000) + 1, paginationToken: pagination)
+            let page = try await client.notificationHistory(
+                startDate: 0, endDate: Int64(Self.now.timeIntervalSince1970 * 1000) + 1, paginationToken: pagination)
             payloads += page.signedPayloads
             pagination = page.hasMore ? page.paginationToken : nil
         } while pagination != nil
@@ -110,11 +147,14 @@ struct AppStoreSandboxTests {
         await #expect(throws: AppStoreServerAPIError.self) { try await client.transactionInfo(transactionID: "404") }
     }
 
-    @Test("transactions minted in bulk verify as the sandbox's own, each with an id of its own, in order; a count out of range is refused")
+    @Test(
+        "transactions minted in bulk verify as the sandbox's own, each with an id of its own, in order; a count out of range is refused"
+    )
     func bulkMinting() async throws {
         let authority = try SandboxAppStoreCA(now: Self.now)
         let verifier = SignedDataVerifier(
-            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false), bundleID: "com.example.app",
+            rootCertificates: try AppleRootCertificates.load([authority.rootDER], requireApple: false),
+            bundleID: "com.example.app",
             appAppleID: 1234, environment: .sandbox)
         let minter = SandboxTransactionMinter(authority: authority, bundleID: "com.example.app")
         let signed = try await minter.mint(productID: "com.example.coins", count: 301, at: Self.now)
@@ -122,28 +162,38 @@ struct AppStoreSandboxTests {
         var ids: [String] = []
         for jws in signed {
             let transaction = try await verifier.verifyTransaction(jws)
-            #expect(transaction.productId == "com.example.coins" && transaction.type == "Consumable" && transaction.environment == "Sandbox")
+            #expect(
+                transaction.productId == "com.example.coins" && transaction.type == "Consumable"
+                    && transaction.environment == "Sandbox")
             ids.append(transaction.transactionId ?? "")
         }
         #expect(Set(ids).count == 301)
         #expect(ids == ids.sorted { Int64($0)! < Int64($1)! })
-        await #expect(throws: SandboxAppStoreError.self) { try await minter.mint(productID: "p", count: SandboxTransactionMinter.maxCount + 1, at: Self.now) }
+        await #expect(throws: SandboxAppStoreError.self) {
+            try await minter.mint(productID: "p", count: SandboxTransactionMinter.maxCount + 1, at: Self.now)
+        }
     }
 
     @Test("a negative or huge revision or pagination token is a 400, not a crash of the whole server")
     func hostilePositions() async throws {
         let (store, client, _) = try await Self.world()
-        let (id, _) = try await store.purchase(productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription")
+        let (id, _) = try await store.purchase(
+            productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription")
         for revision in ["-1", "-9223372036854775808"] {
             do {
                 _ = try await client.transactionHistory(transactionID: id, revision: revision)
                 Issue.record("revision \(revision) was answered")
             } catch {
-                guard case .api(let status, _, _) = error else { Issue.record("\(error)"); continue }
+                guard case .api(let status, _, _) = error else {
+                    Issue.record("\(error)")
+                    continue
+                }
                 #expect(status == 400)
             }
         }
-        #expect(try await client.transactionHistory(transactionID: id, revision: "9223372036854775807").signedTransactions.isEmpty)
+        #expect(
+            try await client.transactionHistory(transactionID: id, revision: "9223372036854775807").signedTransactions
+                .isEmpty)
         await #expect(throws: AppStoreServerAPIError.self) {
             try await client.notificationHistory(startDate: 0, endDate: 1, paginationToken: "-5")
         }
@@ -168,21 +218,27 @@ struct AppStoreSandboxTests {
         }
         // A request signed with another key is not the merchant's.
         let stranger = try await AppStoreServerAPIClient(
-            signingKey: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1", issuerID: "issuer", bundleID: "com.example.app",
+            signingKey: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1", issuerID: "issuer",
+            bundleID: "com.example.app",
             baseURL: "http://sandbox.local", transport: store.transport, clock: FixedClock(date: Self.now))
         await #expect(throws: AppStoreServerAPIError.api(status: 401, code: nil, message: "HTTP 401")) {
             try await stranger.transactionInfo(transactionID: id)
         }
     }
 
-    @Test("StoreKit 1: the sandbox signs receipts our validator accepts; verifyReceipt goes production → 21007 → sandbox, 21005 is retried")
+    @Test(
+        "StoreKit 1: the sandbox signs receipts our validator accepts; verifyReceipt goes production → 21007 → sandbox, 21005 is retried"
+    )
     func receipts() async throws {
         let (store, _, _) = try await Self.world()
         let (first, _) = try await store.purchase(productID: "coins_60")
         let (second, _) = try await store.purchase(productID: "remove_ads", type: "Non-Consumable")
         let receipt = try await store.appReceipt()
         let roots = try AppleRootCertificates.load([Self.receiptSigner.rootDER], requireApple: false)
-        guard case .valid(let decoded) = try await ReceiptValidator(rootCertificates: roots).validate(try ReceiptParser.bytes(Array(receipt.utf8))) else {
+        guard
+            case .valid(let decoded) = try await ReceiptValidator(rootCertificates: roots).validate(
+                try ReceiptParser.bytes(Array(receipt.utf8)))
+        else {
             Issue.record("a sandbox-signed receipt must validate against the sandbox receipt root")
             return
         }
@@ -195,11 +251,17 @@ struct AppStoreSandboxTests {
             retry: RetryPolicy(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(2)), sleep: { _ in })
         await store.inject(.receiptServerUnavailable)
         let response = try await client.verify(receiptData: receipt)
-        #expect(response.status == 0 && response.environment == "Sandbox" && response.inApp.map(\.transactionID) == [first, second])
+        #expect(
+            response.status == 0 && response.environment == "Sandbox"
+                && response.inApp.map(\.transactionID) == [first, second])
         let wrongSecret = VerifyReceiptClient(
             sharedSecret: "nope", productionURL: "http://sandbox.local/appstore/production/verifyReceipt",
             sandboxURL: "http://sandbox.local/appstore/sandbox/verifyReceipt", transport: store.transport)
-        await #expect(throws: VerifyReceiptError.status(VerifyReceiptStatus(21004))) { try await wrongSecret.verify(receiptData: receipt) }
-        await #expect(throws: VerifyReceiptError.status(VerifyReceiptStatus(21002))) { try await client.verify(receiptData: "not base64!") }
+        await #expect(throws: VerifyReceiptError.status(VerifyReceiptStatus(21004))) {
+            try await wrongSecret.verify(receiptData: receipt)
+        }
+        await #expect(throws: VerifyReceiptError.status(VerifyReceiptStatus(21002))) {
+            try await client.verify(receiptData: "not base64!")
+        }
     }
 }

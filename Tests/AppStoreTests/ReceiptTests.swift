@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import X509
+
 @testable import AppStore
 
 /// `../shared/vectors/appstore/receipts/EXPECTED.md`, the Xcode receipts of EXPECTED-apple-library.md §2, and
@@ -27,15 +28,20 @@ struct ReceiptTests {
         #expect(production.inApp.contains { $0.promotionalOfferID != nil && !$0.promotionalOfferID!.isEmpty })
 
         let g5 = try ReceiptParser.parse(try Self.receipt("receipts/receipt-sandbox-g5"))
-        #expect(g5.receiptType == "ProductionSandbox" && g5.bundleID == "dev.bonzer.weeka.app" && g5.applicationVersion == "2")
+        #expect(
+            g5.receiptType == "ProductionSandbox" && g5.bundleID == "dev.bonzer.weeka.app"
+                && g5.applicationVersion == "2")
         #expect(g5.receiptCreationDateMS == Self.iso("2025-12-26T18:39:47Z") && g5.inApp.count == 2)
         #expect(g5.inApp.allSatisfy { $0.originalTransactionID == "2000001092134138" })
 
         let legacy = try ReceiptParser.parse(try Self.receipt("receipts/receipt-sandbox-legacy"))
-        #expect(legacy.bundleID == "com.nutcall.alert" && legacy.applicationVersion == "32" && legacy.inApp.count == 187)
+        #expect(
+            legacy.bundleID == "com.nutcall.alert" && legacy.applicationVersion == "32" && legacy.inApp.count == 187)
 
         let xcode = try ReceiptParser.parse(try Self.receipt("receipts/receipt-xcode"))
-        #expect(xcode.receiptType == "Xcode" && xcode.bundleID == "net.zachariadis.cyclemaps" && xcode.applicationVersion == "31.10.0")
+        #expect(
+            xcode.receiptType == "Xcode" && xcode.bundleID == "net.zachariadis.cyclemaps"
+                && xcode.applicationVersion == "31.10.0")
         #expect(xcode.inApp.map(\.productID) == ["CYCLEMAPS_PREMIUM"] && xcode.inApp.first?.transactionID == "0")
 
         let birds = try ReceiptParser.parse(try Self.receipt("receipts/receipt-xcode-with-purchases"))
@@ -47,7 +53,9 @@ struct ReceiptTests {
         let one = try ReceiptParser.parse(try Self.receipt("xcode/xcode-app-receipt-with-transaction"))
         let purchase = try #require(one.inApp.first)
         #expect(purchase.quantity == 1 && purchase.productID == "pass.premium" && purchase.transactionID == "0")
-        #expect(purchase.purchaseDateMS == Self.iso("2023-10-19T01:45:36Z") && purchase.expiresDateMS == Self.iso("2023-11-19T01:45:36Z"))
+        #expect(
+            purchase.purchaseDateMS == Self.iso("2023-10-19T01:45:36Z")
+                && purchase.expiresDateMS == Self.iso("2023-11-19T01:45:36Z"))
         #expect(purchase.isInIntroOfferPeriod == true && purchase.originalTransactionID == nil)
     }
 
@@ -56,14 +64,18 @@ struct ReceiptTests {
         let apple = ReceiptValidator(rootCertificates: try Self.roots("AppleIncRootCertificate.cer"))
         for name in ["receipt-production", "receipt-sandbox-g5", "receipt-sandbox-legacy"] {
             guard case .valid = try await apple.validate(try Self.receipt("receipts/\(name)")) else {
-                Issue.record("\(name) must validate against Apple Inc. Root at its creation date: \(try await apple.validate(try Self.receipt("receipts/\(name)")))")
+                Issue.record(
+                    "\(name) must validate against Apple Inc. Root at its creation date: \(try await apple.validate(try Self.receipt("receipts/\(name)")))"
+                )
                 continue
             }
         }
         let storeKit = ReceiptValidator(rootCertificates: try Self.roots("StoreKitTestCertificate.cer"))
         for name in ["receipt-xcode", "receipt-xcode-with-purchases"] {
             guard case .valid = try await storeKit.validate(try Self.receipt("receipts/\(name)")) else {
-                Issue.record("\(name) must validate against the StoreKit test certificate: \(try await storeKit.validate(try Self.receipt("receipts/\(name)")))")
+                Issue.record(
+                    "\(name) must validate against the StoreKit test certificate: \(try await storeKit.validate(try Self.receipt("receipts/\(name)")))"
+                )
                 continue
             }
             // Never against Apple's root: an Xcode receipt is no proof of payment.
@@ -110,14 +122,16 @@ struct ReceiptTests {
             #expect(throws: ReceiptParser.Error.self) { try ReceiptParser.parse(Array(der.prefix(length))) }
         }
         // 10,000 nested indefinite-length SEQUENCEs.
-        let nested = Array(repeating: [UInt8]([0x30, 0x80]), count: 10_000).flatMap { $0 } + Array(repeating: 0, count: 20_000)
+        let nested =
+            Array(repeating: [UInt8]([0x30, 0x80]), count: 10_000).flatMap { $0 } + Array(repeating: 0, count: 20_000)
         #expect(throws: ReceiptParser.Error.self) { try ReceiptParser.parse(nested) }
         #expect(throws: ReceiptParser.Error.self) { try ReceiptParser.parse([0x30, 0x84, 0xFF, 0xFF, 0xFF, 0xFF]) }
     }
 
     static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard needle.count <= haystack.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] && Array(haystack[start..<start + needle.count]) == needle {
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start] == needle[0] && Array(haystack[start..<start + needle.count]) == needle {
             return start
         }
         return nil

@@ -5,13 +5,17 @@ import Testing
 struct JSONObjectTests {
     @Test("strings with every escape, surrogate pairs, integers, nested objects and arrays")
     func reads() throws {
-        let text = #"{"s":"a\"b\\c\/d\n\u00e9\ud83d\ude00","n":-42,"big":9223372036854775807,"o":{"x":1},"a":[1,{"y":[2,3]},"z"],"nil":null}"#
+        let text =
+            #"{"s":"a\"b\\c\/d\n\u00e9\ud83d\ude00","n":-42,"big":9223372036854775807,"o":{"x":1},"a":[1,{"y":[2,3]},"z"],"nil":null}"#
         let object = try JSONObject(Array(text.utf8))
         #expect(try object.string("s") == "a\"b\\c/d\né😀")
         #expect(try object.int("n") == -42)
         #expect(try object.int("big") == Int64.max)
         #expect(try object.object("o").int("x") == 1)
-        #expect(try object.optionalArray("a")?.map { String(decoding: $0, as: UTF8.self) } == ["1", #"{"y":[2,3]}"#, #""z""#])
+        #expect(
+            try object.optionalArray("a")?.map { String(decoding: $0, as: UTF8.self) } == [
+                "1", #"{"y":[2,3]}"#, #""z""#,
+            ])
         #expect(try object.optionalString("nil") == nil)
         #expect(try object.optionalString("absent") == nil)
     }
@@ -21,7 +25,9 @@ struct JSONObjectTests {
         let names = (0..<RawJSONMembers.maxMembers).map { #""m\#($0)":\#($0)"# }
         #expect(try JSONObject(Array("{\(names.joined(separator: ","))}".utf8)).int("m1023") == 1023)
         let duplicated = "{\(names.dropLast().joined(separator: ",")),\"m5\":0}"
-        #expect(throws: JSONObject.Error.notAnObject("duplicate member 'm5'")) { try JSONObject(Array(duplicated.utf8)) }
+        #expect(throws: JSONObject.Error.notAnObject("duplicate member 'm5'")) {
+            try JSONObject(Array(duplicated.utf8))
+        }
         let tooMany = "{\(names.joined(separator: ",")),\"one_more\":1}"
         #expect(throws: RawJSONMembers.Error.tooManyMembers) {
             try RawJSONMembers.scan(Array(tooMany.utf8), in: 0..<tooMany.utf8.count)
@@ -31,7 +37,8 @@ struct JSONObjectTests {
 
     @Test("wrong types, missing members, bad escapes, overflow and leading zeros are errors")
     func refuses() throws {
-        let object = try JSONObject(Array(#"{"s":"x","n":1.5,"z":012,"o":9223372036854775808,"e":"\q","lone":"\ud800"}"#.utf8))
+        let object = try JSONObject(
+            Array(#"{"s":"x","n":1.5,"z":012,"o":9223372036854775808,"e":"\q","lone":"\ud800"}"#.utf8))
         #expect(throws: JSONObject.Error.missing("m")) { try object.string("m") }
         #expect(throws: JSONObject.Error.wrongType("s", expected: "an integer")) { try object.int("s") }
         #expect(throws: JSONObject.Error.wrongType("n", expected: "an integer")) { try object.int("n") }

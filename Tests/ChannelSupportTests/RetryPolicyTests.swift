@@ -9,13 +9,18 @@ struct RetryPolicyTests {
     }
 
     /// Runs `outcomes` in order through a three-attempt policy, recording the waits.
-    static func run(_ outcomes: [(Int) -> Attempt<String, Failure>]) async -> (Result<String, Failure>, calls: Int, sleeps: [Duration]) {
+    static func run(_ outcomes: [(Int) -> Attempt<String, Failure>]) async -> (
+        Result<String, Failure>, calls: Int, sleeps: [Duration]
+    ) {
         let sleeps = Mutex<[Duration]>([])
         let calls = Mutex(0)
         let policy = RetryPolicy(attempts: 3, firstDelay: .milliseconds(200))
         do {
             let value = try await policy.run(sleep: { duration in sleeps.withLock { $0.append(duration) } }) {
-                let call = calls.withLock { $0 += 1; return $0 }
+                let call = calls.withLock {
+                    $0 += 1
+                    return $0
+                }
                 return outcomes[call - 1](call)
             }
             return (.success(value), calls.withLock { $0 }, sleeps.withLock { $0 })
@@ -39,7 +44,9 @@ struct RetryPolicyTests {
 
     @Test("a retry that succeeds returns its value; a provider's Retry-After lengthens the wait, never shortens it")
     func retryAfter() async {
-        let (result, calls, sleeps) = await Self.run([{ .retry(Failure(attempt: $0), after: .seconds(5)) }, { _ in .success("ok") }])
+        let (result, calls, sleeps) = await Self.run([
+            { .retry(Failure(attempt: $0), after: .seconds(5)) }, { _ in .success("ok") },
+        ])
         #expect(result == .success("ok") && calls == 2 && sleeps == [.seconds(5)])
         let short = await Self.run([{ .retry(Failure(attempt: $0), after: .milliseconds(1)) }, { _ in .success("ok") }])
         #expect(short.sleeps == [.milliseconds(200)])
@@ -47,7 +54,9 @@ struct RetryPolicyTests {
 
     @Test("failure(_:retryable:) picks retry or stop")
     func failureHelper() async {
-        let (result, calls, _) = await Self.run([{ .failure(Failure(attempt: $0), retryable: true) }, { .failure(Failure(attempt: $0), retryable: false) }])
+        let (result, calls, _) = await Self.run([
+            { .failure(Failure(attempt: $0), retryable: true) }, { .failure(Failure(attempt: $0), retryable: false) },
+        ])
         #expect(result == .failure(Failure(attempt: 2)) && calls == 2)
     }
 }

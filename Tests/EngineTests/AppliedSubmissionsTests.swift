@@ -1,5 +1,6 @@
-@testable import Engine
 import Testing
+
+@testable import Engine
 
 @Suite("Applied submissions: the resends this process can answer without the writer, bounded")
 struct AppliedSubmissionsTests {
@@ -14,10 +15,14 @@ struct AppliedSubmissionsTests {
         #expect(applied.entryID(for: Self.key(1)) == 7)
         #expect(applied.entryID(for: Self.key(1, user: "bob")) == nil)
         #expect(applied.entryID(for: Self.key(2)) == nil)
-        #expect(AppliedSubmissions.Key(kind: "submission", userID: "ab", body: []) != AppliedSubmissions.Key(kind: "submissiona", userID: "b", body: []))
+        #expect(
+            AppliedSubmissions.Key(kind: "submission", userID: "ab", body: [])
+                != AppliedSubmissions.Key(kind: "submissiona", userID: "b", body: []))
     }
 
-    @Test("two generations are kept: the newest submissions are known, the oldest forgotten, never more than two generations")
+    @Test(
+        "two generations are kept: the newest submissions are known, the oldest forgotten, never more than two generations"
+    )
     func bounded() {
         let applied = AppliedSubmissions(generation: 4)
         for n in 0..<10 { applied.remember(Self.key(n), entryID: Int64(n)) }

@@ -1,26 +1,37 @@
 import Foundation
-import LedgerTestSupport
 import Ledger
+import LedgerTestSupport
 import OrderSafeModel
 
 enum EngineFixtures {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
 
-    static let catalog = try! Catalog(version: "engine-1", products: [
-        Product(
-            id: "coins_60", kind: .consumable, title: "60 Coins", appStoreProductID: "com.example.ordersafe.coins60", channels: [.appStore],
-            prices: [.appStore: Money(amountMinor: 600, currency: .cny)], grants: [.addBalance(balance: "coins", amount: 60)]),
-        Product(
-            id: "vip_monthly", kind: .autoRenewableSubscription, title: "VIP", appStoreProductID: "com.example.ordersafe.vip.monthly",
-            channels: [.appStore], prices: [.appStore: Money(amountMinor: 2500, currency: .cny)],
-            grants: [.extendEntitlement(entitlement: "vip", period: GrantPeriod(count: 1, unit: .month))]),
-        Product(
-            id: "gift_box", kind: .consumable, title: "Gift box", goods: .physical, channels: [.alipay, .wechatPay],
-            prices: [.alipay: Money(amountMinor: 9900, currency: .cny), .wechatPay: Money(amountMinor: 9900, currency: .cny)],
-            grants: [.addBalance(balance: "gift_boxes", amount: 1)]),
-    ])
+    static let catalog = try! Catalog(
+        version: "engine-1",
+        products: [
+            Product(
+                id: "coins_60", kind: .consumable, title: "60 Coins",
+                appStoreProductID: "com.example.ordersafe.coins60", channels: [.appStore],
+                prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
+                grants: [.addBalance(balance: "coins", amount: 60)]),
+            Product(
+                id: "vip_monthly", kind: .autoRenewableSubscription, title: "VIP",
+                appStoreProductID: "com.example.ordersafe.vip.monthly",
+                channels: [.appStore], prices: [.appStore: Money(amountMinor: 2500, currency: .cny)],
+                grants: [.extendEntitlement(entitlement: "vip", period: GrantPeriod(count: 1, unit: .month))]),
+            Product(
+                id: "gift_box", kind: .consumable, title: "Gift box", goods: .physical,
+                channels: [.alipay, .wechatPay],
+                prices: [
+                    .alipay: Money(amountMinor: 9900, currency: .cny),
+                    .wechatPay: Money(amountMinor: 9900, currency: .cny),
+                ],
+                grants: [.addBalance(balance: "gift_boxes", amount: 1)]),
+        ])
 
-    static func order(_ ledger: any LedgerStore, version: CatalogVersion, user: String = "u1", channel: Channel = .alipay) async throws -> Order {
+    static func order(
+        _ ledger: any LedgerStore, version: CatalogVersion, user: String = "u1", channel: Channel = .alipay
+    ) async throws -> Order {
         try await ledger.createOrder(
             NewOrder(
                 userID: user, productID: "gift_box", channel: channel, amount: Money(amountMinor: 9900, currency: .cny),

@@ -59,10 +59,11 @@ struct OrderIdentityGeneratorTests {
     func dates() throws {
         var beijing = Calendar(identifier: .gregorian)
         beijing.timeZone = try #require(TimeZone(secondsFromGMT: 8 * 3600))
-        let instants: [TimeInterval] = [
-            0, 1_709_136_000 - 1, 1_709_136_000, 1_709_222_400 - 28_800, 951_782_400, 951_868_800 - 28_800 - 1,
-            4_107_542_400 - 28_800, 1_795_366_800, 253_402_300_799 - 28_800,
-        ] + stride(from: 0.0, to: 4_000_000_000, by: 9_876_543).map { $0 }
+        let instants: [TimeInterval] =
+            [
+                0, 1_709_136_000 - 1, 1_709_136_000, 1_709_222_400 - 28_800, 951_782_400, 951_868_800 - 28_800 - 1,
+                4_107_542_400 - 28_800, 1_795_366_800, 253_402_300_799 - 28_800,
+            ] + stride(from: 0.0, to: 4_000_000_000, by: 9_876_543).map { $0 }
         for instant in instants {
             let date = Date(timeIntervalSince1970: instant)
             let day = beijing.dateComponents([.year, .month, .day], from: date)
@@ -70,9 +71,10 @@ struct OrderIdentityGeneratorTests {
             let number = OrderIdentityGenerator(clock: FixedClock(date: date), random: { 0 }).next().orderNo
             #expect(number.hasPrefix(expected), "\(instant): \(number)")
         }
-        for extreme in [Date.distantPast, Date.distantFuture, Date(timeIntervalSince1970: -1e12), Date(timeIntervalSince1970: 1e15)] {
+        for extreme in [
+            Date.distantPast, Date.distantFuture, Date(timeIntervalSince1970: -1e12), Date(timeIntervalSince1970: 1e15),
+        ] {
             #expect(OrderIdentityGenerator(clock: FixedClock(date: extreme), random: { 0 }).next().orderNo.count == 21)
         }
     }
 }
-

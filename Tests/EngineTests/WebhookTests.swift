@@ -25,8 +25,10 @@ struct WebhookTests {
 
         var transport: InProcessTransport {
             InProcessTransport { _, _, headers, body in
-                #expect(WebhookSignature.verify(
-                    header: headers[WebhookSignature.headerName] ?? "", body: body, secret: WebhookTests.secret, now: self.clock.now()))
+                #expect(
+                    WebhookSignature.verify(
+                        header: headers[WebhookSignature.headerName] ?? "", body: body, secret: WebhookTests.secret,
+                        now: self.clock.now()))
                 let fail = self.remainingFailures.withLock { count in
                     defer { count -= 1 }
                     return count > 0
@@ -38,19 +40,22 @@ struct WebhookTests {
         }
     }
 
-    @Test("every state change is an event; failures are retried with backoff until delivered; every attempt is logged",
-          arguments: TestEngine.available)
+    @Test(
+        "every state change is an event; failures are retried with backoff until delivered; every attempt is logged",
+        arguments: TestEngine.available)
     func delivery(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let clock = ManualClock(EngineFixtures.now)
             let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
             let order = try await EngineFixtures.order(ledger, version: version)
             _ = try await ledger.fulfil(
-                VerifiedPayment(channel: .alipay, providerTransactionID: "T1", orderNo: order.orderNo, amount: order.amount,
-                                cause: .notification, evidence: "inbox:1"), at: clock.now())
+                VerifiedPayment(
+                    channel: .alipay, providerTransactionID: "T1", orderNo: order.orderNo, amount: order.amount,
+                    cause: .notification, evidence: "inbox:1"), at: clock.now())
             let backend = Backend(failures: 4, clock: clock)
             let dispatcher = WebhookDispatcher(
-                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: backend.transport, clock: clock,
+                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret,
+                transport: backend.transport, clock: clock,
                 logger: TestLog.logger, firstDelay: 10)
             var delivered = 0
             for _ in 0..<10 {
@@ -61,11 +66,14 @@ struct WebhookTests {
             let ids = backend.received.withLock { $0 }
             #expect(ids.count == 3 && Set(ids).count == 3)
             let attempts = try await database.withSession { db in
-                try await db.raw("SELECT COUNT(*) AS n FROM webhook_attempts").first()!.decode(column: "n", as: Int64.self)
+                try await db.raw("SELECT COUNT(*) AS n FROM webhook_attempts").first()!.decode(
+                    column: "n", as: Int64.self)
             }
             #expect(attempts == 7)  // 4 failures + 3 deliveries
             let types = try await database.withSession { db in
-                try await db.raw("SELECT event_type FROM webhook_outbox ORDER BY id").all().map { try $0.decode(column: "event_type", as: String.self) }
+                try await db.raw("SELECT event_type FROM webhook_outbox ORDER BY id").all().map {
+                    try $0.decode(column: "event_type", as: String.self)
+                }
             }
             #expect(types == ["order.created", "order.paid", "order.fulfilled"])
         }
@@ -80,7 +88,8 @@ struct WebhookTests {
             let backend = Backend(failures: 0, clock: clock)
             let dispatchers = (0..<2).map { _ in
                 WebhookDispatcher(
-                    ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: backend.transport, clock: clock,
+                    ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret,
+                    transport: backend.transport, clock: clock,
                     logger: TestLog.logger)
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -92,8 +101,9 @@ struct WebhookTests {
         }
     }
 
-    @Test("while a slow merchant holds a whole batch, no event of it can be claimed by another dispatcher",
-          arguments: TestEngine.available)
+    @Test(
+        "while a slow merchant holds a whole batch, no event of it can be claimed by another dispatcher",
+        arguments: TestEngine.available)
     func leaseCoversBatch(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let clock = ManualClock(EngineFixtures.now)
@@ -108,7 +118,8 @@ struct WebhookTests {
                 return ProviderHTTPResponse(status: 204, headers: [:], body: [])
             }
             let dispatcher = WebhookDispatcher(
-                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: slow, clock: clock,
+                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: slow,
+                clock: clock,
                 logger: TestLog.logger, timeout: .seconds(10))
             #expect(try await dispatcher.deliverDue(batchSize: 8).delivered == 8)
             #expect(stolen.withLock { $0 } == 0)
@@ -119,7 +130,8 @@ struct WebhookTests {
     func signatures() {
         let body = Array(#"{"id":"evt_1"}"#.utf8)
         let now = EngineFixtures.now
-        let header = WebhookSignature.header(secret: Self.secret, body: body, timestamp: Int64(now.timeIntervalSince1970))
+        let header = WebhookSignature.header(
+            secret: Self.secret, body: body, timestamp: Int64(now.timeIntervalSince1970))
         #expect(WebhookSignature.verify(header: header, body: body, secret: Self.secret, now: now))
         #expect(!WebhookSignature.verify(header: header, body: body + [0x20], secret: Self.secret, now: now))
         #expect(!WebhookSignature.verify(header: header, body: body, secret: Self.secret + "x", now: now))

@@ -14,7 +14,8 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
 
     public static var available: [TestEngine] {
         if postgresURL == nil {
-            print("""
+            print(
+                """
                 ⚠️  ORDERSAFE_TEST_POSTGRES_URL is not set: the ledger suite runs on SQLite only.
                 ⚠️  Run scripts/test to run it on PostgreSQL too.
                 """)
@@ -30,14 +31,17 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
     public func withDatabaseURL<R>(_ body: (DatabaseURL) async throws -> R) async throws -> R {
         switch self {
         case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ledger-\(UUID().uuidString).sqlite"
+            ).path
             defer {
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             }
             try await Self.migrate(.sqliteFile(path: path))
             return try await body(.sqliteFile(path: path))
         case .postgres:
-            let name = "ordersafe_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
+            let name =
+                "ordersafe_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
             try await Self.admin("CREATE DATABASE \(name)")
             var components = URLComponents(string: Self.postgresURL!)!
             components.path = "/\(name)"
@@ -81,7 +85,8 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
     }
 
     private static func admin(_ statement: String) async throws {
-        let database = try LedgerDatabase(url: .postgres(url: postgresURL!), maxConnectionsPerEventLoop: 1, logger: TestLog.logger)
+        let database = try LedgerDatabase(
+            url: .postgres(url: postgresURL!), maxConnectionsPerEventLoop: 1, logger: TestLog.logger)
         do {
             try await database.withSession { db in try await db.raw(SQLQueryString(statement)).run() }
         } catch {
@@ -91,4 +96,3 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
         try await database.shutdown()
     }
 }
-

@@ -18,26 +18,36 @@ struct AdoptionTests {
 
     static func payment(_ identity: OrderIdentity, txn: String = "t1", sandbox: Bool = false) -> VerifiedPayment {
         VerifiedPayment(
-            channel: .appStore, providerTransactionID: txn, orderNo: identity.orderNo, amount: Money(amountMinor: 600, currency: .cny),
+            channel: .appStore, providerTransactionID: txn, orderNo: identity.orderNo,
+            amount: Money(amountMinor: 600, currency: .cny),
             cause: .app, evidence: "inbox:1", sandbox: sandbox)
     }
 
-    @Test("adopted with its payment: fulfilled, its whole history recorded, granted once", arguments: TestEngine.available)
+    @Test(
+        "adopted with its payment: fulfilled, its whole history recorded, granted once", arguments: TestEngine.available
+    )
     func adopted(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let identity = Fixtures.randomIdentity()
             let outcome = try await ledger.fulfil(
                 Self.payment(identity, sandbox: true), adopting: Self.adoption(version), as: identity, at: Self.later)
-            guard case .fulfilled(let fulfilled)? = outcome else { Issue.record("\(String(describing: outcome))"); return }
+            guard case .fulfilled(let fulfilled)? = outcome else {
+                Issue.record("\(String(describing: outcome))")
+                return
+            }
             #expect(fulfilled.orderNo == identity.orderNo && fulfilled.status == .fulfilled && fulfilled.sandbox)
             #expect(fulfilled.createdAt == Fixtures.now && fulfilled.updatedAt == Self.later)
             #expect(try await ledger.order(number: identity.orderNo) == fulfilled)
             let events = try await ledger.events(orderNo: identity.orderNo)
             #expect(events.map(\.kind) == ["created", "paid", "fulfilled"])
             #expect(events.map(\.cause) == [.system, .app, .app])
-            #expect(try await ledger.holdings(userID: "user-a", at: Self.later).balances == [Balance(name: "coins", amount: 60)])
-            #expect(try await ledger.payment(channel: .appStore, providerTransactionID: "t1")?.orderNo == identity.orderNo)
+            #expect(
+                try await ledger.holdings(userID: "user-a", at: Self.later).balances == [
+                    Balance(name: "coins", amount: 60)
+                ])
+            #expect(
+                try await ledger.payment(channel: .appStore, providerTransactionID: "t1")?.orderNo == identity.orderNo)
             #expect(try await OrderLedgerTests.count(database, "webhook_outbox") == 3)
         }
     }
@@ -47,9 +57,14 @@ struct AdoptionTests {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let first = Fixtures.randomIdentity()
-            #expect(try await ledger.fulfil(Self.payment(first), adopting: Self.adoption(version, user: "user-b"), as: first, at: Self.later) != nil)
+            #expect(
+                try await ledger.fulfil(
+                    Self.payment(first), adopting: Self.adoption(version, user: "user-b"), as: first, at: Self.later)
+                    != nil)
             let identity = Fixtures.randomIdentity()
-            #expect(try await ledger.fulfil(Self.payment(identity), adopting: Self.adoption(version), as: identity, at: Self.later) == nil)
+            #expect(
+                try await ledger.fulfil(
+                    Self.payment(identity), adopting: Self.adoption(version), as: identity, at: Self.later) == nil)
             #expect(try await ledger.order(number: identity.orderNo) == nil)
             #expect(try await OrderLedgerTests.count(database, "orders") == 1)
             #expect(try await OrderLedgerTests.count(database, "order_events") == 3)
@@ -63,7 +78,9 @@ struct AdoptionTests {
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let earlier = try await ledger.createOrder(Self.adoption(version), identity: Fixtures.randomIdentity).order
             let identity = Fixtures.randomIdentity()
-            #expect(try await ledger.fulfil(Self.payment(identity), adopting: Self.adoption(version), as: identity, at: Self.later) == nil)
+            #expect(
+                try await ledger.fulfil(
+                    Self.payment(identity), adopting: Self.adoption(version), as: identity, at: Self.later) == nil)
             #expect(try await OrderLedgerTests.count(database, "orders") == 1)
             #expect(try await OrderLedgerTests.count(database, "payment_transactions") == 0)
             #expect(try await ledger.order(number: earlier.orderNo)?.status == .created)
@@ -74,18 +91,32 @@ struct AdoptionTests {
     func refundWaited(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let reversal = Reversal(channel: .appStore, providerTransactionID: "t1", kind: .refunded, cause: .notification, evidence: "inbox:7")
+            let reversal = Reversal(
+                channel: .appStore, providerTransactionID: "t1", kind: .refunded, cause: .notification,
+                evidence: "inbox:7")
             #expect(try await ledger.reverse(reversal, at: Fixtures.now) == .unknownPayment)
             let identity = Fixtures.randomIdentity()
-            let outcome = try await ledger.fulfil(Self.payment(identity), adopting: Self.adoption(version), as: identity, at: Self.later)
-            guard case .fulfilled(let order)? = outcome else { Issue.record("\(String(describing: outcome))"); return }
+            let outcome = try await ledger.fulfil(
+                Self.payment(identity), adopting: Self.adoption(version), as: identity, at: Self.later)
+            guard case .fulfilled(let order)? = outcome else {
+                Issue.record("\(String(describing: outcome))")
+                return
+            }
             #expect(order.status == .refunded)
-            #expect(try await ledger.events(orderNo: identity.orderNo).map(\.kind) == ["created", "paid", "fulfilled", "refunded"])
-            #expect(try await ledger.holdings(userID: "user-a", at: Self.later).balances == [Balance(name: "coins", amount: 0)])
+            #expect(
+                try await ledger.events(orderNo: identity.orderNo).map(\.kind) == [
+                    "created", "paid", "fulfilled", "refunded",
+                ])
+            #expect(
+                try await ledger.holdings(userID: "user-a", at: Self.later).balances == [
+                    Balance(name: "coins", amount: 0)
+                ])
         }
     }
 
-    @Test("20 concurrent adoptions of one payment by two users: one order, paid and granted once", arguments: TestEngine.available)
+    @Test(
+        "20 concurrent adoptions of one payment by two users: one order, paid and granted once",
+        arguments: TestEngine.available)
     func concurrent(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
@@ -94,7 +125,9 @@ struct AdoptionTests {
                     group.addTask {
                         let identity = Fixtures.randomIdentity()
                         return try await ledger.fulfil(
-                            Self.payment(identity), adopting: Self.adoption(version, user: attempt % 2 == 0 ? "user-a" : "user-b"), as: identity,
+                            Self.payment(identity),
+                            adopting: Self.adoption(version, user: attempt % 2 == 0 ? "user-a" : "user-b"),
+                            as: identity,
                             at: Self.later)
                     }
                 }

@@ -13,29 +13,42 @@ struct CreatedOrdersTests {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let outcome = try await ledger.atomically {
-                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                    .order
                 return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             }
-            guard case .fulfilled(let fulfilled) = outcome else { Issue.record("\(outcome)"); return }
+            guard case .fulfilled(let fulfilled) = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
             #expect(try await ledger.order(number: fulfilled.orderNo) == fulfilled)
             #expect(try await ledger.holdings(userID: "user-a", at: Fixtures.now).balances.first?.amount == 60)
         }
     }
 
-    @Test("created, then cancelled, then paid in one write: the payment sees the cancelled order and is flagged",
-          arguments: TestEngine.available)
+    @Test(
+        "created, then cancelled, then paid in one write: the payment sees the cancelled order and is flagged",
+        arguments: TestEngine.available)
     func changedBeforePaid(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let outcome = try await ledger.atomically {
-                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                    .order
                 _ = try await ledger.transition(
-                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .app, evidence: nil, at: Fixtures.now)
+                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .app, evidence: nil,
+                    at: Fixtures.now)
                 return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             }
-            guard case .flagged(let flagged, .orderAlreadySettled) = outcome else { Issue.record("\(outcome)"); return }
+            guard case .flagged(let flagged, .orderAlreadySettled) = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
             #expect(try await ledger.order(number: flagged.orderNo) == flagged)
-            #expect(try await ledger.events(orderNo: flagged.orderNo).map(\.kind) == ["created", "cancelled", "flagged:order_already_settled"])
+            #expect(
+                try await ledger.events(orderNo: flagged.orderNo).map(\.kind) == [
+                    "created", "cancelled", "flagged:order_already_settled",
+                ])
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
-@testable import Ledger
 import LedgerTestSupport
 import OrderSafeModel
 import SQLKit
 import Testing
+
+@testable import Ledger
 
 /// A write's order events and webhook rows are inserted when its body is done: they must commit with it, in the order
 /// the write made them, and never outlive a write that failed. Its grants are held until its next statement: that
@@ -12,15 +13,18 @@ import Testing
 struct DeferredInsertsTests {
     struct Abandoned: Error {}
 
-    @Test("an order created, paid and fulfilled in one write has its events and webhooks in order; a failed write leaves none",
-          arguments: TestEngine.available)
+    @Test(
+        "an order created, paid and fulfilled in one write has its events and webhooks in order; a failed write leaves none",
+        arguments: TestEngine.available)
     func inOrderOrNotAtAll(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let identity = OrderIdentity(orderNo: "T-ABANDONED", orderUUID: UUID())
             await #expect(throws: Abandoned.self) {
                 try await ledger.atomically {
-                    let order = try await ledger.createOrder(Fixtures.newOrder(version, user: "user-x"), identity: { identity }).order
+                    let order = try await ledger.createOrder(
+                        Fixtures.newOrder(version, user: "user-x"), identity: { identity }
+                    ).order
                     _ = try await ledger.fulfil(Fixtures.payment(order, txn: "abandoned-1"), at: Fixtures.now)
                     throw Abandoned()
                 }
@@ -31,14 +35,17 @@ struct DeferredInsertsTests {
             let orders = try await ledger.atomically {
                 var orders: [Order] = []
                 for n in 0..<3 {
-                    let order = try await ledger.createOrder(Fixtures.newOrder(version, user: "user-\(n)"), identity: Fixtures.randomIdentity).order
+                    let order = try await ledger.createOrder(
+                        Fixtures.newOrder(version, user: "user-\(n)"), identity: Fixtures.randomIdentity
+                    ).order
                     _ = try await ledger.fulfil(Fixtures.payment(order, txn: "txn-\(n)"), at: Fixtures.now)
                     orders.append(order)
                 }
                 return orders
             }
             for order in orders {
-                #expect(try await ledger.events(orderNo: order.orderNo).map(\.kind) == ["created", "paid", "fulfilled"])
+                #expect(
+                    try await ledger.events(orderNo: order.orderNo).map(\.kind) == ["created", "paid", "fulfilled"])
             }
             let webhooks = try await ledger.claimWebhooks(limit: 100, lease: 60, now: Fixtures.now)
             let expected = orders.flatMap { order in
@@ -49,17 +56,21 @@ struct DeferredInsertsTests {
         }
     }
 
-    @Test("a grant held by a write is seen by its next statement; two payments of one balance in one write both count",
-          arguments: TestEngine.available)
+    @Test(
+        "a grant held by a write is seen by its next statement; two payments of one balance in one write both count",
+        arguments: TestEngine.available)
     func heldGrantsSeenByTheNextStatement(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let seen = try await ledger.atomically {
                 var seen: [Int64] = []
                 for n in 0..<2 {
-                    let order = try await ledger.createOrder(Fixtures.newOrder(version, user: "user-held"), identity: Fixtures.randomIdentity).order
+                    let order = try await ledger.createOrder(
+                        Fixtures.newOrder(version, user: "user-held"), identity: Fixtures.randomIdentity
+                    ).order
                     _ = try await ledger.fulfil(Fixtures.payment(order, txn: "held-\(n)"), at: Fixtures.now)
-                    seen.append(try await ledger.holdings(userID: "user-held", at: Fixtures.now).balances.first?.amount ?? 0)
+                    seen.append(
+                        try await ledger.holdings(userID: "user-held", at: Fixtures.now).balances.first?.amount ?? 0)
                 }
                 return seen
             }
@@ -68,21 +79,26 @@ struct DeferredInsertsTests {
         }
     }
 
-    @Test("a product granting one balance twice credits both: held grants of one row never run as one statement",
-          arguments: TestEngine.available)
+    @Test(
+        "a product granting one balance twice credits both: held grants of one row never run as one statement",
+        arguments: TestEngine.available)
     func twoGrantsOfOneRow(engine: TestEngine) async throws {
-        let catalog = try Catalog(version: "double-1", products: [
-            Product(
-                id: "double", kind: .consumable, title: "Coins and a bonus", appStoreProductID: "test.double", channels: [.appStore],
-                prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
-                grants: [.addBalance(balance: "coins", amount: 60), .addBalance(balance: "coins", amount: 5)]),
-        ])
+        let catalog = try Catalog(
+            version: "double-1",
+            products: [
+                Product(
+                    id: "double", kind: .consumable, title: "Coins and a bonus", appStoreProductID: "test.double",
+                    channels: [.appStore],
+                    prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
+                    grants: [.addBalance(balance: "coins", amount: 60), .addBalance(balance: "coins", amount: 5)])
+            ])
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(catalog, at: Fixtures.now)
             for n in 0..<2 {
                 let order = try await ledger.createOrder(
                     NewOrder(
-                        userID: "user-double", productID: "double", channel: .appStore, amount: Money(amountMinor: 600, currency: .cny),
+                        userID: "user-double", productID: "double", channel: .appStore,
+                        amount: Money(amountMinor: 600, currency: .cny),
                         catalogVersionID: version.id, idempotency: nil, createdAt: Fixtures.now),
                     identity: Fixtures.randomIdentity
                 ).order
@@ -92,13 +108,18 @@ struct DeferredInsertsTests {
         }
     }
 
-    @Test("a held change that fails fails its write, even when the statement it ran before is caught", arguments: TestEngine.available)
+    @Test(
+        "a held change that fails fails its write, even when the statement it ran before is caught",
+        arguments: TestEngine.available)
     func failedHeldChangeFailsTheWrite(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             await #expect(throws: (any Error).self) {
                 try await ledger.atomically {
-                    let order = try await ledger.createOrder(Fixtures.newOrder(version, user: "user-failed"), identity: { OrderIdentity(orderNo: "T-HELD-FAIL", orderUUID: UUID()) }).order
+                    let order = try await ledger.createOrder(
+                        Fixtures.newOrder(version, user: "user-failed"),
+                        identity: { OrderIdentity(orderNo: "T-HELD-FAIL", orderUUID: UUID()) }
+                    ).order
                     let db = try #require(LedgerDatabase.enclosing?.db)
                     try await LedgerDatabase.change(["INSERT INTO no_such_table (x) VALUES (1)"], on: db)
                     _ = try? await ledger.order(number: order.orderNo)

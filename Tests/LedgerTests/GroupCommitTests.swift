@@ -13,10 +13,12 @@ struct GroupCommitTests {
     static func prepare(_ database: LedgerDatabase) async throws {
         try await database.withSession { db in
             try await db.raw("CREATE TABLE gc_parent (id INTEGER PRIMARY KEY)").run()
-            try await db.raw("""
+            try await db.raw(
+                """
                 CREATE TABLE gc_child (n INTEGER PRIMARY KEY,
                     parent INTEGER REFERENCES gc_parent(id) DEFERRABLE INITIALLY DEFERRED)
-                """).run()
+                """
+            ).run()
             try await db.raw("INSERT INTO gc_parent (id) VALUES (1)").run()
         }
     }
@@ -25,8 +27,9 @@ struct GroupCommitTests {
 
     struct Refused: Error {}
 
-    @Test("every answer matches what committed: thrown writes and failed groups leave nothing, the rest all of theirs",
-          arguments: TestEngine.available)
+    @Test(
+        "every answer matches what committed: thrown writes and failed groups leave nothing, the rest all of theirs",
+        arguments: TestEngine.available)
     func answersMatchCommits(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in
             try await Self.prepare(database)
@@ -36,7 +39,9 @@ struct GroupCommitTests {
                     group.addTask {
                         do {
                             try await database.transaction { db in
-                                try await db.raw("INSERT INTO gc_child (n, parent) VALUES (\(bind: n), \(bind: n % 50 == 0 ? 999 : 1))").run()
+                                try await db.raw(
+                                    "INSERT INTO gc_child (n, parent) VALUES (\(bind: n), \(bind: n % 50 == 0 ? 999 : 1))"
+                                ).run()
                                 if n % 13 == 0 { throw Refused() }
                             }
                             return (n, .done)
@@ -51,9 +56,10 @@ struct GroupCommitTests {
                 for await (n, outcome) in group { answers[n] = outcome }
                 return answers
             }
-            let stored = Set(try await database.read { db in
-                try await db.raw("SELECT n FROM gc_child").all().map { try $0.decode(column: "n", as: Int.self) }
-            })
+            let stored = Set(
+                try await database.read { db in
+                    try await db.raw("SELECT n FROM gc_child").all().map { try $0.decode(column: "n", as: Int.self) }
+                })
             #expect(answers.count == 300)
             for (n, outcome) in answers {
                 switch outcome {
@@ -71,15 +77,21 @@ struct GroupCommitTests {
         }
     }
 
-    @Test("operations called inside a write join it: they commit together, or not at all", arguments: TestEngine.available)
+    @Test(
+        "operations called inside a write join it: they commit together, or not at all", arguments: TestEngine.available
+    )
     func nestedWritesJoin(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in
             try await Self.prepare(database)
             try await database.transaction { db in
                 try await db.raw("INSERT INTO gc_child (n, parent) VALUES (1, 1)").run()
-                try await database.transaction { inner in try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (2, 1)").run() }
+                try await database.transaction { inner in
+                    try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (2, 1)").run()
+                }
                 // A read inside the write sees the write's own rows.
-                let seen = try await database.read { reader in try await reader.raw("SELECT COUNT(*) AS c FROM gc_child").first()! }
+                let seen = try await database.read { reader in
+                    try await reader.raw("SELECT COUNT(*) AS c FROM gc_child").first()!
+                }
                 #expect(try seen.decode(column: "c", as: Int.self) == 2)
             }
             // A joined part that throws fails the whole write, even when its caller catches the error and goes on.
@@ -95,12 +107,16 @@ struct GroupCommitTests {
             // The outer write throwing takes its joined parts with it.
             await #expect(throws: Refused.self) {
                 try await database.transaction { db in
-                    try await database.transaction { inner in try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (5, 1)").run() }
+                    try await database.transaction { inner in
+                        try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (5, 1)").run()
+                    }
                     throw Refused()
                 }
             }
             let stored = try await database.read { db in
-                try await db.raw("SELECT n FROM gc_child ORDER BY n").all().map { try $0.decode(column: "n", as: Int.self) }
+                try await db.raw("SELECT n FROM gc_child ORDER BY n").all().map {
+                    try $0.decode(column: "n", as: Int.self)
+                }
             }
             #expect(stored == [1, 2])
         }

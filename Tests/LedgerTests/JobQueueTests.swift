@@ -9,12 +9,15 @@ import Testing
 struct JobQueueTests {
     static let now = Fixtures.now
 
-    @Test("a due job is claimed once, completed once; not-yet-due jobs wait; retry moves it", arguments: TestEngine.available)
+    @Test(
+        "a due job is claimed once, completed once; not-yet-due jobs wait; retry moves it",
+        arguments: TestEngine.available)
     func lifecycle(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now))
             try await ledger.enqueue(NewJob(kind: "query_order", key: "B", runAt: Self.now + 60))
-            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now + 30))  // keeps the earlier time
+            // keeps the earlier time
+            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now + 30))
             let claimed = try await ledger.claimJobs(owner: "w1", limit: 10, lease: 30, now: Self.now)
             #expect(claimed.map(\.key) == ["A"])
             #expect(try await ledger.claimJobs(owner: "w2", limit: 10, lease: 30, now: Self.now + 1).isEmpty)  // leased
@@ -26,22 +29,31 @@ struct JobQueueTests {
             #expect(again.map(\.key) == ["A"] && again[0].attempts == 2)
             #expect(try await ledger.complete(again[0], .done, at: Self.now + 121))
             #expect(try await ledger.complete(again[0], .done, at: Self.now + 122) == false)
-            #expect(try await ledger.claimJobs(owner: "w3", limit: 10, lease: 30, now: Self.now + 9999).map(\.key) == ["B"])  // B is due again
+            #expect(
+                // B is due again
+                try await ledger.claimJobs(owner: "w3", limit: 10, lease: 30, now: Self.now + 9999).map(\.key) == ["B"])
         }
     }
 
-    @Test("a recurring job keeps the watermark it finished with, even when scheduled again at a restart", arguments: TestEngine.available)
+    @Test(
+        "a recurring job keeps the watermark it finished with, even when scheduled again at a restart",
+        arguments: TestEngine.available)
     func watermark(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             try await ledger.enqueue(NewJob(kind: "appstore_history", key: "appstore", runAt: Self.now))
             let first = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now)[0]
             #expect(first.payload == "")
-            #expect(try await ledger.complete(first, .retry(at: Self.now + 3600, note: nil, payload: "1795000000000"), at: Self.now))
-            try await ledger.enqueue(NewJob(kind: "appstore_history", key: "appstore", runAt: Self.now + 10))  // a restart
+            #expect(
+                try await ledger.complete(
+                    first, .retry(at: Self.now + 3600, note: nil, payload: "1795000000000"), at: Self.now))
+            // a restart
+            try await ledger.enqueue(NewJob(kind: "appstore_history", key: "appstore", runAt: Self.now + 10))
             let second = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 10)[0]
             #expect(second.payload == "1795000000000")
             #expect(try await ledger.complete(second, .retry(at: Self.now + 3600, note: "down"), at: Self.now + 10))
-            #expect(try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 3600)[0].payload == "1795000000000")
+            #expect(
+                try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 3600)[0].payload
+                    == "1795000000000")
         }
     }
 
@@ -66,13 +78,16 @@ struct JobQueueTests {
     @Test("four workers claiming 200 jobs concurrently take each exactly once", arguments: TestEngine.available)
     func concurrentWorkers(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
-            for index in 0..<200 { try await ledger.enqueue(NewJob(kind: "query_order", key: "O\(index)", runAt: Self.now)) }
+            for index in 0..<200 {
+                try await ledger.enqueue(NewJob(kind: "query_order", key: "O\(index)", runAt: Self.now))
+            }
             let taken = try await withThrowingTaskGroup(of: [String].self) { group in
                 for worker in 0..<4 {
                     group.addTask {
                         var mine: [String] = []
                         while true {
-                            let batch = try await ledger.claimJobs(owner: "w\(worker)", limit: 7, lease: 300, now: Self.now)
+                            let batch = try await ledger.claimJobs(
+                                owner: "w\(worker)", limit: 7, lease: 300, now: Self.now)
                             if batch.isEmpty { return mine }
                             for job in batch {
                                 #expect(try await ledger.complete(job, .done, at: Self.now))
@@ -95,7 +110,10 @@ struct JobQueueTests {
             new.followUp = FollowUp(kind: "query_order", after: 60)
             let order = try await ledger.createOrder(new, identity: Fixtures.randomIdentity).order
             #expect(try await ledger.claimJobs(owner: "w", limit: 5, lease: 30, now: Self.now).isEmpty)
-            #expect(try await ledger.claimJobs(owner: "w", limit: 5, lease: 30, now: Self.now + 60).map(\.key) == [order.orderNo])
+            #expect(
+                try await ledger.claimJobs(owner: "w", limit: 5, lease: 30, now: Self.now + 60).map(\.key) == [
+                    order.orderNo
+                ])
         }
     }
 }

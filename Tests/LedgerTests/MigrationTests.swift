@@ -17,30 +17,41 @@ struct MigrationTests {
         }
     }
 
-    @Test("an order names a product of an existing catalog version, and keeps both from being deleted",
-          arguments: TestEngine.available)
+    @Test(
+        "an order names a product of an existing catalog version, and keeps both from being deleted",
+        arguments: TestEngine.available)
     func ordersReferenceTheirCatalog(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             _ = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
             func insertOrder(version: Int64, product: String) async throws {
                 try await database.transaction { db in
-                    try await db.raw("""
+                    try await db.raw(
+                        """
                         INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
                                             amount_minor, currency, origin, created_at, updated_at)
                         VALUES (\(bind: "T-REF-\(version)-\(product)"), \(bind: UUID().uuidString), 'user-ref', \(bind: product), \(bind: version),
                                 'appstore', 'created', 600, 'CNY', 'api', 0, 0)
-                        """).run()
+                        """
+                    ).run()
                 }
             }
-            await #expect(throws: (any Error).self) { try await insertOrder(version: version.id + 1, product: "coins_60") }
-            await #expect(throws: (any Error).self) { try await insertOrder(version: version.id, product: "no_such_product") }
-            try await insertOrder(version: version.id, product: "coins_60")
             await #expect(throws: (any Error).self) {
-                try await database.transaction { db in try await db.raw("DELETE FROM products WHERE catalog_version_id = \(bind: version.id)").run() }
+                try await insertOrder(version: version.id + 1, product: "coins_60")
             }
             await #expect(throws: (any Error).self) {
-                try await database.transaction { db in try await db.raw("DELETE FROM catalog_versions WHERE id = \(bind: version.id)").run() }
+                try await insertOrder(version: version.id, product: "no_such_product")
+            }
+            try await insertOrder(version: version.id, product: "coins_60")
+            await #expect(throws: (any Error).self) {
+                try await database.transaction { db in
+                    try await db.raw("DELETE FROM products WHERE catalog_version_id = \(bind: version.id)").run()
+                }
+            }
+            await #expect(throws: (any Error).self) {
+                try await database.transaction { db in
+                    try await db.raw("DELETE FROM catalog_versions WHERE id = \(bind: version.id)").run()
+                }
             }
         }
     }
@@ -62,12 +73,14 @@ struct MigrationTests {
         }
     }
 
-    @Test("a newer binary's database: migrating refuses it, but a running replica stays ready (rolling upgrade)",
-          arguments: TestEngine.available)
+    @Test(
+        "a newer binary's database: migrating refuses it, but a running replica stays ready (rolling upgrade)",
+        arguments: TestEngine.available)
     func tooNew(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             try await database.withSession { db in
-                try await db.raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run()
+                try await db.raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)")
+                    .run()
             }
             await #expect(throws: LedgerError.schemaTooNew(database: 999, binary: Migrator.latestVersion)) {
                 try await Migrator(database: database, logger: TestLog.logger).migrate()
@@ -76,12 +89,15 @@ struct MigrationTests {
         }
     }
 
-    @Test("the readiness check runs no DDL: on an empty database it reports the schema missing and creates nothing",
-          arguments: TestEngine.available)
+    @Test(
+        "the readiness check runs no DDL: on an empty database it reports the schema missing and creates nothing",
+        arguments: TestEngine.available)
     func readinessIsReadOnly(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             try await database.withSession { db in try await db.raw("DROP TABLE schema_migrations").run() }
-            await #expect(throws: LedgerError.schemaOutdated(database: 0, binary: Migrator.latestVersion)) { try await ledger.checkSchema() }
+            await #expect(throws: LedgerError.schemaOutdated(database: 0, binary: Migrator.latestVersion)) {
+                try await ledger.checkSchema()
+            }
             await #expect(throws: (any Error).self) {
                 try await database.withSession { db in try await db.raw("SELECT version FROM schema_migrations").run() }
             }
@@ -94,7 +110,8 @@ struct MigrationTests {
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             _ = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
             await #expect(throws: (any Error).self) {
-                try await database.withSession { db in try await db.raw("UPDATE order_events SET kind = 'forged'").run() }
+                try await database.withSession { db in try await db.raw("UPDATE order_events SET kind = 'forged'").run()
+                }
             }
             await #expect(throws: (any Error).self) {
                 try await database.withSession { db in try await db.raw("DELETE FROM order_events").run() }

@@ -12,7 +12,10 @@ struct OrderLedgerTests {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let created = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
-            guard case .created(let order) = created else { Issue.record("expected a new order"); return }
+            guard case .created(let order) = created else {
+                Issue.record("expected a new order")
+                return
+            }
             #expect(order.status == .created)
             #expect(order.amount == Money(amountMinor: 600, currency: .cny))
             #expect(order.userID == "user-a")
@@ -25,21 +28,28 @@ struct OrderLedgerTests {
         }
     }
 
-    @Test("the same idempotency key and request give the same order; another request is a conflict",
-          arguments: TestEngine.available)
+    @Test(
+        "the same idempotency key and request give the same order; another request is a conflict",
+        arguments: TestEngine.available)
     func idempotencyKey(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let first = try await ledger.createOrder(Fixtures.newOrder(version, key: "k1"), identity: Fixtures.randomIdentity)
-            let again = try await ledger.createOrder(Fixtures.newOrder(version, key: "k1"), identity: Fixtures.randomIdentity)
+            let first = try await ledger.createOrder(
+                Fixtures.newOrder(version, key: "k1"), identity: Fixtures.randomIdentity)
+            let again = try await ledger.createOrder(
+                Fixtures.newOrder(version, key: "k1"), identity: Fixtures.randomIdentity)
             #expect(again == .replayed(first.order))
             await #expect(throws: LedgerError.idempotencyConflict(key: "k1")) {
-                try await ledger.createOrder(Fixtures.newOrder(version, key: "k1", hash: "h2"), identity: Fixtures.randomIdentity)
+                try await ledger.createOrder(
+                    Fixtures.newOrder(version, key: "k1", hash: "h2"), identity: Fixtures.randomIdentity)
             }
             // Keys are per user: another user's identical key is a different order.
             let other = try await ledger.createOrder(
                 Fixtures.newOrder(version, user: "user-b", key: "k1"), identity: Fixtures.randomIdentity)
-            guard case .created(let otherOrder) = other else { Issue.record("expected a new order"); return }
+            guard case .created(let otherOrder) = other else {
+                Issue.record("expected a new order")
+                return
+            }
             #expect(otherOrder.orderNo != first.order.orderNo)
         }
     }
@@ -51,8 +61,10 @@ struct OrderLedgerTests {
             let orderNos = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<50 {
                     group.addTask {
-                        try await ledger.createOrder(Fixtures.newOrder(version, key: "same"), identity: Fixtures.randomIdentity)
-                            .order.orderNo
+                        try await ledger.createOrder(
+                            Fixtures.newOrder(version, key: "same"), identity: Fixtures.randomIdentity
+                        )
+                        .order.orderNo
                     }
                 }
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
@@ -89,9 +101,11 @@ struct OrderLedgerTests {
             let fixed = OrderIdentity(orderNo: "OS-FIXED", orderUUID: UUID())
             _ = try await ledger.createOrder(Fixtures.newOrder(version), identity: { fixed })
             let calls = Counter()
-            let second = try await ledger.createOrder(Fixtures.newOrder(version), identity: {
-                calls.increment() == 0 ? fixed : Fixtures.randomIdentity()
-            })
+            let second = try await ledger.createOrder(
+                Fixtures.newOrder(version),
+                identity: {
+                    calls.increment() == 0 ? fixed : Fixtures.randomIdentity()
+                })
             #expect(second.order.orderNo != "OS-FIXED")
             #expect(calls.value == 2)
             await #expect(throws: LedgerError.orderNumberExhausted) {
@@ -100,7 +114,9 @@ struct OrderLedgerTests {
         }
     }
 
-    @Test("storing the same catalog twice keeps one version; a changed one adds a version", arguments: TestEngine.available)
+    @Test(
+        "storing the same catalog twice keeps one version; a changed one adds a version",
+        arguments: TestEngine.available)
     func catalogVersions(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let first = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
@@ -113,7 +129,9 @@ struct OrderLedgerTests {
         }
     }
 
-    @Test("an order for a product missing from its catalog version is refused by a constraint", arguments: TestEngine.available)
+    @Test(
+        "an order for a product missing from its catalog version is refused by a constraint",
+        arguments: TestEngine.available)
     func productConstraint(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)

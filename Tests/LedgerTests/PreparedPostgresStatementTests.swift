@@ -12,9 +12,11 @@ struct PreparedPostgresStatementTests {
     static func withTable(_ body: (LedgerDatabase) async throws -> Void) async throws {
         try await TestEngine.postgres.withLedger { database, _ in
             try await database.withSession { db in
-                try await db.raw("""
+                try await db.raw(
+                    """
                     CREATE TABLE pp_value (id BIGINT PRIMARY KEY, label TEXT UNIQUE, data BYTEA, small INTEGER, big BIGINT, flag BOOLEAN)
-                    """).run()
+                    """
+                ).run()
             }
             try await body(database)
         }
@@ -24,19 +26,23 @@ struct PreparedPostgresStatementTests {
     func roundTrip() async throws {
         try await Self.withTable { database in
             let cases: [(String?, Data?, Int?, Int64?, Bool?)] = [
-                ("", Data(), 0, 0, false), ("订单 ✓ 'quoted' \\x00", Data([0, 1, 0, 255]), Int(Int32.max), Int64.max, true),
+                ("", Data(), 0, 0, false),
+                ("订单 ✓ 'quoted' \\x00", Data([0, 1, 0, 255]), Int(Int32.max), Int64.max, true),
                 (nil, Data(repeating: 7, count: 70_000), Int(Int32.min), Int64.min, nil), ("x", nil, nil, nil, true),
             ]
             for (index, (label, data, small, big, flag)) in cases.enumerated() {
                 try await database.transaction { db in
-                    try await db.raw("""
+                    try await db.raw(
+                        """
                         INSERT INTO pp_value (id, label, data, small, big, flag)
                         VALUES (\(bind: index), \(bind: label), \(bind: data), \(bind: small), \(bind: big), \(bind: flag))
-                        """).run()
+                        """
+                    ).run()
                 }
             }
             for (index, expected) in cases.enumerated() {
-                let query: SQLQueryString = "SELECT label, data, small, big, flag FROM pp_value WHERE id = \(bind: index)"
+                let query: SQLQueryString =
+                    "SELECT label, data, small, big, flag FROM pp_value WHERE id = \(bind: index)"
                 let fromWriter = try await database.transaction { db in try await db.raw(query).first() }
                 let fromReader = try await database.read { db in try await db.raw(query).first() }
                 for row in [fromWriter, fromReader] {
@@ -56,7 +62,9 @@ struct PreparedPostgresStatementTests {
         try await Self.withTable { database in
             await #expect(throws: (any Error).self) {
                 try await database.transaction { db in
-                    try await db.raw("INSERT INTO pp_value (id, small) VALUES (\(bind: 1), \(bind: Int64(Int32.max) + 1))").run()
+                    try await db.raw(
+                        "INSERT INTO pp_value (id, small) VALUES (\(bind: 1), \(bind: Int64(Int32.max) + 1))"
+                    ).run()
                 }
             }
             let rows = try await database.read { db in try await db.raw("SELECT id FROM pp_value").all().count }
@@ -64,7 +72,9 @@ struct PreparedPostgresStatementTests {
         }
     }
 
-    @Test("a statement is prepared once per connection and answers each use with its own values, a failure in between included")
+    @Test(
+        "a statement is prepared once per connection and answers each use with its own values, a failure in between included"
+    )
     func reuse() async throws {
         try await Self.withTable { database in
             let prepared = try await database.withSession { db in
@@ -74,23 +84,30 @@ struct PreparedPostgresStatementTests {
                     var failed = false
                     do {
                         try await db.raw("SAVEPOINT one").run()
-                        try await db.raw("INSERT INTO pp_value (id, label, big) VALUES (\(bind: n), \(bind: label), \(bind: n * 3))").run()
+                        try await db.raw(
+                            "INSERT INTO pp_value (id, label, big) VALUES (\(bind: n), \(bind: label), \(bind: n * 3))"
+                        ).run()
                         try await db.raw("RELEASE SAVEPOINT one").run()
                     } catch {
                         failed = true
                         try await db.raw("ROLLBACK TO SAVEPOINT one").run()
                     }
                     #expect(failed == (n % 50 == 49))
-                    let big = try await db.raw("SELECT big FROM pp_value WHERE id = \(bind: n)").first()?.decode(column: "big", as: Int.self)
+                    let big = try await db.raw("SELECT big FROM pp_value WHERE id = \(bind: n)").first()?.decode(
+                        column: "big", as: Int.self)
                     #expect(big == (failed ? nil : n * 3))
                 }
                 try await db.raw("COMMIT").run()
-                return try await db.raw("""
+                return try await db.raw(
+                    """
                     SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE 'SELECT big FROM pp_value%'
-                    """).first()?.decode(column: "n", as: Int.self)
+                    """
+                ).first()?.decode(column: "n", as: Int.self)
             }
             #expect(prepared == 1)
-            let count = try await database.read { db in try await db.raw("SELECT count(*) AS n FROM pp_value").first()?.decode(column: "n", as: Int.self) }
+            let count = try await database.read { db in
+                try await db.raw("SELECT count(*) AS n FROM pp_value").first()?.decode(column: "n", as: Int.self)
+            }
             #expect(count == 196)
         }
     }
@@ -99,13 +116,16 @@ struct PreparedPostgresStatementTests {
     func bounded() async throws {
         try await Self.withTable { database in
             let kept = try await database.withSession { db in
-                let numeric = try await db.raw("SELECT CAST(\(bind: 41) AS NUMERIC)::int8 + 1 AS v").first()?.decode(column: "v", as: Int64.self)
+                let numeric = try await db.raw("SELECT CAST(\(bind: 41) AS NUMERIC)::int8 + 1 AS v").first()?.decode(
+                    column: "v", as: Int64.self)
                 #expect(numeric == 42)
                 for n in 0..<700 {
-                    let value = try await db.raw("SELECT \(bind: Int64(n)) + \(unsafeRaw: String(n)) AS v").first()?.decode(column: "v", as: Int64.self)
+                    let value = try await db.raw("SELECT \(bind: Int64(n)) + \(unsafeRaw: String(n)) AS v").first()?
+                        .decode(column: "v", as: Int64.self)
                     #expect(value == Int64(2 * n))
                 }
-                return try await db.raw("SELECT count(*) AS n FROM pg_prepared_statements").first()?.decode(column: "n", as: Int.self)
+                return try await db.raw("SELECT count(*) AS n FROM pg_prepared_statements").first()?.decode(
+                    column: "n", as: Int.self)
             }
             #expect(kept == 512)
         }
@@ -114,15 +134,19 @@ struct PreparedPostgresStatementTests {
     @Test("a statement given fewer values than it has parameters is refused, prepared or not")
     func bindCount() async throws {
         try await Self.withTable { database in
-            try await database.transaction { db in try await db.raw("INSERT INTO pp_value (id, label) VALUES (1, 'a')").run() }
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO pp_value (id, label) VALUES (1, 'a')").run()
+            }
             let both = try await database.read { db in
-                try await db.raw("SELECT label FROM pp_value WHERE id = \(bind: 1) AND label = \(bind: "a")").all().count
+                try await db.raw("SELECT label FROM pp_value WHERE id = \(bind: 1) AND label = \(bind: "a")").all()
+                    .count
             }
             #expect(both == 1)
             // The same text (`… id = $1 AND label = $2`), with a value for $1 only.
             await #expect(throws: (any Error).self) {
                 try await database.read { db in
-                    try await db.raw("SELECT label FROM pp_value WHERE id = \(bind: 1) AND label = \(unsafeRaw: "$2")").all().count
+                    try await db.raw("SELECT label FROM pp_value WHERE id = \(bind: 1) AND label = \(unsafeRaw: "$2")")
+                        .all().count
                 }
             }
         }

@@ -1,8 +1,9 @@
 import Foundation
-@testable import Ledger
 import SQLKit
 import SQLiteKit
 import Testing
+
+@testable import Ledger
 
 /// SQLite's connections prepare each statement once and reuse it: a reused statement must carry only its own
 /// values, a failed one must leave the connection usable, and values must come back as they went in.
@@ -11,7 +12,9 @@ struct PreparedStatementTests {
     static func database() async throws -> LedgerDatabase {
         let database = try LedgerDatabase(url: .sqliteMemory, logger: .init(label: "test"))
         try await database.withSession { db in
-            try await db.raw("CREATE TABLE ps_value (id INTEGER PRIMARY KEY, label TEXT UNIQUE, data BLOB, number INTEGER)").run()
+            try await db.raw(
+                "CREATE TABLE ps_value (id INTEGER PRIMARY KEY, label TEXT UNIQUE, data BLOB, number INTEGER)"
+            ).run()
         }
         return database
     }
@@ -30,11 +33,14 @@ struct PreparedStatementTests {
     func roundTrip() async throws {
         let database = try await Self.database()
         let cases: [(String?, Data?, Int64?)] = [
-            ("", Data(), 0), ("a\u{0}b", Data([0, 1, 0]), Int64.max), ("订单 ✓", nil, Int64.min), (nil, Data(repeating: 7, count: 70_000), nil),
+            ("", Data(), 0), ("a\u{0}b", Data([0, 1, 0]), Int64.max), ("订单 ✓", nil, Int64.min),
+            (nil, Data(repeating: 7, count: 70_000), nil),
         ]
         for (index, (label, data, number)) in cases.enumerated() {
             try await database.transaction { db in
-                try await db.raw("INSERT INTO ps_value (id, label, data, number) VALUES (\(bind: index), \(bind: label), \(bind: data), \(bind: number))").run()
+                try await db.raw(
+                    "INSERT INTO ps_value (id, label, data, number) VALUES (\(bind: index), \(bind: label), \(bind: data), \(bind: number))"
+                ).run()
             }
         }
         for (index, expected) in cases.enumerated() {
@@ -51,10 +57,13 @@ struct PreparedStatementTests {
         try await database.shutdown()
     }
 
-    @Test("a bound value is what SQLiteKit's encoder makes of it, read directly or not: text, integers, optionals, bytes, booleans")
+    @Test(
+        "a bound value is what SQLiteKit's encoder makes of it, read directly or not: text, integers, optionals, bytes, booleans"
+    )
     func boundValues() throws {
         let values: [any Encodable & Sendable] = [
-            "", "订单 ✓", Int64.max, Int64.min, Int.max, 0, Optional<String>.some("x"), Optional<String>.none, Optional<Int64>.some(-1),
+            "", "订单 ✓", Int64.max, Int64.min, Int.max, 0, Optional<String>.some("x"), Optional<String>.none,
+            Optional<Int64>.some(-1),
             Optional<Int64>.none, Data([0, 1, 0]), true, false, 2.5, Optional<Data>.none,
         ]
         let encoder = SQLiteDataEncoder()
@@ -71,18 +80,23 @@ struct PreparedStatementTests {
             var failed = false
             do {
                 try await database.transaction { db in
-                    try await db.raw("INSERT INTO ps_value (id, label, number) VALUES (\(bind: n), \(bind: label), \(bind: n * 3))").run()
+                    try await db.raw(
+                        "INSERT INTO ps_value (id, label, number) VALUES (\(bind: n), \(bind: label), \(bind: n * 3))"
+                    ).run()
                 }
             } catch {
                 failed = true
             }
             #expect(failed == (n % 100 == 99))
             let number = try await database.read { db in
-                try await db.raw("SELECT number FROM ps_value WHERE id = \(bind: n)").first()?.decode(column: "number", as: Int.self)
+                try await db.raw("SELECT number FROM ps_value WHERE id = \(bind: n)").first()?.decode(
+                    column: "number", as: Int.self)
             }
             #expect(number == (n % 100 == 99 ? nil : n * 3))
         }
-        let count = try await database.read { db in try await db.raw("SELECT count(*) AS n FROM ps_value").first()?.decode(column: "n", as: Int.self) }
+        let count = try await database.read { db in
+            try await db.raw("SELECT count(*) AS n FROM ps_value").first()?.decode(column: "n", as: Int.self)
+        }
         #expect(count == 990)
         try await database.shutdown()
     }
@@ -90,7 +104,9 @@ struct PreparedStatementTests {
     @Test("a reused statement given fewer values than it has parameters is refused, not run with the last ones")
     func bindCount() async throws {
         let database = try await Self.database()
-        try await database.transaction { db in try await db.raw("INSERT INTO ps_value (id, label) VALUES (1, 'a')").run() }
+        try await database.transaction { db in
+            try await db.raw("INSERT INTO ps_value (id, label) VALUES (1, 'a')").run()
+        }
         let both = try await database.read { db in
             try await db.raw("SELECT label FROM ps_value WHERE id = \(bind: 1) AND label = \(bind: "a")").all().count
         }
@@ -98,7 +114,8 @@ struct PreparedStatementTests {
         // The same text (`… id = ?1 AND label = ?2`), with a value for ?1 only.
         await #expect(throws: (any Error).self) {
             try await database.read { db in
-                try await db.raw("SELECT label FROM ps_value WHERE id = \(bind: 1) AND label = \(unsafeRaw: "?2")").all().count
+                try await db.raw("SELECT label FROM ps_value WHERE id = \(bind: 1) AND label = \(unsafeRaw: "?2")")
+                    .all().count
             }
         }
         try await database.shutdown()
@@ -109,14 +126,18 @@ struct PreparedStatementTests {
         let database = try await Self.database()
         for n in 0..<700 {  // each text distinct: past the cache's 512, it starts again
             try await database.transaction { db in
-                try await db.raw(SQLQueryString("INSERT INTO ps_value (id, number) VALUES (\(unsafeRaw: "\(n)"), \(unsafeRaw: "\(n)"))")).run()
+                try await db.raw(
+                    SQLQueryString(
+                        "INSERT INTO ps_value (id, number) VALUES (\(unsafeRaw: "\(n)"), \(unsafeRaw: "\(n)"))")
+                ).run()
             }
         }
         let sums = try await withThrowingTaskGroup(of: Int.self) { group in
             for n in 0..<64 {
                 group.addTask {
                     try await database.read { db in
-                        try await db.raw("SELECT sum(number) AS s FROM ps_value WHERE id <= \(bind: n)").first()?.decode(column: "s", as: Int.self) ?? -1
+                        try await db.raw("SELECT sum(number) AS s FROM ps_value WHERE id <= \(bind: n)").first()?
+                            .decode(column: "s", as: Int.self) ?? -1
                     }
                 }
             }

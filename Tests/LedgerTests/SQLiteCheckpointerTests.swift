@@ -1,7 +1,8 @@
 import Foundation
-@testable import Ledger
 import SQLKit
 import Testing
+
+@testable import Ledger
 
 /// The SQLite writer's write-ahead log is copied back into the database file mostly beside the writer, and by the
 /// writer itself only at the log's limit: the log must stay short however much is written, either way.
@@ -10,10 +11,13 @@ struct SQLiteCheckpointerTests {
     /// 200 commits of two pages and a bit: unchecked, the log would hold over 400 pages (1.6 MB).
     static let commits = 200
 
-    @Test("checkpoints beside the writer copy the log back as it grows, and it starts again: it stays a few pages long, every row readable")
+    @Test(
+        "checkpoints beside the writer copy the log back as it grows, and it starts again: it stays a few pages long, every row readable"
+    )
     func besideTheWriter() async throws {
         try await withFile { path in
-            let source = SQLiteSessionSource(path: path, checkpointStep: 16, checkpointLimit: 100_000, logger: .init(label: "test"))
+            let source = SQLiteSessionSource(
+                path: path, checkpointStep: 16, checkpointLimit: 100_000, logger: .init(label: "test"))
             try await fill(source) { await source.checkpointer.settle() }
             #expect(try Self.logBytes(path) < 40 * 4_096)
             #expect(source.checkpointer.completed >= 10)
@@ -24,7 +28,8 @@ struct SQLiteCheckpointerTests {
     @Test("at the limit the writer checkpoints itself, so the log starts again even when no checkpoint beside it runs")
     func writerAtTheLimit() async throws {
         try await withFile { path in
-            let source = SQLiteSessionSource(path: path, checkpointStep: 100_000, checkpointLimit: 32, logger: .init(label: "test"))
+            let source = SQLiteSessionSource(
+                path: path, checkpointStep: 100_000, checkpointLimit: 32, logger: .init(label: "test"))
             try await fill(source) {}
             #expect(try Self.logBytes(path) < 40 * 4_096)
             #expect(source.checkpointer.completed == 0)

@@ -13,8 +13,10 @@ struct SubmissionJSONTests {
 
     static func order(_ random: inout SeededRandom) -> Order {
         Order(
-            orderNo: Random.text(&random), orderUUID: UUID(), userID: Random.text(&random), productID: Random.text(&random),
-            channel: Channel.allCases.randomElement(using: &random)!, status: OrderStatus.allCases.randomElement(using: &random)!,
+            orderNo: Random.text(&random), orderUUID: UUID(), userID: Random.text(&random),
+            productID: Random.text(&random),
+            channel: Channel.allCases.randomElement(using: &random)!,
+            status: OrderStatus.allCases.randomElement(using: &random)!,
             amount: Money(amountMinor: Int64.random(in: .min ... .max, using: &random), currency: .usd),
             createdAt: Random.date(&random), updatedAt: Random.date(&random), sandbox: Bool.random(using: &random))
     }
@@ -32,7 +34,8 @@ struct SubmissionJSONTests {
                 AppStoreTransactionResult(
                     transactionID: Random.text(&random), verdict: Bool.random(using: &random) ? .recorded : .rejected,
                     order: Bool.random(using: &random) ? Self.order(&random) : nil,
-                    error: Bool.random(using: &random) ? .init(code: Random.text(&random), message: Random.text(&random)) : nil)
+                    error: Bool.random(using: &random)
+                        ? .init(code: Random.text(&random), message: Random.text(&random)) : nil)
             }
             let response = AppStoreSubmissionResponse(transactions: results)
             let written = String(decoding: response.json, as: UTF8.self)
@@ -42,14 +45,17 @@ struct SubmissionJSONTests {
         }
     }
 
-    @Test("2,000 random submissions and their sender are stored as JSONEncoder with sorted keys writes them (slashes escaped)")
+    @Test(
+        "2,000 random submissions and their sender are stored as JSONEncoder with sorted keys writes them (slashes escaped)"
+    )
     func inboxCopies() throws {
         var random = SeededRandom(state: 20_261_126)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         for _ in 0..<2_000 {
             let submission = AppStoreSubmission(
-                signedTransaction: Self.maybe(&random), receipt: Self.maybe(&random), transactionID: Self.maybe(&random),
+                signedTransaction: Self.maybe(&random), receipt: Self.maybe(&random),
+                transactionID: Self.maybe(&random),
                 applicationUsername: Self.maybe(&random))
             let written = String(decoding: submission.inboxJSON, as: UTF8.self)
             let expected = String(decoding: try encoder.encode(submission), as: UTF8.self)

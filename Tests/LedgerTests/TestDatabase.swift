@@ -7,19 +7,27 @@ import OrderSafeModel
 enum Fixtures {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
 
-    static let catalog = try! Catalog(version: "test-1", products: [
-        Product(
-            id: "coins_60", kind: .consumable, title: "60 Coins", appStoreProductID: "test.coins60", channels: [.appStore],
-            prices: [.appStore: Money(amountMinor: 600, currency: .cny)], grants: [.addBalance(balance: "coins", amount: 60)]),
-        Product(
-            id: "vip_month", kind: .nonRenewingSubscription, title: "VIP month", appStoreProductID: "test.vip", channels: [.appStore],
-            prices: [.appStore: Money(amountMinor: 2500, currency: .cny)],
-            grants: [.extendEntitlement(entitlement: "vip", period: GrantPeriod(count: 1, unit: .month))]),
-        Product(
-            id: "box", kind: .consumable, title: "Box", goods: .physical, channels: [.alipay, .wechatPay],
-            prices: [.alipay: Money(amountMinor: 9900, currency: .cny), .wechatPay: Money(amountMinor: 9900, currency: .cny)],
-            grants: [.addBalance(balance: "boxes", amount: 1), .unlockEntitlement(entitlement: "box_owner")]),
-    ])
+    static let catalog = try! Catalog(
+        version: "test-1",
+        products: [
+            Product(
+                id: "coins_60", kind: .consumable, title: "60 Coins", appStoreProductID: "test.coins60",
+                channels: [.appStore],
+                prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
+                grants: [.addBalance(balance: "coins", amount: 60)]),
+            Product(
+                id: "vip_month", kind: .nonRenewingSubscription, title: "VIP month", appStoreProductID: "test.vip",
+                channels: [.appStore],
+                prices: [.appStore: Money(amountMinor: 2500, currency: .cny)],
+                grants: [.extendEntitlement(entitlement: "vip", period: GrantPeriod(count: 1, unit: .month))]),
+            Product(
+                id: "box", kind: .consumable, title: "Box", goods: .physical, channels: [.alipay, .wechatPay],
+                prices: [
+                    .alipay: Money(amountMinor: 9900, currency: .cny),
+                    .wechatPay: Money(amountMinor: 9900, currency: .cny),
+                ],
+                grants: [.addBalance(balance: "boxes", amount: 1), .unlockEntitlement(entitlement: "box_owner")]),
+        ])
 
     static func newOrder(
         _ version: CatalogVersion, user: String = "user-a", product: String = "coins_60", channel: Channel = .appStore,

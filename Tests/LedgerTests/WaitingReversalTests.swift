@@ -9,7 +9,8 @@ import Testing
 @Suite("Ledger: reversals that arrive before their payment win at once")
 struct WaitingReversalTests {
     static func refund(_ txn: String) -> Reversal {
-        Reversal(channel: .appStore, providerTransactionID: txn, kind: .refunded, cause: .notification, evidence: "inbox:7")
+        Reversal(
+            channel: .appStore, providerTransactionID: txn, kind: .refunded, cause: .notification, evidence: "inbox:7")
     }
 
     enum Signal: CaseIterable {
@@ -25,7 +26,9 @@ struct WaitingReversalTests {
             case .payment: _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             case .refund: _ = try await ledger.reverse(Self.refund("t1"), at: Fixtures.now)
             case .refundReversed:
-                _ = try await ledger.reinstate(channel: .appStore, providerTransactionID: "t1", cause: .notification, evidence: "inbox:8", at: Fixtures.now)
+                _ = try await ledger.reinstate(
+                    channel: .appStore, providerTransactionID: "t1", cause: .notification, evidence: "inbox:8",
+                    at: Fixtures.now)
             }
         }
         let status = try #require(try await ledger.order(number: order.orderNo)).status
@@ -33,8 +36,9 @@ struct WaitingReversalTests {
         return (status, coins)
     }
 
-    @Test("refund first, payment second: refunded in the transaction that records the payment, as in the usual order",
-          arguments: TestEngine.available)
+    @Test(
+        "refund first, payment second: refunded in the transaction that records the payment, as in the usual order",
+        arguments: TestEngine.available)
     func refundFirst(engine: TestEngine) async throws {
         for signals: [Signal] in [[.refund, .payment], [.payment, .refund]] {
             try await engine.withLedger { _, ledger throws in
@@ -48,7 +52,8 @@ struct WaitingReversalTests {
     func audit(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
             #expect(try await ledger.reverse(Self.refund("t9"), at: Fixtures.now) == .unknownPayment)
             _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t9"), at: Fixtures.now)
             let events = try await ledger.events(orderNo: order.orderNo)
@@ -57,13 +62,17 @@ struct WaitingReversalTests {
         }
     }
 
-    @Test("every order of payment, refund and REFUND_REVERSED ends where the usual order ends", arguments: TestEngine.available)
+    @Test(
+        "every order of payment, refund and REFUND_REVERSED ends where the usual order ends",
+        arguments: TestEngine.available)
     func everyOrder(engine: TestEngine) async throws {
         // The usual order (payment, refund, reversal of the refund) leaves the goods granted; payment and refund alone
         // leave them taken back.
         let permutations: [[Signal]] = [
-            [.payment, .refund, .refundReversed], [.payment, .refundReversed, .refund], [.refund, .payment, .refundReversed],
-            [.refund, .refundReversed, .payment], [.refundReversed, .payment, .refund], [.refundReversed, .refund, .payment],
+            [.payment, .refund, .refundReversed], [.payment, .refundReversed, .refund],
+            [.refund, .payment, .refundReversed],
+            [.refund, .refundReversed, .payment], [.refundReversed, .payment, .refund],
+            [.refundReversed, .refund, .payment],
         ]
         for signals in permutations {
             try await engine.withLedger { _, ledger throws in
@@ -82,7 +91,8 @@ struct StrandedReversalTests {
     func sweep(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
             _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             #expect(try await ledger.applyStrandedReversals(at: Fixtures.now, limit: 10) == 0)
             try await database.leaveWaitingReversal(channel: "appstore", providerTransactionID: "t1")
@@ -93,11 +103,13 @@ struct StrandedReversalTests {
         }
     }
 
-    @Test("a REFUND_REVERSED left waiting beside the refund it cancels is applied once", arguments: TestEngine.available)
+    @Test(
+        "a REFUND_REVERSED left waiting beside the refund it cancels is applied once", arguments: TestEngine.available)
     func sweepReinstatement(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
             _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             _ = try await ledger.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now)
             try await database.leaveWaitingReversal("reinstated", channel: "appstore", providerTransactionID: "t1")
@@ -108,46 +120,62 @@ struct StrandedReversalTests {
         }
     }
 
-    @Test("PostgreSQL: a REFUND_REVERSED that finds nothing reversed while another replica applies the refund waits, and the sweep applies it",
-          .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
+    @Test(
+        "PostgreSQL: a REFUND_REVERSED that finds nothing reversed while another replica applies the refund waits, and the sweep applies it",
+        .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
     func reinstatementRace() async throws {
         try await Self.onTwoPools { reinstating, refunding in
             let version = try await reinstating.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let order = try await reinstating.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
+            let order = try await reinstating.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
             _ = try await reinstating.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
-            try await Self.whileUncommitted(on: reinstating, {
-                // Nothing reversed yet: it waits for the refund.
-                let reinstated = try await reinstating.reinstate(
-                    channel: .appStore, providerTransactionID: "t1", cause: .notification, evidence: "inbox:8", at: Fixtures.now)
-                #expect(reinstated == nil)
-            }) {
+            try await Self.whileUncommitted(
+                on: reinstating,
+                {
+                    // Nothing reversed yet: it waits for the refund.
+                    let reinstated = try await reinstating.reinstate(
+                        channel: .appStore, providerTransactionID: "t1", cause: .notification, evidence: "inbox:8",
+                        at: Fixtures.now)
+                    #expect(reinstated == nil)
+                }
+            ) {
                 // The waiting reinstatement is not committed: the refund cannot see it, and is applied.
-                guard case .reversed = try await refunding.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now) else {
+                guard case .reversed = try await refunding.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now)
+                else {
                     Issue.record("the refund was not applied")
                     return
                 }
             }
-            #expect(try await refunding.order(number: order.orderNo)?.status == .refunded, "the race left the reinstatement waiting")
+            #expect(
+                try await refunding.order(number: order.orderNo)?.status == .refunded,
+                "the race left the reinstatement waiting")
             #expect(try await refunding.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
             #expect(try await reinstating.order(number: order.orderNo)?.status == .fulfilled)
             #expect(try await reinstating.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 60)
         }
     }
 
-    @Test("PostgreSQL: a refund reversed while another replica records its payment waits, and the sweep applies it",
-          .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
+    @Test(
+        "PostgreSQL: a refund reversed while another replica records its payment waits, and the sweep applies it",
+        .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
     func race() async throws {
         try await Self.onTwoPools { recording, refunding in
             let version = try await recording.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let order = try await recording.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order
-            try await Self.whileUncommitted(on: recording, {
-                _ = try await recording.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
-            }) {
+            let order = try await recording.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
+            try await Self.whileUncommitted(
+                on: recording,
+                {
+                    _ = try await recording.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+                }
+            ) {
                 // The payment is written but not committed: the refund cannot see it, and waits.
                 let outcome = try await refunding.reverse(WaitingReversalTests.refund("t1"), at: Fixtures.now)
                 #expect(outcome == .unknownPayment)
             }
-            #expect(try await refunding.order(number: order.orderNo)?.status == .fulfilled, "the race left the refund waiting")
+            #expect(
+                try await refunding.order(number: order.orderNo)?.status == .fulfilled,
+                "the race left the refund waiting")
             #expect(try await refunding.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
             #expect(try await recording.order(number: order.orderNo)?.status == .refunded)
             #expect(try await recording.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)
@@ -157,7 +185,10 @@ struct StrandedReversalTests {
     /// Two pools on one fresh PostgreSQL database: two replicas.
     private static func onTwoPools(_ body: (SQLLedger, SQLLedger) async throws -> Void) async throws {
         try await TestEngine.postgres.withDatabaseURL { url in
-            let (one, two) = (try LedgerDatabase(url: url, logger: TestLog.logger), try LedgerDatabase(url: url, logger: TestLog.logger))
+            let (one, two) = (
+                try LedgerDatabase(url: url, logger: TestLog.logger),
+                try LedgerDatabase(url: url, logger: TestLog.logger)
+            )
             do {
                 try await body(SQLLedger(database: one), SQLLedger(database: two))
             } catch {

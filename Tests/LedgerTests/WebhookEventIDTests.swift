@@ -1,6 +1,7 @@
 import Foundation
-@testable import Ledger
 import Testing
+
+@testable import Ledger
 
 /// Webhook event ids keep their documented shape (`evt_` and 32 hexadecimal digits), never repeat, and lead with
 /// their time, so the outbox's index of them grows at its end.

@@ -29,7 +29,10 @@ struct WebhookPayloadTests {
 
     /// Every ASCII character (controls, quotes, backslash, slash, DEL), line and paragraph separators, a BOM, CJK and
     /// an emoji.
-    static let alphabet: [String] = (0..<0x80).map { String(Unicode.Scalar(UInt8($0))) } + ["\u{2028}", "\u{2029}", "\u{FEFF}", "订", "单", "✓", "👍🏽", "é"]
+    static let alphabet: [String] =
+        (0..<0x80).map { String(Unicode.Scalar(UInt8($0))) } + [
+            "\u{2028}", "\u{2029}", "\u{FEFF}", "订", "单", "✓", "👍🏽", "é",
+        ]
 
     static func text(_ random: inout some RandomNumberGenerator) -> String {
         (0..<Int.random(in: 0...12, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()
@@ -46,15 +49,20 @@ struct WebhookPayloadTests {
         let encoder = OrderSafeJSON.encoder()
         for _ in 0..<2_000 {
             let order = Order(
-                orderNo: Self.text(&random), orderUUID: UUID(), userID: Self.text(&random), productID: Self.text(&random),
-                channel: Channel.allCases.randomElement(using: &random)!, status: OrderStatus.allCases.randomElement(using: &random)!,
+                orderNo: Self.text(&random), orderUUID: UUID(), userID: Self.text(&random),
+                productID: Self.text(&random),
+                channel: Channel.allCases.randomElement(using: &random)!,
+                status: OrderStatus.allCases.randomElement(using: &random)!,
                 amount: Money(amountMinor: Int64.random(in: .min ... .max, using: &random), currency: .cny),
                 createdAt: Self.date(&random), updatedAt: Self.date(&random), sandbox: Bool.random(using: &random))
             let oracle = Oracle(
                 id: Self.text(&random), type: Self.text(&random), createdAt: Self.date(&random),
-                data: .init(order: order, cause: Self.text(&random), evidence: Bool.random(using: &random) ? Self.text(&random) : nil))
+                data: .init(
+                    order: order, cause: Self.text(&random),
+                    evidence: Bool.random(using: &random) ? Self.text(&random) : nil))
             let written = WebhookPayload.json(
-                id: oracle.id, type: oracle.type, createdAt: oracle.createdAt, order: order, cause: oracle.data.cause, evidence: oracle.data.evidence)
+                id: oracle.id, type: oracle.type, createdAt: oracle.createdAt, order: order, cause: oracle.data.cause,
+                evidence: oracle.data.evidence)
             let expected = String(decoding: try encoder.encode(oracle), as: UTF8.self)
             #expect(written == expected)
             if written != expected { return }

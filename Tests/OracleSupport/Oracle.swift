@@ -3,7 +3,8 @@ import Foundation
 /// An independent implementation installed by `scripts/oracles/setup` into `.build/oracles/NAME`, driven by the
 /// matching script in `scripts/oracles/` with a JSON list of operations on standard input.
 public struct Oracle: Sendable {
-    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent()
 
     let name: String
@@ -20,7 +21,9 @@ public struct Oracle: Sendable {
     public var isAvailable: Bool {
         let present = FileManager.default.isExecutableFile(atPath: python.path)
         if !present {
-            print("⚠️  oracle \(name) is not installed: interoperability tests against it are SKIPPED (run scripts/oracles/setup)")
+            print(
+                "⚠️  oracle \(name) is not installed: interoperability tests against it are SKIPPED (run scripts/oracles/setup)"
+            )
         }
         return present || ProcessInfo.processInfo.environment["ORDERSAFE_TEST_REQUIRE_ORACLES"] == "1"
     }
@@ -46,10 +49,12 @@ public struct Oracle: Sendable {
         let process = Process()
         process.executableURL = python
         process.arguments = [Self.repository.appendingPathComponent("scripts/oracles/\(script)").path]
-        let stderrFile = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString).stderr")
+        let stderrFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "oracle-\(UUID().uuidString).stderr")
         _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: stderrFile) }
-        let stdinPipe = Pipe(), stdoutPipe = Pipe()
+        let stdinPipe = Pipe()
+        let stdoutPipe = Pipe()
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = try FileHandle(forWritingTo: stderrFile)
@@ -59,7 +64,8 @@ public struct Oracle: Sendable {
         let data = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw OracleFailure(detail: (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "exit \(process.terminationStatus)")
+            throw OracleFailure(
+                detail: (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "exit \(process.terminationStatus)")
         }
         return data
     }

@@ -1,6 +1,7 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// The app is killed at every step of a purchase in turn (before and after each server call is processed, before
@@ -49,7 +50,9 @@ struct CrashAtEveryStepTests {
             #expect(h.journalFiles.isEmpty, "step \(step): journal entries left")
             #expect(await h.server.doubleCredits == 0, "step \(step): credited twice")
             for id in charged { #expect(credits[id] != nil, "step \(step) (\(crashes.last!)): transaction \(id) lost") }
-            for orderNo in paidOrders { #expect(credits["provider:\(orderNo)"] != nil, "step \(step): paid order \(orderNo) lost") }
+            for orderNo in paidOrders {
+                #expect(credits["provider:\(orderNo)"] != nil, "step \(step): paid order \(orderNo) lost")
+            }
             #expect(await h.server.balances["user-1", default: 0] == Int64(60 * (charged.count + paidOrders.count)))
             purchase.cancel()
             step += 1
@@ -57,7 +60,9 @@ struct CrashAtEveryStepTests {
         #expect(crashes.count >= (channel == .appStore ? 8 : 10), "the purchase has this many steps: \(crashes)")
     }
 
-    @Test("killed at each step, relaunched with another user signed in, then by the buyer", arguments: [Channel.appStore, .alipay, .wechatPay])
+    @Test(
+        "killed at each step, relaunched with another user signed in, then by the buyer",
+        arguments: [Channel.appStore, .alipay, .wechatPay])
     func killedThenAnotherUser(channel: Channel) async throws {
         let product = channel == .appStore ? "coins" : "gift"
         var step = 0
@@ -67,7 +72,10 @@ struct CrashAtEveryStepTests {
             let purchase = Task { await h.app().purchase(product, through: channel) }
             var crashed = false
             for _ in 0..<2000 {
-                if await h.crash.crashed != nil { crashed = true; break }
+                if await h.crash.crashed != nil {
+                    crashed = true
+                    break
+                }
                 if await h.crash.steps.count > step + 1 { break }
                 try await Task.sleep(for: .milliseconds(1))
             }
@@ -89,9 +97,13 @@ struct CrashAtEveryStepTests {
                 guard let orderNo = outcome.orderNo, buyersOrders.contains(orderNo) else { continue }
                 // Only a StoreKit transaction the store delivers to whoever is signed in may name the buyer's order
                 // (the server credits its owner); nothing else of the buyer's is shown to this user.
-                #expect(channel == .appStore && outcome.state == .fulfilled, "step \(step) (\(point)): \(outcome.name) of the buyer's order shown")
+                #expect(
+                    channel == .appStore && outcome.state == .fulfilled,
+                    "step \(step) (\(point)): \(outcome.name) of the buyer's order shown")
                 if let settled = orders[orderNo].flatMap(PurchaseOutcome.settled) {
-                    #expect(settled.state == outcome.state, "step \(step) (\(point)): \(outcome.name) while the server says \(settled.name)")
+                    #expect(
+                        settled.state == outcome.state,
+                        "step \(step) (\(point)): \(outcome.name) while the server says \(settled.name)")
                 }
             }
             // The providers' notifications reach the server; the buyer signs in again: everything they paid for is
@@ -107,9 +119,13 @@ struct CrashAtEveryStepTests {
             #expect(await h.store.unfinished().isEmpty, "step \(step) (\(point)): unfinished transactions left")
             #expect(await h.server.doubleCredits == 0, "step \(step): credited twice")
             for id in charged { #expect(credits[id] != nil, "step \(step) (\(point)): transaction \(id) lost") }
-            for orderNo in paidOrders { #expect(credits["provider:\(orderNo)"] != nil, "step \(step) (\(point)): paid order \(orderNo) lost") }
+            for orderNo in paidOrders {
+                #expect(credits["provider:\(orderNo)"] != nil, "step \(step) (\(point)): paid order \(orderNo) lost")
+            }
             #expect(await h.server.balances["user-1", default: 0] == Int64(60 * (charged.count + paidOrders.count)))
-            #expect(await h.server.balances["user-2", default: 0] == 0, "step \(step) (\(point)): credited to the other user")
+            #expect(
+                await h.server.balances["user-2", default: 0] == 0,
+                "step \(step) (\(point)): credited to the other user")
             purchase.cancel()
             step += 1
         }

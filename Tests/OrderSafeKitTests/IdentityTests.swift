@@ -1,12 +1,14 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// Whose purchases, entitlements and outcomes OrderSafeKit shows: the signed-in user's only.
 @Suite("Identity: one user's purchases and entitlements are never shown to another")
 struct IdentityTests {
-    @Test("signed out, entitlements are refused and the cache is gone; offline, another user never gets the last user's")
+    @Test(
+        "signed out, entitlements are refused and the cache is gone; offline, another user never gets the last user's")
     func entitlementsBelongToTheirUser() async throws {
         var h = Harness()
         defer { h.cleanUp() }
@@ -42,7 +44,8 @@ struct IdentityTests {
         defer { h.cleanUp() }
         _ = await h.app().purchase("coins", through: .appStore)
         var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-2", journalDirectory: h.folder)
+            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-2",
+            journalDirectory: h.folder)
         configuration.sleep = { _ in await Task.yield() }
         let confused = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
         do {
@@ -55,13 +58,16 @@ struct IdentityTests {
         await #expect(throws: OrderSafeError.self) { try await confused.entitlements() }
     }
 
-    @Test("a purchase another user left on the phone is carried through for its owner, and none of it is shown to who signs in next")
+    @Test(
+        "a purchase another user left on the phone is carried through for its owner, and none of it is shown to who signs in next"
+    )
     func anotherUsersPurchaseIsNotShown() async throws {
         var h = Harness()
         defer { h.cleanUp() }
         let first = h.app()
         _ = try await first.products()
-        await h.server.failSubmissions(1)  // the store charged; the server could not record it before the app was closed
+        // the store charged; the server could not record it before the app was closed
+        await h.server.failSubmissions(1)
         #expect(await first.purchase("coins", through: .appStore).state == .awaitingConfirmation)
         await first.logOut()
 

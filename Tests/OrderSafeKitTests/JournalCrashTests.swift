@@ -1,6 +1,7 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// The journal on a disk that is crashed in each operation of a write, by a kill and by a power loss: afterwards the
@@ -10,13 +11,16 @@ struct JournalCrashTests {
     static let folder = URL(fileURLWithPath: "/phone/Library/Application Support/journal", isDirectory: true)
 
     static func entry(_ id: UUID, stage: JournalEntry.Stage, orderNo: String?) -> JournalEntry {
-        var entry = JournalEntry(id: id, productID: "coins", channel: .appStore, at: Date(timeIntervalSince1970: 1_795_000_000))
+        var entry = JournalEntry(
+            id: id, productID: "coins", channel: .appStore, at: Date(timeIntervalSince1970: 1_795_000_000))
         entry.stage = stage
         entry.orderNo = orderNo
         return entry
     }
 
-    @Test("a crash in any operation of a rewrite leaves the old entry or the new one, whole", arguments: [CrashingDisk.Crash.kill, .powerLoss])
+    @Test(
+        "a crash in any operation of a rewrite leaves the old entry or the new one, whole",
+        arguments: [CrashingDisk.Crash.kill, .powerLoss])
     func rewrite(crash: CrashingDisk.Crash) async throws {
         let id = UUID()
         let before = Self.entry(id, stage: .intent, orderNo: nil)
@@ -43,7 +47,9 @@ struct JournalCrashTests {
         #expect(seen == [.intent, .ordered], "the crashes landed both before and after the write took effect")
     }
 
-    @Test("a crash in any operation of a first write leaves no entry or the whole entry", arguments: [CrashingDisk.Crash.kill, .powerLoss])
+    @Test(
+        "a crash in any operation of a first write leaves no entry or the whole entry",
+        arguments: [CrashingDisk.Crash.kill, .powerLoss])
     func firstWrite(crash: CrashingDisk.Crash) async throws {
         let entry = Self.entry(UUID(), stage: .intent, orderNo: nil)
         for step in 0..<8 {

@@ -1,6 +1,7 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// The journal on disk is untrusted: whatever is in the folder, it never crashes and never drops a file silently.
@@ -15,7 +16,8 @@ struct JournalTests {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let journal = PurchaseJournal(directory: folder)
-        var entry = JournalEntry(id: UUID(), productID: "coins", channel: .appStore, at: Date(timeIntervalSince1970: 1_795_000_000))
+        var entry = JournalEntry(
+            id: UUID(), productID: "coins", channel: .appStore, at: Date(timeIntervalSince1970: 1_795_000_000))
         entry.stage = .submitting
         entry.transactionID = 42
         try await journal.write(entry)
@@ -23,18 +25,21 @@ struct JournalTests {
         let (entries, problems) = await journal.entries()
         #expect(entries == [entry])
         #expect(problems.isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".tmp") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".tmp") }.isEmpty)
         await journal.remove(entry.id)
         #expect(await journal.entries().entries.isEmpty)
     }
 
-    @Test("corrupt, truncated, oversized, misnamed or alien files are reported and set aside, never a crash",
-          arguments: ["{\"id\":", "not json at all", "{}", "[1,2,3]", "oversized", "misnamed", "\u{0}\u{1}\u{2}"])
+    @Test(
+        "corrupt, truncated, oversized, misnamed or alien files are reported and set aside, never a crash",
+        arguments: ["{\"id\":", "not json at all", "{}", "[1,2,3]", "oversized", "misnamed", "\u{0}\u{1}\u{2}"])
     func corruptFiles(content: String) async throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let journal = PurchaseJournal(directory: folder)
-        let good = JournalEntry(id: UUID(), productID: "coins", channel: .alipay, at: Date(timeIntervalSince1970: 1_795_000_000))
+        let good = JournalEntry(
+            id: UUID(), productID: "coins", channel: .alipay, at: Date(timeIntervalSince1970: 1_795_000_000))
         try await journal.write(good)
         var bytes = Data(content.utf8)
         if content == "oversized" { bytes = Data(repeating: 0x20, count: PurchaseJournal.maxFileBytes + 1) }
@@ -47,7 +52,8 @@ struct JournalTests {
         let (entries, problems) = await journal.entries()
         #expect(entries == [good])
         #expect(problems.map(\.file) == [name])
-        let aside = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("unreadable").path)
+        let aside = try FileManager.default.contentsOfDirectory(
+            atPath: folder.appendingPathComponent("unreadable").path)
         #expect(aside.count == 1 && aside[0].hasSuffix(name), "set aside, not deleted")
         #expect(await journal.entries().problems.isEmpty, "reported once")
     }
@@ -57,7 +63,8 @@ struct JournalTests {
         let h = Harness()
         defer { h.cleanUp() }
         try FileManager.default.createDirectory(at: h.folder, withIntermediateDirectories: true)
-        try Data("{garbage".utf8).write(to: h.folder.appendingPathComponent("0b8c1a5e-0000-4000-8000-000000000000.json"))
+        try Data("{garbage".utf8).write(
+            to: h.folder.appendingPathComponent("0b8c1a5e-0000-4000-8000-000000000000.json"))
         let app = h.app()
         let events = app.events()
         await app.start()

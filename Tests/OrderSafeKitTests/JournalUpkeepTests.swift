@@ -1,13 +1,16 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// Entries that can no longer settle leave the journal instead of filling it (256 entries, then every purchase is
 /// refused).
 @Suite("Journal upkeep: what can no longer settle leaves the journal")
 struct JournalUpkeepTests {
-    @Test("an Ask to Buy request never answered (or declined: StoreKit does not say) is given up after three days; one still young stays")
+    @Test(
+        "an Ask to Buy request never answered (or declined: StoreKit does not say) is given up after three days; one still young stays"
+    )
     func declinedAskToBuy() async throws {
         let h = Harness()
         defer { h.cleanUp() }

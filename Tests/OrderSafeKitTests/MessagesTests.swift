@@ -1,6 +1,7 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// Every StoreKit error, SKError code, Alipay resultStatus and WeChat errCode has a user-facing message in both
@@ -11,14 +12,19 @@ struct MessagesTests {
         var errors: [OrderSafeError] = StoreFailure.StoreKitErrorKind.allCases.map { .store(.storeKit($0)) }
         errors += StoreFailure.PurchaseErrorKind.allCases.map { .store(.purchase($0)) }
         errors += (0...22).map { .store(.skError($0)) } + [.store(.other("x"))]
-        errors += ["9000", "8000", "4000", "5000", "6001", "6002", "6004", "1234"].map { .alipay(AlipayResult(resultStatus: $0)) }
+        errors += ["9000", "8000", "4000", "5000", "6001", "6002", "6004", "1234"].map {
+            .alipay(AlipayResult(resultStatus: $0))
+        }
         errors += [0, -1, -2, -3, -4, -5, 7].map { .wechatPay(WeChatPayResult(errCode: $0)) }
         errors += [
             .server(.unreachable("x")), .server(.unavailable(status: 503, code: "unavailable")),
-            .server(.unavailable(status: 503, code: "provider_unavailable")), .server(.refused(status: 400, code: "bad", message: "")),
-            .server(.malformedAnswer("x")), .server(.signedOut), .productNotFound("p"), .channelNotOffered(productID: "p", channel: .alipay),
+            .server(.unavailable(status: 503, code: "provider_unavailable")),
+            .server(.refused(status: 400, code: "bad", message: "")),
+            .server(.malformedAnswer("x")), .server(.signedOut), .productNotFound("p"),
+            .channelNotOffered(productID: "p", channel: .alipay),
             .paymentsNotAllowed, .bridgeMissing(.alipay), .rejected(code: "transaction_revoked", message: ""),
-            .rejected(code: "transaction_belongs_to_another_user", message: ""), .rejected(code: "invalid_transaction", message: ""),
+            .rejected(code: "transaction_belongs_to_another_user", message: ""),
+            .rejected(code: "invalid_transaction", message: ""),
             .journalUnavailable("x"),
         ]
         return errors
@@ -30,7 +36,8 @@ struct MessagesTests {
             let (key, _) = error.messageKey
             #expect(Messages.has(key, .english), "\(key) has no English text")
             #expect(Messages.has(key, .simplifiedChinese), "\(key) has no Chinese text")
-            let english = error.message(in: .english), chinese = error.message(in: .simplifiedChinese)
+            let english = error.message(in: .english)
+            let chinese = error.message(in: .simplifiedChinese)
             #expect(english != chinese, "\(key)")
             #expect(!english.contains("{") && !chinese.contains("{"), "\(key): a placeholder left unfilled")
         }
@@ -38,7 +45,10 @@ struct MessagesTests {
 
     @Test("outcomes have messages in both languages")
     func outcomes() {
-        let states: [PurchaseOutcome.State] = [.fulfilled, .pending, .cancelled, .awaitingConfirmation, .refunded, .underReview, .failed(.paymentsNotAllowed)]
+        let states: [PurchaseOutcome.State] = [
+            .fulfilled, .pending, .cancelled, .awaitingConfirmation, .refunded, .underReview,
+            .failed(.paymentsNotAllowed),
+        ]
         for state in states {
             let outcome = PurchaseOutcome(orderNo: "OS-1", productID: "p", channel: .appStore, state: state)
             #expect(outcome.message(in: .english) != outcome.message(in: .simplifiedChinese))
@@ -56,17 +66,24 @@ struct MessagesTests {
 
     @Test("Alipay codes: 9000 is a success hint, 6001 cancelled, 4000 failed, everything uncertain is pending")
     func alipayHints() {
-        let hints = ["9000": ClientResultRequest.Result.success, "8000": .pending, "4000": .failed, "5000": .pending, "6001": .cancelled,
-                     "6002": .pending, "6004": .pending, "": .pending, "42": .pending]
+        let hints = [
+            "9000": ClientResultRequest.Result.success, "8000": .pending, "4000": .failed, "5000": .pending,
+            "6001": .cancelled,
+            "6002": .pending, "6004": .pending, "": .pending, "42": .pending,
+        ]
         for (code, hint) in hints { #expect(AlipayResult(resultStatus: code).hint == hint, "\(code)") }
-        #expect(AlipayResult(dictionary: ["resultStatus": "9000", "memo": "ok"]) == AlipayResult(resultStatus: "9000", memo: "ok"))
+        #expect(
+            AlipayResult(dictionary: ["resultStatus": "9000", "memo": "ok"])
+                == AlipayResult(resultStatus: "9000", memo: "ok"))
         #expect(AlipayResult(dictionary: ["resultStatus": NSNumber(value: 6001)]).resultStatus == "6001")
         #expect(AlipayResult(dictionary: [:]).hint == .pending)
     }
 
     @Test("WeChat codes: 0 success, -2 cancelled, -1/-3/-4/-5 failed, anything else pending")
     func wechatHints() {
-        let hints: [Int32: ClientResultRequest.Result] = [0: .success, -1: .failed, -2: .cancelled, -3: .failed, -4: .failed, -5: .failed, 1: .pending]
+        let hints: [Int32: ClientResultRequest.Result] = [
+            0: .success, -1: .failed, -2: .cancelled, -3: .failed, -4: .failed, -5: .failed, 1: .pending,
+        ]
         for (code, hint) in hints { #expect(WeChatPayResult(errCode: code).hint == hint, "\(code)") }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// Every state of the purchase machine, against a fake store and a fake server.
@@ -17,7 +18,9 @@ struct PurchaseMachineTests {
         #expect(h.journalFiles.isEmpty)
     }
 
-    @Test("no answer to the order's creation: the purchase fails, the intent stays, and the next resume finds the order and cancels it")
+    @Test(
+        "no answer to the order's creation: the purchase fails, the intent stays, and the next resume finds the order and cancels it"
+    )
     func orderCreationUnanswered() async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -34,7 +37,9 @@ struct PurchaseMachineTests {
         #expect(await h.store.charged.isEmpty)
     }
 
-    @Test("App Store: killed at the purchase sheet, relaunched while the server cannot answer: waiting, never cancelled; then cancelled")
+    @Test(
+        "App Store: killed at the purchase sheet, relaunched while the server cannot answer: waiting, never cancelled; then cancelled"
+    )
     func relaunchWithoutAnswer() async throws {
         let probe = Harness()
         defer { probe.cleanUp() }
@@ -47,7 +52,8 @@ struct PurchaseMachineTests {
         await h.server.set(unavailable: 1_000)
         let relaunched = h.app()
         let waiting = await relaunched.resume()
-        #expect(waiting.map(\.state) == [.awaitingConfirmation], "the order is still created on the server: not cancelled")
+        #expect(
+            waiting.map(\.state) == [.awaitingConfirmation], "the order is still created on the server: not cancelled")
         #expect(h.journalFiles.count == 1)
         await h.server.set(unavailable: 0)
         #expect(await relaunched.resume().map(\.state) == [.cancelled])
@@ -56,7 +62,9 @@ struct PurchaseMachineTests {
         purchase.cancel()
     }
 
-    @Test("App Store: the store charged but the server is unavailable: awaiting confirmation, unfinished, then recorded on resume")
+    @Test(
+        "App Store: the store charged but the server is unavailable: awaiting confirmation, unfinished, then recorded on resume"
+    )
     func appStoreSubmissionDeferred() async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -96,7 +104,9 @@ struct PurchaseMachineTests {
         }
     }
 
-    @Test("Ask to Buy: pending with its order kept on disk, then completed through the listener after approval — even after a relaunch")
+    @Test(
+        "Ask to Buy: pending with its order kept on disk, then completed through the listener after approval — even after a relaunch"
+    )
     func askToBuy() async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -117,7 +127,9 @@ struct PurchaseMachineTests {
         #expect(h.journalFiles.isEmpty)
     }
 
-    @Test("a transaction StoreKit cannot verify on the device: the server's verdict decides what is shown, it is never finished, and its redeliveries are neither submitted nor reported again")
+    @Test(
+        "a transaction StoreKit cannot verify on the device: the server's verdict decides what is shown, it is never finished, and its redeliveries are neither submitted nor reported again"
+    )
     func unverified() async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -126,7 +138,9 @@ struct PurchaseMachineTests {
         #expect(outcome.state == .fulfilled, "the server verified and credited it: \(outcome.name)")
         #expect(await h.store.finishCount.isEmpty)
         #expect(await h.server.credits.count == 1)
-        func submissions() async -> Int { await h.server.requests.filter { $0.hasSuffix("/appstore/transactions") }.count }
+        func submissions() async -> Int {
+            await h.server.requests.filter { $0.hasSuffix("/appstore/transactions") }.count
+        }
         #expect(await submissions() == 1)
         // Every launch meets it again in the store's unfinished transactions: nothing more is asked or shown.
         let relaunched = h.app()
@@ -149,8 +163,11 @@ struct PurchaseMachineTests {
         let app = h.app()
         #expect(await app.purchase("coins", through: .appStore).state == .failed(.paymentsNotAllowed))
         #expect(await app.purchase("nothing", through: .appStore).state == .failed(.productNotFound("nothing")))
-        #expect(await app.purchase("coins", through: .alipay).state == .failed(.channelNotOffered(productID: "coins", channel: .alipay)))
-        var configuration = OrderSafeConfiguration(serverURL: URL(string: "https://x.example/")!, token: { "u" }, userID: "u", journalDirectory: h.folder)
+        #expect(
+            await app.purchase("coins", through: .alipay).state
+                == .failed(.channelNotOffered(productID: "coins", channel: .alipay)))
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://x.example/")!, token: { "u" }, userID: "u", journalDirectory: h.folder)
         configuration.sleep = { _ in }
         let bare = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
         #expect(await bare.purchase("gift", through: .wechatPay).state == .failed(.bridgeMissing(.wechatPay)))
@@ -158,7 +175,9 @@ struct PurchaseMachineTests {
         #expect(h.journalFiles.isEmpty)
     }
 
-    @Test("Alipay and WeChat Pay: the app's word is a hint; the server's confirmation makes it fulfilled; a cancellation cancels")
+    @Test(
+        "Alipay and WeChat Pay: the app's word is a hint; the server's confirmation makes it fulfilled; a cancellation cancels"
+    )
     func providers() async throws {
         for channel in [Channel.alipay, .wechatPay] {
             for cancelled in [false, true] {
@@ -209,7 +228,9 @@ struct PurchaseMachineTests {
         _ = await h.app().purchase("coins", through: .appStore)
         #expect(try await h.app().entitlements().balances == [Balance(name: "coins", amount: 60)])
         await h.server.set(offline: true)
-        #expect(try await h.app().entitlements().balances == [Balance(name: "coins", amount: 60)], "a new process reads the cache")
+        #expect(
+            try await h.app().entitlements().balances == [Balance(name: "coins", amount: 60)],
+            "a new process reads the cache")
         await #expect(throws: OrderSafeError.self) { try await h.app().entitlements(allowCached: false) }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// Coming back from Alipay or WeChat without their answer: by the app switcher, the status bar's back link, or a
@@ -39,15 +40,19 @@ struct ReturnWithoutCallbackTests {
 
     static func app(_ h: Harness, _ apps: SilentPaymentApps, providerAnswer: Duration = .seconds(300)) -> OrderSafe {
         var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1", journalDirectory: h.folder,
+            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
+            journalDirectory: h.folder,
             alipay: apps, wechatPay: apps,
             confirmation: ConfirmationPolicy(
-                firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20), providerAnswer: providerAnswer))
+                firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20),
+                providerAnswer: providerAnswer))
         configuration.sleep = { _ in await Task.yield() }
         return OrderSafe(configuration: configuration, store: h.store, transport: h.server)
     }
 
-    @Test("paid, back by the app switcher: the server's word makes it fulfilled", .timeLimit(.minutes(1)), arguments: [Channel.alipay, .wechatPay])
+    @Test(
+        "paid, back by the app switcher: the server's word makes it fulfilled", .timeLimit(.minutes(1)),
+        arguments: [Channel.alipay, .wechatPay])
     func paidWithoutCallback(channel: Channel) async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -56,7 +61,9 @@ struct ReturnWithoutCallbackTests {
         #expect(await h.server.balances["user-1"] == 60)
     }
 
-    @Test("not paid, back without a callback: awaiting confirmation, then closed by a later resume", .timeLimit(.minutes(1)))
+    @Test(
+        "not paid, back without a callback: awaiting confirmation, then closed by a later resume",
+        .timeLimit(.minutes(1)))
     func unpaidWithoutCallback() async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -69,8 +76,9 @@ struct ReturnWithoutCallbackTests {
         #expect(later.map(\.state) == [.cancelled], "\(later.map(\.name))")
     }
 
-    @Test("a payment app that never answers and an app never told it is active: the purchase still returns after its bound",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "a payment app that never answers and an app never told it is active: the purchase still returns after its bound",
+        .timeLimit(.minutes(1)))
     func boundedWait() async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -87,7 +95,9 @@ struct ReturnWithoutCallbackTests {
         #expect(await h.server.orders.values.first?.status == .fulfilled)
     }
 
-    @Test("the relay: an answer within the grace period wins; after it, the wait has ended with no answer and late answers are dropped")
+    @Test(
+        "the relay: an answer within the grace period wins; after it, the wait has ended with no answer and late answers are dropped"
+    )
     func relay() async throws {
         let relay = PaymentResultRelay<AlipayResult>()
         let answered = Task { await relay.wait(superseded: AlipayResult(resultStatus: "6001")) {} }

@@ -1,6 +1,7 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// What OrderSafeKit must do once however many of its parts meet the same work: a transaction, a journal entry, a
@@ -46,7 +47,8 @@ struct SharedWorkTests {
         purchase.cancel()
     }
 
-    @Test("a sweep while a purchase's intent is on disk and its order is being created leaves the intent to the purchase")
+    @Test(
+        "a sweep while a purchase's intent is on disk and its order is being created leaves the intent to the purchase")
     func resumeLeavesTheIntentBeingOrdered() async throws {
         let probe = Harness()
         defer { probe.cleanUp() }
@@ -62,7 +64,9 @@ struct SharedWorkTests {
         #expect(h.journalFiles.count == 1)
         let swept = await app.resume()
         #expect(swept.isEmpty, "the sweep took the intent being ordered: \(swept.map(\.name))")
-        #expect(!(await h.server.requests.contains { $0.hasSuffix("/cancel") }), "the sweep cancelled the order being bought")
+        #expect(
+            !(await h.server.requests.contains { $0.hasSuffix("/cancel") }),
+            "the sweep cancelled the order being bought")
         #expect(await h.server.orders.isEmpty, "the sweep created the order itself")
         #expect(h.journalFiles.count == 1)
         purchase.cancel()

@@ -1,36 +1,47 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// What a purchase reports is true: a provider's failure is a failure with its reason, unpaid is not "received", and
 /// a charge the store made is never reported as failed.
 @Suite("True outcomes")
 struct TrueOutcomesTests {
-    @Test("Alipay 4000 and WeChat Pay −1, −3 (not sent: WeChat missing) are failures with the provider's reason, not cancellations")
+    @Test(
+        "Alipay 4000 and WeChat Pay −1, −3 (not sent: WeChat missing) are failures with the provider's reason, not cancellations"
+    )
     func providerFailures() async throws {
-        for (channel, alipay, wechat) in [(Channel.alipay, "4000", Int32(0)), (.wechatPay, "9000", -3), (.wechatPay, "9000", -1)] {
+        for (channel, alipay, wechat) in [
+            (Channel.alipay, "4000", Int32(0)), (.wechatPay, "9000", -3), (.wechatPay, "9000", -1),
+        ] {
             var h = Harness()
             defer { h.cleanUp() }
             h.vendors.alipayStatus = alipay
             h.vendors.wechatCode = wechat
             let outcome = await h.app().purchase("gift", through: channel)
-            let expected: OrderSafeError = channel == .alipay ? .alipay(AlipayResult(resultStatus: alipay)) : .wechatPay(WeChatPayResult(errCode: wechat))
+            let expected: OrderSafeError =
+                channel == .alipay
+                ? .alipay(AlipayResult(resultStatus: alipay)) : .wechatPay(WeChatPayResult(errCode: wechat))
             #expect(outcome.state == .failed(expected), "\(channel) \(alipay) \(wechat): \(outcome.name)")
             #expect(outcome.message(in: .english) != Messages.text("outcome.cancelled", .english))
-            #expect(await h.server.orders.values.map(\.status) == [.cancelled], "the unpaid order is closed all the same")
+            #expect(
+                await h.server.orders.values.map(\.status) == [.cancelled], "the unpaid order is closed all the same")
             #expect(h.journalFiles.isEmpty)
         }
     }
 
-    @Test("waiting on a provider nobody has confirmed says nothing was received; waiting after the App Store charged says so")
+    @Test(
+        "waiting on a provider nobody has confirmed says nothing was received; waiting after the App Store charged says so"
+    )
     func awaitingSaysWhatIsKnown() async throws {
         var h = Harness()
         defer { h.cleanUp() }
         h.vendors.alipayStatus = "6004"
         let unknown = await h.app().purchase("gift", through: .alipay)
         #expect(unknown.state == .awaitingConfirmation && !unknown.storeMayHaveCharged)
-        #expect(!unknown.message(in: .english).contains("App Store") && !unknown.message(in: .english).contains("received"))
+        #expect(
+            !unknown.message(in: .english).contains("App Store") && !unknown.message(in: .english).contains("received"))
 
         let charged = Harness()
         defer { charged.cleanUp() }
@@ -40,16 +51,23 @@ struct TrueOutcomesTests {
         #expect(waiting.message(in: .english).contains("App Store"))
     }
 
-    @Test("a store error after the charge (Confirmation required) is never reported as failed nor the order cancelled; the transaction is credited when it comes")
+    @Test(
+        "a store error after the charge (Confirmation required) is never reported as failed nor the order cancelled; the transaction is credited when it comes"
+    )
     func errorAfterCharge() async throws {
-        for failure in [StoreFailure.skError(0), .storeKit(.systemError), .storeKit(.networkError), .storeKit(.unknown)] {
+        for failure in [
+            StoreFailure.skError(0), .storeKit(.systemError), .storeKit(.networkError), .storeKit(.unknown),
+        ] {
             let h = Harness()
             defer { h.cleanUp() }
             await h.store.set(sheet: .failAfterCharge(failure))
             let app = h.app()
             let outcome = await app.purchase("coins", through: .appStore)
-            #expect(outcome.state == .awaitingConfirmation && outcome.storeMayHaveCharged, "\(failure): \(outcome.name)")
-            #expect(await h.server.orders.values.map(\.status) == [.created], "\(failure): the order is kept for its transaction")
+            #expect(
+                outcome.state == .awaitingConfirmation && outcome.storeMayHaveCharged, "\(failure): \(outcome.name)")
+            #expect(
+                await h.server.orders.values.map(\.status) == [.created],
+                "\(failure): the order is kept for its transaction")
             let resumed = await app.resume()
             #expect(resumed.contains { $0.state == .fulfilled }, "\(failure): \(resumed.map(\.name))")
             #expect(await h.server.balances["user-1"] == 60)
@@ -58,7 +76,9 @@ struct TrueOutcomesTests {
         }
     }
 
-    @Test("a store error that came before any charge after all: the order is kept ten minutes for its transaction, then given up")
+    @Test(
+        "a store error that came before any charge after all: the order is kept ten minutes for its transaction, then given up"
+    )
     func errorWithoutCharge() async throws {
         let h = Harness()
         defer { h.cleanUp() }
@@ -76,7 +96,10 @@ struct TrueOutcomesTests {
 
     @Test("refusals before any charge still fail at once and close the order")
     func refusalsBeforeCharge() async throws {
-        for failure in [StoreFailure.purchase(.purchaseNotAllowed), .storeKit(.notAvailableInStorefront), .purchase(.productUnavailable)] {
+        for failure in [
+            StoreFailure.purchase(.purchaseNotAllowed), .storeKit(.notAvailableInStorefront),
+            .purchase(.productUnavailable),
+        ] {
             let h = Harness()
             defer { h.cleanUp() }
             await h.store.set(sheet: .fail(failure))

@@ -2,6 +2,7 @@ import Foundation
 import OrderSafeModel
 import Synchronization
 import Testing
+
 @testable import OrderSafeKit
 
 /// The one rule that keeps a charge from being consumed unrecorded: a StoreKit transaction is finished only when the
@@ -16,21 +17,43 @@ struct VerdictRuleTests {
     }
 
     static let answers: [(name: String, answer: @Sendable (String) -> (Int, String))] = [
-        ("recorded, for another transaction", { _ in (200, #"{"verdict":"recorded","transactions":[{"transaction_id":"1","verdict":"recorded"}]}"#) }),
-        ("rejected", { id in
-            (200, #"{"verdict":"rejected","transactions":[{"transaction_id":"\#(id)","verdict":"rejected","error":{"code":"invalid_transaction","message":"x"}}]}"#)
-        }),
-        ("rejected, with an empty transaction id", { _ in
-            (200, #"{"verdict":"rejected","transactions":[{"transaction_id":"","verdict":"rejected","error":{"code":"invalid_transaction","message":"x"}}]}"#)
-        }),
+        (
+            "recorded, for another transaction",
+            { _ in (200, #"{"verdict":"recorded","transactions":[{"transaction_id":"1","verdict":"recorded"}]}"#) }
+        ),
+        (
+            "rejected",
+            { id in
+                (
+                    200,
+                    #"{"verdict":"rejected","transactions":[{"transaction_id":"\#(id)","verdict":"rejected","error":{"code":"invalid_transaction","message":"x"}}]}"#
+                )
+            }
+        ),
+        (
+            "rejected, with an empty transaction id",
+            { _ in
+                (
+                    200,
+                    #"{"verdict":"rejected","transactions":[{"transaction_id":"","verdict":"rejected","error":{"code":"invalid_transaction","message":"x"}}]}"#
+                )
+            }
+        ),
         ("no verdicts", { _ in (200, #"{"verdict":"recorded","transactions":[]}"#) }),
         ("not JSON", { _ in (200, "<html>gateway</html>") }),
-        ("held by the server's settings", { _ in (503, #"{"error":{"code":"transaction_held","message":"check appstore.bundle_id"}}"#) }),
-        ("a verdict nobody knows", { id in (200, #"{"verdict":"maybe","transactions":[{"transaction_id":"\#(id)","verdict":"maybe"}]}"#) }),
+        (
+            "held by the server's settings",
+            { _ in (503, #"{"error":{"code":"transaction_held","message":"check appstore.bundle_id"}}"#) }
+        ),
+        (
+            "a verdict nobody knows",
+            { id in (200, #"{"verdict":"maybe","transactions":[{"transaction_id":"\#(id)","verdict":"maybe"}]}"#) }
+        ),
     ]
 
-    @Test("an answer that is not `recorded` for the transaction's own id leaves it unfinished; fixed, it is recorded and finished once",
-          arguments: 0..<answers.count)
+    @Test(
+        "an answer that is not `recorded` for the transaction's own id leaves it unfinished; fixed, it is recorded and finished once",
+        arguments: 0..<answers.count)
     func notRecordedStaysUnfinished(index: Int) async throws {
         let (name, answer) = Self.answers[index]
         let h = Harness()
@@ -65,7 +88,9 @@ struct VerdictRuleTests {
         _ = try await app.products()
         await h.server.set(submissionAnswer: Self.answers[1].answer)
         #expect(await app.purchase("coins", through: .appStore).state == .underReview)
-        func submissions() async -> Int { await h.server.requests.filter { $0.hasSuffix("/appstore/transactions") }.count }
+        func submissions() async -> Int {
+            await h.server.requests.filter { $0.hasSuffix("/appstore/transactions") }.count
+        }
         #expect(await submissions() == 1)
         _ = await app.resume()
         #expect(await submissions() == 1, "asked again at once")

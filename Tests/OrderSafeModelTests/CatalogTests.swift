@@ -25,18 +25,50 @@ struct CatalogTests {
         #expect(product.grants == [.addBalance(balance: "coins", amount: 60)])
     }
 
-    @Test("each broken rule is reported with the product and the reason", arguments: [
-        (#"{"id":"A B","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "id must be"),
-        (#"{"id":"a","kind":"consumable","title":"t","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "app_store_product_id is required"),
-        (#"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":0,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "must be positive"),
-        (#"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":9223372036854775807,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "must be at most 1000000000000 minor units"),
-        (#"{"id":"a","kind":"consumable","title":"t","channels":["appstore","alipay"],"app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"},"alipay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "3.1.1"),
-        (#"{"id":"a","kind":"consumable","title":"t","goods":"physical","channels":["alipay"],"prices":{"wechatpay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#, "no price for allowed channel 'alipay'"),
-        (#"{"id":"a","kind":"non_renewing_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"unlock_entitlement","entitlement":"vip"}]}"#, "subscriptions must grant extend_entitlement"),
-        (#"{"id":"a","kind":"auto_renewable_subscription","title":"t","goods":"service","channels":["alipay"],"prices":{"alipay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}]}"#, "App Store only"),
-        (#"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[]}"#, "grants must not be empty"),
-        (#"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":-5}]}"#, "amount must be positive"),
-    ])
+    @Test(
+        "each broken rule is reported with the product and the reason",
+        arguments: [
+            (
+                #"{"id":"A B","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#,
+                "id must be"
+            ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#,
+                "app_store_product_id is required"
+            ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":0,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#,
+                "must be positive"
+            ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":9223372036854775807,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#,
+                "must be at most 1000000000000 minor units"
+            ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","channels":["appstore","alipay"],"app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"},"alipay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#,
+                "3.1.1"
+            ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","goods":"physical","channels":["alipay"],"prices":{"wechatpay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}]}"#,
+                "no price for allowed channel 'alipay'"
+            ),
+            (
+                #"{"id":"a","kind":"non_renewing_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"unlock_entitlement","entitlement":"vip"}]}"#,
+                "subscriptions must grant extend_entitlement"
+            ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","goods":"service","channels":["alipay"],"prices":{"alipay":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}]}"#,
+                "App Store only"
+            ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[]}"#,
+                "grants must not be empty"
+            ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":-5}]}"#,
+                "amount must be positive"
+            ),
+        ])
     func invalid(product: String, reasonFragment: String) {
         do {
             _ = try Catalog(json: Self.catalog(product))
@@ -55,13 +87,21 @@ struct CatalogTests {
         #expect(throws: CatalogError.self) { try Catalog(json: Self.catalog(Self.validProduct, sameAppStoreID)) }
     }
 
-    @Test("malformed files name the offending path", arguments: [
-        ("not json", "not valid JSON"),
-        (#"{"version":"v1"}"#, "products"),
-        (#"{"version":"v1","products":[{"id":"a","kind":"gift","title":"t","prices":{},"grants":[]}]}"#, "products[0].kind"),
-        (#"{"version":"v1","products":[{"id":"a","kind":"consumable","title":"t","prices":{"paypal":{"amount_minor":1,"currency":"USD"}},"grants":[]}]}"#, "paypal"),
-        (#"{"version":"v1","products":[]}"#, "no products"),
-    ])
+    @Test(
+        "malformed files name the offending path",
+        arguments: [
+            ("not json", "not valid JSON"),
+            (#"{"version":"v1"}"#, "products"),
+            (
+                #"{"version":"v1","products":[{"id":"a","kind":"gift","title":"t","prices":{},"grants":[]}]}"#,
+                "products[0].kind"
+            ),
+            (
+                #"{"version":"v1","products":[{"id":"a","kind":"consumable","title":"t","prices":{"paypal":{"amount_minor":1,"currency":"USD"}},"grants":[]}]}"#,
+                "paypal"
+            ),
+            (#"{"version":"v1","products":[]}"#, "no products"),
+        ])
     func malformed(text: String, fragment: String) {
         do {
             _ = try Catalog(json: Data(text.utf8))

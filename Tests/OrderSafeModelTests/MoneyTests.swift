@@ -4,10 +4,12 @@ import Testing
 
 @Suite("Money and currency codes")
 struct MoneyTests {
-    @Test("decimal strings come from integer minor units", arguments: [
-        (600, "CNY", "6.00"), (10, "CNY", "0.10"), (1, "CNY", "0.01"), (0, "USD", "0.00"), (-150, "USD", "-1.50"),
-        (500, "JPY", "500"), (1234, "KWD", "1.234"), (Int64.max, "CNY", "92233720368547758.07"),
-    ] as [(Int64, String, String)])
+    @Test(
+        "decimal strings come from integer minor units",
+        arguments: [
+            (600, "CNY", "6.00"), (10, "CNY", "0.10"), (1, "CNY", "0.01"), (0, "USD", "0.00"), (-150, "USD", "-1.50"),
+            (500, "JPY", "500"), (1234, "KWD", "1.234"), (Int64.max, "CNY", "92233720368547758.07"),
+        ] as [(Int64, String, String)])
     func decimalString(minor: Int64, currency: String, expected: String) {
         #expect(Money(amountMinor: minor, currency: CurrencyCode(currency)!).decimalString == expected)
     }
@@ -17,7 +19,8 @@ struct MoneyTests {
         #expect(Money(amountMinor: .min, currency: .cny).decimalString == "-92233720368547758.08")
     }
 
-    @Test("currency codes are exactly three uppercase ASCII letters", arguments: ["cny", "CN", "CNYY", "C1Y", "ＣＮＹ", ""])
+    @Test(
+        "currency codes are exactly three uppercase ASCII letters", arguments: ["cny", "CN", "CNYY", "C1Y", "ＣＮＹ", ""])
     func invalidCurrency(code: String) {
         #expect(CurrencyCode(code) == nil)
     }

@@ -5,7 +5,8 @@ import Testing
 struct PublicMessageTests {
     @Test("source paths and file/line fields are removed; long text is cut")
     func clean() {
-        let leaked = #"not a certificate: CertificateError(code: unexpectedFieldType, file: "/work/main/.build/checkouts/swift-certificates/Sources/X509/Certificate.swift", line: 412)"#
+        let leaked =
+            #"not a certificate: CertificateError(code: unexpectedFieldType, file: "/work/main/.build/checkouts/swift-certificates/Sources/X509/Certificate.swift", line: 412)"#
         let cleaned = PublicMessage.clean(leaked)
         #expect(!cleaned.contains("/work") && !cleaned.contains(".swift") && !cleaned.contains("412"), "\(cleaned)")
         #expect(cleaned.hasPrefix("not a certificate: CertificateError(code: unexpectedFieldType"))

@@ -1,8 +1,9 @@
 import Foundation
 import LedgerTestSupport
 import OrderSafeModel
-@testable import OrderSafeServer
 import Testing
+
+@testable import OrderSafeServer
 
 /// The App Store submission's body is read by one strict scan, not `JSONDecoder`: it must accept exactly the bodies
 /// the decoder and the member checks accept, with the same values, and refuse the rest with `invalid_json`.
@@ -39,18 +40,25 @@ struct APIBodyTests {
         #"{"signed_transaction":true}"#, #"{"signed_transaction":"x",}"#, #"{"signed_transaction":"x"} x"#,
         #"{"signed_transaction":"x""#, #"{"signed_transaction":"\ud800"}"#, #"{"signed_transaction":"\udc00x"}"#,
         #"{"signed_transaction":"\x"}"#, #"{"signed_transaction":"\u12"}"#, "{\"signed_transaction\":\"a\tb\"}",
-        #"[]"#, #""x""#, #"null"#, #"{"signed\u005ftransaction":"x"}"#, #"{signed_transaction:"x"}"#, #"{"receipt":'x'}"#,
+        #"[]"#, #""x""#, #"null"#, #"{"signed\u005ftransaction":"x"}"#, #"{signed_transaction:"x"}"#,
+        #"{"receipt":'x'}"#,
         "\u{FEFF}{\"receipt\":\"x\"}", #"{"receipt":"x"}{"#, #"{"receipt"  :  "x"  ,  "transaction_id"  :  "1"}"#,
     ]
 
     @Test("the same value or the same refusal, for well-formed, malformed and hostile bodies")
     func sameAsDecoder() throws {
-        for body in Self.bodies + [String(decoding: [0x7B, 0x22, 0x72, 0x65, 0x63, 0x65, 0x69, 0x70, 0x74, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D], as: UTF8.self)] {
+        for body in Self.bodies + [
+            String(
+                decoding: [0x7B, 0x22, 0x72, 0x65, 0x63, 0x65, 0x69, 0x70, 0x74, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D],
+                as: UTF8.self)
+        ] {
             let (decoded, read) = try Self.both(Array(body.utf8))
             #expect(decoded == read, "\(body)")
         }
         // A byte-order mark hid the body from the member checks: duplicate, unknown and null members passed.
-        for hidden in [#"{"signed_transaction":"a","signed_transaction":"b"}"#, #"{"recEipt":"x"}"#, #"{"receipt":null}"#] {
+        for hidden in [
+            #"{"signed_transaction":"a","signed_transaction":"b"}"#, #"{"recEipt":"x"}"#, #"{"receipt":null}"#,
+        ] {
             let (decoded, read) = try Self.both(Array("\u{FEFF}\(hidden)".utf8))
             #expect(decoded == .refused("invalid_json") && read == .refused("invalid_json"), "\(hidden)")
         }
@@ -63,7 +71,10 @@ struct APIBodyTests {
     func mutations() throws {
         var random = SeededRandom(state: 20_261_125)
         let seeds = (Self.bodies.prefix(5) + ["\u{FEFF}{\"receipt\":\"x\"}"]).map { Array($0.utf8) }
-        let alphabet: [UInt8] = Array(#"{}[]":,\ /nu0123456789abcdefABCDEF-+.eEtrlsx"#.utf8) + [0x00, 0x09, 0x0A, 0x1F, 0x7F, 0xC3, 0xA9, 0xE8, 0xFF]
+        let alphabet: [UInt8] =
+            Array(#"{}[]":,\ /nu0123456789abcdefABCDEF-+.eEtrlsx"#.utf8) + [
+                0x00, 0x09, 0x0A, 0x1F, 0x7F, 0xC3, 0xA9, 0xE8, 0xFF,
+            ]
         var disagreements: [String] = []
         for _ in 0..<10_000 {
             var bytes = seeds.randomElement(using: &random)!
@@ -76,7 +87,9 @@ struct APIBodyTests {
                 }
             }
             let (decoded, read) = try Self.both(bytes)
-            if decoded != read { disagreements.append("\(bytes.map { String(format: "%02x", $0) }.joined()): \(decoded) vs \(read)") }
+            if decoded != read {
+                disagreements.append("\(bytes.map { String(format: "%02x", $0) }.joined()): \(decoded) vs \(read)")
+            }
         }
         #expect(disagreements.isEmpty, "\(disagreements.count): \(disagreements.prefix(5))")
     }

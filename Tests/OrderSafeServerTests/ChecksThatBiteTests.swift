@@ -6,6 +6,7 @@ import LedgerTestSupport
 import NIOCore
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeServer
 
 /// Checks nothing else observed: each test fails when its check is broken (scripts/mutants.d names the breakage).
@@ -32,7 +33,8 @@ struct ChecksThatBiteTests {
         #expect(keys.operatorName(forKey: admin) == "admin")
         let last = ConsoleSessions.digest(admin).suffix(2)  // the last byte of its SHA-256, in hex
         // One key in 256 has a digest with the same last byte: the first of them is found in a few hundred tries.
-        let lookalike = try #require((0..<100_000).lazy.map { "key-\($0)" }.first { ConsoleSessions.digest($0).suffix(2) == last })
+        let lookalike = try #require(
+            (0..<100_000).lazy.map { "key-\($0)" }.first { ConsoleSessions.digest($0).suffix(2) == last })
         #expect(keys.operatorName(forKey: lookalike) == nil)
     }
 
@@ -58,7 +60,8 @@ struct ChecksThatBiteTests {
             #expect(tooLarge.status == .contentTooLarge)
             let justUnder = try await client.execute(
                 uri: "/v1/notify/appstore", method: .post, headers: [.contentType: "application/json"],
-                body: ByteBuffer(string: #"{"signedPayload":""# + String(repeating: "a", count: 256 * 1024 - 40) + #""}"#))
+                body: ByteBuffer(
+                    string: #"{"signedPayload":""# + String(repeating: "a", count: 256 * 1024 - 40) + #""}"#))
             #expect(justUnder.status != .contentTooLarge)
             let alipay = try await client.execute(
                 uri: "/v1/notify/alipay", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],

@@ -14,15 +14,21 @@ struct ClientSDKEndToEndTests {
         let base: String
 
         func pay(orderString: String) async -> AlipayResult {
-            guard let answer = try? await AlipayFlowTests.request(base + "/sandbox/alipay/pay", method: .POST, token: nil, body: orderString),
+            guard
+                let answer = try? await AlipayFlowTests.request(
+                    base + "/sandbox/alipay/pay", method: .POST, token: nil, body: orderString),
                 let object = try? JSONSerialization.jsonObject(with: Data(answer)) as? [String: Any]
             else { return AlipayResult(resultStatus: "6002") }
             return AlipayResult(dictionary: object)
         }
 
         func pay(_ request: WeChatPayRequest) async -> WeChatPayResult {
-            let body = #"{"appid":"\#(request.appID)","partnerid":"\#(request.partnerID)","prepayid":"\#(request.prepayID)","package":"\#(request.package)","noncestr":"\#(request.nonceStr)","timestamp":"\#(request.timeStamp)","sign":"\#(request.sign)"}"#
-            guard (try? await AlipayFlowTests.request(base + "/sandbox/wechatpay/pay", method: .POST, token: nil, body: body)) != nil else {
+            let body =
+                #"{"appid":"\#(request.appID)","partnerid":"\#(request.partnerID)","prepayid":"\#(request.prepayID)","package":"\#(request.package)","noncestr":"\#(request.nonceStr)","timestamp":"\#(request.timeStamp)","sign":"\#(request.sign)"}"#
+            guard
+                (try? await AlipayFlowTests.request(
+                    base + "/sandbox/wechatpay/pay", method: .POST, token: nil, body: body)) != nil
+            else {
                 return WeChatPayResult(errCode: -1)
             }
             return WeChatPayResult(errCode: 0)
@@ -33,15 +39,19 @@ struct ClientSDKEndToEndTests {
         let apps = SandboxPaymentApps(base: base)
         return OrderSafe(
             configuration: OrderSafeConfiguration(
-                serverURL: URL(string: base)!, token: { token }, userID: user, journalDirectory: journal, alipay: apps, wechatPay: apps,
-                confirmation: ConfirmationPolicy(firstDelay: .milliseconds(50), maxDelay: .milliseconds(500), timeout: .seconds(20))))
+                serverURL: URL(string: base)!, token: { token }, userID: user, journalDirectory: journal, alipay: apps,
+                wechatPay: apps,
+                confirmation: ConfirmationPolicy(
+                    firstDelay: .milliseconds(50), maxDelay: .milliseconds(500), timeout: .seconds(20))))
     }
 
     static func balance(_ safe: OrderSafe, _ name: String) async throws -> Int64 {
         try await safe.entitlements(allowCached: false).balances.first { $0.name == name }?.amount ?? 0
     }
 
-    @Test("the StoreKit adapter finishes the transaction it is given, not the first unfinished one", .timeLimit(.minutes(1)))
+    @Test(
+        "the StoreKit adapter finishes the transaction it is given, not the first unfinished one",
+        .timeLimit(.minutes(1)))
     func finishesThatTransaction() async throws {
         let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
         try await AlipayFlowTests.live(settings) { base, _ in
@@ -49,8 +59,13 @@ struct ClientSDKEndToEndTests {
             let store = StoreKitClient()
             var bought: [StoreTransaction] = []
             for _ in 0..<3 {
-                guard case .success(let transaction) = try await store.purchase(productID: "com.example.ordersafe.coins60", appAccountToken: UUID())
-                else { Issue.record("the stand-in store did not charge"); return }
+                guard
+                    case .success(let transaction) = try await store.purchase(
+                        productID: "com.example.ordersafe.coins60", appAccountToken: UUID())
+                else {
+                    Issue.record("the stand-in store did not charge")
+                    return
+                }
                 bought.append(transaction)
             }
             await store.finish(bought[1])
@@ -60,15 +75,17 @@ struct ClientSDKEndToEndTests {
         }
     }
 
-    @Test("every channel, Ask to Buy approved after a relaunch, a refund reaching the balance, a restore on a new install",
-          .timeLimit(.minutes(3)))
+    @Test(
+        "every channel, Ask to Buy approved after a relaunch, a refund reaching the balance, a restore on a new install",
+        .timeLimit(.minutes(3)))
     func endToEnd() async throws {
         let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-e2e-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await AlipayFlowTests.live(settings) { base, alice in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "e2e-phone"))
-            let safe = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-1"))
+            let safe = Self.app(
+                base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-1"))
             await safe.start()
             let products = try await safe.products()
             #expect(products.unknownToStore.isEmpty)
@@ -84,11 +101,17 @@ struct ClientSDKEndToEndTests {
 
             // Apple refunds the coins: the device hears it through Transaction.updates, the SDK submits the revoked
             // transaction, and the server takes the coins back.
-            let payments = try JSONSerialization.jsonObject(
-                with: Data(try await AlipayFlowTests.request(base + "/sandbox/appstore/payments", method: .GET, token: nil, body: nil))) as! [String: Any]
-            let transactionID = ((payments["payments"] as! [[String: Any]]).first!["provider_transaction_id"] as! String)
+            let payments =
+                try JSONSerialization.jsonObject(
+                    with: Data(
+                        try await AlipayFlowTests.request(
+                            base + "/sandbox/appstore/payments", method: .GET, token: nil, body: nil)))
+                as! [String: Any]
+            let transactionID =
+                ((payments["payments"] as! [[String: Any]]).first!["provider_transaction_id"] as! String)
             _ = try await AlipayFlowTests.request(
-                base + "/sandbox/appstore/refund", method: .POST, token: alice, body: #"{"transaction_id":"\#(transactionID)"}"#)
+                base + "/sandbox/appstore/refund", method: .POST, token: alice,
+                body: #"{"transaction_id":"\#(transactionID)"}"#)
             var coinsLeft: Int64 = 60
             for _ in 0..<100 where coinsLeft != 0 {
                 try await Task.sleep(for: .milliseconds(100))
@@ -99,24 +122,32 @@ struct ClientSDKEndToEndTests {
             // A non-consumable, then a new install on the same phone restores it.
             #expect(await safe.purchase("remove_ads", through: .appStore).state == .fulfilled)
             await safe.stop()
-            let reinstalled = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-2"))
+            let reinstalled = Self.app(
+                base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-2"))
             let restored = try await reinstalled.restore()
             #expect(restored.entitlements.contains { $0.name == "no_ads" && $0.active })
 
             // Ask to Buy on a child's phone: pending; the parent approves while the app is closed; the next launch
             // records and finishes it for the order made at the time.
-            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "e2e-child-phone", asksToBuy: true))
-            let child = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("child"))
+            StandInDevice.connect(
+                StandInDevice(server: URL(string: base)!, deviceID: "e2e-child-phone", asksToBuy: true))
+            let child = Self.app(
+                base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("child"))
             let pending = await child.purchase("coins_60", through: .appStore)
             #expect(pending.state == .pending)
             await child.stop()
-            let requests = try JSONSerialization.jsonObject(
-                with: Data(try await AlipayFlowTests.request(
-                    base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy", method: .GET, token: nil, body: nil))) as! [String: Any]
+            let requests =
+                try JSONSerialization.jsonObject(
+                    with: Data(
+                        try await AlipayFlowTests.request(
+                            base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy", method: .GET, token: nil,
+                            body: nil))) as! [String: Any]
             let requestID = (requests["requests"] as! [[String: Any]]).first!["request_id"] as! String
             _ = try await AlipayFlowTests.request(
-                base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy/\(requestID)/approve", method: .POST, token: nil, body: "{}")
-            let relaunched = Self.app(base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("child"))
+                base + "/sandbox/appstore/devices/e2e-child-phone/ask-to-buy/\(requestID)/approve", method: .POST,
+                token: nil, body: "{}")
+            let relaunched = Self.app(
+                base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("child"))
             let events = relaunched.events()
             await relaunched.start()  // the listener or the sweep records it, whichever meets it first
             var approved: PurchaseOutcome?

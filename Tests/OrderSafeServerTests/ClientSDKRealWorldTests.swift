@@ -6,6 +6,7 @@ import OrderSafeModel
 import StoreKitStandIn
 import Synchronization
 import Testing
+
 @testable import OrderSafeServer
 
 #if canImport(FoundationNetworking)
@@ -23,7 +24,8 @@ extension ClientSDKEndToEndTests {
 
         func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
             let answer = try await real.send(request)
-            guard request.url?.path.hasSuffix("/appstore/transactions") == true, let rewrite = rewrite.withLock({ $0 }) else { return answer }
+            guard request.url?.path.hasSuffix("/appstore/transactions") == true, let rewrite = rewrite.withLock({ $0 })
+            else { return answer }
             return rewrite(answer.status, answer.body)
         }
     }
@@ -35,36 +37,62 @@ extension ClientSDKEndToEndTests {
         func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
     }
 
-    static func app(base: String, token: String, journal: URL, transport: any HTTPTransport, clock: MovableClock) -> OrderSafe {
-        var configuration = OrderSafeConfiguration(serverURL: URL(string: base)!, token: { token }, userID: "alice", journalDirectory: journal)
+    static func app(base: String, token: String, journal: URL, transport: any HTTPTransport, clock: MovableClock)
+        -> OrderSafe
+    {
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: base)!, token: { token }, userID: "alice", journalDirectory: journal)
         configuration.now = { clock.now() }
         return OrderSafe(configuration: configuration, store: StoreKitClient(), transport: transport)
     }
 
-    @Test("through a proxy, any answer that is not `recorded` for the exact transaction leaves it unfinished; answered right, it is finished once",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "through a proxy, any answer that is not `recorded` for the exact transaction leaves it unfinished; answered right, it is finished once",
+        .timeLimit(.minutes(2)))
     func proxyAnswers() async throws {
         let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-proxy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await AlipayFlowTests.live(settings) { base, alice in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "proxy-phone"))
-            let proxy = RewritingProxy(), clock = MovableClock()
+            let proxy = RewritingProxy()
+            let clock = MovableClock()
             let safe = Self.app(base: base, token: alice, journal: folder, transport: proxy, clock: clock)
             let answers: [(String, @Sendable (Int, Data) -> (Int, Data))] = [
-                ("recorded for another id", { _, _ in (200, Data(#"{"verdict":"recorded","transactions":[{"transaction_id":"1","verdict":"recorded"}]}"#.utf8)) }),
+                (
+                    "recorded for another id",
+                    { _, _ in
+                        (
+                            200,
+                            Data(
+                                #"{"verdict":"recorded","transactions":[{"transaction_id":"1","verdict":"recorded"}]}"#
+                                    .utf8)
+                        )
+                    }
+                ),
                 ("no verdicts", { _, _ in (200, Data(#"{"verdict":"recorded","transactions":[]}"#.utf8)) }),
                 ("an HTML error page", { _, _ in (200, Data("<html>502 Bad Gateway</html>".utf8)) }),
-                ("the verdict turned to rejected", { status, body in
-                    (status, Data(String(decoding: body, as: UTF8.self).replacingOccurrences(of: "\"recorded\"", with: "\"rejected\"").utf8))
-                }),
+                (
+                    "the verdict turned to rejected",
+                    { status, body in
+                        (
+                            status,
+                            Data(
+                                String(decoding: body, as: UTF8.self).replacingOccurrences(
+                                    of: "\"recorded\"", with: "\"rejected\""
+                                ).utf8)
+                        )
+                    }
+                ),
                 ("a gateway's 502", { _, _ in (502, Data()) }),
             ]
             for (index, (name, rewrite)) in answers.enumerated() {
                 proxy.rewrite.withLock { $0 = rewrite }
                 let outcome = await safe.purchase("coins_60", through: .appStore)
                 #expect(outcome.state != .fulfilled, "\(name): \(outcome.name)")
-                #expect(await StoreKitClient().unfinished().count == index + 1, "\(name): finished on an answer that did not record it")
+                #expect(
+                    await StoreKitClient().unfinished().count == index + 1,
+                    "\(name): finished on an answer that did not record it")
             }
             // The proxy is fixed: the next sweeps (after the SDK's wait) record and finish every one, once.
             proxy.rewrite.withLock { $0 = nil }
@@ -77,38 +105,50 @@ extension ClientSDKEndToEndTests {
         }
     }
 
-    @Test("wrong bundle id: purchases held and unfinished, shown in the console; the setting fixed and replayed: each credited once and finished",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "wrong bundle id: purchases held and unfinished, shown in the console; the setting fixed and replayed: each credited once and finished",
+        .timeLimit(.minutes(2)))
     func misconfiguredServer() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-held-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let base = ["ORDERSAFE_SERVER_DATA_DIR": directory.path, "ORDERSAFE_DATABASE_URL": "sqlite:\(directory.path)/ordersafe.sqlite"]
+        let base = [
+            "ORDERSAFE_SERVER_DATA_DIR": directory.path,
+            "ORDERSAFE_DATABASE_URL": "sqlite:\(directory.path)/ordersafe.sqlite",
+        ]
         _ = try SandboxProviders(settings: try await TestServer.settings(extra: base).server, logger: TestLog.logger)
-        let wrong = try await TestServer.settings(extra: base.merging([
-            "ORDERSAFE_SERVER_PORT": "\(try TestServer.freePort())", "ORDERSAFE_APPSTORE_BUNDLE_ID": "com.example.wrong",
-            "ORDERSAFE_APPSTORE_ENVIRONMENT": "Sandbox", "ORDERSAFE_APPSTORE_ROOT_CERTIFICATES": directory.path + "/sandbox/appstore-root.der",
-        ]) { $1 })
-        let fixed = try await TestServer.settings(extra: base.merging(["ORDERSAFE_SERVER_PORT": "\(try TestServer.freePort())"]) { $1 })
+        let wrong = try await TestServer.settings(
+            extra: base.merging([
+                "ORDERSAFE_SERVER_PORT": "\(try TestServer.freePort())",
+                "ORDERSAFE_APPSTORE_BUNDLE_ID": "com.example.wrong",
+                "ORDERSAFE_APPSTORE_ENVIRONMENT": "Sandbox",
+                "ORDERSAFE_APPSTORE_ROOT_CERTIFICATES": directory.path + "/sandbox/appstore-root.der",
+            ]) { $1 })
+        let fixed = try await TestServer.settings(
+            extra: base.merging(["ORDERSAFE_SERVER_PORT": "\(try TestServer.freePort())"]) { $1 })
         let journal = directory.appendingPathComponent("phone")
         let clock = MovableClock()
         try await AlipayFlowTests.live(wrong) { url, alice in
             StandInDevice.connect(StandInDevice(server: URL(string: url)!, deviceID: "held-phone"))
-            let safe = Self.app(base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
+            let safe = Self.app(
+                base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
             for _ in 0..<3 {
                 let outcome = await safe.purchase("coins_60", through: .appStore)
                 #expect(outcome.state == .underReview, "\(outcome.name)")
             }
             #expect(await StoreKitClient().unfinished().count == 3)
-            let stats = try await AlipayFlowTests.request(url + "/v1/admin/stats", method: .GET, token: TestServer.adminKey, body: nil)
+            let stats = try await AlipayFlowTests.request(
+                url + "/v1/admin/stats", method: .GET, token: TestServer.adminKey, body: nil)
             #expect(String(decoding: stats, as: UTF8.self).contains(#""held_submissions":3"#))
         }
         try await AlipayFlowTests.live(fixed) { url, alice in
             StandInDevice.connect(StandInDevice(server: URL(string: url)!, deviceID: "held-phone"))
-            let replayed = try await AlipayFlowTests.request(url + "/v1/admin/appstore/held/replay", method: .POST, token: TestServer.adminKey, body: nil)
+            let replayed = try await AlipayFlowTests.request(
+                url + "/v1/admin/appstore/held/replay", method: .POST, token: TestServer.adminKey, body: nil)
             #expect(String(decoding: replayed, as: UTF8.self) == #"{"failed":0,"recorded":3,"still_held":0}"#)
             // The app's next launch, once its wait is over: every transaction answered recorded, and finished.
             clock.advance(by: 31)
-            let safe = Self.app(base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
+            let safe = Self.app(
+                base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
             let outcomes = await safe.start()
             #expect(outcomes.filter { $0.state == .fulfilled }.count == 3, "\(outcomes.map(\.name))")
             #expect(await StoreKitClient().unfinished().isEmpty)
@@ -118,19 +158,24 @@ extension ClientSDKEndToEndTests {
         }
     }
 
-    @Test("an unkind iPhone: a purchase interrupted after the charge, payments forbidden, an App Store sync that fails",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "an unkind iPhone: a purchase interrupted after the charge, payments forbidden, an App Store sync that fails",
+        .timeLimit(.minutes(2)))
     func unkindPhone() async throws {
         let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-unkind-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await AlipayFlowTests.live(settings) { base, alice in
             let clock = MovableClock()
-            StandInDevice.connect(StandInDevice(
-                server: URL(string: base)!, deviceID: "unkind-phone", unkindness: .init(interruptsPurchases: true, syncFailure: .userCancelled)))
-            let safe = Self.app(base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            StandInDevice.connect(
+                StandInDevice(
+                    server: URL(string: base)!, deviceID: "unkind-phone",
+                    unkindness: .init(interruptsPurchases: true, syncFailure: .userCancelled)))
+            let safe = Self.app(
+                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
             let interrupted = await safe.purchase("coins_60", through: .appStore)
-            #expect(interrupted.state == .awaitingConfirmation && interrupted.storeMayHaveCharged, "\(interrupted.name)")
+            #expect(
+                interrupted.state == .awaitingConfirmation && interrupted.storeMayHaveCharged, "\(interrupted.name)")
             #expect(await StoreKitClient().unfinished().count == 1, "charged, waiting in the queue")
             let resumed = await safe.resume()
             #expect(resumed.contains { $0.state == .fulfilled }, "\(resumed.map(\.name))")
@@ -145,7 +190,9 @@ extension ClientSDKEndToEndTests {
                 #expect((error as? OrderSafeError) == .store(.storeKit(.userCancelled)), "\(error)")
             }
 
-            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "unkind-phone", unkindness: .init(paymentsNotAllowed: true)))
+            StandInDevice.connect(
+                StandInDevice(
+                    server: URL(string: base)!, deviceID: "unkind-phone", unkindness: .init(paymentsNotAllowed: true)))
             let forbidden = await safe.purchase("coins_60", through: .appStore)
             #expect(forbidden.state == .failed(.paymentsNotAllowed))
             let canPay = try await safe.products().canMakePayments
@@ -153,8 +200,9 @@ extension ClientSDKEndToEndTests {
         }
     }
 
-    @Test("made elsewhere while the app was closed (another device of the Apple ID, Family Sharing, an offer code, a renewal): each recorded for the signed-in user at launch and finished once",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "made elsewhere while the app was closed (another device of the Apple ID, Family Sharing, an offer code, a renewal): each recorded for the signed-in user at launch and finished once",
+        .timeLimit(.minutes(2)))
     func madeElsewhere() async throws {
         let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-elsewhere-\(UUID().uuidString)")
@@ -162,14 +210,23 @@ extension ClientSDKEndToEndTests {
         try await AlipayFlowTests.live(settings) { base, alice in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "elsewhere-phone"))
             let clock = MovableClock()
-            var safe = Self.app(base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            var safe = Self.app(
+                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
             #expect(await safe.purchase("vip_monthly", through: .appStore).state == .fulfilled)
-            let vip = try #require(await StoreKitClient().currentEntitlements().first { $0.productID == "com.example.ordersafe.vip.monthly" })
+            let vip = try #require(
+                await StoreKitClient().currentEntitlements().first {
+                    $0.productID == "com.example.ordersafe.vip.monthly"
+                })
             #expect(vip.appAccountToken != nil)
             await safe.stop()
             // alice's iPad made an order and paid for it; the App Store delivers its transaction to this phone too.
-            let order = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(try await AlipayFlowTests.request(
-                base + "/v1/orders", method: .POST, token: alice, body: #"{"product_id":"coins_60","channel":"appstore"}"#))).order
+            let order = try OrderSafeJSON.decoder().decode(
+                OrderResponse.self,
+                from: Data(
+                    try await AlipayFlowTests.request(
+                        base + "/v1/orders", method: .POST, token: alice,
+                        body: #"{"product_id":"coins_60","channel":"appstore"}"#))
+            ).order
             let device = base + "/sandbox/appstore/devices/elsewhere-phone/deliver"
             for body in [
                 #"{"product_id":"com.example.ordersafe.coins60","from":"other_device","app_account_token":"\#(order.orderUUID.uuidString)"}"#,
@@ -181,12 +238,17 @@ extension ClientSDKEndToEndTests {
             }
             let waiting = await StoreKitClient().unfinished()
             #expect(waiting.count == 4)
-            #expect(waiting.last?.appAccountToken == vip.appAccountToken, "a renewal carries its original purchase's token")
-            #expect(waiting.filter { $0.appAccountToken == nil }.count == 2, "Family Sharing and an offer code carry no token")
+            #expect(
+                waiting.last?.appAccountToken == vip.appAccountToken, "a renewal carries its original purchase's token")
+            #expect(
+                waiting.filter { $0.appAccountToken == nil }.count == 2,
+                "Family Sharing and an offer code carry no token")
             var kinds: [String] = []
             for await result in StoreKitStandIn.Transaction.unfinished {
                 let transaction = result.unsafePayloadValue
-                kinds.append("\(transaction.ownershipType) \(transaction.offerType.map { "\($0)" } ?? "-") \(transaction.offerID ?? "-")")
+                kinds.append(
+                    "\(transaction.ownershipType) \(transaction.offerType.map { "\($0)" } ?? "-") \(transaction.offerID ?? "-")"
+                )
             }
             #expect(kinds == ["purchased - -", "familyShared - -", "purchased code SPRING300", "purchased - -"])
             // The next launch records each for alice and finishes it.
@@ -203,15 +265,19 @@ extension ClientSDKEndToEndTests {
         }
     }
 
-    @Test("a phone that cannot verify transactions: the server verifies and credits each once, the app shows it credited, never finishes it, and does not submit it again",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "a phone that cannot verify transactions: the server verifies and credits each once, the app shows it credited, never finishes it, and does not submit it again",
+        .timeLimit(.minutes(2)))
     func unverifiedOnTheDevice() async throws {
         let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-unverified-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sdk-unverified-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await AlipayFlowTests.live(settings) { base, alice in
-            StandInDevice.connect(StandInDevice(
-                server: URL(string: base)!, deviceID: "unverifying-phone", unkindness: .init(deviceVerificationFailure: .invalidDeviceVerification)))
+            StandInDevice.connect(
+                StandInDevice(
+                    server: URL(string: base)!, deviceID: "unverifying-phone",
+                    unkindness: .init(deviceVerificationFailure: .invalidDeviceVerification)))
             let proxy = RewritingProxy()
             let safe = Self.app(base: base, token: alice, journal: folder, transport: proxy, clock: MovableClock())
             let outcome = await safe.purchase("coins_60", through: .appStore)

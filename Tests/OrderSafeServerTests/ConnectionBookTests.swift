@@ -1,5 +1,6 @@
 import NIOCore
 import Testing
+
 @testable import OrderSafeServer
 
 @Suite("Connection caps: the connection idle the longest makes room, a busy one never does")
@@ -22,7 +23,8 @@ struct ConnectionBookTests {
         #expect(book.open(6, address: "a") == .admitted(closing: []))
     }
 
-    @Test("past the total the longest-idle connection of any address is closed; when all are busy the new one is refused")
+    @Test(
+        "past the total the longest-idle connection of any address is closed; when all are busy the new one is refused")
     func total() {
         var book = ConnectionBook<Int>(perAddress: 0, total: 3)
         #expect(book.open(1, address: "a") == .admitted(closing: []))

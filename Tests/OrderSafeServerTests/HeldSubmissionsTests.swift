@@ -6,6 +6,7 @@ import LedgerTestSupport
 import NIOCore
 import OrderSafeModel
 import Testing
+
 @testable import Engine
 @testable import OrderSafeServer
 
@@ -26,12 +27,20 @@ struct HeldSubmissionsTests {
         func add(_ purchase: Purchase) { all.append(purchase) }
     }
 
-    @Test("wrong bundle id: every purchase held (503, the device keeps it), shown in the console; fixed and replayed: credited once each")
+    @Test(
+        "wrong bundle id: every purchase held (503, the device keeps it), shown in the console; fixed and replayed: credited once each"
+    )
     func wrongBundleID() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-held-\(UUID().uuidString)").path
-        let base = ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_DATABASE_URL": "sqlite:\(directory)/ordersafe.sqlite"]
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ordersafe-held-\(UUID().uuidString)"
+        ).path
+        let base = [
+            "ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_DATABASE_URL": "sqlite:\(directory)/ordersafe.sqlite",
+        ]
         // The sandbox's keys and App Store root, as a first start writes them.
-        _ = try SandboxProviders(settings: try await TestServer.settings(extra: base).server, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+        _ = try SandboxProviders(
+            settings: try await TestServer.settings(extra: base).server, clock: FixedClock(date: TestServer.now),
+            logger: TestLog.logger)
         let wrong = base.merging([
             "ORDERSAFE_APPSTORE_BUNDLE_ID": "com.example.wrong", "ORDERSAFE_APPSTORE_ENVIRONMENT": "Sandbox",
             "ORDERSAFE_APPSTORE_ROOT_CERTIFICATES": directory + "/sandbox/appstore-root.der",
@@ -43,9 +52,11 @@ struct HeldSubmissionsTests {
             for index in 0..<Self.buyers {
                 let token = try await TestServer.token("buyer\(index)", lifetime: 86400)
                 let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
-                let (_, jws) = try await store.purchase(productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+                let (_, jws) = try await store.purchase(
+                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
                 for _ in 0..<2 {  // the app submits again at its next launch: still one held entry
-                    let answer = try await AppStoreFlowTests.submit(client, token: token, #"{"signed_transaction":"\#(jws)"}"#)
+                    let answer = try await AppStoreFlowTests.submit(
+                        client, token: token, #"{"signed_transaction":"\#(jws)"}"#)
                     #expect(try answer.status == .serviceUnavailable && answer.errorCode() == "transaction_held")
                 }
                 await bought.add(Purchase(token: token, jws: jws, orderNo: order.orderNo))
@@ -60,8 +71,12 @@ struct HeldSubmissionsTests {
             #expect(try await console.get("/admin/operations").html.contains(#"id="replay-held""#))
             // A replay before the setting is fixed changes nothing.
             let early = try await client.execute(uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin)
-            #expect(try early.decoded(AppStorePayments.HeldReplay.self) == .init(recorded: 0, stillHeld: Self.buyers, failed: 0))
-            for purchase in await bought.all { #expect(try await AppStoreFlowTests.balance(client, token: purchase.token) == 0) }
+            #expect(
+                try early.decoded(AppStorePayments.HeldReplay.self)
+                    == .init(recorded: 0, stillHeld: Self.buyers, failed: 0))
+            for purchase in await bought.all {
+                #expect(try await AppStoreFlowTests.balance(client, token: purchase.token) == 0)
+            }
         }
         let held = await bought.all
         // The setting fixed (the sandbox's own App Store), the operator replays from the console.

@@ -4,8 +4,9 @@ import HTTPTypes
 import HummingbirdTesting
 import LedgerTestSupport
 import OrderSafeModel
-@testable import OrderSafeServer
 import Testing
+
+@testable import OrderSafeServer
 
 /// Requests an attacker with no credentials can send: each one used to crash the process or fail open.
 @Suite("Hostile requests: nothing from outside traps, and the sandbox never fails open")
@@ -28,14 +29,19 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("an empty notification body is a 400 on every channel, not a 5xx from storing it (SQLite binds empty bytes as NULL)")
+    @Test(
+        "an empty notification body is a 400 on every channel, not a 5xx from storing it (SQLite binds empty bytes as NULL)"
+    )
     func emptyNotificationBodies() async throws {
         try await TestServer.run { client in
             let wechatpayHeaders: HTTPFields = [
                 HTTPField.Name("Wechatpay-Timestamp")!: "", HTTPField.Name("Wechatpay-Nonce")!: "",
                 HTTPField.Name("Wechatpay-Signature")!: "", HTTPField.Name("Wechatpay-Serial")!: "",
             ]
-            for (uri, headers) in [("/v1/notify/appstore", HTTPFields()), ("/v1/notify/wechatpay", wechatpayHeaders), ("/v1/notify/alipay", HTTPFields())] {
+            for (uri, headers) in [
+                ("/v1/notify/appstore", HTTPFields()), ("/v1/notify/wechatpay", wechatpayHeaders),
+                ("/v1/notify/alipay", HTTPFields()),
+            ] {
                 let response = try await client.execute(uri: uri, method: .post, headers: headers)
                 #expect(response.status == .badRequest, "\(uri): \(response.status)")
             }
@@ -46,7 +52,8 @@ struct HostileRequestTests {
     func wechatpaySandboxAuthorization() async throws {
         try await TestServer.run { client in
             for timestamp in Self.extremes {
-                let authorization = #"WECHATPAY2-SHA256-RSA2048 mchid="1900000001",nonce_str="n",signature="c2ln",timestamp="\#(timestamp)",serial_no="AB""#
+                let authorization =
+                    #"WECHATPAY2-SHA256-RSA2048 mchid="1900000001",nonce_str="n",signature="c2ln",timestamp="\#(timestamp)",serial_no="AB""#
                 let response = try await client.execute(
                     uri: "/sandbox/wechatpay/v3/certificates", method: .get, headers: [.authorization: authorization])
                 #expect(response.status == .unauthorized, "\(timestamp)")
@@ -90,16 +97,22 @@ struct HostileRequestTests {
         let allowed = try await SettingsLoader.load(
             environment: ["ORDERSAFE_SERVER_HOST": "0.0.0.0", "ORDERSAFE_SERVER_ALLOW_PUBLIC_SANDBOX": "true"])
         #expect(allowed.server.allowsPublicSandbox)
-        let production = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_SERVER_HOST": "0.0.0.0"])
+        let production = try await TestServer.settings(extra: [
+            "ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_SERVER_HOST": "0.0.0.0",
+        ])
         #expect(production.server.host == "0.0.0.0")
     }
 
     @Test("production never mounts /sandbox, even with two channels unconfigured")
     func productionHasNoSandbox() async throws {
         let production = try await TestServer.productionSettings(selling: [.alipay])
-        let app = try await OrderSafeApplication.build(settings: production, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+        let app = try await OrderSafeApplication.build(
+            settings: production, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
         try await app.test(.router) { client in
-            for uri in ["/sandbox/appstore/receipt", "/sandbox/wechatpay/v3/certificates", "/sandbox/alipay/pay", "/sandbox/wechatpay/pay", "/sandbox/appstore/purchase"] {
+            for uri in [
+                "/sandbox/appstore/receipt", "/sandbox/wechatpay/v3/certificates", "/sandbox/alipay/pay",
+                "/sandbox/wechatpay/pay", "/sandbox/appstore/purchase",
+            ] {
                 for method in [HTTPRequest.Method.get, .post] {
                     let response = try await client.execute(uri: uri, method: method, body: TestServer.json("{}"))
                     #expect(response.status == .notFound, "\(method) \(uri)")
@@ -107,7 +120,8 @@ struct HostileRequestTests {
             }
         }
         try await TestServer.run { client in
-            let response = try await client.execute(uri: "/sandbox/alipay/pay", method: .post, body: TestServer.json(""))
+            let response = try await client.execute(
+                uri: "/sandbox/alipay/pay", method: .post, body: TestServer.json(""))
             #expect(response.status != .notFound)
         }
     }
@@ -116,7 +130,8 @@ struct HostileRequestTests {
     func productionNeedsEveryChannelItSells() async throws {
         let bare = try await TestServer.settings(extra: ["ORDERSAFE_SERVER_ENVIRONMENT": "production"])
         do {
-            _ = try await OrderSafeApplication.build(settings: bare, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+            _ = try await OrderSafeApplication.build(
+                settings: bare, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
             Issue.record("production started without any channel account")
         } catch let error as SettingsError {
             #expect(error.key == "appstore.bundle_id")
@@ -126,7 +141,8 @@ struct HostileRequestTests {
         }
         let alipayOnly = try await TestServer.productionSettings(selling: [.alipay, .wechatPay])
         do {
-            _ = try await OrderSafeApplication.build(settings: alipayOnly, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+            _ = try await OrderSafeApplication.build(
+                settings: alipayOnly, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
             Issue.record("production started selling WeChat Pay without its account")
         } catch let error as SettingsError {
             #expect(error.key == "wechatpay.mch_id" && !error.description.contains("alipay.app_id"), "\(error)")

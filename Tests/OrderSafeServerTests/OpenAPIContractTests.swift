@@ -1,12 +1,13 @@
 import Foundation
-import LedgerTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LedgerTestSupport
 import Logging
 import OrderSafeModel
-@testable import OrderSafeServer
 import Testing
+
+@testable import OrderSafeServer
 
 /// Checks the server against `openapi.json`: the same routes, and responses that match the documented schemas.
 @Suite("OpenAPI contract")
@@ -36,18 +37,21 @@ struct OpenAPIContractTests {
             settings: try await TestServer.settings(), clock: FixedClock(date: TestServer.now), random: { 7 },
             logger: TestLog.logger)
         try await components.database.shutdown()
-        let routed = Set(router.routes.map { route in
-            let path = route.path.components.map { component in
-                let text = "\(component)"
-                return text.hasPrefix(":") ? "{\(text.dropFirst())}" : text
-            }.joined(separator: "/")
-            return "\(route.method.rawValue) /\(path)"
-        })
+        let routed = Set(
+            router.routes.map { route in
+                let path = route.path.components.map { component in
+                    let text = "\(component)"
+                    return text.hasPrefix(":") ? "{\(text.dropFirst())}" : text
+                }.joined(separator: "/")
+                return "\(route.method.rawValue) /\(path)"
+            })
         #expect(routed.filter { !Self.isConsole($0) } == Self.documentedOperations)
         #expect(routed.contains("GET /admin/orders/{order_no}"))
     }
 
-    @Test("every operation documents the 429 every route can answer, the sandbox's included (the per-address limit is before routing)")
+    @Test(
+        "every operation documents the 429 every route can answer, the sandbox's included (the per-address limit is before routing)"
+    )
     func everyOperationDocumentsRateLimits() {
         let paths = Self.document["paths"] as! [String: [String: Any]]
         let missing = paths.flatMap { path, operations in
@@ -68,15 +72,30 @@ struct OpenAPIContractTests {
             let cases: [(String, HTTPRequest.Method, HTTPFields, String, TestResponse)] = [
                 ("/v1/orders", .post, [:], "201", created),
                 ("/v1/catalog", .get, [:], "200", try await client.execute(uri: "/v1/catalog", method: .get)),
-                ("/v1/orders/{order_no}", .get, [:], "200",
-                 try await client.execute(uri: "/v1/orders/\(orderNo)", method: .get, headers: TestServer.bearer(alice))),
-                ("/v1/orders/{order_no}", .get, [:], "404",
-                 try await client.execute(uri: "/v1/orders/OS-NONE", method: .get, headers: TestServer.bearer(alice))),
-                ("/v1/me/entitlements", .get, [:], "200",
-                 try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))),
-                ("/v1/me/entitlements", .get, [:], "401", try await client.execute(uri: "/v1/me/entitlements", method: .get)),
-                ("/v1/admin/orders/{order_no}", .get, [:], "200",
-                 try await client.execute(uri: "/v1/admin/orders/\(orderNo)", method: .get, headers: TestServer.bearer(TestServer.adminKey))),
+                (
+                    "/v1/orders/{order_no}", .get, [:], "200",
+                    try await client.execute(
+                        uri: "/v1/orders/\(orderNo)", method: .get, headers: TestServer.bearer(alice))
+                ),
+                (
+                    "/v1/orders/{order_no}", .get, [:], "404",
+                    try await client.execute(uri: "/v1/orders/OS-NONE", method: .get, headers: TestServer.bearer(alice))
+                ),
+                (
+                    "/v1/me/entitlements", .get, [:], "200",
+                    try await client.execute(
+                        uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
+                ),
+                (
+                    "/v1/me/entitlements", .get, [:], "401",
+                    try await client.execute(uri: "/v1/me/entitlements", method: .get)
+                ),
+                (
+                    "/v1/admin/orders/{order_no}", .get, [:], "200",
+                    try await client.execute(
+                        uri: "/v1/admin/orders/\(orderNo)", method: .get,
+                        headers: TestServer.bearer(TestServer.adminKey))
+                ),
                 ("/healthz", .get, [:], "200", try await client.execute(uri: "/healthz", method: .get)),
                 ("/readyz", .get, [:], "200", try await client.execute(uri: "/readyz", method: .get)),
             ]
@@ -117,17 +136,31 @@ struct OpenAPIContractTests {
 
 /// A JSON value that keeps booleans, integers and other numbers apart (JSONSerialization on Linux does not).
 enum JSONValue: Decodable {
-    case null, bool(Bool), int(Int64), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int64.self) { self = .int(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 }
 
@@ -160,10 +193,13 @@ struct SchemaValidator {
             }
         case ("array", .array(let array)):
             if let items = schema["items"] as? [String: Any] {
-                for (index, item) in array.enumerated() { found += problems(item, against: items, at: "\(path)[\(index)]") }
+                for (index, item) in array.enumerated() {
+                    found += problems(item, against: items, at: "\(path)[\(index)]")
+                }
             }
         case ("string", .string(let string)):
-            if let pattern = schema["pattern"] as? String, string.range(of: pattern, options: .regularExpression) == nil {
+            if let pattern = schema["pattern"] as? String, string.range(of: pattern, options: .regularExpression) == nil
+            {
                 found.append("\(path): '\(string)' does not match \(pattern)")
             }
             if let allowed = schema["enum"] as? [String], !allowed.contains(string) {

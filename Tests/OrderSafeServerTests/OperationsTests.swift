@@ -1,12 +1,13 @@
 import Crypto
 import Foundation
-import LedgerTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LedgerTestSupport
 import OrderSafeModel
-@testable import OrderSafeServer
 import Testing
+
+@testable import OrderSafeServer
 
 @Suite("Operations endpoints, request ids, error envelope")
 struct OperationsTests {
@@ -55,7 +56,8 @@ struct OperationsTests {
         try await TestServer.run { client in
             let echoed = try await client.execute(uri: "/healthz", method: .get, headers: [.requestID: "abc-123"])
             #expect(echoed.headers[.requestID] == "abc-123")
-            let replaced = try await client.execute(uri: "/healthz", method: .get, headers: [.requestID: "bad id\u{7F}"])
+            let replaced = try await client.execute(
+                uri: "/healthz", method: .get, headers: [.requestID: "bad id\u{7F}"])
             #expect(replaced.headers[.requestID] != nil)
             #expect(replaced.headers[.requestID] != "bad id\u{7F}")
             let generated = try await client.execute(uri: "/v1/nothing", method: .get)
@@ -70,10 +72,12 @@ struct OperationsTests {
             "ORDERSAFE_AUTH_JWT_ALGORITHM": "ES256", "ORDERSAFE_AUTH_JWT_PUBLIC_KEY": key.publicKey.pemRepresentation,
             "ORDERSAFE_AUTH_JWT_ISSUER": "merchant-backend",
         ])
-        let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+        let app = try await OrderSafeApplication.build(
+            settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
         func token(issuer: String, signer: P256.Signing.PrivateKey) throws -> String {
             let exp = Int(TestServer.now.timeIntervalSince1970) + 600
-            let input = AuthTests.base64URL(#"{"alg":"ES256","typ":"JWT"}"#) + "."
+            let input =
+                AuthTests.base64URL(#"{"alg":"ES256","typ":"JWT"}"#) + "."
                 + AuthTests.base64URL(#"{"sub":"carol","exp":\#(exp),"iss":"\#(issuer)"}"#)
             return input + "." + TestServer.base64URL(try signer.signature(for: Data(input.utf8)).rawRepresentation)
         }
@@ -82,11 +86,13 @@ struct OperationsTests {
         let wrongKey = try token(issuer: "merchant-backend", signer: P256.Signing.PrivateKey())
         let hs256 = try await TestServer.token("carol")
         try await app.test(.router) { client in
-            let ok = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(good))
+            let ok = try await client.execute(
+                uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(good))
             #expect(ok.status == .ok)
             #expect(try ok.decoded(HoldingsResponse.self).userID == "carol")
             for bad in [wrongIssuer, wrongKey, hs256] {
-                let response = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(bad))
+                let response = try await client.execute(
+                    uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(bad))
                 #expect(response.status == .unauthorized)
             }
         }

@@ -20,11 +20,13 @@ struct OrderAPITests {
             #expect(order.amount == Money(amountMinor: 600, currency: .cny))
             #expect(order.orderNo.hasPrefix("OS2026"))
 
-            let read = try await client.execute(uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
+            let read = try await client.execute(
+                uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
             #expect(read.status == .ok)
             #expect(try read.decoded(OrderResponse.self).order == order)
 
-            let stolen = try await client.execute(uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(bob))
+            let stolen = try await client.execute(
+                uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(bob))
             #expect(stolen.status == .notFound)
             #expect(try stolen.errorCode() == "order_not_found")
         }
@@ -37,21 +39,25 @@ struct OrderAPITests {
             var headers = TestServer.bearer(alice)
             headers[HTTPField.Name("Idempotency-Key")!] = "retry-123"
             let first = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+                uri: "/v1/orders", method: .post, headers: headers,
+                body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
             // Same request, other key order and spacing: still the same request.
             let again = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{ "channel": "appstore", "product_id": "coins_60" }"#))
+                uri: "/v1/orders", method: .post, headers: headers,
+                body: TestServer.json(#"{ "channel": "appstore", "product_id": "coins_60" }"#))
             #expect(first.status == .created)
             #expect(again.status == .ok)
             #expect(try again.decoded(OrderResponse.self) == first.decoded(OrderResponse.self))
             let conflict = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"coins_300","channel":"appstore"}"#))
+                uri: "/v1/orders", method: .post, headers: headers,
+                body: TestServer.json(#"{"product_id":"coins_300","channel":"appstore"}"#))
             #expect(conflict.status == .conflict)
             #expect(try conflict.errorCode() == "idempotency_conflict")
 
             headers[HTTPField.Name("Idempotency-Key")!] = String(repeating: "k", count: 256)
             let tooLong = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+                uri: "/v1/orders", method: .post, headers: headers,
+                body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
             #expect(tooLong.status == .badRequest)
             #expect(try tooLong.errorCode() == "invalid_idempotency_key")
 
@@ -59,25 +65,31 @@ struct OrderAPITests {
             for reserved in ["appstore:2000000812345678", "AppStore:1"] {
                 headers[HTTPField.Name("Idempotency-Key")!] = reserved
                 let taken = try await client.execute(
-                    uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+                    uri: "/v1/orders", method: .post, headers: headers,
+                    body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
                 #expect(taken.status == .badRequest)
                 #expect(try taken.errorCode() == "invalid_idempotency_key")
             }
         }
     }
 
-    @Test("bad order requests get a 4xx with the API's error body", arguments: [
-        (#"{"product_id":"coins_60""#, HTTPResponse.Status.badRequest, "invalid_json"),
-        (#"{"product_id":"coins_60"}"#, .badRequest, "invalid_json"),
-        (#"{"product_id":"coins_60","channel":"appstore","product_id":"vip_monthly"}"#, .badRequest, "invalid_json"),
-        (#"{"product_id":"coins_60","channel":"paypal"}"#, .badRequest, "invalid_json"),
-        (#"{"product_id":42,"channel":"appstore"}"#, .badRequest, "invalid_json"),
-        (#"[]"#, .badRequest, "invalid_json"),
-        ("", .badRequest, "invalid_json"),
-        (#"{"product_id":"no_such","channel":"appstore"}"#, .notFound, "unknown_product"),
-        (#"{"product_id":"coins_60","channel":"alipay"}"#, .unprocessableContent, "channel_not_allowed"),
-        (#"{"product_id":"gift_box","channel":"appstore"}"#, .unprocessableContent, "channel_not_allowed"),
-    ])
+    @Test(
+        "bad order requests get a 4xx with the API's error body",
+        arguments: [
+            (#"{"product_id":"coins_60""#, HTTPResponse.Status.badRequest, "invalid_json"),
+            (#"{"product_id":"coins_60"}"#, .badRequest, "invalid_json"),
+            (
+                #"{"product_id":"coins_60","channel":"appstore","product_id":"vip_monthly"}"#, .badRequest,
+                "invalid_json"
+            ),
+            (#"{"product_id":"coins_60","channel":"paypal"}"#, .badRequest, "invalid_json"),
+            (#"{"product_id":42,"channel":"appstore"}"#, .badRequest, "invalid_json"),
+            (#"[]"#, .badRequest, "invalid_json"),
+            ("", .badRequest, "invalid_json"),
+            (#"{"product_id":"no_such","channel":"appstore"}"#, .notFound, "unknown_product"),
+            (#"{"product_id":"coins_60","channel":"alipay"}"#, .unprocessableContent, "channel_not_allowed"),
+            (#"{"product_id":"gift_box","channel":"appstore"}"#, .unprocessableContent, "channel_not_allowed"),
+        ])
     func badRequests(body: String, status: HTTPResponse.Status, code: String) async throws {
         let alice = try await TestServer.token("alice")
         try await TestServer.run { client in
@@ -101,17 +113,21 @@ struct OrderAPITests {
             var headers = TestServer.bearer(alice)
             headers[.contentType] = "text/plain"
             let text = try await client.execute(
-                uri: "/v1/orders", method: .post, headers: headers, body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
+                uri: "/v1/orders", method: .post, headers: headers,
+                body: TestServer.json(#"{"product_id":"coins_60","channel":"appstore"}"#))
             #expect(text.status == .unsupportedMediaType)
             #expect(try text.errorCode() == "unsupported_media_type")
         }
     }
 
-    @Test("a physical product is sold through Alipay with a signed order string and through WeChat Pay with signed invoke parameters")
+    @Test(
+        "a physical product is sold through Alipay with a signed order string and through WeChat Pay with signed invoke parameters"
+    )
     func externalChannels() async throws {
         let alice = try await TestServer.token("alice")
         try await TestServer.run { client in
-            let response = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "alipay")
+            let response = try await TestServer.createOrder(
+                client, token: alice, product: "gift_box", channel: "alipay")
             #expect(response.status == .created)
             let body = try response.decoded(OrderResponse.self)
             #expect(body.order.amount == Money(amountMinor: 9900, currency: .cny))
@@ -119,10 +135,12 @@ struct OrderAPITests {
             #expect(orderString.contains("method=alipay.trade.app.pay"))
             #expect(orderString.contains("sign="))
             #expect(orderString.contains(body.order.orderNo))
-            let wechat = try await TestServer.createOrder(client, token: alice, product: "gift_box", channel: "wechatpay")
+            let wechat = try await TestServer.createOrder(
+                client, token: alice, product: "gift_box", channel: "wechatpay")
             #expect(wechat.status == .created)
             let invocation = try #require(try wechat.decoded(OrderResponse.self).wechatpay)
-            #expect(invocation.package == "Sign=WXPay" && invocation.prepayid.hasPrefix("wx") && !invocation.sign.isEmpty)
+            #expect(
+                invocation.package == "Sign=WXPay" && invocation.prepayid.hasPrefix("wx") && !invocation.sign.isEmpty)
         }
     }
 
@@ -134,15 +152,19 @@ struct OrderAPITests {
             #expect(catalog.status == .ok)
             let products = try catalog.decoded(CatalogResponse.self).products
             #expect(products.map(\.id).contains("coins_60"))
-            let holdings = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
+            let holdings = try await client.execute(
+                uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
             #expect(holdings.status == .ok)
-            #expect(try holdings.decoded(HoldingsResponse.self) == HoldingsResponse(userID: "alice", balances: [], entitlements: []))
+            #expect(
+                try holdings.decoded(HoldingsResponse.self)
+                    == HoldingsResponse(userID: "alice", balances: [], entitlements: []))
         }
     }
 
     @Test("orders survive a restart on the same database file")
     func restart() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString).sqlite").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString).sqlite")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let alice = try await TestServer.token("alice")
         let box = OrderBox()
@@ -152,7 +174,8 @@ struct OrderAPITests {
         }
         let order = try #require(box.order)
         try await TestServer.run(database: "sqlite:\(path)") { client in
-            let read = try await client.execute(uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
+            let read = try await client.execute(
+                uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
             #expect(read.status == .ok)
             #expect(try read.decoded(OrderResponse.self).order == order)
         }

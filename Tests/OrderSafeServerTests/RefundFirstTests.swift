@@ -3,6 +3,7 @@ import HummingbirdTesting
 import LedgerTestSupport
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeServer
 
 /// The app crashed before submitting, the user asked Apple for a refund, then reopened the app: the refund reaches
@@ -11,16 +12,19 @@ import Testing
 struct RefundFirstTests {
     static let monthly = "com.example.ordersafe.vip.monthly"
 
-    @Test("REFUND first, then the app's pre-refund transaction: rejected as refunded, nothing granted; the reverse order ends the same",
-          arguments: TestEngine.available)
+    @Test(
+        "REFUND first, then the app's pre-refund transaction: rejected as refunded, nothing granted; the reverse order ends the same",
+        arguments: TestEngine.available)
     func refundBeforeSubmission(engine: TestEngine) async throws {
         for refundFirst in [true, false] {
             try await TestServer.withComponents(engine: engine) { client, components, _ in
                 let store = components.sandbox!.appStore
                 let alice = try await TestServer.token("alice")
                 let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
-                let (id, jws) = try await store.purchase(productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
-                let refund = try await store.notification(type: "REFUND", signedTransaction: try await store.refund(transactionID: id))
+                let (id, jws) = try await store.purchase(
+                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+                let refund = try await store.notification(
+                    type: "REFUND", signedTransaction: try await store.refund(transactionID: id))
                 if refundFirst {
                     #expect(try await AppStoreFlowTests.notify(client, refund) == .ok)
                     let result = try await AppStoreFlowTests.submit(client, token: alice, jws: jws)
@@ -43,17 +47,25 @@ struct RefundFirstTests {
         try await TestServer.withComponents(engine: engine) { client, components, clock in
             let store = components.sandbox!.appStore
             let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
-            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(OrderResponse.self).order
-            let (original, first) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID)
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                OrderResponse.self
+            ).order
+            let (original, first) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID)
             #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: first).verdict == .recorded)
             let firstEnd = try await AppStoreFlowTests.vipExpiry(client, token: alice)
             clock.advance(by: 86400)
-            let (renewal, renewed) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
-            let refund = try await store.notification(type: "REFUND", signedTransaction: try await store.refund(transactionID: renewal))
+            let (renewal, renewed) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            let refund = try await store.notification(
+                type: "REFUND", signedTransaction: try await store.refund(transactionID: renewal))
             #expect(try await AppStoreFlowTests.notify(client, refund) == .ok)
-            #expect(try await AppStoreFlowTests.notify(client, try await store.notification(type: "DID_RENEW", signedTransaction: renewed)) == .ok)
+            #expect(
+                try await AppStoreFlowTests.notify(
+                    client, try await store.notification(type: "DID_RENEW", signedTransaction: renewed)) == .ok)
             #expect(try await AppStoreFlowTests.vipExpiry(client, token: alice) == firstEnd)
-            let payment = try #require(try await components.ledger.payment(channel: .appStore, providerTransactionID: renewal))
+            let payment = try #require(
+                try await components.ledger.payment(channel: .appStore, providerTransactionID: renewal))
             #expect(try await components.ledger.order(number: payment.orderNo)?.status == .refunded)
         }
     }

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeServer
 
 @Suite("Merchant refunds through the providers: grants taken back exactly once")
@@ -17,11 +18,14 @@ struct RefundFlowTests {
     }
 
     static func boxes(_ client: some TestClientProtocol, _ token: String) async throws -> Int64 {
-        let holdings = try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
+        let holdings = try await client.execute(
+            uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
         return try holdings.decoded(HoldingsResponse.self).balances.first { $0.name == "gift_boxes" }?.amount ?? 0
     }
 
-    @Test("a paid order is refunded at its provider and its grants reversed once; repeats change nothing", arguments: ["alipay", "wechatpay"])
+    @Test(
+        "a paid order is refunded at its provider and its grants reversed once; repeats change nothing",
+        arguments: ["alipay", "wechatpay"])
     func refund(channel: String) async throws {
         try await ReconciliationFlowTests.withServer { client, _, _, alice in
             let created = try await ReconciliationFlowTests.order(client, alice, channel: channel)
@@ -29,7 +33,8 @@ struct RefundFlowTests {
             #expect(unpaid.status == .conflict)
             try await ReconciliationFlowTests.pay(client, created)
             _ = try await client.execute(
-                uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post, headers: TestServer.bearer(alice),
+                uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post,
+                headers: TestServer.bearer(alice),
                 body: ByteBuffer(string: #"{"result":"success"}"#))
             #expect(try await Self.boxes(client, alice) == 1)
             let first = try await Self.refund(client, created.order.orderNo)

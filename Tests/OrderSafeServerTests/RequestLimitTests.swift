@@ -6,6 +6,7 @@ import LedgerTestSupport
 import NIOCore
 import OrderSafeModel
 import Testing
+
 @testable import Engine
 @testable import OrderSafeServer
 
@@ -24,7 +25,9 @@ final class RawConnection {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
@@ -67,10 +70,12 @@ final class RawConnection {
 
 @Suite("Request limits: rates per user and per address, slow clients cut off, provider queries cooled down")
 struct RequestLimitTests {
-    @Test("a user past their rate gets 429 with Retry-After; the bucket refills with time; other users are not affected")
+    @Test(
+        "a user past their rate gets 429 with Retry-After; the bucket refills with time; other users are not affected")
     func perUser() async throws {
         try await TestServer.withComponents(extra: ["ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "60"]) { client, _, clock in
-            let alice = try await TestServer.token("alice"), bob = try await TestServer.token("bob")
+            let alice = try await TestServer.token("alice")
+            let bob = try await TestServer.token("bob")
             func entitlements(_ token: String) async throws -> TestResponse {
                 try await client.execute(uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
             }
@@ -85,7 +90,9 @@ struct RequestLimitTests {
         }
     }
 
-    @Test("an address past its rate gets 429 on every route; behind a trusted proxy each forwarded client has its own bucket")
+    @Test(
+        "an address past its rate gets 429 on every route; behind a trusted proxy each forwarded client has its own bucket"
+    )
     func perAddress() async throws {
         let extra = ["ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "60", "ORDERSAFE_SERVER_TRUST_FORWARDED_FOR": "true"]
         try await TestServer.withComponents(extra: extra) { client, _, _ throws in
@@ -100,7 +107,9 @@ struct RequestLimitTests {
         }
     }
 
-    @Test("behind one address (carrier-grade NAT) signed-in users are limited each on their own; forged tokens spend the address's budget")
+    @Test(
+        "behind one address (carrier-grade NAT) signed-in users are limited each on their own; forged tokens spend the address's budget"
+    )
     func carrierGradeNAT() async throws {
         let extra = [
             "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "60", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "60",
@@ -123,10 +132,13 @@ struct RequestLimitTests {
             #expect(try await entitlements(busy).status == .tooManyRequests, "a user past their own budget")
             var forged: [HTTPResponse.Status] = []
             for index in 0..<11 { forged.append(try await entitlements("forged.token.\(index)").status) }
-            #expect(forged.prefix(10).allSatisfy { $0 == .unauthorized } && forged.last == .tooManyRequests, "\(forged)")
-            let catalog = try await client.execute(uri: "/v1/catalog", method: .get, headers: [.xForwardedFor: "203.0.113.7"])
+            #expect(
+                forged.prefix(10).allSatisfy { $0 == .unauthorized } && forged.last == .tooManyRequests, "\(forged)")
+            let catalog = try await client.execute(
+                uri: "/v1/catalog", method: .get, headers: [.xForwardedFor: "203.0.113.7"])
             #expect(catalog.status == .tooManyRequests, "anonymous requests share the budget forged tokens spent")
-            let elsewhere = try await client.execute(uri: "/v1/catalog", method: .get, headers: [.xForwardedFor: "203.0.113.8"])
+            let elsewhere = try await client.execute(
+                uri: "/v1/catalog", method: .get, headers: [.xForwardedFor: "203.0.113.8"])
             #expect(elsewhere.status == .ok && elsewhere.headers[.cacheControl] == "public, max-age=300")
         }
     }
@@ -141,16 +153,23 @@ struct RequestLimitTests {
     }
 
     /// A live server with one-second request timeouts (unless `extra` says otherwise); `body` gets its port.
-    static func withLiveServer(extra: [String: String] = [:], _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
-        let settings = try await TestServer.settings(extra: [
-            "ORDERSAFE_SERVER_IDLE_TIMEOUT_SECONDS": "1", "ORDERSAFE_SERVER_REQUEST_TIMEOUT_SECONDS": "1", "ORDERSAFE_SERVER_PORT": "0",
-        ].merging(extra) { $1 })
-        let app = try await OrderSafeApplication.build(settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
+    static func withLiveServer(extra: [String: String] = [:], _ body: @escaping @Sendable (Int) async throws -> Void)
+        async throws
+    {
+        let settings = try await TestServer.settings(
+            extra: [
+                "ORDERSAFE_SERVER_IDLE_TIMEOUT_SECONDS": "1", "ORDERSAFE_SERVER_REQUEST_TIMEOUT_SECONDS": "1",
+                "ORDERSAFE_SERVER_PORT": "0",
+            ].merging(extra) { $1 })
+        let app = try await OrderSafeApplication.build(
+            settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
         try await app.test(.live) { client in try await body(client.port!) }
     }
 
     /// Sends `pieces` every 200 ms until the server closes the connection; the seconds that took, or nil if it never did.
-    static func secondsUntilClosed(_ connection: RawConnection, trickling piece: String, for limit: Duration) async throws -> Duration? {
+    static func secondsUntilClosed(_ connection: RawConnection, trickling piece: String, for limit: Duration)
+        async throws -> Duration?
+    {
         let start = ContinuousClock.now
         while ContinuousClock.now - start < limit {
             if !connection.send(piece) || connection.isClosed() { return ContinuousClock.now - start }
@@ -173,7 +192,10 @@ struct RequestLimitTests {
     func slowBody() async throws {
         try await Self.withLiveServer { port in
             let connection = try RawConnection(port: port)
-            #expect(connection.send("POST /v1/notify/appstore HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"))
+            #expect(
+                connection.send(
+                    "POST /v1/notify/appstore HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+                ))
             let closed = try await Self.secondsUntilClosed(connection, trickling: " ", for: .seconds(6))
             #expect(closed != nil && closed! < .seconds(4), "\(String(describing: closed))")
         }

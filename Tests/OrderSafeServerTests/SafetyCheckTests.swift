@@ -6,6 +6,7 @@ import NIOCore
 import OrderSafeModel
 import Sandbox
 import Testing
+
 @testable import OrderSafeServer
 
 /// One test per safety check that once could be deleted with every test still green (measured by breaking each
@@ -26,12 +27,15 @@ struct SafetyCheckTests {
     @Test("StoreKit 1: a userID#orderNo binding names its own user's order; naming another user's order binds nothing")
     func legacyBindingNamesItsUser() async throws {
         try await AppStoreFlowTests.withServer { client, store in
-            let alice = try await TestServer.token("alice"), mallory = try await TestServer.token("mallory")
+            let alice = try await TestServer.token("alice")
+            let mallory = try await TestServer.token("mallory")
             let aliceOrder = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
             let (stolenID, _) = try await store.purchase(productID: Self.coins)
             let forged = try await AppStoreFlowTests.submit(
                 client, token: mallory,
-                Self.receiptSubmission(try await store.appReceipt(), transactionID: stolenID, applicationUsername: "mallory#\(aliceOrder.orderNo)"))
+                Self.receiptSubmission(
+                    try await store.appReceipt(), transactionID: stolenID,
+                    applicationUsername: "mallory#\(aliceOrder.orderNo)"))
             let verdict = try forged.decoded(AppStoreSubmissionResponse.self)
             // Mallory paid for it, so it is hers, in an order of her own: alice's order stays unpaid.
             #expect(verdict.verdict == .recorded && verdict.transactions.first?.order?.userID == "mallory")
@@ -42,8 +46,12 @@ struct SafetyCheckTests {
             let (ownID, _) = try await store.purchase(productID: Self.coins)
             let own = try await AppStoreFlowTests.submit(
                 client, token: alice,
-                Self.receiptSubmission(try await store.appReceipt(), transactionID: ownID, applicationUsername: "alice#\(aliceOrder.orderNo)"))
-            #expect(try own.decoded(AppStoreSubmissionResponse.self).transactions.first?.order?.orderNo == aliceOrder.orderNo)
+                Self.receiptSubmission(
+                    try await store.appReceipt(), transactionID: ownID,
+                    applicationUsername: "alice#\(aliceOrder.orderNo)"))
+            #expect(
+                try own.decoded(AppStoreSubmissionResponse.self).transactions.first?.order?.orderNo
+                    == aliceOrder.orderNo)
             #expect(try await AppStoreFlowTests.balance(client, token: alice) == 60)
         }
     }
@@ -57,7 +65,8 @@ struct SafetyCheckTests {
             let response = try await AppStoreFlowTests.submit(
                 client, token: bob,
                 Self.receiptSubmission(
-                    try await store.appReceipt(bundleID: "com.example.other-app"), transactionID: id, applicationUsername: order.orderUUID.uuidString))
+                    try await store.appReceipt(bundleID: "com.example.other-app"), transactionID: id,
+                    applicationUsername: order.orderUUID.uuidString))
             let decoded = try response.decoded(AppStoreSubmissionResponse.self)
             #expect(decoded.verdict == .rejected && decoded.transactions.first?.error?.code == "invalid_receipt")
             #expect(try await AppStoreFlowTests.balance(client, token: bob) == 0)
@@ -67,13 +76,18 @@ struct SafetyCheckTests {
     @Test("a family-shared renewal belongs to the family member who submits it, not to the original's buyer")
     func familySharedRenewal() async throws {
         try await AppStoreFlowTests.withServer { client, store in
-            let alice = try await TestServer.token("alice"), bob = try await TestServer.token("bob")
-            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(OrderResponse.self).order
-            let (first, jws) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID)
+            let alice = try await TestServer.token("alice")
+            let bob = try await TestServer.token("bob")
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                OrderResponse.self
+            ).order
+            let (first, jws) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID)
             #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
             let aliceEnd = try await Self.vipExpiry(client, alice)
             let (_, shared) = try await store.purchase(
-                productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: first, familyShared: true)
+                productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: first,
+                familyShared: true)
             let result = try await AppStoreFlowTests.submit(client, token: bob, jws: shared)
             #expect(result.verdict == .recorded && result.order?.userID == "bob")
             #expect(try await Self.vipExpiry(client, bob) != nil)
@@ -113,7 +127,8 @@ struct SafetyCheckTests {
             let created = try await ReconciliationFlowTests.order(client, alice, channel: "alipay")
             try await ReconciliationFlowTests.pay(client, created)
             _ = try await client.execute(
-                uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post, headers: TestServer.bearer(alice),
+                uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post,
+                headers: TestServer.bearer(alice),
                 body: ByteBuffer(string: #"{"result":"success"}"#))
             #expect(try await RefundFlowTests.boxes(client, alice) == 1)
             await components.sandbox!.alipay.injectGatewayFault(.shortRefund)

@@ -5,6 +5,7 @@ import LedgerTestSupport
 import OrderSafeModel
 import Sandbox
 import Testing
+
 @testable import OrderSafeServer
 
 /// A subscription history as Apple delivers it: the original purchase the app never submitted, renewals, a refund of
@@ -25,14 +26,17 @@ struct SubscriptionChainTests {
 
     /// Original purchase (no appAccountToken), four renewals a day apart, a refund of the second renewal.
     static func history(_ store: SandboxAppStore, clock: ManualClock) async throws -> History {
-        var transactions: [String] = [], signed: [String] = [], notifications: [String] = []
+        var transactions: [String] = []
+        var signed: [String] = []
+        var notifications: [String] = []
         let (original, first) = try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription")
         transactions.append(original)
         signed.append(first)
         notifications.append(try await store.notification(type: "SUBSCRIBED", signedTransaction: first))
         for _ in 0..<4 {
             clock.advance(by: 86400)
-            let (id, jws) = try await store.purchase(productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            let (id, jws) = try await store.purchase(
+                productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
             transactions.append(id)
             signed.append(jws)
             notifications.append(try await store.notification(type: "DID_RENEW", signedTransaction: jws))
@@ -46,7 +50,8 @@ struct SubscriptionChainTests {
     }
 
     static func expiresDate(_ jws: String) throws -> Int64 {
-        var segment = String(jws.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var segment = String(jws.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+")
+            .replacingOccurrences(of: "_", with: "/")
         while segment.count % 4 != 0 { segment += "=" }
         let data = try #require(Data(base64Encoded: segment))
         let payload = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -60,19 +65,23 @@ struct SubscriptionChainTests {
             let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
             let (original, _) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription")
             clock.advance(by: 86400)
-            let (first, _) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            let (first, _) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
             clock.advance(by: 86400)
             let (latest, renewal) = try await store.purchase(
                 productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
             #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: renewal).verdict == .recorded)
             for transaction in [original, first, latest] {
-                let payment = try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction)
+                let payment = try await components.ledger.payment(
+                    channel: .appStore, providerTransactionID: transaction)
                 #expect(payment?.userID == "alice", "\(transaction)")
             }
         }
     }
 
-    @Test("notifications that waited for a chain's owner are applied as the app's renewal is recorded, without the history pull")
+    @Test(
+        "notifications that waited for a chain's owner are applied as the app's renewal is recorded, without the history pull"
+    )
     func waitingAppliedOnRecord() async throws {
         try await TestServer.withComponents { client, components, clock in
             let store = components.sandbox!.appStore
@@ -82,13 +91,17 @@ struct SubscriptionChainTests {
                 #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)  // no owner yet: each waits
             }
             await store.inject(.serverError, count: 100)  // the history pull fails: only the waiting signals can tell
-            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted).verdict == .recorded)
+            #expect(
+                try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted).verdict == .recorded)
             for transaction in history.transactions {
                 let payment = try #require(
-                    try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction), "\(transaction) not recorded")
+                    try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction),
+                    "\(transaction) not recorded")
                 #expect(payment.userID == "alice")
                 let status = try await components.ledger.order(number: payment.orderNo)?.status
-                #expect(status == (transaction == history.refunded ? .refunded : .fulfilled), "\(transaction): \(String(describing: status))")
+                #expect(
+                    status == (transaction == history.refunded ? .refunded : .fulfilled),
+                    "\(transaction): \(String(describing: status))")
             }
         }
     }
@@ -101,8 +114,9 @@ struct SubscriptionChainTests {
         Position.allCases.flatMap { position in [false, true].map { (engine, position, $0) } }
     }
 
-    @Test("the app's renewal first, in the middle or last; notifications in Apple's order or shuffled: one ledger",
-          arguments: cases)
+    @Test(
+        "the app's renewal first, in the middle or last; notifications in Apple's order or shuffled: one ledger",
+        arguments: cases)
     func replay(engine: TestEngine, position: Position, shuffled: Bool) async throws {
         try await TestServer.withComponents(engine: engine) { client, components, clock in
             let store = components.sandbox!.appStore
@@ -113,25 +127,31 @@ struct SubscriptionChainTests {
                 var random = SeededRandom(state: 17)
                 notifications.shuffle(using: &random)
             }
-            let at = switch position {
+            let at =
+                switch position {
                 case .first: 0
                 case .middle: notifications.count / 2
                 case .last: notifications.count
-            }
+                }
             for (index, notification) in notifications.enumerated() {
                 if index == at { _ = try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted) }
                 #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)
             }
-            if at == notifications.count { _ = try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted) }
+            if at == notifications.count {
+                _ = try await AppStoreFlowTests.submit(client, token: alice, jws: history.submitted)
+            }
 
             var orders = Set<String>()
             for transaction in history.transactions {
                 let payment = try #require(
-                    try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction), "\(transaction) not recorded")
+                    try await components.ledger.payment(channel: .appStore, providerTransactionID: transaction),
+                    "\(transaction) not recorded")
                 #expect(payment.userID == "alice")
                 orders.insert(payment.orderNo)
                 let status = try await components.ledger.order(number: payment.orderNo)?.status
-                #expect(status == (transaction == history.refunded ? .refunded : .fulfilled), "\(transaction): \(String(describing: status))")
+                #expect(
+                    status == (transaction == history.refunded ? .refunded : .fulfilled),
+                    "\(transaction): \(String(describing: status))")
             }
             #expect(orders.count == history.transactions.count)
             #expect(try await AppStoreFlowTests.vipExpiry(client, token: alice) == history.latestEnd)

@@ -1,16 +1,18 @@
-import _CryptoExtras
 import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Ledger
+import LedgerTestSupport
+import Logging
+import OrderSafeModel
+import Testing
+import _CryptoExtras
+
+@testable import OrderSafeServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Ledger
-import LedgerTestSupport
-import Hummingbird
-import HummingbirdTesting
-import Logging
-import OrderSafeModel
-@testable import OrderSafeServer
-import Testing
 
 struct FixedClock: WallClock {
     var date: Date
@@ -24,38 +26,48 @@ enum TestServer {
     static let adminKey = "admin-key-admin-key-admin-key-0123456789"
 
     /// A data folder for this test process, shared by the tests that need no folder of their own.
-    static let sharedDataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-test-\(UUID().uuidString)").path
+    static let sharedDataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "ordersafe-test-\(UUID().uuidString)"
+    ).path
 
     static func settings(database: String = "sqlite::memory:", extra: [String: String] = [:]) async throws -> Settings {
-        try await SettingsLoader.load(environment: [
-            "ORDERSAFE_DATABASE_URL": database,
-            "ORDERSAFE_AUTH_JWT_SECRET": jwtSecret,
-            "ORDERSAFE_AUTH_ADMIN_KEY": adminKey,
-            "ORDERSAFE_SERVER_DATA_DIR": sharedDataDirectory,
-            // Flows move their clocks by weeks with one token per user; AuthTests checks the 24-hour default.
-            "ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "\(366 * 86400)",
-            // Pinned clocks never refill a bucket; RateLimitTests turns the limits on with a clock it moves.
-            "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "0", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "0",
-            // Chaos runs leave many orders of a user unpaid; FloodTests turns the cap on.
-            "ORDERSAFE_LIMITS_UNPAID_ORDERS_PER_USER": "0",
-        ].merging(extra) { $1 })
+        try await SettingsLoader.load(
+            environment: [
+                "ORDERSAFE_DATABASE_URL": database,
+                "ORDERSAFE_AUTH_JWT_SECRET": jwtSecret,
+                "ORDERSAFE_AUTH_ADMIN_KEY": adminKey,
+                "ORDERSAFE_SERVER_DATA_DIR": sharedDataDirectory,
+                // Flows move their clocks by weeks with one token per user; AuthTests checks the 24-hour default.
+                "ORDERSAFE_AUTH_MAX_TOKEN_LIFETIME_SECONDS": "\(366 * 86400)",
+                // Pinned clocks never refill a bucket; RateLimitTests turns the limits on with a clock it moves.
+                "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "0", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "0",
+                // Chaos runs leave many orders of a user unpaid; FloodTests turns the cap on.
+                "ORDERSAFE_LIMITS_UNPAID_ORDERS_PER_USER": "0",
+            ].merging(extra) { $1 })
     }
 
     /// Production settings with an Alipay account only and a catalog of one product, `parcel`, sold through
     /// `channels`.
     static func productionSettings(selling channels: [Channel]) async throws -> Settings {
-        let catalog = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString).json").path
-        let prices = channels.map { #""\#($0.rawValue)": {"amount_minor": 9900, "currency": "CNY"}"# }.joined(separator: ",")
-        try Data(#"""
+        let catalog = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString).json")
+            .path
+        let prices = channels.map { #""\#($0.rawValue)": {"amount_minor": 9900, "currency": "CNY"}"# }.joined(
+            separator: ",")
+        try Data(
+            #"""
             {"version": "parcel-1", "products": [{"id": "parcel", "kind": "consumable", "title": "Parcel", "goods": "physical",
              "channels": [\#(channels.map { "\"\($0.rawValue)\"" }.joined(separator: ","))], "prices": {\#(prices)},
              "grants": [{"type": "add_balance", "balance": "parcels", "amount": 1}]}]}
-            """#.utf8).write(to: URL(fileURLWithPath: catalog))
-        let appKey = try _RSA.Signing.PrivateKey(keySize: .bits2048), alipayKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: catalog))
+        let appKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let alipayKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         return try await settings(extra: [
             "ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_CATALOG_FILE": catalog,
-            "ORDERSAFE_ALIPAY_APP_ID": "2021000000000009", "ORDERSAFE_ALIPAY_NOTIFY_URL": "https://merchant.example/v1/notify/alipay",
-            "ORDERSAFE_ALIPAY_APP_PRIVATE_KEY": appKey.pemRepresentation, "ORDERSAFE_ALIPAY_PUBLIC_KEY": alipayKey.publicKey.pemRepresentation,
+            "ORDERSAFE_ALIPAY_APP_ID": "2021000000000009",
+            "ORDERSAFE_ALIPAY_NOTIFY_URL": "https://merchant.example/v1/notify/alipay",
+            "ORDERSAFE_ALIPAY_APP_PRIVATE_KEY": appKey.pemRepresentation,
+            "ORDERSAFE_ALIPAY_PUBLIC_KEY": alipayKey.publicKey.pemRepresentation,
         ])
     }
 
@@ -65,7 +77,8 @@ enum TestServer {
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let app = try await OrderSafeApplication.build(
-            settings: try await settings(database: database, extra: extra), clock: FixedClock(date: clock), logger: TestLog.logger)
+            settings: try await settings(database: database, extra: extra), clock: FixedClock(date: clock),
+            logger: TestLog.logger)
         try await app.test(.router) { client in try await body(client) }
     }
 
@@ -76,13 +89,18 @@ enum TestServer {
         extra: [String: String] = [:],
         _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-server-\(UUID().uuidString)").path
-        let settings = try await settings(extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"].merging(extra) { $1 })
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ordersafe-server-\(UUID().uuidString)"
+        ).path
+        let settings = try await settings(
+            extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"].merging(extra) { $1 })
         let clock = ManualClock(now)
         let (router, components) = try await OrderSafeApplication.makeRouter(
             settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)
         do {
-            try await Application(router: router, logger: TestLog.logger).test(.router) { client in try await body(client, components, clock) }
+            try await Application(router: router, logger: TestLog.logger).test(.router) { client in
+                try await body(client, components, clock)
+            }
             try await components.database.shutdown()
         } catch {
             try? await components.database.shutdown()
@@ -92,7 +110,8 @@ enum TestServer {
 
     /// ``withComponents(extra:_:)`` on a fresh database of `engine` (SQLite file or PostgreSQL).
     static func withComponents(
-        engine: TestEngine, _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
+        engine: TestEngine,
+        _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
     ) async throws {
         try await engine.withDatabaseURL { url in
             try await withComponents(extra: ["ORDERSAFE_DATABASE_URL": databaseSetting(url)], body)
@@ -126,7 +145,9 @@ enum TestServer {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw POSIXError(.EADDRINUSE) }
         return Int(UInt16(bigEndian: address.sin_port))

@@ -1,6 +1,7 @@
 import Foundation
-@testable import OrderSafeServer
 import Testing
+
+@testable import OrderSafeServer
 
 /// The bearer token is read without the tabs and spaces around it, exactly as Foundation's
 /// `trimmingCharacters(in: .whitespaces)` reads it, without its cost.
@@ -13,12 +14,17 @@ struct TokenTrimmingTests {
         var cases: [String] = [""]
         for blank in blanks {
             for other in others {
-                cases += [blank + other, other + blank, blank + other + blank, blank + blank + other + blank + other + blank, blank + blank]
+                cases += [
+                    blank + other, other + blank, blank + other + blank, blank + blank + other + blank + other + blank,
+                    blank + blank,
+                ]
             }
         }
         cases.append(" \t eyJ.eyJ.sig \u{3000}")
         for text in cases {
-            #expect(UserAuthenticator.trimmed(Substring(text)) == text.trimmingCharacters(in: .whitespaces), "\(text.unicodeScalars.map { $0.value })")
+            #expect(
+                UserAuthenticator.trimmed(Substring(text)) == text.trimmingCharacters(in: .whitespaces),
+                "\(text.unicodeScalars.map { $0.value })")
         }
     }
 
@@ -28,7 +34,9 @@ struct TokenTrimmingTests {
         for value in UInt32(0)...0xFFFF {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let text = "\(scalar)a\(scalar)"
-            if UserAuthenticator.trimmed(Substring(text)) != text.trimmingCharacters(in: .whitespaces) { differing.append(value) }
+            if UserAuthenticator.trimmed(Substring(text)) != text.trimmingCharacters(in: .whitespaces) {
+                differing.append(value)
+            }
         }
         #expect(differing.isEmpty, "\(differing.prefix(20))")
     }

@@ -4,6 +4,7 @@ import OrderSafeModel
 import Sandbox
 import Testing
 import _CryptoExtras
+
 @testable import WeChatPay
 
 /// A merchant, a sandbox WeChat Pay and a client wired to it in process; notifications land in `inbox`.
@@ -35,15 +36,20 @@ struct WeChatPayWorld {
         func refuse(_ count: Int) { refuseNext = count }
     }
 
-    init(mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001"), folder: URL? = nil,
-         clock: any WallClock = SystemClock()) throws {
+    init(
+        mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001"), folder: URL? = nil,
+        clock: any WallClock = SystemClock()
+    ) throws {
         let inbox = Inbox()
         self.inbox = inbox
         self.mode = mode
-        merchant = try MerchantSigner(merchantID: "1900000001", certificateSerial: Self.merchantSerial, privateKey: Self.merchantKey.pemRepresentation)
+        merchant = try MerchantSigner(
+            merchantID: "1900000001", certificateSerial: Self.merchantSerial,
+            privateKey: Self.merchantKey.pemRepresentation)
         sandbox = try SandboxWeChatPay(
             merchantID: "1900000001", appID: "wx0123456789abcdef", merchantSerial: Self.merchantSerial,
-            merchantPublicKey: Self.merchantKey.publicKey, apiV3Key: Self.apiV3Key, platformKey: Self.platformKey, mode: mode,
+            merchantPublicKey: Self.merchantKey.publicKey, apiV3Key: Self.apiV3Key, platformKey: Self.platformKey,
+            mode: mode,
             timeScale: 0.0001, clock: clock, folder: folder,
             sink: { _, headers, body in await inbox.take(headers, body) })
     }
@@ -64,7 +70,8 @@ struct WeChatPayWorld {
 
     func certificateStore(apiV3Key: String = apiV3Key) -> PlatformCertificateStore {
         PlatformCertificateStore(
-            merchant: merchant, cipher: try! APIv3Cipher(apiV3Key: apiV3Key), baseURL: "http://sandbox.local/sandbox/wechatpay",
+            merchant: merchant, cipher: try! APIv3Cipher(apiV3Key: apiV3Key),
+            baseURL: "http://sandbox.local/sandbox/wechatpay",
             transport: transport, retry: Self.retry, unknownSerialCooldown: 0)
     }
 
@@ -83,9 +90,12 @@ struct WeChatPayWorld {
 
 @Suite("WeChat Pay client against the sandbox")
 struct WeChatPaySandboxTests {
-    @Test("a sandbox restarted on its data folder, at the same second, reuses no id, forgets no transaction, resends what was not acknowledged")
+    @Test(
+        "a sandbox restarted on its data folder, at the same second, reuses no id, forgets no transaction, resends what was not acknowledged"
+    )
     func restartsOnItsFolder() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wechatpay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wechatpay-sandbox-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         var ids: [String] = []
@@ -94,7 +104,10 @@ struct WeChatPaySandboxTests {
             let world = try WeChatPayWorld(folder: folder, clock: now)
             let client = try world.client()
             if run > 0 {
-                guard case .transaction(let earlier) = try await client.queryTransaction(outTradeNo: "OS20261126-R\(run - 1)P0") else {
+                guard
+                    case .transaction(let earlier) = try await client.queryTransaction(
+                        outTradeNo: "OS20261126-R\(run - 1)P0")
+                else {
                     Issue.record("run \(run): the transaction paid before the restart is gone")
                     return
                 }
@@ -104,7 +117,8 @@ struct WeChatPaySandboxTests {
             await world.inbox.refuse(1_000)
             for index in 0..<2 {
                 let outTradeNo = "OS20261126-R\(run)P\(index)"
-                try await world.sandbox.open(try client.appInvocation(prepayID: try await client.prepayApp(world.order(outTradeNo))))
+                try await world.sandbox.open(
+                    try client.appInvocation(prepayID: try await client.prepayApp(world.order(outTradeNo))))
             }
             ids += await world.sandbox.payments.map(\.providerTransactionID).filter { !ids.contains($0) }
             await world.sandbox.settle()
@@ -118,9 +132,12 @@ struct WeChatPaySandboxTests {
         let received = await last.inbox.received
         #expect(received.count == 6, "every notification refused before the restarts arrives once, signed anew")
         let parser = WeChatPayNotificationParser(
-            verifier: SignedMessageVerifier(keys: try last.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+            verifier: SignedMessageVerifier(keys: try last.keys(), clock: SystemClock()),
+            cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
         for delivery in received {
-            #expect(try await parser.parse(headers: delivery.headers, body: delivery.body).eventType == "TRANSACTION.SUCCESS")
+            #expect(
+                try await parser.parse(headers: delivery.headers, body: delivery.body).eventType
+                    == "TRANSACTION.SUCCESS")
         }
         try Data("not a number".utf8).write(to: folder.appendingPathComponent("wechatpay-id-counter"))
         #expect(throws: (any Error).self) { try WeChatPayWorld(folder: folder) }
@@ -135,7 +152,10 @@ struct WeChatPaySandboxTests {
         #expect(prepayID.hasPrefix("wx"))
         // The same order asked again gets the same prepay_id; another amount is refused.
         #expect(try await client.prepayApp(world.order("OS20261122-WX0001")) == prepayID)
-        await #expect(throws: WeChatPayAPIError.business(status: 400, code: "OUT_TRADE_NO_USED", message: "out_trade_no was used with other parameters")) {
+        await #expect(
+            throws: WeChatPayAPIError.business(
+                status: 400, code: "OUT_TRADE_NO_USED", message: "out_trade_no was used with other parameters")
+        ) {
             try await client.prepayApp(world.order("OS20261122-WX0001", fen: 1))
         }
         guard case .transaction(let unpaid) = try await client.queryTransaction(outTradeNo: "OS20261122-WX0001") else {
@@ -155,14 +175,17 @@ struct WeChatPaySandboxTests {
         let received = await world.inbox.received
         #expect(received.count == 1)
         let parser = WeChatPayNotificationParser(
-            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()),
+            cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
         let notification = try await parser.parse(headers: received[0].headers, body: received[0].body)
         #expect(notification.eventType == "TRANSACTION.SUCCESS")
         let transaction = try WeChatPayTransaction(resource: notification.plaintext)
-        try transaction.check(appID: "wx0123456789abcdef", merchantID: "1900000001", outTradeNo: "OS20261122-WX0001",
-                              amount: Money(amountMinor: 9900, currency: .cny))
+        try transaction.check(
+            appID: "wx0123456789abcdef", merchantID: "1900000001", outTradeNo: "OS20261122-WX0001",
+            amount: Money(amountMinor: 9900, currency: .cny))
         #expect(transaction.attach == "user=alice")
-        guard case .transaction(let paid) = try await client.queryTransaction(transactionID: transaction.transactionID!) else {
+        guard case .transaction(let paid) = try await client.queryTransaction(transactionID: transaction.transactionID!)
+        else {
             Issue.record("query by transaction id")
             return
         }
@@ -185,7 +208,8 @@ struct WeChatPaySandboxTests {
         }
         let request = WeChatPayRefundRequest(
             outTradeNo: "OS20261122-PAID01", outRefundNo: "RF-1", refund: Money(amountMinor: 900, currency: .cny),
-            total: Money(amountMinor: 9900, currency: .cny), reason: "test", notifyURL: "https://merchant.example/v1/notify/wechatpay")
+            total: Money(amountMinor: 9900, currency: .cny), reason: "test",
+            notifyURL: "https://merchant.example/v1/notify/wechatpay")
         let refund = try await client.refund(request)
         #expect(refund.status == .success && refund.refundFen == 900 && refund.totalFen == 9900)
         #expect(try await client.refund(request) == refund)
@@ -200,7 +224,8 @@ struct WeChatPaySandboxTests {
         let received = await world.inbox.received
         #expect(received.count == 2)
         let parser = WeChatPayNotificationParser(
-            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()),
+            cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
         let refundNotification = try await parser.parse(headers: received[1].headers, body: received[1].body)
         #expect(refundNotification.eventType == "REFUND.SUCCESS")
         #expect(try WeChatPayRefund(resource: refundNotification.plaintext).outRefundNo == "RF-1")
@@ -228,8 +253,10 @@ struct WeChatPaySandboxTests {
             try await client.queryTransaction(outTradeNo: "OS20261122-RETRY1")
         }
         let impatient = WeChatPayClient(
-            merchant: world.merchant, appID: "wx0123456789abcdef", keys: try world.keys(), baseURL: "http://sandbox.local/sandbox/wechatpay",
-            transport: world.transport, retry: RetryPolicy(attempts: 2, firstDelay: .milliseconds(1), timeout: .milliseconds(50)))
+            merchant: world.merchant, appID: "wx0123456789abcdef", keys: try world.keys(),
+            baseURL: "http://sandbox.local/sandbox/wechatpay",
+            transport: world.transport,
+            retry: RetryPolicy(attempts: 2, firstDelay: .milliseconds(1), timeout: .milliseconds(50)))
         await world.sandbox.injectAPIFault(.timeout(.milliseconds(400)))
         #expect(try await impatient.queryTransaction(outTradeNo: "OS20261122-RETRY1") == .notFound)
         // A 2xx answer is read only once verified (an unsigned 404 can only ever mean "not yet").
@@ -243,10 +270,13 @@ struct WeChatPaySandboxTests {
             merchantID: "1900000001", certificateSerial: WeChatPayWorld.merchantSerial,
             privateKey: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
         let forged = WeChatPayClient(
-            merchant: stranger, appID: "wx0123456789abcdef", keys: try world.keys(), baseURL: "http://sandbox.local/sandbox/wechatpay",
+            merchant: stranger, appID: "wx0123456789abcdef", keys: try world.keys(),
+            baseURL: "http://sandbox.local/sandbox/wechatpay",
             transport: world.transport, retry: WeChatPayWorld.retry)
-        await #expect(throws: WeChatPayAPIError.business(
-            status: 401, code: "SIGN_ERROR", message: "unauthorized: the Authorization signature does not verify")) {
+        await #expect(
+            throws: WeChatPayAPIError.business(
+                status: 401, code: "SIGN_ERROR", message: "unauthorized: the Authorization signature does not verify")
+        ) {
             try await forged.queryTransaction(outTradeNo: "OS20261122-RETRY1")
         }
     }
@@ -269,7 +299,9 @@ struct WeChatPaySandboxTests {
         let wrongKey = world.certificateStore(apiV3Key: "ffffffffffffffffffffffffffffffff")
         await #expect(throws: WeChatPayError.decryptionFailed) { try await wrongKey.refresh() }
         let unusable = try world.client(keys: wrongKey)
-        await #expect(throws: WeChatPayAPIError.self) { try await unusable.queryTransaction(outTradeNo: "OS20261122-CERT01") }
+        await #expect(throws: WeChatPayAPIError.self) {
+            try await unusable.queryTransaction(outTradeNo: "OS20261122-CERT01")
+        }
     }
 
     @Test("notification faults: drop, duplicate, reorder, stale timestamp; refused deliveries are retried")
@@ -277,9 +309,11 @@ struct WeChatPaySandboxTests {
         let world = try WeChatPayWorld()
         let client = try world.client()
         let parser = WeChatPayNotificationParser(
-            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()), cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
+            verifier: SignedMessageVerifier(keys: try world.keys(), clock: SystemClock()),
+            cipher: try APIv3Cipher(apiV3Key: WeChatPayWorld.apiV3Key))
         func pay(_ outTradeNo: String) async throws {
-            try await world.sandbox.open(try client.appInvocation(prepayID: try await client.prepayApp(world.order(outTradeNo))))
+            try await world.sandbox.open(
+                try client.appInvocation(prepayID: try await client.prepayApp(world.order(outTradeNo))))
         }
         await world.sandbox.injectNotificationFault(.drop)
         try await pay("OS20261122-DROP01")

@@ -8,7 +8,8 @@ enum AlipayFuzz {
     static let alipayKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     static let verifier = AlipayNotificationVerifier(
         credentials: try! AlipayCredentials(
-            appID: "2021000000000001", appPrivateKey: appKey.pemRepresentation, alipayPublicKey: alipayKey.publicKey.pemRepresentation))
+            appID: "2021000000000001", appPrivateKey: appKey.pemRepresentation,
+            alipayPublicKey: alipayKey.publicKey.pemRepresentation))
 
     static func run(_ bytes: [UInt8]) {
         _ = try? FormEncoding.parse(bytes)

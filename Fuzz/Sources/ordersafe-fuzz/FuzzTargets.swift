@@ -24,7 +24,9 @@ enum FuzzTarget: String, CaseIterable {
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["ORDERSAFE_FUZZ_TARGET"] ?? ""
         guard let target = FuzzTarget(rawValue: name) else {
-            FileHandle.standardError.write(Data("ORDERSAFE_FUZZ_TARGET must be one of: \(allCases.map(\.rawValue).joined(separator: ", "))\n".utf8))
+            FileHandle.standardError.write(
+                Data("ORDERSAFE_FUZZ_TARGET must be one of: \(allCases.map(\.rawValue).joined(separator: ", "))\n".utf8)
+            )
             exit(2)
         }
         return target
@@ -67,12 +69,14 @@ struct FuzzMessage {
                 break
             }
         }
-        let head = String(decoding: bytes[..<split], as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let head = String(decoding: bytes[..<split], as: UTF8.self).split(
+            separator: "\n", omittingEmptySubsequences: false)
         firstLine = head.first.map(String.init) ?? ""
         headers = [:]
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[String(line[..<colon])] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            headers[String(line[..<colon])] = String(line[line.index(after: colon)...]).trimmingCharacters(
+                in: .whitespaces)
         }
         body = split + 2 <= bytes.count ? Array(bytes[(split + 2)...]) : []
     }

@@ -6,9 +6,11 @@ import X509
 /// chain; a sandbox one checks headers, the leaf's key and the signature before any payload is read.
 enum JWSFuzz {
     static let authority = try! SandboxAppStoreCA(now: PinnedClock().now())
-    static let local = SignedDataVerifier(rootCertificates: [], bundleID: "com.example.app", appAppleID: 1234, environment: .xcode)
+    static let local = SignedDataVerifier(
+        rootCertificates: [], bundleID: "com.example.app", appAppleID: 1234, environment: .xcode)
     static let sandbox = SignedDataVerifier(
-        rootCertificates: try! AppleRootCertificates.load([authority.rootDER], requireApple: false), bundleID: "com.example.app",
+        rootCertificates: try! AppleRootCertificates.load([authority.rootDER], requireApple: false),
+        bundleID: "com.example.app",
         appAppleID: 1234, environment: .sandbox, clock: PinnedClock())
 
     static func run(_ bytes: [UInt8]) async {

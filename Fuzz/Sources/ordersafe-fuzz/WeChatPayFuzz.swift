@@ -8,8 +8,10 @@ enum WeChatPayFuzz {
     static let cipher = try! APIv3Cipher(apiV3Key: "0123456789abcdef0123456789abcdef")
     static let parser: WeChatPayNotificationParser = {
         var keys = WeChatPayVerificationKeys()
-        try! keys.addPublicKey(id: "PUB_KEY_ID_0000000000000000000000000000", pem: platformKey.publicKey.pemRepresentation)
-        return WeChatPayNotificationParser(verifier: SignedMessageVerifier(keys: keys, clock: PinnedClock()), cipher: cipher)
+        try! keys.addPublicKey(
+            id: "PUB_KEY_ID_0000000000000000000000000000", pem: platformKey.publicKey.pemRepresentation)
+        return WeChatPayNotificationParser(
+            verifier: SignedMessageVerifier(keys: keys, clock: PinnedClock()), cipher: cipher)
     }()
 
     static func run(_ bytes: [UInt8]) async {

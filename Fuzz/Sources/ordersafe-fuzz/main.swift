@@ -7,7 +7,8 @@ import Foundation
 FuzzTarget.selected.run([])
 var argc = CommandLine.argc
 var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-    guard let data else { return 0 }
-    return fuzzOneInput(data, size)
-})
+exit(
+    LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+        guard let data else { return 0 }
+        return fuzzOneInput(data, size)
+    })

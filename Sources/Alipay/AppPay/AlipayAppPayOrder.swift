@@ -12,7 +12,10 @@ public struct AlipayAppPayOrder: Sendable, Hashable {
     /// Echoed back in the notification (URL-encoded by Alipay).
     public var passbackParams: String?
 
-    public init(outTradeNo: String, amount: Money, subject: String, notifyURL: String, expiresAt: Date? = nil, passbackParams: String? = nil) {
+    public init(
+        outTradeNo: String, amount: Money, subject: String, notifyURL: String, expiresAt: Date? = nil,
+        passbackParams: String? = nil
+    ) {
         self.outTradeNo = outTradeNo
         self.amount = amount
         self.subject = subject
@@ -46,7 +49,9 @@ public struct AlipayRequestSigner: Sendable {
     }
 
     /// Every parameter of a gateway request, `sign` included.
-    public func signedParameters(method: String, bizContent: [String: String], extra: [String: String] = [:], at date: Date)
+    public func signedParameters(
+        method: String, bizContent: [String: String], extra: [String: String] = [:], at date: Date
+    )
         throws -> [String: String]
     {
         var parameters = extra
@@ -62,7 +67,8 @@ public struct AlipayRequestSigner: Sendable {
             parameters["app_cert_sn"] = serials.appCertSN
             parameters["alipay_root_cert_sn"] = serials.alipayRootCertSN
         }
-        parameters["sign"] = try credentials.sign(SignContent.make(parameters, excluding: SignContent.requestExclusions))
+        parameters["sign"] = try credentials.sign(
+            SignContent.make(parameters, excluding: SignContent.requestExclusions))
         return parameters
     }
 

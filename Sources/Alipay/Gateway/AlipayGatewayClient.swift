@@ -23,7 +23,8 @@ public struct AlipayGatewayClient: Sendable {
     public init(
         credentials: AlipayCredentials, gatewayURL: String = productionGateway,
         transport: any AlipayTransport = HTTPClientAlipayTransport(), retry: RetryPolicy = RetryPolicy(),
-        clock: any WallClock = SystemClock(), sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        clock: any WallClock = SystemClock(),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         logger: Logger = Logger(label: "ordersafe.alipay")
     ) {
         self.credentials = credentials
@@ -36,13 +37,15 @@ public struct AlipayGatewayClient: Sendable {
     }
 
     public func queryTrade(outTradeNo: String) async throws(AlipayGatewayError) -> AlipayTradeQueryResult {
-        let response = try await call("alipay.trade.query", ["out_trade_no": outTradeNo], notFound: "ACQ.TRADE_NOT_EXIST")
+        let response = try await call(
+            "alipay.trade.query", ["out_trade_no": outTradeNo], notFound: "ACQ.TRADE_NOT_EXIST")
         guard let response else { return .notFound }
         return .trade(try trade(from: response))
     }
 
     public func closeTrade(outTradeNo: String) async throws(AlipayGatewayError) -> AlipayCloseResult {
-        let response = try await call("alipay.trade.close", ["out_trade_no": outTradeNo], notFound: "ACQ.TRADE_NOT_EXIST")
+        let response = try await call(
+            "alipay.trade.close", ["out_trade_no": outTradeNo], notFound: "ACQ.TRADE_NOT_EXIST")
         return response == nil ? .notFound : .closed
     }
 
@@ -61,7 +64,9 @@ public struct AlipayGatewayClient: Sendable {
         guard let response = try await call("alipay.trade.refund", biz, notFound: nil) else {
             throw .malformedResponse("refund without a response")
         }
-        guard let tradeNo = response.string("trade_no"), let fee = response.string("refund_fee").flatMap(AlipayAmount.fen) else {
+        guard let tradeNo = response.string("trade_no"),
+            let fee = response.string("refund_fee").flatMap(AlipayAmount.fen)
+        else {
             throw .malformedResponse("refund response lacks trade_no or refund_fee")
         }
         return AlipayRefundResult(
@@ -69,21 +74,29 @@ public struct AlipayGatewayClient: Sendable {
             refundFee: Money(amountMinor: fee, currency: .cny), fundChange: response.string("fund_change") == "Y")
     }
 
-    public func queryRefund(outTradeNo: String, outRequestNo: String) async throws(AlipayGatewayError) -> AlipayRefundQueryResult {
+    public func queryRefund(outTradeNo: String, outRequestNo: String) async throws(AlipayGatewayError)
+        -> AlipayRefundQueryResult
+    {
         let response = try await call(
             "alipay.trade.fastpay.refund.query", ["out_trade_no": outTradeNo, "out_request_no": outRequestNo],
             notFound: "ACQ.TRADE_NOT_EXIST")
         // Alipay answers 10000 without refund_amount when no such refund exists.
-        guard let response, let amount = response.string("refund_amount").flatMap(AlipayAmount.fen) else { return .notFound }
+        guard let response, let amount = response.string("refund_amount").flatMap(AlipayAmount.fen) else {
+            return .notFound
+        }
         return .refund(
-            outRequestNo: response.string("out_request_no") ?? outRequestNo, amount: Money(amountMinor: amount, currency: .cny),
+            outRequestNo: response.string("out_request_no") ?? outRequestNo,
+            amount: Money(amountMinor: amount, currency: .cny),
             status: response.string("refund_status"))
     }
 
     /// The short-lived URL of a day's (`yyyy-MM-dd`) or month's (`yyyy-MM`) bill.
-    public func billDownloadURL(billType: String = "trade", billDate: String) async throws(AlipayGatewayError) -> String {
-        guard let response = try await call(
-            "alipay.data.dataservice.bill.downloadurl.query", ["bill_type": billType, "bill_date": billDate], notFound: nil),
+    public func billDownloadURL(billType: String = "trade", billDate: String) async throws(AlipayGatewayError) -> String
+    {
+        guard
+            let response = try await call(
+                "alipay.data.dataservice.bill.downloadurl.query", ["bill_type": billType, "bill_date": billDate],
+                notFound: nil),
             let url = response.string("bill_download_url")
         else { throw .malformedResponse("no bill_download_url") }
         return url
@@ -95,7 +108,8 @@ public struct AlipayGatewayClient: Sendable {
             let amount = response.string("total_amount").flatMap(AlipayAmount.fen)
         else { throw .malformedResponse("trade query lacks trade_no, out_trade_no, trade_status or total_amount") }
         return AlipayTrade(
-            tradeNo: tradeNo, outTradeNo: outTradeNo, status: status, totalAmount: Money(amountMinor: amount, currency: .cny),
+            tradeNo: tradeNo, outTradeNo: outTradeNo, status: status,
+            totalAmount: Money(amountMinor: amount, currency: .cny),
             buyerID: response.string("buyer_user_id"))
     }
 
@@ -103,24 +117,32 @@ public struct AlipayGatewayClient: Sendable {
     private func call(_ method: String, _ biz: [String: String], notFound: String?) async throws(AlipayGatewayError)
         -> AlipayGatewayResponse?
     {
-        try await retry.run(sleep: sleep, onRetry: { attempt, error in
-            logger.warning("alipay call failed", metadata: ["method": "\(method)", "attempt": "\(attempt)", "error": "\(error)"])
-        }) { () async -> Attempt<AlipayGatewayResponse?, AlipayGatewayError> in
+        try await retry.run(
+            sleep: sleep,
+            onRetry: { attempt, error in
+                logger.warning(
+                    "alipay call failed",
+                    metadata: ["method": "\(method)", "attempt": "\(attempt)", "error": "\(error)"])
+            }
+        ) { () async -> Attempt<AlipayGatewayResponse?, AlipayGatewayError> in
             let form: String
             do {
                 form = FormEncoding.encode(
-                    try AlipayRequestSigner(credentials: credentials).signedParameters(method: method, bizContent: biz, at: clock.now()))
+                    try AlipayRequestSigner(credentials: credentials).signedParameters(
+                        method: method, bizContent: biz, at: clock.now()))
             } catch {
                 return .stop(.malformedResponse("the request could not be signed: \(error)"))
             }
-            let status: Int, body: [UInt8]
+            let status: Int
+            let body: [UInt8]
             do {
                 (status, body) = try await transport.post(url: gatewayURL, form: form, timeout: retry.timeout)
             } catch {
                 return .retry(.unavailable(String(describing: error)))
             }
             guard (200..<300).contains(status) else {
-                return status >= 500 || status == 429 ? .retry(.unavailable("HTTP \(status)")) : .stop(.refused(status: status))
+                return status >= 500 || status == 429
+                    ? .retry(.unavailable("HTTP \(status)")) : .stop(.refused(status: status))
             }
             let response: AlipayGatewayResponse
             do throws(AlipayGatewayError) {

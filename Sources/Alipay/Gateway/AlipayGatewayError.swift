@@ -19,7 +19,8 @@ public enum AlipayGatewayError: Error, Equatable, CustomStringConvertible {
         case .refused(let status): "Alipay refused the request with HTTP \(status)"
         case .malformedResponse(let detail): "Alipay's response is malformed: \(detail)"
         case .badSignature: "Alipay's response signature does not verify"
-        case .systemError(let code, let subCode, let message): "Alipay system error \(code)/\(subCode ?? "-"): \(message)"
+        case .systemError(let code, let subCode, let message):
+            "Alipay system error \(code)/\(subCode ?? "-"): \(message)"
         case .business(let code, let subCode, let message): "Alipay refused (\(code)/\(subCode)): \(message)"
         }
     }

@@ -17,7 +17,8 @@ public struct HTTPClientAlipayTransport: AlipayTransport {
 
     public func post(url: String, form: String, timeout: Duration) async throws -> (status: Int, body: [UInt8]) {
         let response = try await transport.send(
-            method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded;charset=utf-8"], body: Array(form.utf8),
+            method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded;charset=utf-8"],
+            body: Array(form.utf8),
             timeout: timeout)
         return (response.status, response.body)
     }

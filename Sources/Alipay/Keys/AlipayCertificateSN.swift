@@ -30,7 +30,8 @@ public enum AlipayCertificateSN {
     }
 
     static func derCertificates(inPEM pem: String) throws(AlipayKeyError) -> [Data] {
-        let begin = "-----BEGIN CERTIFICATE-----", end = "-----END CERTIFICATE-----"
+        let begin = "-----BEGIN CERTIFICATE-----"
+        let end = "-----END CERTIFICATE-----"
         var certificates: [Data] = []
         var rest = pem[...]
         while let start = rest.range(of: begin) {

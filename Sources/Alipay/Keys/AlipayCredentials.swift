@@ -27,7 +27,8 @@ public struct AlipayCredentials: Sendable {
     /// Certificate mode: the app private key, the app public-key certificate, the Alipay public-key certificate
     /// (its first certificate is used) and the Alipay root certificate file, all PEM.
     public init(
-        appID: String, appPrivateKey: String, appCertificate: String, alipayCertificate: String, alipayRootCertificate: String
+        appID: String, appPrivateKey: String, appCertificate: String, alipayCertificate: String,
+        alipayRootCertificate: String
     ) throws(AlipayKeyError) {
         guard let alipayLeaf = try AlipayCertificateSN.certificates(inPEM: alipayCertificate).first else {
             throw .badCertificate("the Alipay public-key certificate file holds no certificate")
@@ -46,7 +47,10 @@ public struct AlipayCredentials: Sendable {
                 alipayRootCertSN: try AlipayCertificateSN.rootSerial(ofPEM: alipayRootCertificate)))
     }
 
-    init(appID: String, privateKey: _RSA.Signing.PrivateKey, publicKey: _RSA.Signing.PublicKey, serials: CertificateSerials?)
+    init(
+        appID: String, privateKey: _RSA.Signing.PrivateKey, publicKey: _RSA.Signing.PublicKey,
+        serials: CertificateSerials?
+    )
         throws(AlipayKeyError)
     {
         guard privateKey.publicKey.derRepresentation != publicKey.derRepresentation else {

@@ -13,7 +13,9 @@ struct CertificateIdentity {
     init(der: Data) throws(AlipayKeyError) {
         do {
             let root = try DER.parse(Array(der))
-            guard case .constructed(let parts) = root.content else { throw AlipayKeyError.badCertificate("not a SEQUENCE") }
+            guard case .constructed(let parts) = root.content else {
+                throw AlipayKeyError.badCertificate("not a SEQUENCE")
+            }
             var outer = parts.makeIterator()
             guard let tbs = outer.next(), let algorithm = outer.next(),
                 case .constructed(let tbsParts) = tbs.content, case .constructed(let algorithmParts) = algorithm.content

@@ -46,12 +46,14 @@ enum RSAKeyText {
     /// When the text is a readable RSA key below 2048 bits, its size (to say "too short" rather than "unreadable").
     private static func smallKeySize(_ text: String, isPrivate: Bool) -> Int? {
         if isPrivate {
-            let key = text.contains("-----BEGIN")
+            let key =
+                text.contains("-----BEGIN")
                 ? try? _RSA.Signing.PrivateKey(unsafePEMRepresentation: text)
                 : bareBase64(text).flatMap { try? _RSA.Signing.PrivateKey(unsafeDERRepresentation: $0) }
             return key?.keySizeInBits
         }
-        let key = text.contains("-----BEGIN")
+        let key =
+            text.contains("-----BEGIN")
             ? try? _RSA.Signing.PublicKey(unsafePEMRepresentation: text)
             : bareBase64(text).flatMap { try? _RSA.Signing.PublicKey(unsafeDERRepresentation: $0) }
         return key?.keySizeInBits

@@ -54,7 +54,9 @@ public struct AlipayNotification: Sendable, Hashable {
             return Money(amountMinor: fen, currency: .cny)
         }
         let statusText = try required("trade_status")
-        guard let status = AlipayTradeStatus(rawValue: statusText) else { throw .invalidField("trade_status", statusText) }
+        guard let status = AlipayTradeStatus(rawValue: statusText) else {
+            throw .invalidField("trade_status", statusText)
+        }
         notifyID = try required("notify_id")
         notifyTime = try required("notify_time")
         appID = try required("app_id")
@@ -66,8 +68,11 @@ public struct AlipayNotification: Sendable, Hashable {
         buyerID = fields["buyer_id"]
         passbackParams = fields["passback_params"]
         subject = fields["subject"]
-        refund = fields["refund_fee"] == nil ? nil
-            : Refund(refundFee: try amount("refund_fee"), outBizNo: fields["out_biz_no"], gmtRefund: fields["gmt_refund"])
+        refund =
+            fields["refund_fee"] == nil
+            ? nil
+            : Refund(
+                refundFee: try amount("refund_fee"), outBizNo: fields["out_biz_no"], gmtRefund: fields["gmt_refund"])
     }
 
     /// The business checks against our order: app id, seller, order number and amount must all be ours.

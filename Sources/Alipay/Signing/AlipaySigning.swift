@@ -34,7 +34,9 @@ public struct AlipaySideSigner: Sendable {
 
 extension AlipayCredentials {
     /// True when `signature` is the app's RSA2 signature over `content` (what Alipay checks on every request).
-    public static func isAppSignature(_ signature: String, over content: String, appPublicKey: _RSA.Signing.PublicKey) -> Bool {
+    public static func isAppSignature(_ signature: String, over content: String, appPublicKey: _RSA.Signing.PublicKey)
+        -> Bool
+    {
         RSA2.verify(signature, over: Array(content.utf8), with: appPublicKey)
     }
 }

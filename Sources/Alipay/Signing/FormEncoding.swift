@@ -24,7 +24,9 @@ public enum FormEncoding {
     }
 
     /// Parses `a=1&b=x+y%20z` into fields (`+` is a space), refusing duplicates, bad escapes and non-UTF-8.
-    public static func parse(_ body: [UInt8], maxBytes: Int = 64 * 1024, maxFields: Int = 128) throws(Error) -> [String: String] {
+    public static func parse(_ body: [UInt8], maxBytes: Int = 64 * 1024, maxFields: Int = 128) throws(Error) -> [String:
+        String]
+    {
         try FormFields(parsing: body, maxBytes: maxBytes, maxFields: maxFields).dictionary
     }
 
@@ -40,7 +42,8 @@ public enum FormEncoding {
         output.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
                 output.unicodeScalars.append(Unicode.Scalar(byte))
             default:

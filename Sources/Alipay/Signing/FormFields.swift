@@ -20,24 +20,36 @@ public struct FormFields: Sendable {
         // One pass decodes every name and value into one buffer (decoded text is never longer than its encoding).
         let storage = [UInt8](unsafeUninitializedCapacity: body.count) { output, count in
             body.withUnsafeBufferPointer { input in
-                var o = 0, i = 0
-                var fieldStart = 0, nameStart = 0, valueStart = -1
+                var o = 0
+                var i = 0
+                var fieldStart = 0
+                var nameStart = 0
+                var valueStart = -1
                 var ascii = true
-                func name(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: output[range]), as: UTF8.self) }
+                func name(_ range: Range<Int>) -> String {
+                    String(decoding: UnsafeBufferPointer(rebasing: output[range]), as: UTF8.self)
+                }
                 while i <= input.count {
                     let byte = i == input.count ? UInt8(ascii: "&") : input[i]
                     switch byte {
                     case UInt8(ascii: "&"):
                         if i > fieldStart {
                             guard valueStart > nameStart else {
-                                failure = .malformedPair(String(decoding: UnsafeBufferPointer(rebasing: input[fieldStart..<i]), as: UTF8.self))
+                                failure = .malformedPair(
+                                    String(
+                                        decoding: UnsafeBufferPointer(rebasing: input[fieldStart..<i]), as: UTF8.self))
                                 break
                             }
-                            guard pairs.count < maxFields else { failure = .tooManyFields(limit: maxFields); break }
+                            guard pairs.count < maxFields else {
+                                failure = .tooManyFields(limit: maxFields)
+                                break
+                            }
                             let pair = Pair(name: nameStart..<valueStart, value: valueStart..<o)
                             if !ascii {
                                 for range in [pair.name, pair.value]
-                                where String(validating: UnsafeBufferPointer(rebasing: output[range]), as: UTF8.self) == nil {
+                                where String(validating: UnsafeBufferPointer(rebasing: output[range]), as: UTF8.self)
+                                    == nil
+                                {
                                     failure = .notUTF8(field: range == pair.name ? "?" : name(pair.name))
                                 }
                             }
@@ -53,7 +65,9 @@ public struct FormFields: Sendable {
                         output[o] = UInt8(ascii: " ")
                         o += 1
                     case UInt8(ascii: "%"):
-                        guard i + 2 < input.count, let high = Self.hexValue(input[i + 1]), let low = Self.hexValue(input[i + 2]) else {
+                        guard i + 2 < input.count, let high = Self.hexValue(input[i + 1]),
+                            let low = Self.hexValue(input[i + 2])
+                        else {
                             failure = .badPercentEncoding(field: valueStart < 0 ? "?" : name(nameStart..<valueStart))
                             break
                         }
@@ -84,7 +98,8 @@ public struct FormFields: Sendable {
     /// The field's value, if present.
     public subscript(name: String) -> String? {
         let key = Array(name.utf8)
-        var low = 0, high = pairs.count
+        var low = 0
+        var high = pairs.count
         while low < high {
             let middle = (low + high) / 2
             if storage[pairs[middle].name].lexicographicallyPrecedes(key) { low = middle + 1 } else { high = middle }
@@ -95,9 +110,10 @@ public struct FormFields: Sendable {
 
     /// Every field as a dictionary.
     public var dictionary: [String: String] {
-        Dictionary(uniqueKeysWithValues: pairs.map {
-            (String(decoding: storage[$0.name], as: UTF8.self), String(decoding: storage[$0.value], as: UTF8.self))
-        })
+        Dictionary(
+            uniqueKeysWithValues: pairs.map {
+                (String(decoding: storage[$0.name], as: UTF8.self), String(decoding: storage[$0.value], as: UTF8.self))
+            })
     }
 
     /// Alipay's sign content: non-empty fields other than `excluding`, `name=value` joined by `&`, in name order.
@@ -105,7 +121,8 @@ public struct FormFields: Sendable {
         let excluded = excluding.map { Array($0.utf8) }
         var content: [UInt8] = []
         content.reserveCapacity(storage.count + 2 * pairs.count)
-        for pair in pairs where !pair.value.isEmpty && !excluded.contains(where: { storage[pair.name].elementsEqual($0) }) {
+        for pair in pairs
+        where !pair.value.isEmpty && !excluded.contains(where: { storage[pair.name].elementsEqual($0) }) {
             if !content.isEmpty { content.append(UInt8(ascii: "&")) }
             content.append(contentsOf: storage[pair.name])
             content.append(UInt8(ascii: "="))

@@ -22,10 +22,14 @@ public enum ReceiptParser {
 
     /// The DER/BER bytes of a receipt given as base64 text or as binary.
     public static func bytes(_ data: [UInt8]) throws(Error) -> [UInt8] {
-        guard !data.isEmpty, data.count <= maxBytes else { throw .notAReceipt("empty or larger than \(maxBytes) bytes") }
+        guard !data.isEmpty, data.count <= maxBytes else {
+            throw .notAReceipt("empty or larger than \(maxBytes) bytes")
+        }
         if data.first == 0x30 { return data }
         let text = String(decoding: data, as: UTF8.self).filter { !$0.isWhitespace }
-        guard let decoded = Data(base64Encoded: text), decoded.first == 0x30 else { throw .notAReceipt("neither DER nor base64 of DER") }
+        guard let decoded = Data(base64Encoded: text), decoded.first == 0x30 else {
+            throw .notAReceipt("neither DER nor base64 of DER")
+        }
         return Array(decoded)
     }
 
@@ -75,7 +79,8 @@ public enum ReceiptParser {
 
     static func decodePayload(_ payload: [UInt8]) throws(Error) -> AppReceipt {
         var receipt = AppReceipt(
-            receiptType: nil, bundleID: "", applicationVersion: nil, originalApplicationVersion: nil, receiptCreationDateMS: nil,
+            receiptType: nil, bundleID: "", applicationVersion: nil, originalApplicationVersion: nil,
+            receiptCreationDateMS: nil,
             expirationDateMS: nil, opaque: [], sha1: [], bundleIDDER: [], inApp: [])
         var sawBundle = false
         for (type, value) in try attributes(payload) {
@@ -126,16 +131,23 @@ public enum ReceiptParser {
         do {
             var outer = TLVReader(bytes[...])
             let set = try outer.next()
-            guard set.tag == 0x31, !set.isIndefinite, outer.isAtEnd else { throw Error.malformed("the payload is not a DER SET") }
+            guard set.tag == 0x31, !set.isIndefinite, outer.isAtEnd else {
+                throw Error.malformed("the payload is not a DER SET")
+            }
             var items = TLVReader(set.value)
             var result: [(Int, ArraySlice<UInt8>)] = []
             result.reserveCapacity(32)
             while !items.rest.isEmpty {
                 let item = try items.next()
-                guard item.tag == 0x30, !item.isIndefinite else { throw Error.malformed("an attribute is not a SEQUENCE") }
+                guard item.tag == 0x30, !item.isIndefinite else {
+                    throw Error.malformed("an attribute is not a SEQUENCE")
+                }
                 var fields = TLVReader(item.value)
-                let type = try fields.next(), version = try fields.next(), value = try fields.next()
-                guard type.tag == 0x02, version.tag == 0x02, value.tag == 0x04, let number = integerValue(type.value), number >= 0, number < Int64(Int32.max)
+                let type = try fields.next()
+                let version = try fields.next()
+                let value = try fields.next()
+                guard type.tag == 0x02, version.tag == 0x02, value.tag == 0x04, let number = integerValue(type.value),
+                    number >= 0, number < Int64(Int32.max)
                 else { throw Error.malformed("an attribute is not (INTEGER, INTEGER, OCTET STRING)") }
                 result.append((Int(number), value.value))
             }
@@ -177,7 +189,8 @@ public enum ReceiptParser {
     /// A value whose content is a DER UTF8String or IA5String.
     static func string(_ value: ArraySlice<UInt8>) throws(Error) -> String {
         var reader = TLVReader(value)
-        guard let element = try? reader.next(), element.tag == 0x0C || element.tag == 0x16, !element.isIndefinite, reader.rest.isEmpty,
+        guard let element = try? reader.next(), element.tag == 0x0C || element.tag == 0x16, !element.isIndefinite,
+            reader.rest.isEmpty,
             let text = UTF8Strict.string(element.value)
         else { throw .malformed("a string field is not a UTF8String or IA5String") }
         return text
@@ -243,9 +256,13 @@ enum ReceiptDate {
             let rest = b.count - index - 1
             guard let hours = number(index + 1..<index + 3) else { return nil }
             let minutes: Int?
-            if rest == 5, b[index + 3] == UInt8(ascii: ":") { minutes = number(index + 4..<index + 6) }
-            else if rest == 4 { minutes = number(index + 3..<index + 5) }
-            else { return nil }
+            if rest == 5, b[index + 3] == UInt8(ascii: ":") {
+                minutes = number(index + 4..<index + 6)
+            } else if rest == 4 {
+                minutes = number(index + 3..<index + 5)
+            } else {
+                return nil
+            }
             guard let minutes, hours < 24, minutes < 60 else { return nil }
             offset = sign * (hours * 3600 + minutes * 60)
         default:

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import SwiftASN1
-import _CryptoExtras
 @_spi(FixedExpiryValidationTime) import X509
+import _CryptoExtras
 
 /// Validates an app receipt's PKCS#7 signature (RSA with SHA-1 or SHA-256, over the content or over signed
 /// attributes carrying its digest) and the signer's chain to a trusted root (Apple Inc. Root; Xcode's StoreKit
@@ -26,17 +26,24 @@ public struct ReceiptValidator: Sendable {
         let container = try SignedContainer(der)
         let receipt = try ReceiptParser.decodePayload(container.content)
         guard let signer = container.signerCertificate else { return .invalid("no certificate matches the signer") }
-        guard container.signatureVerifies(with: signer) else { return .invalid("the receipt signature does not verify") }
+        guard container.signatureVerifies(with: signer) else {
+            return .invalid("the receipt signature does not verify")
+        }
         let at = receipt.receiptCreationDateMS.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
         // Xcode signs with its self-signed StoreKit certificate: trusted only when it is itself a configured root.
         if roots.contains(signer) {
-            return signer.notValidBefore <= at && at <= signer.notValidAfter ? .valid(receipt) : .invalid("the signer is outside its validity")
+            return signer.notValidBefore <= at && at <= signer.notValidAfter
+                ? .valid(receipt) : .invalid("the signer is outside its validity")
         }
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: at) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: at)
+        }
         switch await verifier.validate(leaf: signer, intermediates: CertificateStore(container.certificates)) {
         case .validCertificate: return .valid(receipt)
         case .couldNotValidate(let failures):
-            return .invalid("the signer's chain does not validate at the creation date: \(failures.first.map { "\($0.policyFailureReason)" } ?? "no chain")")
+            return .invalid(
+                "the signer's chain does not validate at the creation date: \(failures.first.map { "\($0.policyFailureReason)" } ?? "no chain")"
+            )
         }
     }
 }
@@ -61,9 +68,11 @@ struct SignedContainer {
             let signedData = try Self.children(try Self.children(contentInfo)[1])[0]
             let fields = try Self.children(signedData)
             content = try ReceiptParser.payload(der)
-            certificates = try fields.filter { $0.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) }
-                .flatMap { try Self.children($0) }
-                .map { try Certificate(derEncoded: Array($0.encodedBytes)) }
+            certificates = try fields.filter {
+                $0.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+            }
+            .flatMap { try Self.children($0) }
+            .map { try Certificate(derEncoded: Array($0.encodedBytes)) }
             guard let signerInfos = fields.last, let signerInfo = try Self.children(signerInfos).first else {
                 throw ReceiptParser.Error.notAReceipt("no signer")
             }
@@ -79,7 +88,8 @@ struct SignedContainer {
                 var digest: [UInt8]?
                 for attribute in try Self.children(info[3]) {
                     let parts = try Self.children(attribute)
-                    if try ASN1ObjectIdentifier(berEncoded: parts[0]) == Self.messageDigest, let value = try Self.children(parts[1]).first,
+                    if try ASN1ObjectIdentifier(berEncoded: parts[0]) == Self.messageDigest,
+                        let value = try Self.children(parts[1]).first,
                         case .primitive(let bytes) = value.content
                     {
                         digest = Array(bytes)
@@ -108,7 +118,8 @@ struct SignedContainer {
             var issuer = DER.Serializer()
             guard (try? issuer.serialize(certificate.issuer)) != nil else { return false }
             return issuer.serializedBytes[...] == issuerAndSerial.issuer
-                && Self.integerContent(issuerAndSerial.serial) == Self.integerContent(certificate.serialNumber.bytes[...], encoded: false)
+                && Self.integerContent(issuerAndSerial.serial)
+                    == Self.integerContent(certificate.serialNumber.bytes[...], encoded: false)
         }
     }
 
@@ -118,8 +129,11 @@ struct SignedContainer {
         else { return false }
         let signature = _RSA.Signing.RSASignature(rawRepresentation: signature)
         switch digestAlgorithm {
-        case Self.sha256: return key.isValidSignature(signature, for: SHA256.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
-        case Self.sha1: return key.isValidSignature(signature, for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        case Self.sha256:
+            return key.isValidSignature(signature, for: SHA256.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        case Self.sha1:
+            return key.isValidSignature(
+                signature, for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
         default: return false
         }
     }
@@ -137,7 +151,9 @@ struct SignedContainer {
     }
 
     private static func children(_ node: ASN1Node) throws -> [ASN1Node] {
-        guard case .constructed(let children) = node.content else { throw ReceiptParser.Error.notAReceipt("expected a constructed node") }
+        guard case .constructed(let children) = node.content else {
+            throw ReceiptParser.Error.notAReceipt("expected a constructed node")
+        }
         return Array(children)
     }
 

@@ -5,14 +5,18 @@ import Foundation
 public enum TransactionReceipt {
     /// The `transaction-id` of a transaction receipt, or nil when there is none.
     public static func transactionID(_ base64: String) -> String? {
-        guard let outer = decode(base64), let purchaseInfo = value("purchase-info", in: outer), let inner = decode(purchaseInfo) else {
+        guard let outer = decode(base64), let purchaseInfo = value("purchase-info", in: outer),
+            let inner = decode(purchaseInfo)
+        else {
             return nil
         }
         return value("transaction-id", in: inner)
     }
 
     private static func decode(_ base64: String) -> String? {
-        guard let data = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), data.count <= 1 << 20 else { return nil }
+        guard let data = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)),
+            data.count <= 1 << 20
+        else { return nil }
         return String(data: data, encoding: .utf8)
     }
 

@@ -43,11 +43,13 @@ public struct AppStoreServerAPIClient: Sendable {
     public init(
         signingKey: String, keyID: String, issuerID: String, bundleID: String, baseURL: String = productionURL,
         transport: any ProviderTransport = HTTPClientProviderTransport(), retry: RetryPolicy = RetryPolicy(),
-        clock: any WallClock = SystemClock(), sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        clock: any WallClock = SystemClock(),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         logger: Logger = Logger(label: "ordersafe.appstore.api")
     ) async throws(AppStoreServerAPIError) {
         do {
-            keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: signingKey), kid: JWKIdentifier(string: keyID))
+            keys = await JWTKeyCollection().add(
+                ecdsa: try ES256PrivateKey(pem: signingKey), kid: JWKIdentifier(string: keyID))
         } catch {
             throw .configuration("the signing key is not a PEM P-256 private key (\(error))")
         }
@@ -77,12 +79,15 @@ public struct AppStoreServerAPIClient: Sendable {
         if let revision { parameters.append(("revision", revision)) }
         let object = try await call("GET", "/inApps/v2/history/\(Self.segment(transactionID))" + Self.query(parameters))
         return HistoryPage(
-            signedTransactions: try object.strings("signedTransactions"), revision: try object.optionalString("revision"),
+            signedTransactions: try object.strings("signedTransactions"),
+            revision: try object.optionalString("revision"),
             hasMore: try object.optionalBool("hasMore") ?? false)
     }
 
     /// Every page of the transaction history, following `revision` while `hasMore`.
-    public func fullTransactionHistory(transactionID: String, query: [(String, String)] = []) async throws(AppStoreServerAPIError) -> [String] {
+    public func fullTransactionHistory(transactionID: String, query: [(String, String)] = [])
+        async throws(AppStoreServerAPIError) -> [String]
+    {
         var signed: [String] = []
         var revision: String?
         for _ in 0..<10_000 {
@@ -95,31 +100,47 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     /// `GET /inApps/v1/subscriptions/{transactionId}`: the raw answer (subscription groups with signed data).
-    public func allSubscriptionStatuses(transactionID: String, statuses: [Int] = []) async throws(AppStoreServerAPIError) -> [UInt8] {
-        try await raw("GET", "/inApps/v1/subscriptions/\(Self.segment(transactionID))" + Self.query(statuses.map { ("status", String($0)) }))
+    public func allSubscriptionStatuses(transactionID: String, statuses: [Int] = [])
+        async throws(AppStoreServerAPIError) -> [UInt8]
+    {
+        try await raw(
+            "GET",
+            "/inApps/v1/subscriptions/\(Self.segment(transactionID))"
+                + Self.query(statuses.map { ("status", String($0)) }))
     }
 
     /// One page of `GET /inApps/v2/refund/lookup/{transactionId}`.
-    public func refundHistory(transactionID: String, revision: String? = nil) async throws(AppStoreServerAPIError) -> HistoryPage {
+    public func refundHistory(transactionID: String, revision: String? = nil) async throws(AppStoreServerAPIError)
+        -> HistoryPage
+    {
         let object = try await call(
-            "GET", "/inApps/v2/refund/lookup/\(Self.segment(transactionID))" + Self.query(revision.map { [("revision", $0)] } ?? []))
+            "GET",
+            "/inApps/v2/refund/lookup/\(Self.segment(transactionID))"
+                + Self.query(revision.map { [("revision", $0)] } ?? []))
         return HistoryPage(
-            signedTransactions: try object.strings("signedTransactions"), revision: try object.optionalString("revision"),
+            signedTransactions: try object.strings("signedTransactions"),
+            revision: try object.optionalString("revision"),
             hasMore: try object.optionalBool("hasMore") ?? false)
     }
 
     /// One page of `POST /inApps/v1/notifications/history` between two dates (milliseconds).
-    public func notificationHistory(startDate: Int64, endDate: Int64, notificationType: String? = nil, paginationToken: String? = nil)
+    public func notificationHistory(
+        startDate: Int64, endDate: Int64, notificationType: String? = nil, paginationToken: String? = nil
+    )
         async throws(AppStoreServerAPIError) -> NotificationHistoryPage
     {
         var body = #"{"startDate":\#(startDate),"endDate":\#(endDate)"#
         if let notificationType { body += #","notificationType":\#(JSONString.encode(notificationType))"# }
         body += "}"
         let object = try await call(
-            "POST", "/inApps/v1/notifications/history" + Self.query(paginationToken.map { [("paginationToken", $0)] } ?? []), body: body)
+            "POST",
+            "/inApps/v1/notifications/history" + Self.query(paginationToken.map { [("paginationToken", $0)] } ?? []),
+            body: body)
         var payloads: [String] = []
         for item in (try? object.array("notificationHistory")) ?? [] {
-            if let entry = try? JSONObject(item), let payload = try? entry.string("signedPayload") { payloads.append(payload) }
+            if let entry = try? JSONObject(item), let payload = try? entry.string("signedPayload") {
+                payloads.append(payload)
+            }
         }
         return NotificationHistoryPage(
             signedPayloads: payloads, paginationToken: try object.optionalString("paginationToken"),
@@ -127,7 +148,9 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     /// `GET /inApps/v1/lookup/{orderId}`: `status` 0 with signed transactions, or 1 (invalid order id).
-    public func lookUpOrderID(_ orderID: String) async throws(AppStoreServerAPIError) -> (status: Int64, signedTransactions: [String]) {
+    public func lookUpOrderID(_ orderID: String) async throws(AppStoreServerAPIError) -> (
+        status: Int64, signedTransactions: [String]
+    ) {
         let object = try await call("GET", "/inApps/v1/lookup/\(Self.segment(orderID))")
         return (try object.int("status"), try object.strings("signedTransactions"))
     }
@@ -164,10 +187,13 @@ public struct AppStoreServerAPIClient: Sendable {
     /// The current bearer token, minted anew a minute before the cached one expires.
     func bearerToken() async throws(AppStoreServerAPIError) -> String {
         let now = clock.now()
-        if let cached = token.current.withLock({ $0 }), cached.expiresAt.timeIntervalSince(now) > 60 { return cached.value }
+        if let cached = token.current.withLock({ $0 }), cached.expiresAt.timeIntervalSince(now) > 60 {
+            return cached.value
+        }
         let issuedAt = Int64(now.timeIntervalSince1970)
         let claims = Claims(
-            iss: issuerID, iat: issuedAt, exp: issuedAt + Int64(Self.tokenLifetime), aud: "appstoreconnect-v1", bid: bundleID)
+            iss: issuerID, iat: issuedAt, exp: issuedAt + Int64(Self.tokenLifetime), aud: "appstoreconnect-v1",
+            bid: bundleID)
         var header = JWTHeader()
         header.typ = "JWT"
         do {
@@ -179,7 +205,9 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
-    private func call(_ method: String, _ path: String, body: String = "") async throws(AppStoreServerAPIError) -> Answer {
+    private func call(_ method: String, _ path: String, body: String = "") async throws(AppStoreServerAPIError)
+        -> Answer
+    {
         let bytes = try await raw(method, path, body: body)
         do {
             return Answer(object: try JSONObject(bytes))
@@ -188,10 +216,17 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
-    private func raw(_ method: String, _ path: String, body: String = "") async throws(AppStoreServerAPIError) -> [UInt8] {
-        try await retry.run(sleep: sleep, onRetry: { attempt, error in
-            logger.warning("app store server api call failed", metadata: ["path": "\(path)", "attempt": "\(attempt)", "error": "\(error)"])
-        }) { () async -> Attempt<[UInt8], AppStoreServerAPIError> in
+    private func raw(_ method: String, _ path: String, body: String = "") async throws(AppStoreServerAPIError)
+        -> [UInt8]
+    {
+        try await retry.run(
+            sleep: sleep,
+            onRetry: { attempt, error in
+                logger.warning(
+                    "app store server api call failed",
+                    metadata: ["path": "\(path)", "attempt": "\(attempt)", "error": "\(error)"])
+            }
+        ) { () async -> Attempt<[UInt8], AppStoreServerAPIError> in
             var headers = ["Accept": "application/json"]
             do throws(AppStoreServerAPIError) {
                 headers["Authorization"] = "Bearer \(try await bearerToken())"
@@ -202,13 +237,16 @@ public struct AppStoreServerAPIClient: Sendable {
             let response: ProviderHTTPResponse
             do {
                 response = try await transport.send(
-                    method: method, url: baseURL + path, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
+                    method: method, url: baseURL + path, headers: headers, body: Array(body.utf8),
+                    timeout: retry.timeout)
             } catch {
                 return .retry(.unavailable(String(describing: error)))
             }
             if (200..<300).contains(response.status) { return .success(response.body) }
             let error = Self.error(for: response)
-            guard case .rateLimited(let retryAfter?) = error else { return .failure(error, retryable: error.isRetryable) }
+            guard case .rateLimited(let retryAfter?) = error else {
+                return .failure(error, retryable: error.isRetryable)
+            }
             return .retry(error, after: .seconds(min(max(retryAfter, 0), 3600)))
         }
     }
@@ -225,9 +263,12 @@ public struct AppStoreServerAPIClient: Sendable {
         return .api(status: response.status, code: code, message: message)
     }
 
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 
-    static func segment(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text }
+    static func segment(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
 
     static func query(_ parameters: [(String, String)]) -> String {
         parameters.isEmpty ? "" : "?" + parameters.map { "\(segment($0.0))=\(segment($0.1))" }.joined(separator: "&")

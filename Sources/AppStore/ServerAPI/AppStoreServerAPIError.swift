@@ -11,7 +11,7 @@ public enum AppStoreServerAPIError: Error, Sendable, Hashable, CustomStringConve
     case configuration(String)
 
     /// Error codes Apple documents as retryable (a new account, app or transaction not yet visible; internal errors).
-    static let retryableCodes: Set<Int> = [4040002, 4040004, 4040006, 4290000, 5000001]
+    static let retryableCodes: Set<Int> = [4_040_002, 4_040_004, 4_040_006, 4_290_000, 5_000_001]
 
     public var isRetryable: Bool {
         switch self {
@@ -23,8 +23,10 @@ public enum AppStoreServerAPIError: Error, Sendable, Hashable, CustomStringConve
 
     public var description: String {
         switch self {
-        case .api(let status, let code, let message): "App Store Server API error (HTTP \(status), \(code.map(String.init) ?? "-")): \(message)"
-        case .rateLimited(let retryAfter): "App Store Server API rate limit\(retryAfter.map { ", retry after \($0) s" } ?? "")"
+        case .api(let status, let code, let message):
+            "App Store Server API error (HTTP \(status), \(code.map(String.init) ?? "-")): \(message)"
+        case .rateLimited(let retryAfter):
+            "App Store Server API rate limit\(retryAfter.map { ", retry after \($0) s" } ?? "")"
         case .unavailable(let detail): "App Store Server API is unreachable: \(detail)"
         case .malformedResponse(let detail): "App Store Server API answer is malformed: \(detail)"
         case .configuration(let detail): "App Store Server API configuration: \(detail)"

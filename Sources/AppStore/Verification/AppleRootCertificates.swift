@@ -38,7 +38,9 @@ public enum AppleRootCertificates {
     public static func read(paths: [String], requireApple: Bool) throws(VerificationError) -> [Certificate] {
         var ders: [[UInt8]] = []
         for path in paths {
-            guard let data = FileManager.default.contents(atPath: path) else { throw .invalidCertificate("cannot read \(path)") }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw .invalidCertificate("cannot read \(path)")
+            }
             if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----"),
                 let pem = try? Certificate(pemEncoded: text)
             {

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import Synchronization
 import SwiftASN1
+import Synchronization
 @_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies `x5c` chains: leaf → intermediate → a trusted root (by signature; `x5c[2]` is ignored, as Apple's
@@ -22,7 +22,9 @@ struct ChainVerifier: Sendable {
     }
 
     /// Verifies the chain offline at `validationTime`, then, with `online`, asks the certificates' OCSP responders.
-    func verify(x5c: [String], at validationTime: Date, online: OnlineRevocationCheck? = nil) async throws(VerificationError) -> Verified {
+    func verify(x5c: [String], at validationTime: Date, online: OnlineRevocationCheck? = nil)
+        async throws(VerificationError) -> Verified
+    {
         guard x5c.count == 3 else { throw .invalidChainLength(x5c.count) }
         let leaf = try Self.certificate(x5c[0])
         let intermediate = try Self.certificate(x5c[1])
@@ -38,7 +40,8 @@ struct ChainVerifier: Sendable {
             let certificates = Array(chain)
             try await online?.check(leaf: leaf, intermediate: intermediate, roots: roots, at: validationTime)
             return Verified(
-                leafKey: key, validFrom: certificates.map(\.notValidBefore).max()!, validUntil: certificates.map(\.notValidAfter).min()!)
+                leafKey: key, validFrom: certificates.map(\.notValidBefore).max()!,
+                validUntil: certificates.map(\.notValidAfter).min()!)
         case .couldNotValidate(let failures):
             throw .invalidChain(failures.first.map { "\($0.policyFailureReason)" } ?? "no chain to a trusted root")
         }
@@ -69,7 +72,8 @@ struct AppleOIDPolicy: VerifierPolicy {
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
         let certificates = Array(chain)
         guard certificates.count == 3 else {
-            return .failsToMeetPolicy(reason: "the chain must be leaf, intermediate and root, not \(certificates.count) certificates")
+            return .failsToMeetPolicy(
+                reason: "the chain must be leaf, intermediate and root, not \(certificates.count) certificates")
         }
         guard certificates[0].extensions[oid: ChainVerifier.leafOID] != nil else {
             return .failsToMeetPolicy(reason: "the leaf lacks Apple's OID 1.2.840.113635.100.6.11.1")
@@ -124,7 +128,9 @@ public final class VerifiedChainCache: Sendable {
     func store(_ verified: ChainVerifier.Verified, for header: ArraySlice<UInt8>, now: Date) {
         let key = Key(header: ArraySlice(Array(header)))
         entries.withLock { entries in
-            if entries.count >= capacity, entries[key] == nil, let oldest = entries.min(by: { $0.value.storedAt < $1.value.storedAt }) {
+            if entries.count >= capacity, entries[key] == nil,
+                let oldest = entries.min(by: { $0.value.storedAt < $1.value.storedAt })
+            {
                 entries[oldest.key] = nil
             }
             entries[key] = Entry(verified: verified, storedAt: now)

@@ -43,7 +43,8 @@ public enum Base64URL {
             switch byte {
             case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
             case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 standard.append(byte)
             case UInt8(ascii: "="): continue
             default: return nil
@@ -54,7 +55,9 @@ public enum Base64URL {
     }
 
     public static func encode(_ bytes: some DataProtocol) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 }

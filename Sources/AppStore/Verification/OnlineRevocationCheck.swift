@@ -19,7 +19,9 @@ public struct OnlineRevocationCheck: Sendable {
     }
 
     /// Checks the chain's certificates with their responders at `validationTime`.
-    func check(leaf: Certificate, intermediate: Certificate, roots: [Certificate], at validationTime: Date) async throws(VerificationError) {
+    func check(leaf: Certificate, intermediate: Certificate, roots: [Certificate], at validationTime: Date)
+        async throws(VerificationError)
+    {
         let requester = TransportOCSPRequester(transport: transport, timeout: timeout)
         // RFC 5280 again, because a chain is only built when some policy handles its critical extensions.
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
@@ -58,7 +60,8 @@ final class TransportOCSPRequester: OCSPRequester {
         do {
             response = try await transport.send(
                 method: "POST", url: uri,
-                headers: ["Content-Type": "application/ocsp-request", "Accept": "application/ocsp-response"], body: request,
+                headers: ["Content-Type": "application/ocsp-request", "Accept": "application/ocsp-response"],
+                body: request,
                 timeout: timeout)
         } catch {
             return record("\(uri): \(error)")

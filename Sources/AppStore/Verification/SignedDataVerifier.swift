@@ -77,16 +77,24 @@ public struct SignedDataVerifier: Sendable {
         let object = try await verified(jws, dateField: "signedDate")
         var notification = try decode { () throws(JSONObject.Error) in try AppStoreNotification(object) }
         let (bundleID, appAppleID, environment): (String?, Int64?, String?) =
-            if let data = notification.data { (data.bundleId, data.appAppleId, data.environment) }
-            else if let summary = notification.summary { (summary.bundleId, summary.appAppleId, summary.environment) }
-            else if let token = notification.externalPurchaseToken { (token.bundleId, token.appAppleId, token.environment.rawValue) }
-            else if let app = notification.appData { (app.bundleId, app.appAppleId, app.environment) }
-            else { (nil, nil, nil) }
+            if let data = notification.data {
+                (data.bundleId, data.appAppleId, data.environment)
+            } else if let summary = notification.summary {
+                (summary.bundleId, summary.appAppleId, summary.environment)
+            } else if let token = notification.externalPurchaseToken {
+                (token.bundleId, token.appAppleId, token.environment.rawValue)
+            } else if let app = notification.appData { (app.bundleId, app.appAppleId, app.environment) } else {
+                (nil, nil, nil)
+            }
         try check(bundleID: bundleID)
         try check(appAppleID: appAppleID)
         try check(environment: environment)
-        if let signed = notification.data?.signedTransactionInfo { notification.transaction = try await verifyTransaction(signed) }
-        if let signed = notification.data?.signedRenewalInfo { notification.renewalInfo = try await verifyRenewalInfo(signed) }
+        if let signed = notification.data?.signedTransactionInfo {
+            notification.transaction = try await verifyTransaction(signed)
+        }
+        if let signed = notification.data?.signedRenewalInfo {
+            notification.renewalInfo = try await verifyRenewalInfo(signed)
+        }
         return notification
     }
 
@@ -97,17 +105,24 @@ public struct SignedDataVerifier: Sendable {
 
     /// Verifies any kind of signed data, telling which it is by its payload; returns the kind and the payload's
     /// JSON exactly as signed (Apple's field names).
-    public func verifyAny(_ jws: some StringProtocol) async throws(VerificationError) -> (kind: Kind, payload: [UInt8]) {
+    public func verifyAny(_ jws: some StringProtocol) async throws(VerificationError) -> (kind: Kind, payload: [UInt8])
+    {
         let token = try CompactJWS(jws)
-        guard let object = try? JSONObject(token.payload) else { throw .invalidJWTFormat("the payload is not a JSON object") }
+        guard let object = try? JSONObject(token.payload) else {
+            throw .invalidJWTFormat("the payload is not a JSON object")
+        }
         // Renewal info carries no bundleId but, lately, an appTransactionId: its own required members decide
         // before the app transaction's, or it would be held to an app transaction's bundle check.
         let kind: Kind =
-            if object.contains("notificationType") { .notification }
-            else if object.contains("autoRenewStatus") || object.contains("autoRenewProductId") { .renewalInfo }
-            else if object.contains("receiptType") || object.contains("appTransactionId") && !object.contains("transactionId") { .appTransaction }
-            else if object.contains("transactionId") || object.contains("bundleId") { .transaction }
-            else { .renewalInfo }
+            if object.contains("notificationType") {
+                .notification
+            } else if object.contains("autoRenewStatus") || object.contains("autoRenewProductId") {
+                .renewalInfo
+            } else if object.contains("receiptType")
+                || object.contains("appTransactionId") && !object.contains("transactionId")
+            { .appTransaction } else if object.contains("transactionId") || object.contains("bundleId") {
+                .transaction
+            } else { .renewalInfo }
         switch kind {
         case .transaction: _ = try await verifyTransaction(jws)
         case .renewalInfo: _ = try await verifyRenewalInfo(jws)
@@ -146,7 +161,8 @@ public struct SignedDataVerifier: Sendable {
         case .fixed(let date): at = date
         }
         if let cached, cached.covers(at) { return payload }
-        let verified = try await chains.verify(x5c: cached == nil ? x5c : try Self.x5c(header: token.header()), at: at, online: online)
+        let verified = try await chains.verify(
+            x5c: cached == nil ? x5c : try Self.x5c(header: token.header()), at: at, online: online)
         guard verified.leafKey.rawRepresentation == leafKey.rawRepresentation else { throw .verificationFailure }
         cache.store(verified, for: token.headerSegment, now: now)
         return payload
@@ -164,8 +180,12 @@ public struct SignedDataVerifier: Sendable {
     static func x5c(header: [UInt8]) throws(VerificationError) -> [String] {
         do {
             let object = try JSONObject(header)
-            guard try object.optionalString("alg") == "ES256" else { throw VerificationError.invalidJWTFormat("alg is not ES256") }
-            guard let x5c = try object.optionalStrings("x5c") else { throw VerificationError.invalidJWTFormat("the header has no x5c") }
+            guard try object.optionalString("alg") == "ES256" else {
+                throw VerificationError.invalidJWTFormat("alg is not ES256")
+            }
+            guard let x5c = try object.optionalStrings("x5c") else {
+                throw VerificationError.invalidJWTFormat("the header has no x5c")
+            }
             return x5c
         } catch let error as VerificationError {
             throw error
@@ -196,6 +216,7 @@ public struct SignedDataVerifier: Sendable {
 
     private func check(environment: String?) throws(VerificationError) {
         guard environment != self.environment.rawValue else { return }
-        throw .invalidEnvironment("data from \(environment ?? "(no environment)") at a \(self.environment.rawValue) verifier")
+        throw .invalidEnvironment(
+            "data from \(environment ?? "(no environment)") at a \(self.environment.rawValue) verifier")
     }
 }

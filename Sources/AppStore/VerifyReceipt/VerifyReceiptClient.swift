@@ -22,7 +22,8 @@ public struct VerifyReceiptClient: Sendable {
     public init(
         sharedSecret: String?, excludeOldTransactions: Bool = false, productionURL: String = productionURL,
         sandboxURL: String = sandboxURL, transport: any ProviderTransport = HTTPClientProviderTransport(),
-        retry: RetryPolicy = RetryPolicy(), sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        retry: RetryPolicy = RetryPolicy(),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         logger: Logger = Logger(label: "ordersafe.verifyreceipt")
     ) {
         self.sharedSecret = sharedSecret
@@ -61,13 +62,18 @@ public struct VerifyReceiptClient: Sendable {
 
     /// One environment, with retries.
     private func post(url: String, body: [UInt8]) async throws(VerifyReceiptError) -> VerifyReceiptResponse {
-        try await retry.run(sleep: sleep, onRetry: { attempt, error in
-            logger.warning("verifyReceipt failed", metadata: ["url": "\(url)", "attempt": "\(attempt)", "error": "\(error)"])
-        }) { () async -> Attempt<VerifyReceiptResponse, VerifyReceiptError> in
+        try await retry.run(
+            sleep: sleep,
+            onRetry: { attempt, error in
+                logger.warning(
+                    "verifyReceipt failed", metadata: ["url": "\(url)", "attempt": "\(attempt)", "error": "\(error)"])
+            }
+        ) { () async -> Attempt<VerifyReceiptResponse, VerifyReceiptError> in
             let answer: ProviderHTTPResponse
             do {
                 answer = try await transport.send(
-                    method: "POST", url: url, headers: ["Content-Type": "application/json"], body: body, timeout: retry.timeout)
+                    method: "POST", url: url, headers: ["Content-Type": "application/json"], body: body,
+                    timeout: retry.timeout)
             } catch {
                 return .retry(.unavailable(String(describing: error)))
             }
@@ -82,7 +88,9 @@ public struct VerifyReceiptClient: Sendable {
                 return .failure(error, retryable: error.isRetryable)
             }
             let status = VerifyReceiptStatus(response.status)
-            guard response.status != 0, status.isRetryable || response.isRetryable, !status.isPermanent else { return .success(response) }
+            guard response.status != 0, status.isRetryable || response.isRetryable, !status.isPermanent else {
+                return .success(response)
+            }
             return .retry(.status(status))
         }
     }

@@ -66,7 +66,8 @@ public struct VerifyReceiptResponse: @unchecked Sendable {
     }
 
     public init(body: [UInt8]) throws(VerifyReceiptError) {
-        guard body.count <= 8 << 20, let json = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
+        guard body.count <= 8 << 20, let json = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        else {
             throw .malformedResponse("not a JSON object")
         }
         try self.init(json: json)
@@ -94,7 +95,8 @@ enum Tolerant {
     static func bool(_ value: Any?) -> Bool? {
         switch value {
         case let flag as Bool: flag
-        case let text as String: ["true", "1"].contains(text.lowercased()) ? true : ["false", "0"].contains(text.lowercased()) ? false : nil
+        case let text as String:
+            ["true", "1"].contains(text.lowercased()) ? true : ["false", "0"].contains(text.lowercased()) ? false : nil
         case let number as NSNumber: number.intValue != 0
         default: nil
         }

@@ -21,8 +21,10 @@ public struct VerifyReceiptStatus: Error, Sendable, Hashable, CustomStringConver
         case 21004: "The shared secret you provided does not match the shared secret on file for your account."
         case 21005: "The receipt server was temporarily unable to provide the receipt."
         case 21006: "This receipt is valid but the subscription has expired."
-        case 21007: "This receipt is from the test environment, but it was sent to the production environment for verification."
-        case 21008: "This receipt is from the production environment, but it was sent to the test environment for verification."
+        case 21007:
+            "This receipt is from the test environment, but it was sent to the production environment for verification."
+        case 21008:
+            "This receipt is from the production environment, but it was sent to the test environment for verification."
         case 21009: "Internal data access error."
         case 21010: "The user account cannot be found or has been deleted."
         case 21100...21199: "Internal data access error (\(code))."

@@ -8,9 +8,11 @@ extension AlipayPayments: OrderRefunder {
     public func refund(_ order: Order, payment: RecordedPayment, reason: String?) async throws -> String {
         guard let gateway else { throw AlipayGatewayError.unavailable("no gateway client is configured") }
         let number = RefundService.requestNumber(order)
-        let result = try await gateway.refund(outTradeNo: order.orderNo, amount: payment.amount, outRequestNo: number, reason: reason)
+        let result = try await gateway.refund(
+            outTradeNo: order.orderNo, amount: payment.amount, outRequestNo: number, reason: reason)
         guard result.refundFee == payment.amount else {
-            throw AlipayGatewayError.malformedResponse("refund_fee \(result.refundFee) is not the paid \(payment.amount)")
+            throw AlipayGatewayError.malformedResponse(
+                "refund_fee \(result.refundFee) is not the paid \(payment.amount)")
         }
         return number
     }
@@ -20,8 +22,11 @@ extension AlipayPayments: OrderRefunder {
         guard let refund = notification.refund else { return }
         let outcome = try await ReportedRefund(
             channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
-            refundedMinor: refund.refundFee.amountMinor, totalMinor: notification.totalAmount.amountMinor, evidence: "inbox:\(inboxID)"
+            refundedMinor: refund.refundFee.amountMinor, totalMinor: notification.totalAmount.amountMinor,
+            evidence: "inbox:\(inboxID)"
         ).apply(to: context.ledger, at: context.clock.now())
-        context.logger.notice("alipay refund notification applied", metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
+        context.logger.notice(
+            "alipay refund notification applied",
+            metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
     }
 }

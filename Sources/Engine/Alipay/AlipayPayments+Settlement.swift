@@ -15,7 +15,8 @@ extension AlipayPayments: OrderSettler {
             case .tradeSuccess, .tradeFinished:
                 let outcome = try await context.ledger.fulfil(
                     VerifiedPayment(
-                        channel: .alipay, providerTransactionID: trade.tradeNo, orderNo: order.orderNo, amount: trade.totalAmount, cause: cause,
+                        channel: .alipay, providerTransactionID: trade.tradeNo, orderNo: order.orderNo,
+                        amount: trade.totalAmount, cause: cause,
                         evidence: "alipay.trade.query", sandbox: sandbox),
                     at: context.clock.now())
                 context.log(outcome, "alipay trade settled by query", ["order_no": "\(order.orderNo)"])

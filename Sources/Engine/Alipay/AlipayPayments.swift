@@ -19,7 +19,8 @@ public struct AlipayPayments: Sendable {
     public let paymentWindow: TimeInterval
 
     public init(
-        credentials: AlipayCredentials, gateway: AlipayGatewayClient?, sellerID: String?, notifyURL: String, context: EngineContext,
+        credentials: AlipayCredentials, gateway: AlipayGatewayClient?, sellerID: String?, notifyURL: String,
+        context: EngineContext,
         sandbox: Bool, paymentWindow: TimeInterval = 30 * 60
     ) {
         self.credentials = credentials
@@ -37,7 +38,9 @@ public struct AlipayPayments: Sendable {
         let request = AlipayAppPayOrder(
             outTradeNo: order.orderNo, amount: order.amount, subject: subject, notifyURL: notifyURL,
             expiresAt: order.createdAt.addingTimeInterval(paymentWindow))
-        return AlipayInvocation(orderString: try AlipayRequestSigner(credentials: credentials).orderString(for: request, at: context.clock.now()))
+        return AlipayInvocation(
+            orderString: try AlipayRequestSigner(credentials: credentials).orderString(
+                for: request, at: context.clock.now()))
     }
 
     /// What to answer Alipay: the 7 bytes `success` stop its retries; anything else makes it try again later.
@@ -47,7 +50,8 @@ public struct AlipayPayments: Sendable {
 
     /// Handles one notification body exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8], headers: [String: String]) async throws -> Reply {
-        let refusal = try await NotificationInbox(context: context).process(.alipay, headers: headers, body: body) { id in
+        let refusal = try await NotificationInbox(context: context).process(.alipay, headers: headers, body: body) {
+            id in
             do {
                 try await apply(body: body, inboxID: id)
             } catch let error as AlipayNotificationError {
@@ -61,12 +65,15 @@ public struct AlipayPayments: Sendable {
 
     private func apply(body: [UInt8], inboxID: Int64) async throws {
         let notification = try AlipayNotificationVerifier(credentials: credentials).verify(body: body)
-        guard let order = try await context.ledger.order(number: notification.outTradeNo), order.channel == .alipay else {
+        guard let order = try await context.ledger.order(number: notification.outTradeNo), order.channel == .alipay
+        else {
             throw AlipayNotificationError.unknownOrder(notification.outTradeNo)
         }
         // App and seller must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
-        try notification.check(against: .init(
-            appID: credentials.appID, sellerID: sellerID, outTradeNo: order.orderNo, amount: notification.totalAmount))
+        try notification.check(
+            against: .init(
+                appID: credentials.appID, sellerID: sellerID, outTradeNo: order.orderNo,
+                amount: notification.totalAmount))
         if notification.refund != nil {
             try await applyRefund(notification, order: order, inboxID: inboxID)
             return

@@ -29,9 +29,12 @@ extension AppStorePayments {
         guard let api else { return [] }
         var results: [AppStoreTransactionResult] = []
         for jws in try await api.fullTransactionHistory(transactionID: transactionID) {
-            guard let transaction = try? await verifier.verifyTransaction(jws), let purchase = AppStorePurchase(transaction) else { continue }
+            guard let transaction = try? await verifier.verifyTransaction(jws),
+                let purchase = AppStorePurchase(transaction)
+            else { continue }
             do {
-                results.append(try await record(purchase, submitter: submitter, cause: .reconciliation, evidence: "history"))
+                results.append(
+                    try await record(purchase, submitter: submitter, cause: .reconciliation, evidence: "history"))
             } catch AppStoreSubmissionError.productNotInCatalog {
                 continue
             }

@@ -27,7 +27,8 @@ extension AppStorePayments {
         do {
             signedPayload = try JSONObject(body).string("signedPayload")
         } catch {
-            throw Refusal(status: 400, message: "the body is not {\"signedPayload\": …}: \(error)", unauthenticated: true)
+            throw Refusal(
+                status: 400, message: "the body is not {\"signedPayload\": …}: \(error)", unauthenticated: true)
         }
         let notification: AppStoreNotification
         do {
@@ -40,7 +41,9 @@ extension AppStorePayments {
         let evidence = "inbox:\(inboxID)"
         let type = NotificationType(rawValue: notification.notificationType)
         guard let transaction = notification.transaction, let purchase = AppStorePurchase(transaction) else {
-            context.logger.info("appstore notification stored", metadata: ["inbox_id": "\(inboxID)", "type": "\(notification.notificationType)"])
+            context.logger.info(
+                "appstore notification stored",
+                metadata: ["inbox_id": "\(inboxID)", "type": "\(notification.notificationType)"])
             return nil
         }
         switch type {
@@ -49,10 +52,12 @@ extension AppStorePayments {
         case .refund, .revoke:
             let outcome = try await context.ledger.reverse(
                 Reversal(
-                    channel: .appStore, providerTransactionID: purchase.transactionID, kind: type == .refund ? .refunded : .revoked,
+                    channel: .appStore, providerTransactionID: purchase.transactionID,
+                    kind: type == .refund ? .refunded : .revoked,
                     cause: .notification, evidence: evidence),
                 at: context.clock.now())
-            context.logger.notice("appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
+            context.logger.notice(
+                "appstore reversal", metadata: ["transaction_id": "\(purchase.transactionID)", "outcome": "\(outcome)"])
             // Not recorded yet: the reversal waits in the ledger. The notification carries the whole transaction, so
             // when its chain has an owner it is recorded now, and the waiting reversal takes it back in that same
             // step; the ledger then shows it paid and refunded.
@@ -65,13 +70,20 @@ extension AppStorePayments {
             try await answerConsumptionRequest(purchase, evidence: evidence)
         case .refundReversed:
             let order = try await context.ledger.reinstate(
-                channel: .appStore, providerTransactionID: purchase.transactionID, cause: .notification, evidence: evidence, at: context.clock.now())
-            context.logger.notice("appstore refund reversed", metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order?.orderNo ?? "-")"])
+                channel: .appStore, providerTransactionID: purchase.transactionID, cause: .notification,
+                evidence: evidence, at: context.clock.now())
+            context.logger.notice(
+                "appstore refund reversed",
+                metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order?.orderNo ?? "-")"])
         default:
-            if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
+            if let recorded = try await context.ledger.payment(
+                channel: .appStore, providerTransactionID: purchase.transactionID)
+            {
                 try await context.ledger.note(
-                    orderNo: recorded.orderNo, kind: "appstore:\(notification.notificationType.lowercased())", cause: .notification,
-                    evidence: [evidence, notification.subtype].compactMap { $0 }.joined(separator: " "), at: context.clock.now())
+                    orderNo: recorded.orderNo, kind: "appstore:\(notification.notificationType.lowercased())",
+                    cause: .notification,
+                    evidence: [evidence, notification.subtype].compactMap { $0 }.joined(separator: " "),
+                    at: context.clock.now())
             }
         }
         return nil
@@ -79,13 +91,16 @@ extension AppStorePayments {
 
     /// Records a purchase a notification reported; one that names no order and belongs to no owned chain waits in
     /// the inbox until its chain gains an owner (the app submits any transaction of it).
-    private func recordOrAwait(_ purchase: AppStorePurchase, notification: AppStoreNotification, inboxID: Int64) async throws -> String? {
+    private func recordOrAwait(_ purchase: AppStorePurchase, notification: AppStoreNotification, inboxID: Int64)
+        async throws -> String?
+    {
         do {
             _ = try await record(purchase, submitter: nil, cause: .notification, evidence: "inbox:\(inboxID)")
             return nil
         } catch AppStoreSubmissionError.unbound(let id) {
             if !purchase.familyShared {
-                try await context.ledger.awaitChain(inboxID: inboxID, chain: purchase.originalTransactionID, signedAt: notification.signedDate)
+                try await context.ledger.awaitChain(
+                    inboxID: inboxID, chain: purchase.originalTransactionID, signedAt: notification.signedDate)
             }
             return "unbound: transaction \(id) waits for its subscription to have an owner"
         } catch AppStoreSubmissionError.productNotInCatalog(let id) {
@@ -97,8 +112,12 @@ extension AppStorePayments {
     /// says its users consented (`customerConsented` is required). The rest of the fields are left undeclared.
     private func answerConsumptionRequest(_ purchase: AppStorePurchase, evidence: String) async throws {
         var order: Order?
-        if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
-            try await context.ledger.note(orderNo: recorded.orderNo, kind: "appstore:consumption_request", cause: .notification, evidence: evidence, at: context.clock.now())
+        if let recorded = try await context.ledger.payment(
+            channel: .appStore, providerTransactionID: purchase.transactionID)
+        {
+            try await context.ledger.note(
+                orderNo: recorded.orderNo, kind: "appstore:consumption_request", cause: .notification,
+                evidence: evidence, at: context.clock.now())
             order = try await context.ledger.order(number: recorded.orderNo)
         }
         guard answersConsumptionRequests, let api else { return }
@@ -115,4 +134,3 @@ extension AppStorePayments {
         }
     }
 }
-

@@ -34,7 +34,9 @@ extension AppStorePayments {
     static func dependsOnSettings(_ error: VerificationError) -> Bool {
         switch error {
         case .invalidAppIdentifier, .invalidEnvironment, .invalidChain: true
-        case .invalidJWTFormat, .invalidCertificate, .verificationFailure, .invalidChainLength, .retryableVerificationFailure: false
+        case .invalidJWTFormat, .invalidCertificate, .verificationFailure, .invalidChainLength,
+            .retryableVerificationFailure:
+            false
         }
     }
 
@@ -69,9 +71,11 @@ extension AppStorePayments {
                 replay.failed += 1
             }
         }
-        context.logger.notice("held App Store transactions replayed", metadata: [
-            "recorded": "\(replay.recorded)", "still_held": "\(replay.stillHeld)", "failed": "\(replay.failed)",
-        ])
+        context.logger.notice(
+            "held App Store transactions replayed",
+            metadata: [
+                "recorded": "\(replay.recorded)", "still_held": "\(replay.stillHeld)", "failed": "\(replay.failed)",
+            ])
         return replay
     }
 }

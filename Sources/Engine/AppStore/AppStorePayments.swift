@@ -31,12 +31,14 @@ public struct AppStorePayments: Sendable {
         answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator, context: EngineContext
     ) {
         self.init(
-            verifier: verifier, receipts: receipts, api: api, answersConsumptionRequests: answersConsumptionRequests, identities: identities,
+            verifier: verifier, receipts: receipts, api: api, answersConsumptionRequests: answersConsumptionRequests,
+            identities: identities,
             context: context, applied: AppliedSubmissions())
     }
 
     init(
-        verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient?, answersConsumptionRequests: Bool,
+        verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient?,
+        answersConsumptionRequests: Bool,
         identities: OrderIdentityGenerator, context: EngineContext, applied: AppliedSubmissions
     ) {
         self.verifier = verifier
@@ -62,11 +64,15 @@ public struct AppStorePayments: Sendable {
         case (let jws?, nil):
             verified = await verify(signedTransaction: jws)
         case (nil, let receipt?):
-            verified = await verify(receipt: receipt, transactionID: submission.transactionID, applicationUsername: submission.applicationUsername)
+            verified = await verify(
+                receipt: receipt, transactionID: submission.transactionID,
+                applicationUsername: submission.applicationUsername)
         default:
             throw AppStoreSubmissionError.malformed("give exactly one of signed_transaction and receipt")
         }
-        return try await storedAtomically(submission, kind: "submission", userID: userID, lookingUp: Self.firstLookup(verified)) { evidence in
+        return try await storedAtomically(
+            submission, kind: "submission", userID: userID, lookingUp: Self.firstLookup(verified)
+        ) { evidence in
             AppStoreSubmissionResponse(transactions: try await record(verified, submitter: userID, evidence: evidence))
         }
     }
@@ -84,12 +90,14 @@ public struct AppStorePayments: Sendable {
             let result = try await work("inbox:\(entry.id)")
             // An entry applied before (a resend) keeps its verdict: nothing to write.
             if !entry.processed {
-                try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
+                try await context.ledger.finishInbound(
+                    id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
             }
             return result
         } catch {
             if !entry.processed {
-                try? await context.ledger.finishInbound(id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
+                try? await context.ledger.finishInbound(
+                    id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
             }
             throw error
         }
@@ -123,14 +131,18 @@ public struct AppStorePayments: Sendable {
                         let entry: InboxEntry
                         var prefetched: PrefetchedLookup?
                         if let query {
-                            let stored = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now(), lookingUp: query)
+                            let stored = try await context.ledger.storeInbound(
+                                signal, appliedAt: context.clock.now(), lookingUp: query)
                             (entry, prefetched) = (stored.entry, PrefetchedLookup(query: query, lookup: stored.lookup))
                         } else {
                             entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
                         }
-                        let result = try await Self.$prefetchedLookup.withValue(prefetched) { try await work("inbox:\(entry.id)") }
+                        let result = try await Self.$prefetchedLookup.withValue(prefetched) {
+                            try await work("inbox:\(entry.id)")
+                        }
                         if !entry.processed {
-                            try await context.ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
+                            try await context.ledger.finishInbound(
+                                id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
                         }
                         return (result, entry.id)
                     }
@@ -144,7 +156,8 @@ public struct AppStorePayments: Sendable {
             let held = if case AppStoreSubmissionError.unverifiable = error { true } else { false }
             if held { reportHeld(error) }
             if let entry = try? await context.ledger.storeInbound(signal), !entry.processed {
-                try? await context.ledger.finishInbound(id: entry.id, verdict: held ? .held : .failed, note: "\(error)", at: context.clock.now())
+                try? await context.ledger.finishInbound(
+                    id: entry.id, verdict: held ? .held : .failed, note: "\(error)", at: context.clock.now())
             }
             throw error
         }
@@ -152,7 +165,8 @@ public struct AppStorePayments: Sendable {
 
     /// `body` is the request as JSON with sorted keys (what the inbox has always stored and keyed).
     private func inboundSignal(_ body: [UInt8], kind: String, userID: String) -> InboundSignal {
-        InboundSignal(channel: .appStore, kind: kind, headers: ["user_id": userID], body: body, receivedAt: context.clock.now())
+        InboundSignal(
+            channel: .appStore, kind: kind, headers: ["user_id": userID], body: body, receivedAt: context.clock.now())
     }
 
     /// Work the current submission's transaction must not wait for (provider calls, other signals): run once it has
@@ -174,7 +188,9 @@ public struct AppStorePayments: Sendable {
     /// The lookup recording `verified` starts with, when it is known before the write: one purchase, not revoked
     /// (a revoked one is reversed first, which changes what the lookup would find).
     private static func firstLookup(_ verified: VerifiedSubmission) -> PaymentQuery? {
-        guard case .purchases(let purchases) = verified, purchases.count == 1, let purchase = purchases.first, !purchase.revoked else {
+        guard case .purchases(let purchases) = verified, purchases.count == 1, let purchase = purchases.first,
+            !purchase.revoked
+        else {
             return nil
         }
         return lookupQuery(purchase)
@@ -186,13 +202,18 @@ public struct AppStorePayments: Sendable {
             chainOf: purchase.familyShared ? nil : purchase.originalTransactionID)
     }
 
-    func submit(signedTransaction jws: String, userID: String, evidence: String) async throws -> AppStoreTransactionResult {
+    func submit(signedTransaction jws: String, userID: String, evidence: String) async throws
+        -> AppStoreTransactionResult
+    {
         let results = try await record(await verify(signedTransaction: jws), submitter: userID, evidence: evidence)
-        return results.first ?? Self.rejected(transactionID: "", code: "invalid_transaction", message: "nothing to record")
+        return results.first
+            ?? Self.rejected(transactionID: "", code: "invalid_transaction", message: "nothing to record")
     }
 
     /// Records what verification found, for `submitter`.
-    func record(_ verified: VerifiedSubmission, submitter: String, evidence: String) async throws -> [AppStoreTransactionResult] {
+    func record(_ verified: VerifiedSubmission, submitter: String, evidence: String) async throws
+        -> [AppStoreTransactionResult]
+    {
         switch verified {
         case .unavailable(let error):
             throw error
@@ -218,49 +239,75 @@ public struct AppStorePayments: Sendable {
             // whole for a replay once they are fixed; a body no StoreKit transaction comes near, a malformed one, or a
             // signature its own certificate refutes is refused (the app keeps it unfinished either way).
             guard Self.dependsOnSettings(error), jws.utf8.count <= Self.maxHeldTransactionBytes else {
-                return .rejected(Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description))
+                return .rejected(
+                    Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description))
             }
             return .unavailable(.unverifiable(error.description))
         }
         guard let purchase = AppStorePurchase(transaction) else {
-            return .rejected(Self.rejected(transactionID: transaction.transactionId ?? "", code: "invalid_transaction", message: "the transaction has no id or product"))
+            return .rejected(
+                Self.rejected(
+                    transactionID: transaction.transactionId ?? "", code: "invalid_transaction",
+                    message: "the transaction has no id or product"))
         }
         return .purchases([purchase])
     }
 
-    func submit(receipt base64: String, transactionID: String?, applicationUsername: String?, userID: String, evidence: String) async throws
+    func submit(
+        receipt base64: String, transactionID: String?, applicationUsername: String?, userID: String, evidence: String
+    ) async throws
         -> [AppStoreTransactionResult]
     {
         try await record(
-            await verify(receipt: base64, transactionID: transactionID, applicationUsername: applicationUsername), submitter: userID,
+            await verify(receipt: base64, transactionID: transactionID, applicationUsername: applicationUsername),
+            submitter: userID,
             evidence: evidence)
     }
 
-    func verify(receipt base64: String, transactionID: String?, applicationUsername: String?) async -> VerifiedSubmission {
+    func verify(receipt base64: String, transactionID: String?, applicationUsername: String?) async
+        -> VerifiedSubmission
+    {
         guard let receipts else {
-            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "receipts_not_accepted", message: "this server takes StoreKit 2 signed transactions only"))
+            return .rejected(
+                Self.rejected(
+                    transactionID: transactionID ?? "", code: "receipts_not_accepted",
+                    message: "this server takes StoreKit 2 signed transactions only"))
         }
         guard let der = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !der.isEmpty else {
-            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is not base64"))
+            return .rejected(
+                Self.rejected(
+                    transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is not base64"))
         }
         let receipt: AppReceipt
         do {
             switch try await receipts.validate(Array(der)) {
             case .valid(let valid): receipt = valid
-            case .invalid(let reason): return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: reason))
+            case .invalid(let reason):
+                return .rejected(
+                    Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: reason))
             }
         } catch {
-            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "\(error)"))
+            return .rejected(
+                Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "\(error)"))
         }
         guard receipt.bundleID == verifier.bundleID || verifier.bundleID == nil else {
-            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "invalid_receipt", message: "the receipt is for bundle \(receipt.bundleID)"))
+            return .rejected(
+                Self.rejected(
+                    transactionID: transactionID ?? "", code: "invalid_receipt",
+                    message: "the receipt is for bundle \(receipt.bundleID)"))
         }
         let entries = receipt.inApp.filter { transactionID == nil || $0.transactionID == transactionID }
         guard !entries.isEmpty else {
-            return .rejected(Self.rejected(transactionID: transactionID ?? "", code: "transaction_not_in_receipt", message: "the receipt holds no such transaction"))
+            return .rejected(
+                Self.rejected(
+                    transactionID: transactionID ?? "", code: "transaction_not_in_receipt",
+                    message: "the receipt holds no such transaction"))
         }
         // The applicationUsername belongs to the transaction the app is finishing, not to the rest of the receipt.
-        return .purchases(entries.compactMap { AppStorePurchase($0, applicationUsername: transactionID == nil ? nil : applicationUsername) })
+        return .purchases(
+            entries.compactMap {
+                AppStorePurchase($0, applicationUsername: transactionID == nil ? nil : applicationUsername)
+            })
     }
 
     // MARK: Binding and fulfilment
@@ -276,11 +323,14 @@ public struct AppStorePayments: Sendable {
             // now, once. Not recorded yet: the reversal waits, and recording the purchase below takes it back in the
             // same step, so the ledger shows it paid and refunded and the submitter hears transaction_revoked.
             let outcome = try await context.ledger.reverse(
-                Reversal(channel: .appStore, providerTransactionID: id, kind: purchase.familyShared ? .revoked : .refunded, cause: cause,
-                         evidence: evidence),
+                Reversal(
+                    channel: .appStore, providerTransactionID: id, kind: purchase.familyShared ? .revoked : .refunded,
+                    cause: cause,
+                    evidence: evidence),
                 at: context.clock.now())
             guard outcome == .unknownPayment else {
-                return try await answer(try await recordedOrder(id), purchase: purchase, submitter: submitter, cause: cause)
+                return try await answer(
+                    try await recordedOrder(id), purchase: purchase, submitter: submitter, cause: cause)
             }
             var paid = purchase
             paid.revoked = false
@@ -289,25 +339,34 @@ public struct AppStorePayments: Sendable {
         // Whose subscription chain it is, and whether signals wait for its owner, asked with the payment: adoption,
         // the history pull and the waiting signals below need them.
         let query = Self.lookupQuery(purchase)
-        let lookup = if let prefetched = Self.prefetchedLookup?.take(query) {
-            prefetched
-        } else {
-            try await context.ledger.payment(channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
-        }
+        let lookup =
+            if let prefetched = Self.prefetchedLookup?.take(query) {
+                prefetched
+            } else {
+                try await context.ledger.payment(
+                    channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
+            }
         let chainOwner = lookup.chainOwner
         if let recorded = lookup.payment {
             if let periodEnd = purchase.periodEnd {
                 // Apple moved the period's end (RENEWAL_EXTENDED, a renewal date extension): extend what it granted.
                 _ = try await context.ledger.extendPeriod(
-                    channel: .appStore, providerTransactionID: id, until: periodEnd, cause: cause, evidence: evidence, at: context.clock.now())
+                    channel: .appStore, providerTransactionID: id, until: periodEnd, cause: cause, evidence: evidence,
+                    at: context.clock.now())
             }
-            return try await answer(try await self.order(number: recorded.orderNo), purchase: purchase, submitter: submitter, cause: cause)
+            return try await answer(
+                try await self.order(number: recorded.orderNo), purchase: purchase, submitter: submitter, cause: cause)
         }
-        guard let product = context.catalog.catalog.product(appStoreProductID: purchase.productID), let price = product.price(for: .appStore) else {
+        guard let product = context.catalog.catalog.product(appStoreProductID: purchase.productID),
+            let price = product.price(for: .appStore)
+        else {
             throw AppStoreSubmissionError.productNotInCatalog(purchase.productID)
         }
 
-        guard let binding = try await binding(for: purchase, product: product, submitter: submitter, chainOwner: chainOwner) else {
+        guard
+            let binding = try await binding(
+                for: purchase, product: product, submitter: submitter, chainOwner: chainOwner)
+        else {
             throw AppStoreSubmissionError.unbound(id)
         }
         // A subscription chain this payment gives its first owner: its history is pulled once below, so periods
@@ -317,36 +376,45 @@ public struct AppStorePayments: Sendable {
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: orderNo, amount: amount, cause: cause,
                 evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd,
-                sandbox: purchase.sandbox, originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID)
+                sandbox: purchase.sandbox,
+                originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID)
         }
-        context.log(outcome, "appstore transaction recorded", ["transaction_id": "\(id)", "order_no": "\(order.orderNo)"])
+        context.log(
+            outcome, "appstore transaction recorded", ["transaction_id": "\(id)", "order_no": "\(order.orderNo)"])
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
             // Signals that began to wait after the lookup are applied by the inbox sweep.
-            let (chain, awaited, owner, pullHistory) = (purchase.originalTransactionID, lookup.signalsAwaitChain, paid.userID, newChain)
+            let (chain, awaited, owner, pullHistory) = (
+                purchase.originalTransactionID, lookup.signalsAwaitChain, paid.userID, newChain
+            )
             await afterCommit { [self] in
                 if awaited { await applyAwaitingSignals(chain: chain) }
                 if pullHistory {
                     do {
                         _ = try await followHistory(of: id, submitter: owner)
                     } catch {
-                        context.logger.warning("history of a new subscription not pulled; the hourly pull will find it", metadata: ["error": "\(error)"])
+                        context.logger.warning(
+                            "history of a new subscription not pulled; the hourly pull will find it",
+                            metadata: ["error": "\(error)"])
                     }
                 }
             }
             return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause)
         case .duplicate(let orderNo):
-            return try await answer(try await self.order(number: orderNo), purchase: purchase, submitter: submitter, cause: cause)
+            return try await answer(
+                try await self.order(number: orderNo), purchase: purchase, submitter: submitter, cause: cause)
         case .conflict(_, let recordedFor):
             // Recorded for another order than the one this transaction names: the ledger flagged the one it names;
             // the verdict is about the transaction, which is recorded (for the order it was recorded for).
-            return try await answer(try await self.order(number: recordedFor), purchase: purchase, submitter: submitter, cause: cause)
+            return try await answer(
+                try await self.order(number: recordedFor), purchase: purchase, submitter: submitter, cause: cause)
         }
     }
 
     /// The order a recorded transaction belongs to.
     private func recordedOrder(_ transactionID: String) async throws -> Order {
-        let lookup = try await context.ledger.payment(channel: .appStore, providerTransactionID: transactionID, chainOf: nil)
+        let lookup = try await context.ledger.payment(
+            channel: .appStore, providerTransactionID: transactionID, chainOf: nil)
         guard let recorded = lookup.payment else { throw LedgerError.unknownOrder("appstore:\(transactionID)") }
         return try await order(number: recorded.orderNo)
     }
@@ -359,14 +427,18 @@ public struct AppStorePayments: Sendable {
     /// The order a new purchase is recorded against, or the user an order is adopted for; nil when it names no user
     /// at all (a notification for a transaction that names no order of ours and renews nothing we know).
     /// `chainOwner` owns the purchase's subscription chain (nil for a family-shared purchase).
-    private func binding(for purchase: AppStorePurchase, product: Product, submitter: String?, chainOwner: String?) async throws
+    private func binding(for purchase: AppStorePurchase, product: Product, submitter: String?, chainOwner: String?)
+        async throws
         -> Binding?
     {
         var owner = submitter
-        if let uuid = purchase.orderUUID, let bound = try await context.ledger.order(uuid: uuid), bound.channel == .appStore {
+        if let uuid = purchase.orderUUID, let bound = try await context.ledger.order(uuid: uuid),
+            bound.channel == .appStore
+        {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
             owner = bound.userID
-        } else if let legacy = purchase.legacyBinding, let bound = try await context.ledger.order(number: legacy.orderNo),
+        } else if let legacy = purchase.legacyBinding,
+            let bound = try await context.ledger.order(number: legacy.orderNo),
             bound.userID == legacy.userID, bound.channel == .appStore
         {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
@@ -398,13 +470,17 @@ public struct AppStorePayments: Sendable {
         case .adopt(let owner):
             let new = adoption(of: purchase, product: product, price: price, for: owner)
             let identity = identities.next()
-            switch try await context.ledger.fulfil(payment(identity.orderNo, price), adopting: new, as: identity, at: context.clock.now()) {
+            switch try await context.ledger.fulfil(
+                payment(identity.orderNo, price), adopting: new, as: identity, at: context.clock.now())
+            {
             case .fulfilled(let paid)?: return (paid, .fulfilled(paid))
             case .flagged(let paid, let reason)?: return (paid, .flagged(paid, reason))
             case .duplicate?, .conflict?, nil: break
             }
             // Recorded since the lookup (another replica's submission of it): its order answers; nothing is made.
-            if let recorded = try await context.ledger.payment(channel: .appStore, providerTransactionID: purchase.transactionID) {
+            if let recorded = try await context.ledger.payment(
+                channel: .appStore, providerTransactionID: purchase.transactionID)
+            {
                 return (try await self.order(number: recorded.orderNo), .duplicate(orderNo: recorded.orderNo))
             }
             order = try await context.ledger.createOrder(new, identity: { identities.next() }).order
@@ -425,9 +501,13 @@ public struct AppStorePayments: Sendable {
             try await Self.$chainBeingApplied.withValue(chain) {
                 for signal in waiting { _ = try await handleNotification(body: signal.body) }
             }
-            context.logger.info("waiting notifications of a subscription applied", metadata: ["chain": "\(chain)", "count": "\(waiting.count)"])
+            context.logger.info(
+                "waiting notifications of a subscription applied",
+                metadata: ["chain": "\(chain)", "count": "\(waiting.count)"])
         } catch {
-            context.logger.warning("waiting notifications not applied yet; the inbox sweep will", metadata: ["chain": "\(chain)", "error": "\(error)"])
+            context.logger.warning(
+                "waiting notifications not applied yet; the inbox sweep will",
+                metadata: ["chain": "\(chain)", "error": "\(error)"])
         }
     }
 
@@ -435,10 +515,14 @@ public struct AppStorePayments: Sendable {
     public static let adoptionKeyPrefix = "appstore:"
 
     /// The order adopted for a transaction that came without one; the idempotency key makes adoption happen once per user.
-    private func adoption(of purchase: AppStorePurchase, product: Product, price: Money, for userID: String) -> NewOrder {
+    private func adoption(of purchase: AppStorePurchase, product: Product, price: Money, for userID: String) -> NewOrder
+    {
         NewOrder(
-            userID: userID, productID: product.id, channel: .appStore, amount: price, catalogVersionID: context.catalog.version.id,
-            origin: .adopted, idempotency: IdempotencyToken(key: Self.adoptionKeyPrefix + purchase.transactionID, requestSHA256: "adopted"),
+            userID: userID, productID: product.id, channel: .appStore, amount: price,
+            catalogVersionID: context.catalog.version.id,
+            origin: .adopted,
+            idempotency: IdempotencyToken(
+                key: Self.adoptionKeyPrefix + purchase.transactionID, requestSHA256: "adopted"),
             createdAt: context.clock.now())
     }
 
@@ -454,7 +538,8 @@ public struct AppStorePayments: Sendable {
         }
         try await context.ledger.note(
             orderNo: order.orderNo, kind: "submitted_by_other_user", cause: cause,
-            evidence: "appstore:\(purchase.transactionID) submitted by another user", at: context.clock.now(), atMost: 20)
+            evidence: "appstore:\(purchase.transactionID) submitted by another user", at: context.clock.now(),
+            atMost: 20)
         context.logger.notice(
             "appstore transaction submitted by another user: recorded for its owner",
             metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order.orderNo)"])
@@ -462,7 +547,8 @@ public struct AppStorePayments: Sendable {
     }
 
     static func rejected(transactionID: String, code: String, message: String) -> AppStoreTransactionResult {
-        AppStoreTransactionResult(transactionID: transactionID, verdict: .rejected, error: .init(code: code, message: message))
+        AppStoreTransactionResult(
+            transactionID: transactionID, verdict: .rejected, error: .init(code: code, message: message))
     }
 }
 
@@ -532,7 +618,8 @@ public enum AppStoreSubmissionError: Error, CustomStringConvertible {
         case .unverifiable(let reason):
             "this server could not verify the transaction with its settings (\(reason)); it is held until an operator fixes "
                 + "them and replays it: keep it unfinished"
-        case .productNotInCatalog(let id): "the catalog has no product with app_store_product_id '\(id)'; the transaction stays unfinished until it has"
+        case .productNotInCatalog(let id):
+            "the catalog has no product with app_store_product_id '\(id)'; the transaction stays unfinished until it has"
         case .unbound(let id): "transaction \(id) names no order and renews no known transaction"
         }
     }

@@ -43,7 +43,9 @@ struct AppStorePurchase: Sendable {
         if let name = applicationUsername {
             if let uuid = UUID(uuidString: name) {
                 orderUUID = uuid
-            } else if let hash = name.firstIndex(of: "#"), hash != name.startIndex, name.index(after: hash) != name.endIndex {
+            } else if let hash = name.firstIndex(of: "#"), hash != name.startIndex,
+                name.index(after: hash) != name.endIndex
+            {
                 legacyBinding = (String(name[..<hash]), String(name[name.index(after: hash)...]))
             }
         }

@@ -15,20 +15,24 @@ extension AppStorePayments {
             throw AppStoreSubmissionError.malformed("give signed_transactions, a receipt, or both")
         }
         guard signed.count <= Self.maxSyncTransactions else {
-            throw AppStoreSubmissionError.malformed("at most \(Self.maxSyncTransactions) signed transactions per restore")
+            throw AppStoreSubmissionError.malformed(
+                "at most \(Self.maxSyncTransactions) signed transactions per restore")
         }
         return try await stored(request, kind: "sync", userID: userID) { evidence in
             try await restore(request, userID: userID, evidence: evidence)
         }
     }
 
-    private func restore(_ request: AppStoreSyncRequest, userID: String, evidence: String) async throws -> AppStoreSubmissionResponse {
+    private func restore(_ request: AppStoreSyncRequest, userID: String, evidence: String) async throws
+        -> AppStoreSubmissionResponse
+    {
         var results: [AppStoreTransactionResult] = []
         for jws in request.signedTransactions ?? [] {
             results.append(try await submit(signedTransaction: jws, userID: userID, evidence: evidence))
         }
         if let receipt = request.receipt {
-            results += try await submit(receipt: receipt, transactionID: nil, applicationUsername: nil, userID: userID, evidence: evidence)
+            results += try await submit(
+                receipt: receipt, transactionID: nil, applicationUsername: nil, userID: userID, evidence: evidence)
         }
         // `recorded` means credited to this user (another user's is `rejected`); one walk covers a whole chain.
         var seen = Set(results.map(\.transactionID))

@@ -24,7 +24,9 @@ public struct AppStoreVerifier: Sendable {
     }
 
     /// `verify` with the primary verifier, then, if that refused the environment alone, with the sandbox one.
-    private func firstAccepting<T>(_ verify: (SignedDataVerifier) async throws(VerificationError) -> T) async throws(VerificationError) -> T {
+    private func firstAccepting<T>(_ verify: (SignedDataVerifier) async throws(VerificationError) -> T)
+        async throws(VerificationError) -> T
+    {
         do {
             return try await verify(primary)
         } catch .invalidEnvironment(let detail) {

@@ -24,17 +24,22 @@ struct NotificationInbox {
         _ channel: Channel, headers: [String: String], body: [UInt8], apply: (Int64) async throws -> String?
     ) async throws -> Refusal? {
         let entry = try await context.ledger.storeInbound(
-            InboundSignal(channel: channel, kind: "notify", headers: headers, body: body, receivedAt: context.clock.now()))
+            InboundSignal(
+                channel: channel, kind: "notify", headers: headers, body: body, receivedAt: context.clock.now()))
         // An exact copy (body and signature headers) of a notification already applied: the provider resent it.
         if entry.processed { return nil }
         do {
             let note = try await apply(entry.id)
-            try await context.ledger.finishInbound(id: entry.id, verdict: note == nil ? .applied : .waiting, note: note, at: context.clock.now())
+            try await context.ledger.finishInbound(
+                id: entry.id, verdict: note == nil ? .applied : .waiting, note: note, at: context.clock.now())
             return nil
         } catch let refusal as Refusal {
-            context.logger.warning("\(channel.rawValue) notification refused", metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
+            context.logger.warning(
+                "\(channel.rawValue) notification refused",
+                metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
             let verdict: InboxVerdict = refusal.unauthenticated ? .refused : refusal.status >= 500 ? .failed : .waiting
-            try await context.ledger.finishInbound(id: entry.id, verdict: verdict, note: refusal.message, at: context.clock.now())
+            try await context.ledger.finishInbound(
+                id: entry.id, verdict: verdict, note: refusal.message, at: context.clock.now())
             return refusal
         }
     }

@@ -49,7 +49,8 @@ public struct JobRunner: Sendable {
                     if result == .done { tally.done += 1 } else { tally.rescheduled += 1 }
                 } else {
                     tally.fencedOff += 1
-                    logger.notice("job completion fenced off", metadata: ["job_id": "\(job.id)", "kind": "\(job.kind)"])
+                    logger.notice(
+                        "job completion fenced off", metadata: ["job_id": "\(job.id)", "kind": "\(job.kind)"])
                 }
                 progress(tally)
             }

@@ -31,7 +31,8 @@ public struct Reconciler: Sendable {
     let closeGrace: TimeInterval
 
     public init(
-        ledger: any LedgerStore, settlers: [Channel: any OrderSettler], replayers: [Channel: any NotificationReplayer] = [:],
+        ledger: any LedgerStore, settlers: [Channel: any OrderSettler],
+        replayers: [Channel: any NotificationReplayer] = [:],
         appStore: AppStorePayments? = nil, clock: any WallClock, logger: Logger,
         backoff: [TimeInterval] = [15, 30, 60, 120, 300, 600, 1800], closeGrace: TimeInterval = 60
     ) {
@@ -57,17 +58,22 @@ public struct Reconciler: Sendable {
                 try await retryInbox(now: now)
                 return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
             case Kind.appStoreHistory:
-                let start = Self.historyStart(after: Int64(job.payload).map(Date.init(millisecondsSince1970:)), now: now)
+                let start = Self.historyStart(
+                    after: Int64(job.payload).map(Date.init(millisecondsSince1970:)), now: now)
                 let pulled = try await appStore?.pullNotificationHistory(from: start, to: now) ?? 0
-                logger.info("app store notification history pulled", metadata: ["notifications": "\(pulled)", "since": "\(start)"])
+                logger.info(
+                    "app store notification history pulled",
+                    metadata: ["notifications": "\(pulled)", "since": "\(start)"])
                 return .retry(
-                    at: now.addingTimeInterval(Self.historyInterval), note: nil, payload: String(now.millisecondsSince1970))
+                    at: now.addingTimeInterval(Self.historyInterval), note: nil,
+                    payload: String(now.millisecondsSince1970))
             default:
                 logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
                 return .done
             }
         } catch {
-            logger.warning("job failed; will retry", metadata: ["kind": "\(job.kind)", "key": "\(job.key)", "error": "\(error)"])
+            logger.warning(
+                "job failed; will retry", metadata: ["kind": "\(job.kind)", "key": "\(job.key)", "error": "\(error)"])
             return .retry(at: later, note: "\(error)")
         }
     }
@@ -86,7 +92,8 @@ public struct Reconciler: Sendable {
     /// Schedules the recurring jobs this configuration needs (idempotent: a pending one is kept).
     public func scheduleRecurring() async throws {
         let now = clock.now()
-        try await ledger.enqueue(NewJob(kind: Kind.retryInbox, key: "inbox", runAt: now.addingTimeInterval(Self.inboxSweepInterval)))
+        try await ledger.enqueue(
+            NewJob(kind: Kind.retryInbox, key: "inbox", runAt: now.addingTimeInterval(Self.inboxSweepInterval)))
         if appStore?.api != nil {
             try await ledger.enqueue(NewJob(kind: Kind.appStoreHistory, key: "appstore", runAt: now))
         }
@@ -101,12 +108,20 @@ public struct Reconciler: Sendable {
     /// App Store submissions beyond ``AppStorePayments/heldKept``; reversals
     /// and reinstatements that passed their payment (replicas recording both at once) are applied.
     private func retryInbox(now: Date) async throws {
-        let purged = try await ledger.purgeRefusedInbound(before: now.addingTimeInterval(-Self.refusedRetention), keeping: Self.refusedKept)
+        let purged = try await ledger.purgeRefusedInbound(
+            before: now.addingTimeInterval(-Self.refusedRetention), keeping: Self.refusedKept)
         if purged > 0 { logger.info("refused notifications purged", metadata: ["count": "\(purged)"]) }
         let dropped = try await ledger.purgeHeldSubmissions(keeping: AppStorePayments.heldKept)
-        if dropped > 0 { logger.warning("held App Store submissions beyond the newest \(AppStorePayments.heldKept) dropped", metadata: ["count": "\(dropped)"]) }
+        if dropped > 0 {
+            logger.warning(
+                "held App Store submissions beyond the newest \(AppStorePayments.heldKept) dropped",
+                metadata: ["count": "\(dropped)"])
+        }
         let stranded = try await ledger.applyStrandedReversals(at: now, limit: 200)
-        if stranded > 0 { logger.notice("reversals or reinstatements that passed their payment applied", metadata: ["count": "\(stranded)"]) }
+        if stranded > 0 {
+            logger.notice(
+                "reversals or reinstatements that passed their payment applied", metadata: ["count": "\(stranded)"])
+        }
         let pending = try await ledger.pendingSignals(
             channels: Set(replayers.keys), before: now.addingTimeInterval(-60), maxAttempts: 10, limit: 200)
         for signal in pending {
@@ -134,10 +149,13 @@ public struct Reconciler: Sendable {
     /// first is recorded (and the order answered as paid) instead of lost.
     public func cancel(_ order: Order) async throws -> Order {
         if let settler = settlers[order.channel] {
-            if try await closeAndLookAgain(order, settler: settler, cause: .app) { return try await ledger.order(number: order.orderNo) ?? order }
+            if try await closeAndLookAgain(order, settler: settler, cause: .app) {
+                return try await ledger.order(number: order.orderNo) ?? order
+            }
         }
         return try await ledger.transition(
-            orderNo: order.orderNo, from: [.created, .paying], to: .cancelled, cause: .app, evidence: "cancelled by the user", at: clock.now())
+            orderNo: order.orderNo, from: [.created, .paying], to: .cancelled, cause: .app,
+            evidence: "cancelled by the user", at: clock.now())
     }
 
     /// Closes the order at the provider, then looks once more: a payment that slipped in before the close (the
@@ -155,7 +173,9 @@ public struct Reconciler: Sendable {
     }
 
     private func queryOrder(_ orderNo: String, now: Date, later: Date) async throws -> JobResult {
-        guard let order = try await ledger.order(number: orderNo), !order.status.isFinal, let settler = settlers[order.channel] else {
+        guard let order = try await ledger.order(number: orderNo), !order.status.isFinal,
+            let settler = settlers[order.channel]
+        else {
             return .done
         }
         switch try await settler.settle(order, cause: .reconciliation) {
@@ -163,7 +183,8 @@ public struct Reconciler: Sendable {
             return .done
         case .closed(let reason):
             _ = try await ledger.transition(
-                orderNo: orderNo, from: [.created, .paying], to: .closed, cause: .reconciliation, evidence: reason, at: now)
+                orderNo: orderNo, from: [.created, .paying], to: .closed, cause: .reconciliation, evidence: reason,
+                at: now)
             return .done
         case .pending:
             let closeAt = order.createdAt.addingTimeInterval(settler.paymentWindow + closeGrace)

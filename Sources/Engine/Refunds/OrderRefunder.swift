@@ -53,13 +53,18 @@ public struct RefundService: Sendable {
 
     /// Refunds the order's live payment in full; `operatorName` (the console's signed-in operator) is named in the
     /// reversal's evidence.
-    public func refund(orderNo: String, reason: String?, operatorName: String? = nil) async throws -> (Order, ReversalOutcome) {
+    public func refund(orderNo: String, reason: String?, operatorName: String? = nil) async throws -> (
+        Order, ReversalOutcome
+    ) {
         guard let order = try await ledger.order(number: orderNo) else { throw RefundError.orderNotFound(orderNo) }
         guard let refunder = refunders[order.channel] else {
-            throw RefundError.notRefundable("\(order.channel.rawValue) orders are refunded by the provider, not the merchant")
+            throw RefundError.notRefundable(
+                "\(order.channel.rawValue) orders are refunded by the provider, not the merchant")
         }
         let payments = try await ledger.payments(orderNo: orderNo)
-        if let reversed = payments.first(where: { $0.reversedAt != nil }), !payments.contains(where: { $0.reversedAt == nil }) {
+        if let reversed = payments.first(where: { $0.reversedAt != nil }),
+            !payments.contains(where: { $0.reversedAt == nil })
+        {
             return (order, .alreadyReversed(orderNo: reversed.orderNo))
         }
         guard let payment = payments.first(where: { $0.reversedAt == nil }) else { throw RefundError.notPaid(orderNo) }
@@ -70,8 +75,10 @@ public struct RefundService: Sendable {
             throw RefundError.provider("\(error)")
         }
         let outcome = try await ledger.reverse(
-            Reversal(channel: payment.channel, providerTransactionID: payment.providerTransactionID, kind: .refunded, cause: .admin,
-                     evidence: "refund:\(reference)" + (operatorName.map { " operator:\($0)" } ?? "")),
+            Reversal(
+                channel: payment.channel, providerTransactionID: payment.providerTransactionID, kind: .refunded,
+                cause: .admin,
+                evidence: "refund:\(reference)" + (operatorName.map { " operator:\($0)" } ?? "")),
             at: clock.now())
         return (try await ledger.order(number: orderNo) ?? order, outcome)
     }

@@ -19,11 +19,15 @@ struct ReportedRefund {
         guard refundedMinor == totalMinor else {
             try await ledger.note(
                 orderNo: orderNo, kind: "partial_refund", cause: .notification,
-                evidence: "\(channel.rawValue):\(providerTransactionID) refunded \(refundedMinor) of \(totalMinor) \(evidence)", at: date)
+                evidence:
+                    "\(channel.rawValue):\(providerTransactionID) refunded \(refundedMinor) of \(totalMinor) \(evidence)",
+                at: date)
             return nil
         }
         return try await ledger.reverse(
-            Reversal(channel: channel, providerTransactionID: providerTransactionID, kind: .refunded, cause: .notification, evidence: evidence),
+            Reversal(
+                channel: channel, providerTransactionID: providerTransactionID, kind: .refunded, cause: .notification,
+                evidence: evidence),
             at: date)
     }
 }

@@ -7,11 +7,14 @@ extension WeChatPayPayments: OrderRefunder {
     /// `POST /v3/refund/domestic/refunds` of the whole payment; accepted when WeChat Pay answers SUCCESS or
     /// PROCESSING (its `REFUND.SUCCESS` notification follows and finds the payment already reversed).
     public func refund(_ order: Order, payment: RecordedPayment, reason: String?) async throws -> String {
-        let refund = try await client.refund(WeChatPayRefundRequest(
-            outTradeNo: order.orderNo, outRefundNo: RefundService.requestNumber(order), refund: payment.amount, total: payment.amount,
-            reason: reason, notifyURL: notifyURL))
+        let refund = try await client.refund(
+            WeChatPayRefundRequest(
+                outTradeNo: order.orderNo, outRefundNo: RefundService.requestNumber(order), refund: payment.amount,
+                total: payment.amount,
+                reason: reason, notifyURL: notifyURL))
         guard refund.status == .success || refund.status == .processing else {
-            throw WeChatPayAPIError.business(status: 200, code: refund.status.rawValue, message: "the refund was not accepted")
+            throw WeChatPayAPIError.business(
+                status: 200, code: refund.status.rawValue, message: "the refund was not accepted")
         }
         return refund.refundID
     }
@@ -28,20 +31,32 @@ extension WeChatPayPayments: OrderRefunder {
             throw Refusal(status: 400, message: "the refund is for merchant \(refund.merchantID ?? "-"), not ours")
         }
         guard refund.status == .success else { return }
-        guard let recorded = try await context.ledger.payment(channel: .wechatPay, providerTransactionID: refund.transactionID) else {
+        guard
+            let recorded = try await context.ledger.payment(
+                channel: .wechatPay, providerTransactionID: refund.transactionID)
+        else {
             // A full refund of a payment not recorded yet waits in the ledger and wins when the payment is recorded.
-            guard refund.refundFen == refund.totalFen else { throw Refusal(status: 404, message: "no payment \(refund.transactionID) yet") }
+            guard refund.refundFen == refund.totalFen else {
+                throw Refusal(status: 404, message: "no payment \(refund.transactionID) yet")
+            }
             let outcome = try await context.ledger.reverse(
-                Reversal(channel: .wechatPay, providerTransactionID: refund.transactionID, kind: .refunded, cause: .notification,
-                         evidence: "inbox:\(inboxID)"),
+                Reversal(
+                    channel: .wechatPay, providerTransactionID: refund.transactionID, kind: .refunded,
+                    cause: .notification,
+                    evidence: "inbox:\(inboxID)"),
                 at: context.clock.now())
-            context.logger.notice("wechatpay refund before its payment", metadata: ["transaction_id": "\(refund.transactionID)", "outcome": "\(outcome)"])
+            context.logger.notice(
+                "wechatpay refund before its payment",
+                metadata: ["transaction_id": "\(refund.transactionID)", "outcome": "\(outcome)"])
             return
         }
         let outcome = try await ReportedRefund(
-            channel: .wechatPay, providerTransactionID: refund.transactionID, orderNo: recorded.orderNo, refundedMinor: refund.refundFen,
+            channel: .wechatPay, providerTransactionID: refund.transactionID, orderNo: recorded.orderNo,
+            refundedMinor: refund.refundFen,
             totalMinor: refund.totalFen, evidence: "inbox:\(inboxID)"
         ).apply(to: context.ledger, at: context.clock.now())
-        context.logger.notice("wechatpay refund notification applied", metadata: ["order_no": "\(recorded.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
+        context.logger.notice(
+            "wechatpay refund notification applied",
+            metadata: ["order_no": "\(recorded.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])
     }
 }

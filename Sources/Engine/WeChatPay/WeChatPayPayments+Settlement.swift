@@ -13,11 +13,14 @@ extension WeChatPayPayments: OrderSettler {
         case .transaction(let transaction):
             switch transaction.tradeState {
             case .success, .refund:
-                try transaction.check(appID: client.appID, merchantID: client.merchantID, outTradeNo: order.orderNo, amount: transaction.amount)
+                try transaction.check(
+                    appID: client.appID, merchantID: client.merchantID, outTradeNo: order.orderNo,
+                    amount: transaction.amount)
                 guard let transactionID = transaction.transactionID else { return .pending }
                 let outcome = try await context.ledger.fulfil(
                     VerifiedPayment(
-                        channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
+                        channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo,
+                        amount: transaction.amount,
                         cause: cause, evidence: "wechatpay.query", sandbox: sandbox),
                     at: context.clock.now())
                 context.log(outcome, "wechatpay transaction settled by query", ["order_no": "\(order.orderNo)"])

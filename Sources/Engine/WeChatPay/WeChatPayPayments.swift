@@ -33,9 +33,11 @@ public struct WeChatPayPayments: Sendable {
     /// parameters the app hands to the WeChat SDK.
     public func invocation(for order: Order) async throws -> WeChatPayInvocation {
         let description = context.catalog.catalog.product(id: order.productID)?.title ?? order.productID
-        let prepayID = try await client.prepayApp(WeChatPayAppOrder(
-            outTradeNo: order.orderNo, description: String(description.prefix(127)), amount: order.amount, notifyURL: notifyURL,
-            expiresAt: order.createdAt.addingTimeInterval(paymentWindow)))
+        let prepayID = try await client.prepayApp(
+            WeChatPayAppOrder(
+                outTradeNo: order.orderNo, description: String(description.prefix(127)), amount: order.amount,
+                notifyURL: notifyURL,
+                expiresAt: order.createdAt.addingTimeInterval(paymentWindow)))
         return try client.appInvocation(prepayID: prepayID)
     }
 
@@ -73,9 +75,12 @@ public struct WeChatPayPayments: Sendable {
         case "REFUND.SUCCESS":
             try await applyRefund(notification.plaintext, inboxID: inboxID)
         case let type where type.hasPrefix("REFUND."):
-            context.logger.notice("wechatpay refund notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(type)"])
+            context.logger.notice(
+                "wechatpay refund notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(type)"])
         default:
-            context.logger.info("wechatpay notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(notification.eventType ?? "-")"])
+            context.logger.info(
+                "wechatpay notification stored",
+                metadata: ["inbox_id": "\(inboxID)", "event_type": "\(notification.eventType ?? "-")"])
         }
     }
 
@@ -86,19 +91,23 @@ public struct WeChatPayPayments: Sendable {
         } catch {
             throw Refusal(status: 400, message: error.description)
         }
-        guard let order = try await context.ledger.order(number: transaction.outTradeNo), order.channel == .wechatPay else {
+        guard let order = try await context.ledger.order(number: transaction.outTradeNo), order.channel == .wechatPay
+        else {
             throw Refusal(status: 404, message: "unknown order \(transaction.outTradeNo)")
         }
         // App and merchant must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
         do {
-            try transaction.check(appID: client.appID, merchantID: client.merchantID, outTradeNo: order.orderNo, amount: transaction.amount)
+            try transaction.check(
+                appID: client.appID, merchantID: client.merchantID, outTradeNo: order.orderNo,
+                amount: transaction.amount)
         } catch {
             throw Refusal(status: 400, message: error.description)
         }
         guard transaction.tradeState.isPaid, let transactionID = transaction.transactionID else { return }
         let outcome = try await context.ledger.fulfil(
             VerifiedPayment(
-                channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo, amount: transaction.amount,
+                channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo,
+                amount: transaction.amount,
                 cause: .notification, evidence: "inbox:\(inboxID)", sandbox: sandbox),
             at: context.clock.now())
         context.log(outcome, "wechatpay notification applied", ["order_no": "\(order.orderNo)"])

@@ -21,7 +21,8 @@ public struct WebhookDispatcher: Sendable {
     let maxDelay: TimeInterval
 
     public init(
-        ledger: any LedgerStore, url: String, secret: String, transport: any ProviderTransport, clock: any WallClock, logger: Logger,
+        ledger: any LedgerStore, url: String, secret: String, transport: any ProviderTransport, clock: any WallClock,
+        logger: Logger,
         timeout: Duration = .seconds(10), firstDelay: TimeInterval = 10, maxDelay: TimeInterval = 6 * 3600
     ) {
         self.ledger = ledger
@@ -39,7 +40,8 @@ public struct WebhookDispatcher: Sendable {
     /// retried. A batch's lease covers every delivery of it timing out one after another, so no other dispatcher
     /// claims an event of it while this one is still working through the batch.
     public func deliverDue(batchSize: Int = 16) async throws -> (delivered: Int, failed: Int) {
-        var delivered = 0, failed = 0
+        var delivered = 0
+        var failed = 0
         let lease = Double(batchSize) * (Double(timeout.components.seconds) + 1) + 30
         while true {
             let events = try await ledger.claimWebhooks(limit: batchSize, lease: lease, now: clock.now())
@@ -54,27 +56,36 @@ public struct WebhookDispatcher: Sendable {
         let body = Array(event.payload.utf8)
         let start = clock.now()
         let headers = [
-            "Content-Type": "application/json", "User-Agent": "OrderSafe-Webhooks/1", "OrderSafe-Event-Id": event.eventID,
+            "Content-Type": "application/json", "User-Agent": "OrderSafe-Webhooks/1",
+            "OrderSafe-Event-Id": event.eventID,
             "OrderSafe-Event-Type": event.type,
-            WebhookSignature.headerName: WebhookSignature.header(secret: secret, body: body, timestamp: Int64(start.timeIntervalSince1970)),
+            WebhookSignature.headerName: WebhookSignature.header(
+                secret: secret, body: body, timestamp: Int64(start.timeIntervalSince1970)),
         ]
         var status: Int?
         var failure: String?
         do {
-            let response = try await transport.send(method: "POST", url: url, headers: headers, body: body, timeout: timeout)
+            let response = try await transport.send(
+                method: "POST", url: url, headers: headers, body: body, timeout: timeout)
             status = response.status
             if !(200..<300).contains(response.status) { failure = "HTTP \(response.status)" }
         } catch {
             failure = "\(error)"
         }
         let now = clock.now()
-        let retryAt = failure.map { _ in now.addingTimeInterval(min(maxDelay, firstDelay * pow(2, Double(min(event.attempt - 1, 30))))) }
+        let retryAt = failure.map { _ in
+            now.addingTimeInterval(min(maxDelay, firstDelay * pow(2, Double(min(event.attempt - 1, 30)))))
+        }
         _ = try await ledger.recordDelivery(
-            event, DeliveryAttempt(statusCode: status, error: failure, duration: now.timeIntervalSince(start), retryAt: retryAt), at: now)
+            event,
+            DeliveryAttempt(
+                statusCode: status, error: failure, duration: now.timeIntervalSince(start), retryAt: retryAt), at: now)
         if let failure {
-            logger.warning("webhook not delivered; will retry", metadata: [
-                "event_id": "\(event.eventID)", "attempt": "\(event.attempt)", "error": "\(failure)",
-            ])
+            logger.warning(
+                "webhook not delivered; will retry",
+                metadata: [
+                    "event_id": "\(event.eventID)", "attempt": "\(event.attempt)", "error": "\(failure)",
+                ])
         }
         return failure == nil
     }

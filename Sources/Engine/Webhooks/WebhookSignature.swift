@@ -11,7 +11,9 @@ public enum WebhookSignature {
     }
 
     /// True when `header` signs `body` with `secret` and its timestamp is within `tolerance` seconds of `now`.
-    public static func verify(header: String, body: [UInt8], secret: String, now: Date, tolerance: TimeInterval = 300) -> Bool {
+    public static func verify(header: String, body: [UInt8], secret: String, now: Date, tolerance: TimeInterval = 300)
+        -> Bool
+    {
         var timestamp: Int64?
         var signatures: [String] = []
         for part in header.split(separator: ",") {
@@ -27,7 +29,9 @@ public enum WebhookSignature {
         }
     }
 
-    private static func mac(secret: String, body: [UInt8], timestamp: Int64) -> (code: [UInt8], input: [UInt8], key: SymmetricKey) {
+    private static func mac(secret: String, body: [UInt8], timestamp: Int64) -> (
+        code: [UInt8], input: [UInt8], key: SymmetricKey
+    ) {
         let key = SymmetricKey(data: Array(secret.utf8))
         let input = Array("\(timestamp).".utf8) + body
         return (Array(HMAC<SHA256>.authenticationCode(for: input, using: key)), input, key)

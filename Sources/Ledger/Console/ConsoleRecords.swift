@@ -18,7 +18,8 @@ public struct OrderQuery: Sendable, Hashable {
     public var limit: Int
 
     public init(
-        search: String? = nil, userID: String? = nil, status: OrderStatus? = nil, channel: Channel? = nil, productID: String? = nil,
+        search: String? = nil, userID: String? = nil, status: OrderStatus? = nil, channel: Channel? = nil,
+        productID: String? = nil,
         createdFrom: Date? = nil, createdBefore: Date? = nil, after: OrderCursor? = nil, limit: Int = 50
     ) {
         self.search = search

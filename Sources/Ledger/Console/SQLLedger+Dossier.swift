@@ -8,97 +8,137 @@ extension SQLLedger {
     /// there is no such order.
     public func dossier(orderNo: String, eventsFrom: Int = 0) async throws -> OrderDossier? {
         try await database.read { db in
-            guard let row = try await db.raw("SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE order_no = \(bind: orderNo)").first()
+            guard
+                let row = try await db.raw(
+                    "SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE order_no = \(bind: orderNo)"
+                ).first()
             else { return nil }
             let order = try Self.decodeOrder(row)
             let orderID = try row.decode(column: "id", as: Int64.self)
-            let eventCount = try await db.raw("SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID)")
+            let eventCount =
+                try await db.raw("SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID)")
                 .first()?.decode(column: "n", as: Int64.self) ?? 0
-            let flagWaiting = order.status == .flagged ? try await db.raw("""
-                SELECT 1 AS one FROM orders o WHERE o.id = \(bind: orderID) AND \(unsafeRaw: Self.flagWaiting)
-                """).first() != nil : false
-            let events = try await db.raw("""
+            let flagWaiting =
+                order.status == .flagged
+                ? try await db.raw(
+                    """
+                    SELECT 1 AS one FROM orders o WHERE o.id = \(bind: orderID) AND \(unsafeRaw: Self.flagWaiting)
+                    """
+                ).first() != nil : false
+            let events = try await db.raw(
+                """
                 SELECT kind, from_status, to_status, cause, evidence, detail, created_at FROM order_events
                 WHERE order_id = \(bind: orderID) ORDER BY id LIMIT \(bind: OrderDossier.eventsPerPage) OFFSET \(bind: max(eventsFrom, 0))
-                """).all().map { row in
+                """
+            ).all().map { row in
                 OrderDossier.Event(
                     kind: try row.decode(column: "kind", as: String.self),
-                    fromStatus: try row.decode(column: "from_status", as: String?.self).flatMap(OrderStatus.init(rawValue:)),
-                    toStatus: try row.decode(column: "to_status", as: String?.self).flatMap(OrderStatus.init(rawValue:)),
+                    fromStatus: try row.decode(column: "from_status", as: String?.self).flatMap(
+                        OrderStatus.init(rawValue:)),
+                    toStatus: try row.decode(column: "to_status", as: String?.self).flatMap(
+                        OrderStatus.init(rawValue:)),
                     cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .system,
                     evidence: try row.decode(column: "evidence", as: String?.self),
                     note: try row.decode(column: "detail", as: String?.self),
                     createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
             }
-            let payments = try await db.raw("""
+            let payments = try await db.raw(
+                """
                 SELECT channel, provider_txn_id, original_txn_id, amount_minor, currency, cause, evidence, recorded_at, reversal, reversed_at
                 FROM payment_transactions WHERE order_id = \(bind: orderID) ORDER BY id
-                """).all().map { row in
+                """
+            ).all().map { row in
                 guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
                     let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
-                else { throw LedgerCorruption(detail: "a payment of order \(orderNo) has a value this build does not know") }
+                else {
+                    throw LedgerCorruption(detail: "a payment of order \(orderNo) has a value this build does not know")
+                }
                 return OrderDossier.Payment(
                     channel: channel, providerTransactionID: try row.decode(column: "provider_txn_id", as: String.self),
                     originalTransactionID: try row.decode(column: "original_txn_id", as: String?.self),
-                    amount: Money(amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
+                    amount: Money(
+                        amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
                     cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .system,
                     evidence: try row.decode(column: "evidence", as: String.self),
                     recordedAt: Date(millisecondsSince1970: try row.decode(column: "recorded_at", as: Int64.self)),
                     reversal: try row.decode(column: "reversal", as: String?.self),
-                    reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
+                    reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(
+                        Date.init(millisecondsSince1970:)))
             }
-            let grants = try await db.raw("""
+            let grants = try await db.raw(
+                """
                 SELECT p.provider_txn_id, g.kind, g.target, g.amount, g.period, g.expires_at, g.reversed_at
                 FROM grants g JOIN payment_transactions p ON p.id = g.payment_transaction_id
                 WHERE p.order_id = \(bind: orderID) ORDER BY g.payment_transaction_id, g.grant_index
-                """).all().map { row in
+                """
+            ).all().map { row in
                 OrderDossier.GrantRecord(
                     providerTransactionID: try row.decode(column: "provider_txn_id", as: String.self),
-                    kind: try row.decode(column: "kind", as: String.self), target: try row.decode(column: "target", as: String.self),
-                    amount: try row.decode(column: "amount", as: Int64?.self), period: try row.decode(column: "period", as: String?.self),
-                    expiresAt: try row.decode(column: "expires_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
-                    reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
+                    kind: try row.decode(column: "kind", as: String.self),
+                    target: try row.decode(column: "target", as: String.self),
+                    amount: try row.decode(column: "amount", as: Int64?.self),
+                    period: try row.decode(column: "period", as: String?.self),
+                    expiresAt: try row.decode(column: "expires_at", as: Int64?.self).map(
+                        Date.init(millisecondsSince1970:)),
+                    reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(
+                        Date.init(millisecondsSince1970:)))
             }
-            let webhooks = try await db.raw("""
+            let webhooks = try await db.raw(
+                """
                 SELECT event_id, event_type, created_at, attempts, delivered_at, last_error FROM webhook_outbox
                 WHERE order_id = \(bind: orderID) ORDER BY id
-                """).all().map(Self.decodeWebhook)
+                """
+            ).all().map(Self.decodeWebhook)
             let conflicts = try await Self.conflicts(db, orderID: orderID)
             let evidence = events.compactMap(\.evidence) + payments.map(\.evidence) + conflicts.map(\.evidence)
             let ids = Set(evidence.flatMap(OrderDossier.signalIDs(in:)))
             var signals: [OrderDossier.Signal] = []
             if !ids.isEmpty {
-                signals = try await db.raw("""
+                signals = try await db.raw(
+                    """
                     SELECT id, channel, kind, received_at, processed_at, attempts, verdict, last_error, body_sha256, LENGTH(body) AS bytes
                     FROM inbox WHERE id IN (\(binds: ids.sorted().prefix(100).map { $0 })) ORDER BY id
-                    """).all().compactMap { row in
-                    guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else { return nil }
+                    """
+                ).all().compactMap { row in
+                    guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
+                        return nil
+                    }
                     return OrderDossier.Signal(
-                        id: try row.decode(column: "id", as: Int64.self), channel: channel, kind: try row.decode(column: "kind", as: String.self),
+                        id: try row.decode(column: "id", as: Int64.self), channel: channel,
+                        kind: try row.decode(column: "kind", as: String.self),
                         receivedAt: Date(millisecondsSince1970: try row.decode(column: "received_at", as: Int64.self)),
-                        processedAt: try row.decode(column: "processed_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
-                        attempts: Int(try row.decode(column: "attempts", as: Int64.self)), verdict: try row.decode(column: "verdict", as: String?.self),
+                        processedAt: try row.decode(column: "processed_at", as: Int64?.self).map(
+                            Date.init(millisecondsSince1970:)),
+                        attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
+                        verdict: try row.decode(column: "verdict", as: String?.self),
                         lastError: try row.decode(column: "last_error", as: String?.self),
-                        bodySHA256: try row.decode(column: "body_sha256", as: String.self), bodyBytes: try row.decode(column: "bytes", as: Int64.self))
+                        bodySHA256: try row.decode(column: "body_sha256", as: String.self),
+                        bodyBytes: try row.decode(column: "bytes", as: Int64.self))
                 }
             }
             return OrderDossier(
-                order: order, flagWaiting: flagWaiting, events: events, eventCount: Int(eventCount), eventsFrom: max(eventsFrom, 0),
+                order: order, flagWaiting: flagWaiting, events: events, eventCount: Int(eventCount),
+                eventsFrom: max(eventsFrom, 0),
                 payments: payments, grants: grants, webhooks: webhooks, signals: signals, conflicts: conflicts)
         }
     }
 
     /// The payment id conflicts `orderID` is either side of (at most 100: each is one signal, kept once per order).
     private static func conflicts(_ db: any SQLDatabase, orderID: Int64) async throws -> [OrderDossier.Conflict] {
-        try await db.raw("""
+        try await db.raw(
+            """
             SELECT c.channel, c.provider_txn_id, claiming.order_no AS claiming_no, recorded.order_no AS recorded_no, c.amount_minor,
                    c.currency, c.cause, c.evidence, c.created_at
             FROM payment_conflicts c JOIN orders claiming ON claiming.id = c.order_id JOIN orders recorded ON recorded.id = c.recorded_order_id
             WHERE c.order_id = \(bind: orderID) OR c.recorded_order_id = \(bind: orderID) ORDER BY c.id LIMIT 100
-            """).all().map { row in
+            """
+        ).all().map { row in
             guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
                 let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
-            else { throw LedgerCorruption(detail: "a payment conflict of order \(orderID) has a value this build does not know") }
+            else {
+                throw LedgerCorruption(
+                    detail: "a payment conflict of order \(orderID) has a value this build does not know")
+            }
             return OrderDossier.Conflict(
                 channel: channel, providerTransactionID: try row.decode(column: "provider_txn_id", as: String.self),
                 claimingOrderNo: try row.decode(column: "claiming_no", as: String.self),
@@ -112,7 +152,8 @@ extension SQLLedger {
 
     static func decodeWebhook(_ row: any SQLRow) throws -> OrderDossier.Webhook {
         OrderDossier.Webhook(
-            eventID: try row.decode(column: "event_id", as: String.self), type: try row.decode(column: "event_type", as: String.self),
+            eventID: try row.decode(column: "event_id", as: String.self),
+            type: try row.decode(column: "event_type", as: String.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
             deliveredAt: try row.decode(column: "delivered_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
@@ -121,24 +162,37 @@ extension SQLLedger {
 
     /// An operator resolves a flagged order with a note: an event naming the operator, in the order's history and
     /// in the operators' log. The status stays `flagged` (what happened stays visible); the flag stops waiting.
-    public func resolveFlag(orderNo: String, operatorName: String, note: String, at date: Date) async throws -> ConsoleActionOutcome {
+    public func resolveFlag(orderNo: String, operatorName: String, note: String, at date: Date) async throws
+        -> ConsoleActionOutcome
+    {
         try await database.transaction { db in
-            guard let order = try await Self.loadOrder(db, where: "order_no", orderNo, forUpdate: true) else { return .notFound }
-            guard order.status == .flagged else { return .notApplicable("order '\(orderNo)' is \(order.status.rawValue), not flagged") }
-            guard let row = try await db.raw("""
-                SELECT o.id FROM orders o WHERE o.order_no = \(bind: orderNo) AND \(unsafeRaw: Self.flagWaiting)
-                """).first()
+            guard let order = try await Self.loadOrder(db, where: "order_no", orderNo, forUpdate: true) else {
+                return .notFound
+            }
+            guard order.status == .flagged else {
+                return .notApplicable("order '\(orderNo)' is \(order.status.rawValue), not flagged")
+            }
+            guard
+                let row = try await db.raw(
+                    """
+                    SELECT o.id FROM orders o WHERE o.order_no = \(bind: orderNo) AND \(unsafeRaw: Self.flagWaiting)
+                    """
+                ).first()
             else { return .notApplicable("the flag of order '\(orderNo)' is already resolved") }
             let orderID = try row.decode(column: "id", as: Int64.self)
             let now = date.millisecondsSince1970
-            try await db.raw("""
+            try await db.raw(
+                """
                 INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, detail, created_at)
                 VALUES (\(bind: orderID), \(bind: OrderDossier.flagResolvedKind), NULL, NULL, 'admin', \(bind: "operator:\(operatorName)"),
                         \(bind: note), \(bind: now))
-                """).run()
+                """
+            ).run()
             try await db.raw("UPDATE orders SET updated_at = \(bind: now) WHERE id = \(bind: orderID)").run()
             LedgerDatabase.orderChanged(id: orderID)
-            try await Self.logAction(OperatorAction(operatorName: operatorName, action: "resolve_flag", target: orderNo, detail: note, at: date), db)
+            try await Self.logAction(
+                OperatorAction(
+                    operatorName: operatorName, action: "resolve_flag", target: orderNo, detail: note, at: date), db)
             return .done
         }
     }
@@ -155,25 +209,33 @@ extension SQLLedger {
     public func noteOperatorAction(orderNo: String, _ action: OperatorAction) async throws {
         try await database.transaction { db in
             if let row = try await db.raw("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() {
-                try await db.raw("""
+                try await db.raw(
+                    """
                     INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, detail, created_at)
                     VALUES (\(bind: try row.decode(column: "id", as: Int64.self)), \(bind: "operator:\(action.action)"), NULL, NULL, 'admin',
                             \(bind: "operator:\(action.operatorName)"), \(bind: action.detail), \(bind: action.at.millisecondsSince1970))
-                    """).run()
+                    """
+                ).run()
             }
             try await Self.logAction(action, db)
         }
     }
 
     /// Schedules a webhook event to be sent again now (delivered or not); the attempt count goes on.
-    public func redeliverWebhook(eventID: String, operatorName: String, at date: Date) async throws -> ConsoleActionOutcome {
+    public func redeliverWebhook(eventID: String, operatorName: String, at date: Date) async throws
+        -> ConsoleActionOutcome
+    {
         try await database.transaction { db in
-            guard try await db.raw("""
-                UPDATE webhook_outbox SET delivered_at = NULL, next_attempt_at = \(bind: date.millisecondsSince1970)
-                WHERE event_id = \(bind: eventID) RETURNING id
-                """).first() != nil
+            guard
+                try await db.raw(
+                    """
+                    UPDATE webhook_outbox SET delivered_at = NULL, next_attempt_at = \(bind: date.millisecondsSince1970)
+                    WHERE event_id = \(bind: eventID) RETURNING id
+                    """
+                ).first() != nil
             else { return .notFound }
-            try await Self.logAction(OperatorAction(operatorName: operatorName, action: "redeliver_webhook", target: eventID, at: date), db)
+            try await Self.logAction(
+                OperatorAction(operatorName: operatorName, action: "redeliver_webhook", target: eventID, at: date), db)
             return .done
         }
     }

@@ -23,8 +23,12 @@ extension SQLLedger {
             if let channel = query.channel { conditions.append("o.channel = \(bind: channel.rawValue)") }
             if let productID = query.productID { conditions.append("o.product_id = \(bind: productID)") }
             if let from = query.createdFrom { conditions.append("o.created_at >= \(bind: from.millisecondsSince1970)") }
-            if let before = query.createdBefore { conditions.append("o.created_at < \(bind: before.millisecondsSince1970)") }
-            if let after = query.after { conditions.append("(o.created_at, o.id) < (\(bind: after.createdAt), \(bind: after.id))") }
+            if let before = query.createdBefore {
+                conditions.append("o.created_at < \(bind: before.millisecondsSince1970)")
+            }
+            if let after = query.after {
+                conditions.append("(o.created_at, o.id) < (\(bind: after.createdAt), \(bind: after.id))")
+            }
             var sql: SQLQueryString = "SELECT \(unsafeRaw: Self.qualifiedOrderColumns) FROM orders o"
             if !conditions.isEmpty {
                 sql += " WHERE "
@@ -36,15 +40,18 @@ extension SQLLedger {
             var next: OrderCursor?
             if rows.count > limit, let last = rows.prefix(limit).last {
                 next = OrderCursor(
-                    createdAt: try last.decode(column: "created_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self))
+                    createdAt: try last.decode(column: "created_at", as: Int64.self),
+                    id: try last.decode(column: "id", as: Int64.self))
             }
             return OrderPage(orders: orders, next: next)
         }
     }
 
     /// ``orderColumns`` of the table aliased `o`.
-    static let qualifiedOrderColumns = orderColumns.split(separator: ",").map { "o." + $0.trimmingCharacters(in: .whitespaces) }
-        .joined(separator: ", ")
+    static let qualifiedOrderColumns = orderColumns.split(separator: ",").map {
+        "o." + $0.trimmingCharacters(in: .whitespaces)
+    }
+    .joined(separator: ", ")
 
     /// Every channel, as SQL text: a transaction id is searched in each, through the unique (channel, provider_txn_id) index.
     private static let everyChannel = Channel.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
@@ -54,12 +61,14 @@ extension SQLLedger {
     /// it, at most 1,000).
     static func orderIDs(matching text: String, _ db: any SQLDatabase) async throws -> [Int64] {
         let uuid = UUID(uuidString: text)?.uuidString.lowercased() ?? ""
-        return try await db.raw("""
+        return try await db.raw(
+            """
             SELECT id FROM orders WHERE order_no = \(bind: text) OR order_uuid = \(bind: uuid)
             UNION SELECT order_id AS id FROM payment_transactions
                 WHERE channel IN (\(unsafeRaw: Self.everyChannel)) AND provider_txn_id = \(bind: text)
             UNION SELECT order_id AS id FROM payment_transactions WHERE original_txn_id = \(bind: text)
             LIMIT 1000
-            """).all().map { try $0.decode(column: "id", as: Int64.self) }
+            """
+        ).all().map { try $0.decode(column: "id", as: Int64.self) }
     }
 }

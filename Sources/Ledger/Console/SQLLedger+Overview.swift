@@ -16,14 +16,16 @@ extension SQLLedger {
         let offset = Int64(zone.secondsFromGMT(for: now)) * 1000
         let jobs = try await pendingJobs(now: now)
         return try await database.read { db in
-            let revenue = try await db.raw("""
+            let revenue = try await db.raw(
+                """
                 SELECT (p.recorded_at + \(bind: offset)) / 86400000 AS day, p.channel, p.currency,
                        CAST(SUM(p.amount_minor) AS BIGINT) AS amount, COUNT(*) AS payments
                 FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.recorded_at >= \(bind: firstDay.millisecondsSince1970) AND o.sandbox = \(bind: false)
                   AND p.amount_minor = o.amount_minor AND p.currency = o.currency
                 GROUP BY day, p.channel, p.currency ORDER BY day, p.channel, p.currency
-                """).all().compactMap { row -> LedgerOverview.RevenueDay? in
+                """
+            ).all().compactMap { row -> LedgerOverview.RevenueDay? in
                 guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
                     let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
                 else { return nil }
@@ -41,22 +43,36 @@ extension SQLLedger {
                     byStatus[status] = Int(try row.decode(column: "n", as: Int64.self))
                 }
             }
-            let flaggedWaiting = try await db.raw("""
-                SELECT COUNT(*) AS n FROM orders o WHERE o.status = 'flagged' AND \(unsafeRaw: Self.flagWaiting)
-                """).first()?.decode(column: "n", as: Int64.self) ?? 0
-            let oldest = try await db.raw("""
+            let flaggedWaiting =
+                try await db.raw(
+                    """
+                    SELECT COUNT(*) AS n FROM orders o WHERE o.status = 'flagged' AND \(unsafeRaw: Self.flagWaiting)
+                    """
+                ).first()?.decode(column: "n", as: Int64.self) ?? 0
+            let oldest = try await db.raw(
+                """
                 SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE status IN ('created', 'paying')
                 ORDER BY created_at, id LIMIT 1
-                """).first().map(Self.decodeOrder)
-            let webhooksFailing = try await db.raw("""
-                SELECT COUNT(*) AS n FROM webhook_outbox WHERE delivered_at IS NULL AND last_error IS NOT NULL
-                """).first()?.decode(column: "n", as: Int64.self) ?? 0
-            let inboxFailed = try await db.raw("""
-                SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'failed' AND processed_at IS NULL
-                """).first()?.decode(column: "n", as: Int64.self) ?? 0
-            let held = try await db.raw("""
-                SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held)
-                """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                """
+            ).first().map(Self.decodeOrder)
+            let webhooksFailing =
+                try await db.raw(
+                    """
+                    SELECT COUNT(*) AS n FROM webhook_outbox WHERE delivered_at IS NULL AND last_error IS NOT NULL
+                    """
+                ).first()?.decode(column: "n", as: Int64.self) ?? 0
+            let inboxFailed =
+                try await db.raw(
+                    """
+                    SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'failed' AND processed_at IS NULL
+                    """
+                ).first()?.decode(column: "n", as: Int64.self) ?? 0
+            let held =
+                try await db.raw(
+                    """
+                    SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held)
+                    """
+                ).first()?.decode(column: "n", as: Int64.self) ?? 0
             return LedgerOverview(
                 revenue: revenue, ordersByStatus: byStatus, flaggedWaiting: Int(flaggedWaiting),
                 jobsDue: jobs.due, jobsLater: jobs.later,

@@ -24,7 +24,8 @@ public enum DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             }
             self = .postgres(url: text)
         } else {
-            throw DatabaseURLError(text: text, reason: "expected sqlite:PATH or postgres://user:password@host:port/database")
+            throw DatabaseURLError(
+                text: text, reason: "expected sqlite:PATH or postgres://user:password@host:port/database")
         }
     }
 

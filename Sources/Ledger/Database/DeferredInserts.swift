@@ -58,7 +58,8 @@ final class DeferredInserts: Sendable {
             defer { pending = Pending() }
             return pending
         }
-        try await LedgerDatabase.runTogether(gathered.changes + gathered.rows.map { Self.statement($0.head, rows: $0.rows) }, on: db)
+        try await LedgerDatabase.runTogether(
+            gathered.changes + gathered.rows.map { Self.statement($0.head, rows: $0.rows) }, on: db)
     }
 
     /// One statement: `head` followed by every row.

@@ -56,7 +56,10 @@ final class GroupCommitWriter: Sendable {
     ///   - begin: the statement that opens a group's transaction (`BEGIN IMMEDIATE` on SQLite takes the write lock
     ///     at once, so a group never fails busy halfway).
     ///   - executor: where the lanes run (the SQLite writer's thread), else the shared pool.
-    init(lanes laneCount: Int, maxGroupSize: Int, begin: String, executor: (any TaskExecutor)?, session: @escaping Session) {
+    init(
+        lanes laneCount: Int, maxGroupSize: Int, begin: String, executor: (any TaskExecutor)?,
+        session: @escaping Session
+    ) {
         self.maxGroupSize = max(1, maxGroupSize)
         self.begin = begin
         let tasks = (0..<max(1, laneCount)).map { _ in
@@ -184,7 +187,10 @@ final class Write<R: Sendable>: PendingWrite {
     private let body: @Sendable (any SQLDatabase) async throws -> R
     private let state: Mutex<(continuation: CheckedContinuation<R, any Error>?, outcome: Result<R, any Error>?)>
 
-    init(exclusive: Bool, body: @escaping @Sendable (any SQLDatabase) async throws -> R, continuation: CheckedContinuation<R, any Error>) {
+    init(
+        exclusive: Bool, body: @escaping @Sendable (any SQLDatabase) async throws -> R,
+        continuation: CheckedContinuation<R, any Error>
+    ) {
         self.exclusive = exclusive
         self.body = body
         state = Mutex((continuation, nil))

@@ -29,7 +29,8 @@ public final class LedgerDatabase: Sendable {
     /// Opens (and for SQLite, creates) the database. No connection is made until first use.
     /// - Parameter maxGroupSize: how many concurrent writes may share one transaction (1 commits each alone); by
     ///   default ``defaultMaxGroupSize(for:)``.
-    public init(url: DatabaseURL, maxConnectionsPerEventLoop: Int = 4, maxGroupSize: Int? = nil, logger: Logger) throws {
+    public init(url: DatabaseURL, maxConnectionsPerEventLoop: Int = 4, maxGroupSize: Int? = nil, logger: Logger) throws
+    {
         self.url = url
         switch url {
         case .sqliteFile(let path):
@@ -46,7 +47,8 @@ public final class LedgerDatabase: Sendable {
             engine = .postgres
         }
         writer = GroupCommitWriter(
-            lanes: source.writeLanes, maxGroupSize: maxGroupSize ?? Self.defaultMaxGroupSize(for: engine), begin: engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN",
+            lanes: source.writeLanes, maxGroupSize: maxGroupSize ?? Self.defaultMaxGroupSize(for: engine),
+            begin: engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN",
             executor: source.writeExecutor, session: { [source] body in try await source.writeSession(body) })
     }
 
@@ -92,7 +94,9 @@ public final class LedgerDatabase: Sendable {
     /// operations become one transaction. If a joined part throws, the whole write fails (nothing of it is kept),
     /// even when its caller catches the error and goes on: no savepoints, whose copies of every page cost the writer
     /// a tenth of its time in the profile.
-    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws
+        -> R
+    {
         if let enclosing = Self.enclosing, enclosing.database == ObjectIdentifier(self) {
             do {
                 return try await body(enclosing.db)
@@ -110,7 +114,8 @@ public final class LedgerDatabase: Sendable {
                         let (failure, deferred) = (FirstError(), DeferredInserts())
                         let connection = WriteConnection(base: db, deferred: deferred, failure: failure)
                         let enclosing = EnclosingWrite(
-                            database: id, db: connection, failure: failure, deferred: deferred, createdOrders: CreatedOrders())
+                            database: id, db: connection, failure: failure, deferred: deferred,
+                            createdOrders: CreatedOrders())
                         let result = try await Self.$enclosing.withValue(enclosing) {
                             try await body(connection)
                         }
@@ -122,7 +127,9 @@ public final class LedgerDatabase: Sendable {
     }
 
     /// Runs `body` alone on a writing connection, outside any transaction (schema changes, maintenance).
-    public func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    public func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws
+        -> R
+    {
         if let db = enclosingSession { return try await body(db) }
         return try await withCheckedThrowingContinuation { continuation in
             writer.submit(Write(exclusive: true, body: body, continuation: continuation))

@@ -40,7 +40,9 @@ struct PreparedPostgresConnection: SQLDatabase {
         }
     }
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
+        Void
+    > {
         eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
     }
 
@@ -77,7 +79,9 @@ final class PreparedPostgresStatements: Sendable {
         guard count < limit else { return nil }
         let query = try await connection.prepare(query: sql).get()
         let types = try await Self.parameterTypes(of: sql, on: connection)
-        let statement = types.allSatisfy(PostgresParameter.encodes) ? PreparedPostgresStatement(query: query, parameterTypes: types) : nil
+        let statement =
+            types.allSatisfy(PostgresParameter.encodes)
+            ? PreparedPostgresStatement(query: query, parameterTypes: types) : nil
         let isFirst = byConnection.withLock { all in
             defer { all[key, default: [:]][sql] = .some(statement) }
             return all[key] == nil
@@ -91,8 +95,11 @@ final class PreparedPostgresStatements: Sendable {
     }
 
     /// The parameter types PostgreSQL inferred for the statement just prepared from `sql` on `connection`.
-    private static func parameterTypes(of sql: String, on connection: PostgresConnection) async throws -> [PostgresDataType] {
-        let rows = try await connection.query("""
+    private static func parameterTypes(of sql: String, on connection: PostgresConnection) async throws
+        -> [PostgresDataType]
+    {
+        let rows = try await connection.query(
+            """
             SELECT t.oid::int8 AS oid FROM pg_prepared_statements p, unnest(p.parameter_types::oid[]) WITH ORDINALITY AS t(oid, n)
             WHERE p.name = (SELECT name FROM pg_prepared_statements WHERE statement = \(sql) ORDER BY prepare_time DESC LIMIT 1)
             ORDER BY t.n
@@ -136,7 +143,9 @@ struct PreparedPostgresRow: SQLRow {
     }
 
     private func cell(_ column: String) throws -> PostgresCell {
-        guard let cell = cells.first(where: { $0.columnName == column }) else { throw PostgresStatementError.missingColumn(column) }
+        guard let cell = cells.first(where: { $0.columnName == column }) else {
+            throw PostgresStatementError.missingColumn(column)
+        }
         return cell
     }
 }
@@ -145,7 +154,11 @@ struct PreparedPostgresRow: SQLRow {
 enum PostgresParameter {
     /// A value as bound by the ledger's queries.
     enum Scalar: Equatable {
-        case null, bool(Bool), integer(Int64), text(String), bytes([UInt8])
+        case null
+        case bool(Bool)
+        case integer(Int64)
+        case text(String)
+        case bytes([UInt8])
     }
 
     static func encodes(_ type: PostgresDataType) -> Bool {
@@ -184,7 +197,8 @@ enum PostgresParameter {
             buffer.writeInteger(narrow)
         case (.bool(let value), .bool):
             buffer.writeInteger(UInt8(value ? 1 : 0))
-        case (.text(let value), .text), (.text(let value), .varchar), (.text(let value), .bpchar), (.text(let value), .name):
+        case (.text(let value), .text), (.text(let value), .varchar), (.text(let value), .bpchar),
+            (.text(let value), .name):
             buffer.writeString(value)
         case (.integer(let value), .text), (.integer(let value), .varchar):
             buffer.writeString(String(value))

@@ -58,7 +58,9 @@ final class PreparedSQLiteConnection: SQLDatabase {
         try execute(query).forEach(onRow)
     }
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
+        Void
+    > {
         do {
             try execute(query).forEach(onRow)
             return eventLoop.makeSucceededVoidFuture()
@@ -128,15 +130,17 @@ private struct PreparedStatements: ~Copyable {
     /// After each commit, tells `checkpointer` the pages in the log, and checkpoints when it says the log is at its
     /// limit. This replaces SQLite's automatic checkpoint.
     func reportCommits(to checkpointer: SQLiteCheckpointer) {
-        sqlite_nio_sqlite3_wal_hook(handle, { context, handle, _, pages in
-            guard let context,
-                  Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue().logGrew(to: Int(pages))
-            else { return SQLITE_OK }
-            // As SQLite's automatic checkpoint does: a failure here leaves the commit committed and is tried again
-            // at the next commit.
-            _ = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(checkpointer).toOpaque())
+        sqlite_nio_sqlite3_wal_hook(
+            handle,
+            { context, handle, _, pages in
+                guard let context,
+                    Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue().logGrew(to: Int(pages))
+                else { return SQLITE_OK }
+                // As SQLite's automatic checkpoint does: a failure here leaves the commit committed and is tried again
+                // at the next commit.
+                _ = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(checkpointer).toOpaque())
     }
 
     func checkpoint() throws -> (log: Int, copied: Int) {
@@ -172,7 +176,9 @@ private struct PreparedStatements: ~Copyable {
             guard status == SQLITE_ROW else { throw SQLiteStatementError(status: status, handle: handle, sql: sql) }
             let names = columns ?? PreparedSQLiteRow.Columns(of: statement)
             columns = names
-            rows.append(PreparedSQLiteRow(columns: names, values: try (0..<names.count).map { try value(at: $0, of: statement) }))
+            rows.append(
+                PreparedSQLiteRow(
+                    columns: names, values: try (0..<names.count).map { try value(at: $0, of: statement) }))
         }
     }
 
@@ -184,7 +190,9 @@ private struct PreparedStatements: ~Copyable {
         }
         var statement: OpaquePointer?
         let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
-        guard status == SQLITE_OK, let statement else { throw SQLiteStatementError(status: status, handle: handle, sql: sql) }
+        guard status == SQLITE_OK, let statement else {
+            throw SQLiteStatementError(status: status, handle: handle, sql: sql)
+        }
         statements[sql] = statement
         return statement
     }
@@ -204,7 +212,8 @@ private struct PreparedStatements: ~Copyable {
                     return sqlite_nio_sqlite3_bind_text64(statement, index, "", 0, transient, UInt8(SQLITE_UTF8))
                 }
                 return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite_nio_sqlite3_bind_text64(statement, index, $0, UInt64(bytes.count), transient, UInt8(SQLITE_UTF8))
+                    sqlite_nio_sqlite3_bind_text64(
+                        statement, index, $0, UInt64(bytes.count), transient, UInt8(SQLITE_UTF8))
                 }
             }
         case .blob(let blob):
@@ -283,7 +292,8 @@ struct SQLiteStatementError: Error, CustomStringConvertible {
     let description: String
 
     init(status: Int32, handle: OpaquePointer?, sql: String) {
-        let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
+        let message =
+            handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? sqlite_nio_sqlite3_errstr(status).map { String(cString: $0) } ?? "error"
         description = "SQLite error \(status): \(message) (\(sql.prefix(200)))"
     }
@@ -296,7 +306,8 @@ struct SQLiteStatementError: Error, CustomStringConvertible {
         Self(description: "no column \(column) in the row")
     }
 
-    static let notInWriteAheadLogMode = Self(description: "the database is not in write-ahead-log mode: nothing to checkpoint")
+    static let notInWriteAheadLogMode = Self(
+        description: "the database is not in write-ahead-log mode: nothing to checkpoint")
 
     static func bindCount(_ count: Int, parameters: Int, sql: String) -> Self {
         Self(description: "\(count) values for the \(parameters) parameters of \(sql.prefix(200))")

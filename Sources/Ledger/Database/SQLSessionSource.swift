@@ -48,11 +48,16 @@ final class SQLiteSessionSource: SQLSessionSource {
     init(path: String?, checkpointStep: Int = 500, checkpointLimit: Int = 4_000, logger: Logger) {
         self.logger = logger
         isTemporary = path == nil
-        self.path = path ?? FileManager.default.temporaryDirectory
-            .appendingPathComponent("ordersafe-ledger-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString).sqlite3").path
+        self.path =
+            path
+            ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent(
+                "ordersafe-ledger-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString).sqlite3"
+            ).path
         writerThread._start(threadNamePrefix: "SQLW-#")  // named apart from other pools' threads in a profile
         writeExecutor = ThreadPoolTaskExecutor(writerThread)
-        readers = SQLiteReaderPool(path: self.path, threads: System.coreCount, limit: 2 * System.coreCount, logger: logger)
+        readers = SQLiteReaderPool(
+            path: self.path, threads: System.coreCount, limit: 2 * System.coreCount, logger: logger)
         checkpointer = SQLiteCheckpointer(path: self.path, step: checkpointStep, limit: checkpointLimit, logger: logger)
     }
 
@@ -124,7 +129,8 @@ struct PostgresSessionSource: SQLSessionSource {
             let promise = connection.eventLoop.makePromise(of: R.self)
             Task(executorPreference: EventLoopTaskExecutor(connection.eventLoop)) {
                 do {
-                    promise.succeed(try await body(PreparedPostgresConnection(connection: connection, statements: statements)))
+                    promise.succeed(
+                        try await body(PreparedPostgresConnection(connection: connection, statements: statements)))
                 } catch {
                     promise.fail(error)
                 }

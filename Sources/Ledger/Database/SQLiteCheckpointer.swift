@@ -90,7 +90,9 @@ final class SQLiteCheckpointer: Sendable {
                 return try opened.checkpoint()
             }
             completedCount.add(1, ordering: .relaxed)
-            logger.debug("Checkpointed the write-ahead log", metadata: ["log_pages": "\(pages.log)", "copied_pages": "\(pages.copied)"])
+            logger.debug(
+                "Checkpointed the write-ahead log",
+                metadata: ["log_pages": "\(pages.log)", "copied_pages": "\(pages.copied)"])
         } catch {
             // The next commit past the threshold asks again; meanwhile the log only grows.
             logger.warning("Checkpoint of the write-ahead log failed", metadata: ["error": "\(error)"])

@@ -43,7 +43,10 @@ final class SQLiteReaderPool: Sendable {
     func shutdown() async throws {
         let (idle, waiting) = state.withLock { state in
             state.closed = true
-            defer { state.idle.removeAll(); state.waiting.removeAll() }
+            defer {
+                state.idle.removeAll()
+                state.waiting.removeAll()
+            }
             return (state.idle, state.waiting)
         }
         idle.forEach { $0.close() }
@@ -81,7 +84,8 @@ final class SQLiteReaderPool: Sendable {
                     throw error
                 }
             case .wait:
-                let lent = await withCheckedContinuation { (waiter: CheckedContinuation<PreparedSQLiteConnection?, Never>) in
+                let lent = await withCheckedContinuation {
+                    (waiter: CheckedContinuation<PreparedSQLiteConnection?, Never>) in
                     let now = state.withLock { state -> (connection: PreparedSQLiteConnection?, retry: Bool) in
                         if let connection = state.idle.popLast() { return (connection, false) }
                         if state.closed || state.opened < limit { return (nil, true) }
@@ -96,7 +100,8 @@ final class SQLiteReaderPool: Sendable {
     }
 
     private func release(_ connection: PreparedSQLiteConnection) {
-        let (waiter, close) = state.withLock { state -> (CheckedContinuation<PreparedSQLiteConnection?, Never>?, Bool) in
+        let (waiter, close) = state.withLock {
+            state -> (CheckedContinuation<PreparedSQLiteConnection?, Never>?, Bool) in
             if state.closed { return (nil, true) }
             if !state.waiting.isEmpty { return (state.waiting.removeFirst(), false) }
             state.idle.append(connection)

@@ -29,7 +29,9 @@ struct WriteConnection: SQLDatabase {
         try await base.execute(sql: query, onRow)
     }
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
+        Void
+    > {
         eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
     }
 }

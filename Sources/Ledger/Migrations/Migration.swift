@@ -15,9 +15,12 @@ struct Migration: Sendable {
     }
 
     func sql(for engine: SQLEngine) -> [String] {
-        let id = engine == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+        let id =
+            engine == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
         let blob = engine == .sqlite ? "BLOB" : "BYTEA"
-        return statements.map { $0.replacingOccurrences(of: "{ID}", with: id).replacingOccurrences(of: "{BLOB}", with: blob) }
+        return statements.map {
+            $0.replacingOccurrences(of: "{ID}", with: id).replacingOccurrences(of: "{BLOB}", with: blob)
+        }
             + (engineStatements[engine] ?? [])
     }
 }

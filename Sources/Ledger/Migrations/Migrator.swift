@@ -41,24 +41,31 @@ public struct Migrator: Sendable {
                     try await db.raw("LOCK TABLE schema_migrations IN EXCLUSIVE MODE").run()
                 }
                 let current = try await Self.appliedVersion(db)
-                if current > Schema.latestVersion { throw LedgerError.schemaTooNew(database: current, binary: Schema.latestVersion) }
+                if current > Schema.latestVersion {
+                    throw LedgerError.schemaTooNew(database: current, binary: Schema.latestVersion)
+                }
                 guard current < migration.version else { return false }
                 for statement in migration.sql(for: engine) {
                     try await db.raw(SQLQueryString(statement)).run()
                 }
-                try await db.raw("""
+                try await db.raw(
+                    """
                     INSERT INTO schema_migrations (version, name, applied_at)
                     VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: now.millisecondsSince1970))
-                    """).run()
+                    """
+                ).run()
                 return true
             }
             if didApply {
                 applied += 1
-                logger.info("applied migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+                logger.info(
+                    "applied migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
             }
         }
         let current = try await currentVersion()
-        if current > Schema.latestVersion { throw LedgerError.schemaTooNew(database: current, binary: Schema.latestVersion) }
+        if current > Schema.latestVersion {
+            throw LedgerError.schemaTooNew(database: current, binary: Schema.latestVersion)
+        }
         return applied
     }
 
@@ -72,10 +79,12 @@ public struct Migrator: Sendable {
     }
 
     private static func createVersionTable(_ db: any SQLDatabase) async throws {
-        try await db.raw("""
+        try await db.raw(
+            """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)
-            """).run()
+            """
+        ).run()
     }
 
     private static func appliedVersion(_ db: any SQLDatabase) async throws -> Int {

@@ -1,7 +1,8 @@
 /// Every migration of the ledger, oldest first.
 enum Schema {
     static let migrations: [Migration] = [
-        initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals, subscriptionChains,
+        initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
+        subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts,
     ]
 
@@ -265,7 +266,7 @@ enum Schema {
                 received_at BIGINT NOT NULL,
                 PRIMARY KEY (channel, provider_txn_id)
             )
-            """,
+            """
         ])
 
     /// Subscription chains: the original transaction id of every App Store payment (nil for family-shared ones,

@@ -28,14 +28,16 @@ public protocol LedgerStore: Sendable {
     /// step: the order's row is written once, as the payment leaves it. Nil, with nothing changed, when the order's
     /// number, UUID or idempotency key is taken or the payment was recorded before: the caller then creates the
     /// order and fulfils it apart, which says what was there.
-    func fulfil(_ payment: VerifiedPayment, adopting new: NewOrder, as identity: OrderIdentity, at: Date) async throws -> FulfilmentOutcome?
+    func fulfil(_ payment: VerifiedPayment, adopting new: NewOrder, as identity: OrderIdentity, at: Date) async throws
+        -> FulfilmentOutcome?
 
     /// The order and user a provider transaction was recorded for, if it was.
     func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment?
 
     /// In one read: the payment recorded for a provider transaction, and about the subscription chain whose original
     /// transaction is `originalTransactionID` (nil: none asked), its owner and whether signals wait for one.
-    func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws -> PaymentLookup
+    func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
+        -> PaymentLookup
 
     /// Every provider transaction recorded against the order, oldest first.
     func payments(orderNo: String) async throws -> [RecordedPayment]
@@ -49,25 +51,31 @@ public protocol LedgerStore: Sendable {
 
     /// Undoes a reversal (the App Store's `REFUND_REVERSED`): the payment's grants are applied again, once, and
     /// its order is fulfilled again. Nil when the payment was not reversed (or is unknown).
-    func reinstate(channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at: Date) async throws -> Order?
+    func reinstate(channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at: Date)
+        async throws -> Order?
 
     /// Moves the provider-dated end of a recorded, unreversed subscription payment later (the App Store's
     /// `RENEWAL_EXTENDED`, or the same transaction seen again with a later `expiresDate`) and extends what it
     /// granted to match; returns the order number, or nil when nothing moved (unknown, reversed, not
     /// provider-dated, or not later).
-    func extendPeriod(channel: Channel, providerTransactionID: String, until: Date, cause: EventCause, evidence: String, at: Date)
+    func extendPeriod(
+        channel: Channel, providerTransactionID: String, until: Date, cause: EventCause, evidence: String, at: Date
+    )
         async throws -> String?
 
     /// Moves an order between non-final statuses (`created → paying`, `created|paying → cancelled|closed|failed`),
     /// appending the event; returns the order as it is afterwards (unchanged when it had already moved on).
-    func transition(orderNo: String, from: Set<OrderStatus>, to: OrderStatus, cause: EventCause, evidence: String?, at: Date)
+    func transition(
+        orderNo: String, from: Set<OrderStatus>, to: OrderStatus, cause: EventCause, evidence: String?, at: Date
+    )
         async throws -> Order
 
     /// Appends an event that changes no status (a hint from the app, a refused submission), for the audit trail.
     /// With `atMost`, only while the order has fewer events of `cause` than that (what a client may grow is
     /// bounded); answers whether it was kept.
     @discardableResult
-    func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date, atMost: Int?) async throws -> Bool
+    func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date, atMost: Int?) async throws
+        -> Bool
 
     /// How many of the user's orders created since `since` are still unpaid (`created` or `paying`).
     func unpaidOrderCount(userID: String, since: Date) async throws -> Int
@@ -115,7 +123,8 @@ public protocol LedgerStore: Sendable {
 
     /// Stored notifications (not app submissions) of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
     /// times: for the retry sweep.
-    func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal]
+    func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws
+        -> [PendingSignal]
 
     /// Marks a waiting inbox entry as waiting for `chain` to gain an owner.
     func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws

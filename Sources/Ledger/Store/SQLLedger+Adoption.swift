@@ -3,23 +3,30 @@ import OrderSafeModel
 import SQLKit
 
 extension SQLLedger {
-    public func fulfil(_ payment: VerifiedPayment, adopting new: NewOrder, as identity: OrderIdentity, at date: Date) async throws
+    public func fulfil(_ payment: VerifiedPayment, adopting new: NewOrder, as identity: OrderIdentity, at date: Date)
+        async throws
         -> FulfilmentOutcome?
     {
         try await database.transaction { db in
             let order = Self.created(new, as: identity)
             let plan = Self.plan(paying: order, with: payment)
             // The order is inserted as the payment leaves it (never written twice), and only with its payment.
-            let orderInsert = Self.orderInsert(new, as: identity, status: plan.status, updatedAt: date, sandbox: payment.sandbox)
+            let orderInsert = Self.orderInsert(
+                new, as: identity, status: plan.status, updatedAt: date, sandbox: payment.sandbox)
             let orderID: Int64
             let inserted: (any SQLRow)?
             if db.dialect.name == "postgresql" {
                 // One statement; the payment's reference to its order is checked at the statement's end.
-                guard let row = try await db.raw(
-                    "WITH adopted AS (" + orderInsert + "), paid AS (INSERT INTO payment_transactions " + Self.paymentInsertColumns + " SELECT "
-                        + Self.paymentValues(payment, orderID: "adopted.id", userID: new.userID, at: date) + " FROM adopted "
-                        + Self.paymentConflict(payment) + ") SELECT adopted.id AS order_id, paid.id, paid.waiting FROM adopted LEFT JOIN paid ON TRUE"
-                ).first() else { return nil }
+                guard
+                    let row = try await db.raw(
+                        "WITH adopted AS (" + orderInsert + "), paid AS (INSERT INTO payment_transactions "
+                            + Self.paymentInsertColumns + " SELECT "
+                            + Self.paymentValues(payment, orderID: "adopted.id", userID: new.userID, at: date)
+                            + " FROM adopted "
+                            + Self.paymentConflict(payment)
+                            + ") SELECT adopted.id AS order_id, paid.id, paid.waiting FROM adopted LEFT JOIN paid ON TRUE"
+                    ).first()
+                else { return nil }
                 orderID = try row.decode(column: "order_id", as: Int64.self)
                 inserted = try row.decodeNil(column: "id") ? nil : row
             } else {
@@ -27,7 +34,8 @@ extension SQLLedger {
                 orderID = try row.decode(column: "id", as: Int64.self)
                 inserted = try await db.raw(
                     "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
-                        + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date) + ") " + Self.paymentConflict(payment)
+                        + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date) + ") "
+                        + Self.paymentConflict(payment)
                 ).first()
             }
             guard let inserted else {

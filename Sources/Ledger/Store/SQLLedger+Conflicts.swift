@@ -10,17 +10,24 @@ extension SQLLedger {
     static func recordedBefore(
         _ db: any SQLDatabase, _ payment: VerifiedPayment, orderID: Int64, _ order: Order, at date: Date
     ) async throws -> FulfilmentOutcome {
-        guard let existing = try await db.raw("""
-            SELECT p.order_id, o.order_no FROM payment_transactions p JOIN orders o ON o.id = p.order_id
-            WHERE p.channel = \(bind: payment.channel.rawValue) AND p.provider_txn_id = \(bind: payment.providerTransactionID)
-            """).first()
+        guard
+            let existing = try await db.raw(
+                """
+                SELECT p.order_id, o.order_no FROM payment_transactions p JOIN orders o ON o.id = p.order_id
+                WHERE p.channel = \(bind: payment.channel.rawValue) AND p.provider_txn_id = \(bind: payment.providerTransactionID)
+                """
+            ).first()
         else {
-            throw LedgerCorruption(detail: "payment \(payment.channel.rawValue):\(payment.providerTransactionID) was neither inserted nor found")
+            throw LedgerCorruption(
+                detail:
+                    "payment \(payment.channel.rawValue):\(payment.providerTransactionID) was neither inserted nor found"
+            )
         }
         let recordedOrderID = try existing.decode(column: "order_id", as: Int64.self)
         let recordedOrderNo = try existing.decode(column: "order_no", as: String.self)
         guard recordedOrderID != orderID else { return .duplicate(orderNo: order.orderNo) }
-        let claimed = try await db.raw("""
+        let claimed = try await db.raw(
+            """
             INSERT INTO payment_conflicts (channel, provider_txn_id, order_id, recorded_order_id, amount_minor, currency, cause, evidence,
                                            created_at)
             VALUES (\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), \(bind: orderID), \(bind: recordedOrderID),
@@ -28,11 +35,15 @@ extension SQLLedger {
                     \(bind: payment.evidence), \(bind: date.millisecondsSince1970))
             ON CONFLICT (order_id, channel, provider_txn_id) DO NOTHING
             RETURNING id
-            """).first()
-        guard claimed != nil else { return .conflict(order, recordedFor: recordedOrderNo) }  // claimed before: flagged then
+            """
+        ).first()
+        // claimed before: flagged then
+        guard claimed != nil else { return .conflict(order, recordedFor: recordedOrderNo) }
         let flagged = try await advance(
-            db, orderID: orderID, order, through: [("flagged:\(FlagReason.paymentIDConflict.rawValue)", .flagged)], cause: payment.cause,
-            evidence: "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence) recorded for order \(recordedOrderNo)",
+            db, orderID: orderID, order, through: [("flagged:\(FlagReason.paymentIDConflict.rawValue)", .flagged)],
+            cause: payment.cause,
+            evidence:
+                "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence) recorded for order \(recordedOrderNo)",
             at: date)
         return .conflict(flagged, recordedFor: recordedOrderNo)
     }

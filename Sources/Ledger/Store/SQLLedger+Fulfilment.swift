@@ -5,20 +5,24 @@ import SQLKit
 extension SQLLedger {
     public func fulfil(_ payment: VerifiedPayment, at date: Date) async throws -> FulfilmentOutcome {
         try await database.transaction { db in
-            guard let (orderID, order, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo) else {
+            guard let (orderID, order, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo)
+            else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
             let plan = Self.plan(paying: order, with: payment)
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
-            let insert = "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
-                + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: order.userID, at: date) + ") " + Self.paymentConflict(payment)
+            let insert =
+                "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
+                + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: order.userID, at: date) + ") "
+                + Self.paymentConflict(payment)
             // The order's new status is written only if the payment was (on PostgreSQL in the same statement).
             let update = Self.statusUpdate(orderID: orderID, to: plan.status, sandbox: payment.sandbox, at: date)
             let inserted: (any SQLRow)?
             if db.dialect.name == "postgresql" {
                 inserted = try await db.raw(
-                    "WITH paid AS (" + insert + "), advanced AS (" + update + " AND EXISTS (SELECT 1 FROM paid)) SELECT id, waiting FROM paid"
+                    "WITH paid AS (" + insert + "), advanced AS (" + update
+                        + " AND EXISTS (SELECT 1 FROM paid)) SELECT id, waiting FROM paid"
                 ).first()
             } else {
                 inserted = try await db.raw(insert).first()
@@ -29,7 +33,8 @@ extension SQLLedger {
             }
             return try await settle(
                 db, payment, paymentID: try inserted.decode(column: "id", as: Int64.self),
-                waiting: try inserted.decode(column: "waiting", as: Int64.self) > 0, orderID: orderID, order, catalogVersionID: catalogVersionID,
+                waiting: try inserted.decode(column: "waiting", as: Int64.self) > 0, orderID: orderID, order,
+                catalogVersionID: catalogVersionID,
                 plan, at: date)
         }
     }
@@ -38,11 +43,15 @@ extension SQLLedger {
     /// pays and fulfils it.
     static func plan(paying order: Order, with payment: VerifiedPayment) -> PaymentPlan {
         let flag: FlagReason? =
-            if payment.amount != order.amount { .amountMismatch }
-            else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled }
-            else { nil }
-        if let flag { return PaymentPlan(flag: flag, steps: [("flagged:\(flag.rawValue)", .flagged)], status: .flagged) }
-        return PaymentPlan(flag: nil, steps: (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)], status: .fulfilled)
+            if payment.amount != order.amount {
+                .amountMismatch
+            } else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled } else { nil }
+        if let flag {
+            return PaymentPlan(flag: flag, steps: [("flagged:\(flag.rawValue)", .flagged)], status: .flagged)
+        }
+        return PaymentPlan(
+            flag: nil, steps: (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)],
+            status: .fulfilled)
     }
 
     static let paymentInsertColumns: SQLQueryString = """
@@ -50,7 +59,9 @@ extension SQLLedger {
         """
 
     /// The values of a payment's row, in ``paymentInsertColumns``' order; `orderID` is an expression.
-    static func paymentValues(_ payment: VerifiedPayment, orderID: SQLQueryString, userID: String, at date: Date) -> SQLQueryString {
+    static func paymentValues(_ payment: VerifiedPayment, orderID: SQLQueryString, userID: String, at date: Date)
+        -> SQLQueryString
+    {
         "\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), " + orderID + """
             , \(bind: userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code), \(bind: payment.cause.rawValue), \
             \(bind: payment.evidence), \(bind: date.millisecondsSince1970), \(bind: payment.originalTransactionID)
@@ -72,13 +83,15 @@ extension SQLLedger {
     /// The rest of a payment recorded against `order`, whose row already has the plan's status: grants (none when
     /// flagged), events and webhooks, and a refund or revocation that arrived before the payment, which wins now.
     func settle(
-        _ db: any SQLDatabase, _ payment: VerifiedPayment, paymentID: Int64, waiting: Bool, orderID: Int64, _ order: Order,
+        _ db: any SQLDatabase, _ payment: VerifiedPayment, paymentID: Int64, waiting: Bool, orderID: Int64,
+        _ order: Order,
         catalogVersionID: Int64, _ plan: PaymentPlan, at date: Date
     ) async throws -> FulfilmentOutcome {
         let evidence = "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence)"
         if let flag = plan.flag {
             let flagged = try await Self.advance(
-                db, orderID: orderID, order, through: plan.steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
+                db, orderID: orderID, order, through: plan.steps, sandbox: payment.sandbox, updated: true,
+                cause: payment.cause,
                 evidence: evidence, at: date)
             return .flagged(flagged, flag)
         }
@@ -87,13 +100,17 @@ extension SQLLedger {
         }
         for (index, grant) in grants.enumerated() {
             try await Self.apply(
-                grant, index: index, paymentID: paymentID, userID: order.userID, periodEnd: payment.periodEnd?.millisecondsSince1970,
+                grant, index: index, paymentID: paymentID, userID: order.userID,
+                periodEnd: payment.periodEnd?.millisecondsSince1970,
                 db: db, at: date)
         }
         let fulfilled = try await Self.advance(
-            db, orderID: orderID, order, through: plan.steps, sandbox: payment.sandbox, updated: true, cause: payment.cause,
+            db, orderID: orderID, order, through: plan.steps, sandbox: payment.sandbox, updated: true,
+            cause: payment.cause,
             evidence: evidence, at: date)
-        if waiting, let reversal = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil) {
+        if waiting,
+            let reversal = try await Self.takeWaiting(db, payment.channel, payment.providerTransactionID, kind: nil)
+        {
             switch try await Self.reverse(db, paymentID: paymentID, reversal, at: date) {
             case .flagged(let order, let reason): return .flagged(order, reason)
             default: return .fulfilled(try await Self.loadOrder(db, where: "id", orderID) ?? fulfilled)
@@ -103,7 +120,9 @@ extension SQLLedger {
     }
 
     /// The order a payment is for, locked: the one this write has just created is passed on, not read again.
-    private static func orderToFulfil(_ db: any SQLDatabase, orderNo: String) async throws -> (id: Int64, order: Order, catalogVersionID: Int64)? {
+    private static func orderToFulfil(_ db: any SQLDatabase, orderNo: String) async throws -> (
+        id: Int64, order: Order, catalogVersionID: Int64
+    )? {
         if let created = LedgerDatabase.createdOrders?.take(orderNo: orderNo) {
             return (created.id, created.order, created.catalogVersionID)
         }
@@ -112,15 +131,21 @@ extension SQLLedger {
 
     public func holdings(userID: String, at date: Date) async throws -> HoldingsResponse {
         try await database.read { db in
-            let balances = try await db.raw("""
+            let balances = try await db.raw(
+                """
                 SELECT name, amount FROM balances WHERE user_id = \(bind: userID) ORDER BY name
-                """).all().map { row in
-                Balance(name: try row.decode(column: "name", as: String.self), amount: try row.decode(column: "amount", as: Int64.self))
+                """
+            ).all().map { row in
+                Balance(
+                    name: try row.decode(column: "name", as: String.self),
+                    amount: try row.decode(column: "amount", as: Int64.self))
             }
             let now = date.millisecondsSince1970
-            let entitlements = try await db.raw("""
+            let entitlements = try await db.raw(
+                """
                 SELECT name, expires_at FROM entitlements WHERE user_id = \(bind: userID) ORDER BY name
-                """).all().map { row in
+                """
+            ).all().map { row in
                 let expires = try row.decode(column: "expires_at", as: Int64?.self)
                 return Entitlement(
                     name: try row.decode(column: "name", as: String.self),
@@ -131,11 +156,14 @@ extension SQLLedger {
     }
 
     private static func productGrants(_ db: any SQLDatabase, orderID: Int64) async throws -> [Grant] {
-        guard let row = try await db.raw("""
-            SELECT p.definition FROM orders o
-            JOIN products p ON p.catalog_version_id = o.catalog_version_id AND p.product_id = o.product_id
-            WHERE o.id = \(bind: orderID)
-            """).first()
+        guard
+            let row = try await db.raw(
+                """
+                SELECT p.definition FROM orders o
+                JOIN products p ON p.catalog_version_id = o.catalog_version_id AND p.product_id = o.product_id
+                WHERE o.id = \(bind: orderID)
+                """
+            ).first()
         else { throw LedgerCorruption(detail: "order \(orderID) has no product definition") }
         let definition = try row.decode(column: "definition", as: String.self)
         return try OrderSafeJSON.decoder().decode(Product.self, from: Data(definition.utf8)).grants
@@ -145,12 +173,15 @@ extension SQLLedger {
         _ db: any SQLDatabase, orderID: Int64, from: OrderStatus, to: OrderStatus, kind: String, cause: EventCause,
         evidence: String?, at date: Date
     ) async throws {
-        try await db.raw("""
+        try await db.raw(
+            """
             UPDATE orders SET status = \(bind: to.rawValue), updated_at = \(bind: date.millisecondsSince1970)
             WHERE id = \(bind: orderID)
-            """).run()
+            """
+        ).run()
         LedgerDatabase.orderChanged(id: orderID)
-        try await appendEvent(db, orderID: orderID, kind: kind, from: from, to: to, cause: cause, evidence: evidence, at: date)
+        try await appendEvent(
+            db, orderID: orderID, kind: kind, from: from, to: to, cause: cause, evidence: evidence, at: date)
         try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)
     }
 
@@ -159,7 +190,8 @@ extension SQLLedger {
     /// `periodEnd` (milliseconds) is the provider's own end of the period bought: an extension then runs until the
     /// later of it and the current end.
     static func apply(
-        _ grant: Grant, index: Int, paymentID: Int64, userID: String, periodEnd: Int64?, db: any SQLDatabase, at date: Date
+        _ grant: Grant, index: Int, paymentID: Int64, userID: String, periodEnd: Int64?, db: any SQLDatabase,
+        at date: Date
     ) async throws {
         let now = date.millisecondsSince1970
         var amount: Int64?
@@ -182,16 +214,20 @@ extension SQLLedger {
                 """
         case .extendEntitlement(let name, let grantPeriod):
             period = grantPeriod.description
-            let current = try await db.raw("""
+            let current = try await db.raw(
+                """
                 SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: name)
-                """).first()
+                """
+            ).first()
             if let current, try current.decodeNil(column: "expires_at") {
                 break  // already unlocked for good: nothing to extend
             }
             let currentEnd = try current?.decode(column: "expires_at", as: Int64.self)
             let end =
-                if let periodEnd { max(currentEnd ?? periodEnd, periodEnd) }
-                else { grantPeriod.adding(to: Date(millisecondsSince1970: max(now, currentEnd ?? now))).millisecondsSince1970 }
+                if let periodEnd { max(currentEnd ?? periodEnd, periodEnd) } else {
+                    grantPeriod.adding(to: Date(millisecondsSince1970: max(now, currentEnd ?? now)))
+                        .millisecondsSince1970
+                }
             expiresAt = periodEnd ?? end
             change = """
                 INSERT INTO entitlements (user_id, name, expires_at, updated_at)

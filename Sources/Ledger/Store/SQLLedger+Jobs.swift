@@ -11,14 +11,16 @@ extension SQLLedger {
 
     static func enqueue(_ job: NewJob, db: any SQLDatabase, at date: Date) async throws {
         let runAt = job.runAt.millisecondsSince1970
-        try await db.raw("""
+        try await db.raw(
+            """
             INSERT INTO jobs (kind, dedupe_key, payload, run_at, created_at)
             VALUES (\(bind: job.kind), \(bind: job.key), \(bind: job.payload), \(bind: runAt), \(bind: date.millisecondsSince1970))
             ON CONFLICT (kind, dedupe_key) DO UPDATE SET
                 run_at = CASE WHEN jobs.done_at IS NULL AND jobs.run_at < excluded.run_at THEN jobs.run_at ELSE excluded.run_at END,
                 payload = CASE WHEN excluded.payload = '' THEN jobs.payload ELSE excluded.payload END, done_at = NULL,
                 lease_owner = NULL, lease_until = NULL, fence = jobs.fence + 1
-            """).run()
+            """
+        ).run()
     }
 
     public func claimJobs(owner: String, limit: Int, lease: TimeInterval, now: Date) async throws -> [ClaimedJob] {
@@ -26,18 +28,23 @@ extension SQLLedger {
         let until = now.addingTimeInterval(lease).millisecondsSince1970
         let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         return try await database.transaction { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 UPDATE jobs SET lease_owner = \(bind: owner), lease_until = \(bind: until), fence = fence + 1, attempts = attempts + 1
                 WHERE id IN (
                     SELECT id FROM jobs
                     WHERE done_at IS NULL AND run_at <= \(bind: nowMS) AND (lease_until IS NULL OR lease_until < \(bind: nowMS))
                     ORDER BY run_at, id LIMIT \(bind: limit)\(unsafeRaw: lock))
                 RETURNING id, kind, dedupe_key, payload, attempts, fence, lease_until
-                """).all().map { row in
+                """
+            ).all().map { row in
                 ClaimedJob(
-                    id: try row.decode(column: "id", as: Int64.self), kind: try row.decode(column: "kind", as: String.self),
-                    key: try row.decode(column: "dedupe_key", as: String.self), payload: try row.decode(column: "payload", as: String.self),
-                    attempts: Int(try row.decode(column: "attempts", as: Int64.self)), fence: try row.decode(column: "fence", as: Int64.self),
+                    id: try row.decode(column: "id", as: Int64.self),
+                    kind: try row.decode(column: "kind", as: String.self),
+                    key: try row.decode(column: "dedupe_key", as: String.self),
+                    payload: try row.decode(column: "payload", as: String.self),
+                    attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
+                    fence: try row.decode(column: "fence", as: Int64.self),
                     leaseUntil: Date(millisecondsSince1970: try row.decode(column: "lease_until", as: Int64.self)))
             }.sorted { $0.id < $1.id }
         }
@@ -48,16 +55,20 @@ extension SQLLedger {
             let updated: (any SQLRow)?
             switch result {
             case .done:
-                updated = try await db.raw("""
+                updated = try await db.raw(
+                    """
                     UPDATE jobs SET done_at = \(bind: date.millisecondsSince1970), lease_owner = NULL, lease_until = NULL, last_error = NULL
                     WHERE id = \(bind: job.id) AND fence = \(bind: job.fence) AND done_at IS NULL RETURNING id
-                    """).first()
+                    """
+                ).first()
             case .retry(let runAt, let note, let payload):
-                updated = try await db.raw("""
+                updated = try await db.raw(
+                    """
                     UPDATE jobs SET run_at = \(bind: runAt.millisecondsSince1970), lease_owner = NULL, lease_until = NULL,
                                     last_error = \(bind: note.map { String($0.prefix(500)) }), payload = COALESCE(\(bind: payload), payload)
                     WHERE id = \(bind: job.id) AND fence = \(bind: job.fence) AND done_at IS NULL RETURNING id
-                    """).first()
+                    """
+                ).first()
             }
             return updated != nil
         }
@@ -65,12 +76,17 @@ extension SQLLedger {
 
     public func pendingJobs(now: Date) async throws -> (due: Int, later: Int) {
         try await database.read { db in
-            let row = try await db.raw("""
+            let row = try await db.raw(
+                """
                 SELECT COALESCE(SUM(CASE WHEN run_at <= \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS due,
                        COALESCE(SUM(CASE WHEN run_at > \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS later
                 FROM jobs WHERE done_at IS NULL
-                """).first()
-            return (Int(try row?.decode(column: "due", as: Int64.self) ?? 0), Int(try row?.decode(column: "later", as: Int64.self) ?? 0))
+                """
+            ).first()
+            return (
+                Int(try row?.decode(column: "due", as: Int64.self) ?? 0),
+                Int(try row?.decode(column: "later", as: Int64.self) ?? 0)
+            )
         }
     }
 }

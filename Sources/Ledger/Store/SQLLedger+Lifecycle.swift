@@ -5,17 +5,21 @@ import SQLKit
 extension SQLLedger {
     public func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment? {
         try await database.read { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.channel = \(bind: channel.rawValue) AND p.provider_txn_id = \(bind: providerTransactionID)
-                """).first().map(Self.decodePayment)
+                """
+            ).first().map(Self.decodePayment)
         }
     }
 
-    public func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
+    public func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?)
+        async throws
         -> PaymentLookup
     {
-        let query = PaymentQuery(channel: channel, providerTransactionID: providerTransactionID, chainOf: originalTransactionID)
+        let query = PaymentQuery(
+            channel: channel, providerTransactionID: providerTransactionID, chainOf: originalTransactionID)
         return try await database.read { db in
             guard let row = try await db.raw(Self.lookup(query)).first() else {
                 throw LedgerCorruption(detail: "a lookup of one row returned none")
@@ -47,21 +51,25 @@ extension SQLLedger {
 
     public func payments(orderNo: String) async throws -> [RecordedPayment] {
         try await database.read { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE o.order_no = \(bind: orderNo) ORDER BY p.id
-                """).all().map(Self.decodePayment)
+                """
+            ).all().map(Self.decodePayment)
         }
     }
 
-    static let paymentColumns = "o.order_no, p.user_id, p.channel, p.provider_txn_id, p.amount_minor, p.currency, p.reversed_at"
+    static let paymentColumns =
+        "o.order_no, p.user_id, p.channel, p.provider_txn_id, p.amount_minor, p.currency, p.reversed_at"
 
     static func decodePayment(_ row: any SQLRow) throws -> RecordedPayment {
         guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
             let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
         else { throw LedgerCorruption(detail: "a payment row has a value this build does not know") }
         return RecordedPayment(
-            orderNo: try row.decode(column: "order_no", as: String.self), userID: try row.decode(column: "user_id", as: String.self),
+            orderNo: try row.decode(column: "order_no", as: String.self),
+            userID: try row.decode(column: "user_id", as: String.self),
             channel: channel, providerTransactionID: try row.decode(column: "provider_txn_id", as: String.self),
             amount: Money(amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
             reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
@@ -76,7 +84,9 @@ extension SQLLedger {
             }
             guard from.contains(order.status) else { return order }
             let orderID = try await Self.orderID(db, orderNo: orderNo)
-            try await Self.setStatus(db, orderID: orderID, from: order.status, to: to, kind: to.rawValue, cause: cause, evidence: evidence, at: date)
+            try await Self.setStatus(
+                db, orderID: orderID, from: order.status, to: to, kind: to.rawValue, cause: cause, evidence: evidence,
+                at: date)
             return try await Self.loadOrder(db, where: "id", orderID)!
         }
     }
@@ -88,30 +98,38 @@ extension SQLLedger {
         try await database.transaction { db in
             let orderID = try await Self.orderID(db, orderNo: orderNo)
             if let atMost {
-                let kept = try await db.raw("""
-                    SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID) AND cause = \(bind: cause.rawValue)
-                    """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                let kept =
+                    try await db.raw(
+                        """
+                        SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID) AND cause = \(bind: cause.rawValue)
+                        """
+                    ).first()?.decode(column: "n", as: Int64.self) ?? 0
                 guard kept < atMost else { return false }
             }
-            try await Self.appendEvent(db, orderID: orderID, kind: kind, from: nil, to: nil, cause: cause, evidence: evidence, at: date)
+            try await Self.appendEvent(
+                db, orderID: orderID, kind: kind, from: nil, to: nil, cause: cause, evidence: evidence, at: date)
             return true
         }
     }
 
     public func unpaidOrderCount(userID: String, since: Date) async throws -> Int {
         try await database.read { db in
-            let row = try await db.raw("""
+            let row = try await db.raw(
+                """
                 SELECT COUNT(*) AS n FROM orders WHERE user_id = \(bind: userID) AND created_at >= \(bind: since.millisecondsSince1970)
                 AND status IN (\(bind: OrderStatus.created.rawValue), \(bind: OrderStatus.paying.rawValue))
-                """).first()
+                """
+            ).first()
             return Int(try row?.decode(column: "n", as: Int64.self) ?? 0)
         }
     }
 
     public func hasOrder(userID: String, idempotencyKey: String) async throws -> Bool {
         try await database.read { db in
-            try await db.raw("SELECT 1 AS one FROM orders WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)")
-                .first() != nil
+            try await db.raw(
+                "SELECT 1 AS one FROM orders WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)"
+            )
+            .first() != nil
         }
     }
 

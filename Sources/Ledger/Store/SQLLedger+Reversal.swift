@@ -13,26 +13,36 @@ extension SQLLedger {
     /// that arrived before its reversal cancels it.
     public func reverse(_ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
         try await database.transaction { db in
-            guard let payment = try await db.raw("""
-                SELECT p.id FROM payment_transactions p
-                WHERE p.channel = \(bind: reversal.channel.rawValue) AND p.provider_txn_id = \(bind: reversal.providerTransactionID)
-                """).first()
+            guard
+                let payment = try await db.raw(
+                    """
+                    SELECT p.id FROM payment_transactions p
+                    WHERE p.channel = \(bind: reversal.channel.rawValue) AND p.provider_txn_id = \(bind: reversal.providerTransactionID)
+                    """
+                ).first()
             else {
-                if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated") == nil {
-                    try await db.raw("""
+                if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated")
+                    == nil
+                {
+                    try await db.raw(
+                        """
                         INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
                         VALUES (\(bind: reversal.channel.rawValue), \(bind: reversal.providerTransactionID), \(bind: reversal.kind.rawValue),
                                 \(bind: reversal.cause.rawValue), \(bind: reversal.evidence), \(bind: date.millisecondsSince1970))
                         ON CONFLICT (channel, provider_txn_id) DO NOTHING
-                        """).run()
+                        """
+                    ).run()
                 }
                 return .unknownPayment
             }
-            if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated") != nil {
+            if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated")
+                != nil
+            {
                 // Its REFUND_REVERSED came first: the two cancel out.
                 return .cancelledByReinstatement
             }
-            return try await Self.reverse(db, paymentID: try payment.decode(column: "id", as: Int64.self), reversal, at: date)
+            return try await Self.reverse(
+                db, paymentID: try payment.decode(column: "id", as: Int64.self), reversal, at: date)
         }
     }
 
@@ -44,18 +54,21 @@ extension SQLLedger {
     /// cancels is being applied, which looked for a waiting reinstatement before it committed.
     public func applyStrandedReversals(at date: Date, limit: Int) async throws -> Int {
         let stranded = try await database.read { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 SELECT w.channel, w.provider_txn_id, w.kind, p.id FROM waiting_reversals w
                 JOIN payment_transactions p ON p.channel = w.channel AND p.provider_txn_id = w.provider_txn_id
                 WHERE w.kind <> 'reinstated' OR p.reversed_at IS NOT NULL
                 ORDER BY w.received_at, p.id LIMIT \(bind: limit)
-                """).all().map { row in
+                """
+            ).all().map { row in
                 guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
                     throw LedgerCorruption(detail: "a waiting reversal has an unknown channel")
                 }
                 return (
                     channel, try row.decode(column: "provider_txn_id", as: String.self),
-                    reinstatement: try row.decode(column: "kind", as: String.self) == "reinstated", try row.decode(column: "id", as: Int64.self)
+                    reinstatement: try row.decode(column: "kind", as: String.self) == "reinstated",
+                    try row.decode(column: "id", as: Int64.self)
                 )
             }
         }
@@ -63,12 +76,16 @@ extension SQLLedger {
         for (channel, providerTransactionID, reinstatement, paymentID) in stranded {
             let done = try await database.transaction { db in
                 // Taken in this transaction: a sweep on another replica finds it gone and changes nothing.
-                guard let waiting = try await Self.takeWaiting(db, channel, providerTransactionID, kind: reinstatement ? "reinstated" : nil) else {
+                guard
+                    let waiting = try await Self.takeWaiting(
+                        db, channel, providerTransactionID, kind: reinstatement ? "reinstated" : nil)
+                else {
                     return false
                 }
                 if reinstatement {
                     return try await Self.reinstateReversed(
-                        db, channel: channel, providerTransactionID: providerTransactionID, cause: waiting.cause, evidence: waiting.evidence,
+                        db, channel: channel, providerTransactionID: providerTransactionID, cause: waiting.cause,
+                        evidence: waiting.evidence,
                         at: date) != nil
                 }
                 switch try await Self.reverse(db, paymentID: paymentID, waiting, at: date) {
@@ -82,31 +99,43 @@ extension SQLLedger {
     }
 
     /// Removes and returns the waiting entry of `kind` (`refunded`/`revoked` when nil) for a provider transaction.
-    static func takeWaiting(_ db: any SQLDatabase, _ channel: Channel, _ providerTransactionID: String, kind: String?) async throws
+    static func takeWaiting(_ db: any SQLDatabase, _ channel: Channel, _ providerTransactionID: String, kind: String?)
+        async throws
         -> Reversal?
     {
-        guard let row = try await db.raw("""
-            SELECT kind, cause, evidence FROM waiting_reversals
-            WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
-            """).first()
+        guard
+            let row = try await db.raw(
+                """
+                SELECT kind, cause, evidence FROM waiting_reversals
+                WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
+                """
+            ).first()
         else { return nil }
         let found = try row.decode(column: "kind", as: String.self)
         guard kind.map({ $0 == found }) ?? (found != "reinstated") else { return nil }
-        try await db.raw("""
+        try await db.raw(
+            """
             DELETE FROM waiting_reversals WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
-            """).run()
+            """
+        ).run()
         return Reversal(
-            channel: channel, providerTransactionID: providerTransactionID, kind: Reversal.Kind(rawValue: found) ?? .refunded,
+            channel: channel, providerTransactionID: providerTransactionID,
+            kind: Reversal.Kind(rawValue: found) ?? .refunded,
             cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .notification,
             evidence: try row.decode(column: "evidence", as: String.self))
     }
 
     /// Takes back what the recorded payment `paymentID` granted, inside the caller's transaction.
-    static func reverse(_ db: any SQLDatabase, paymentID: Int64, _ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
-        guard let payment = try await db.raw("""
-            SELECT p.id, p.order_id, p.user_id, p.reversed_at, o.order_no FROM payment_transactions p
-            JOIN orders o ON o.id = p.order_id WHERE p.id = \(bind: paymentID)
-            """).first()
+    static func reverse(_ db: any SQLDatabase, paymentID: Int64, _ reversal: Reversal, at date: Date) async throws
+        -> ReversalOutcome
+    {
+        guard
+            let payment = try await db.raw(
+                """
+                SELECT p.id, p.order_id, p.user_id, p.reversed_at, o.order_no FROM payment_transactions p
+                JOIN orders o ON o.id = p.order_id WHERE p.id = \(bind: paymentID)
+                """
+            ).first()
         else { return .unknownPayment }
         let orderID = try payment.decode(column: "order_id", as: Int64.self)
         let userID = try payment.decode(column: "user_id", as: String.self)
@@ -115,45 +144,61 @@ extension SQLLedger {
             throw LedgerError.unknownOrder(orderNo)
         }
         let now = date.millisecondsSince1970
-        guard try await db.raw("""
-            UPDATE payment_transactions SET reversed_at = \(bind: now), reversal = \(bind: reversal.kind.rawValue)
-            WHERE id = \(bind: paymentID) AND reversed_at IS NULL RETURNING id
-            """).first() != nil
+        guard
+            try await db.raw(
+                """
+                UPDATE payment_transactions SET reversed_at = \(bind: now), reversal = \(bind: reversal.kind.rawValue)
+                WHERE id = \(bind: paymentID) AND reversed_at IS NULL RETURNING id
+                """
+            ).first() != nil
         else { return .alreadyReversed(orderNo: orderNo) }
 
         var negative = false
-        let grants = try await db.raw("""
+        let grants = try await db.raw(
+            """
             SELECT id, kind, target, amount, period, provider_period_end FROM grants
             WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NULL ORDER BY grant_index
-            """).all()
+            """
+        ).all()
         for grant in grants {
             let grantID = try grant.decode(column: "id", as: Int64.self)
             let target = try grant.decode(column: "target", as: String.self)
             switch Grant.Kind(rawValue: try grant.decode(column: "kind", as: String.self)) {
             case .addBalance:
                 let units = try grant.decode(column: "amount", as: Int64?.self) ?? 0
-                let left = try await db.raw("""
+                let left = try await db.raw(
+                    """
                     UPDATE balances SET amount = amount - \(bind: units), updated_at = \(bind: now)
                     WHERE user_id = \(bind: userID) AND name = \(bind: target) RETURNING amount
-                    """).first()?.decode(column: "amount", as: Int64.self)
+                    """
+                ).first()?.decode(column: "amount", as: Int64.self)
                 if (left ?? -units) < 0 { negative = true }
             case .unlockEntitlement:
-                let others = try await db.raw("""
-                    SELECT COUNT(*) AS n FROM grants
-                    WHERE user_id = \(bind: userID) AND kind = 'unlock_entitlement' AND target = \(bind: target)
-                      AND reversed_at IS NULL AND id <> \(bind: grantID)
-                    """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                let others =
+                    try await db.raw(
+                        """
+                        SELECT COUNT(*) AS n FROM grants
+                        WHERE user_id = \(bind: userID) AND kind = 'unlock_entitlement' AND target = \(bind: target)
+                          AND reversed_at IS NULL AND id <> \(bind: grantID)
+                        """
+                    ).first()?.decode(column: "n", as: Int64.self) ?? 0
                 if others == 0 {
-                    try await db.raw("""
+                    try await db.raw(
+                        """
                         UPDATE entitlements SET expires_at = \(bind: now), updated_at = \(bind: now)
                         WHERE user_id = \(bind: userID) AND name = \(bind: target) AND expires_at IS NULL
-                        """).run()
+                        """
+                    ).run()
                 }
             case .extendEntitlement:
-                guard let period = try grant.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)),
-                    let row = try await db.raw("""
+                guard
+                    let period = try grant.decode(column: "period", as: String?.self).flatMap(
+                        GrantPeriod.init(iso8601:)),
+                    let row = try await db.raw(
+                        """
                         SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: target)
-                        """).first(),
+                        """
+                    ).first(),
                     let expires = try row.decode(column: "expires_at", as: Int64?.self)
                 else { break }  // unlocked for good meanwhile, or gone: nothing to shorten
                 let shortened: Int64
@@ -161,17 +206,21 @@ extension SQLLedger {
                     shortened = period.adding(to: Date(millisecondsSince1970: expires), times: -1).millisecondsSince1970
                 } else {
                     // Provider-dated periods: the entitlement ends now, or where the latest period still standing ends.
-                    let standing = try await db.raw("""
+                    let standing = try await db.raw(
+                        """
                         SELECT MAX(COALESCE(provider_period_end, expires_at)) AS standing FROM grants
                         WHERE user_id = \(bind: userID) AND kind = 'extend_entitlement' AND target = \(bind: target)
                           AND reversed_at IS NULL AND id <> \(bind: grantID)
-                        """).first()?.decode(column: "standing", as: Int64?.self)
+                        """
+                    ).first()?.decode(column: "standing", as: Int64?.self)
                     shortened = min(expires, max(now, standing ?? now))
                 }
-                try await db.raw("""
+                try await db.raw(
+                    """
                     UPDATE entitlements SET expires_at = \(bind: shortened), updated_at = \(bind: now)
                     WHERE user_id = \(bind: userID) AND name = \(bind: target)
-                    """).run()
+                    """
+                ).run()
             case nil:
                 throw LedgerCorruption(detail: "grant \(grantID) has an unknown kind")
             }
@@ -181,37 +230,44 @@ extension SQLLedger {
         let evidence = "\(reversal.channel.rawValue):\(reversal.providerTransactionID) \(reversal.evidence)"
         if negative {
             try await Self.setStatus(
-                db, orderID: orderID, from: order.status, to: .flagged, kind: "flagged:\(FlagReason.negativeBalance.rawValue)",
+                db, orderID: orderID, from: order.status, to: .flagged,
+                kind: "flagged:\(FlagReason.negativeBalance.rawValue)",
                 cause: reversal.cause, evidence: evidence, at: date)
             return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, .negativeBalance)
         }
         let status: OrderStatus = reversal.kind == .refunded ? .refunded : .revoked
         try await Self.setStatus(
-            db, orderID: orderID, from: order.status, to: status, kind: status.rawValue, cause: reversal.cause, evidence: evidence,
+            db, orderID: orderID, from: order.status, to: status, kind: status.rawValue, cause: reversal.cause,
+            evidence: evidence,
             at: date)
         return .reversed(try await Self.loadOrder(db, where: "id", orderID)!)
     }
 }
 
 extension SQLLedger {
-    public func reinstate(channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at date: Date) async throws
+    public func reinstate(
+        channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at date: Date
+    ) async throws
         -> Order?
     {
         try await database.transaction { db in
             if let order = try await Self.reinstateReversed(
-                db, channel: channel, providerTransactionID: providerTransactionID, cause: cause, evidence: evidence, at: date)
+                db, channel: channel, providerTransactionID: providerTransactionID, cause: cause, evidence: evidence,
+                at: date)
             {
                 return order
             }
             // Nothing reversed to put back: the reinstatement overtook its reversal. It cancels a reversal that waits
             // for its payment, or waits itself for the reversal to come.
             if try await Self.takeWaiting(db, channel, providerTransactionID, kind: nil) == nil {
-                try await db.raw("""
+                try await db.raw(
+                    """
                     INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
                     VALUES (\(bind: channel.rawValue), \(bind: providerTransactionID), 'reinstated', \(bind: cause.rawValue),
                             \(bind: evidence), \(bind: date.millisecondsSince1970))
                     ON CONFLICT (channel, provider_txn_id) DO NOTHING
-                    """).run()
+                    """
+                ).run()
             }
             return nil
         }
@@ -220,35 +276,47 @@ extension SQLLedger {
     /// Puts back what a reversed payment granted and fulfils its order again, inside the caller's transaction; nil
     /// when the payment is not reversed (or unknown).
     static func reinstateReversed(
-        _ db: any SQLDatabase, channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String, at date: Date
+        _ db: any SQLDatabase, channel: Channel, providerTransactionID: String, cause: EventCause, evidence: String,
+        at date: Date
     ) async throws -> Order? {
-        guard let payment = try await db.raw("""
-            UPDATE payment_transactions SET reversed_at = NULL, reversal = NULL
-            WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID) AND reversed_at IS NOT NULL
-            RETURNING id, order_id, user_id
-            """).first()
+        guard
+            let payment = try await db.raw(
+                """
+                UPDATE payment_transactions SET reversed_at = NULL, reversal = NULL
+                WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID) AND reversed_at IS NOT NULL
+                RETURNING id, order_id, user_id
+                """
+            ).first()
         else { return nil }
         let paymentID = try payment.decode(column: "id", as: Int64.self)
         let orderID = try payment.decode(column: "order_id", as: Int64.self)
         let userID = try payment.decode(column: "user_id", as: String.self)
-        let rows = try await db.raw("""
+        let rows = try await db.raw(
+            """
             SELECT grant_index, kind, target, amount, period, provider_period_end FROM grants
             WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL ORDER BY grant_index
-            """).all()
-        try await db.raw("DELETE FROM grants WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL").run()
+            """
+        ).all()
+        try await db.raw(
+            "DELETE FROM grants WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL"
+        ).run()
         for row in rows {
             let target = try row.decode(column: "target", as: String.self)
             let grant: Grant
             switch Grant.Kind(rawValue: try row.decode(column: "kind", as: String.self)) {
-            case .addBalance: grant = .addBalance(balance: target, amount: try row.decode(column: "amount", as: Int64?.self) ?? 0)
+            case .addBalance:
+                grant = .addBalance(balance: target, amount: try row.decode(column: "amount", as: Int64?.self) ?? 0)
             case .unlockEntitlement: grant = .unlockEntitlement(entitlement: target)
             case .extendEntitlement:
-                guard let period = try row.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:)) else { continue }
+                guard
+                    let period = try row.decode(column: "period", as: String?.self).flatMap(GrantPeriod.init(iso8601:))
+                else { continue }
                 grant = .extendEntitlement(entitlement: target, period: period)
             case nil: throw LedgerCorruption(detail: "a grant of payment \(paymentID) has an unknown kind")
             }
             try await Self.apply(
-                grant, index: Int(try row.decode(column: "grant_index", as: Int64.self)), paymentID: paymentID, userID: userID,
+                grant, index: Int(try row.decode(column: "grant_index", as: Int64.self)), paymentID: paymentID,
+                userID: userID,
                 periodEnd: try row.decode(column: "provider_period_end", as: Int64?.self), db: db, at: date)
         }
         guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else { return nil }

@@ -5,14 +5,18 @@ import SQLKit
 extension SQLLedger {
     /// Writes the merchant webhook event for an order's state change into the outbox, in the transaction that
     /// made the change: a change is never committed without its event, nor an event without its change.
-    static func emitWebhook(_ db: any SQLDatabase, orderID: Int64, cause: EventCause, evidence: String?, at date: Date) async throws {
+    static func emitWebhook(_ db: any SQLDatabase, orderID: Int64, cause: EventCause, evidence: String?, at date: Date)
+        async throws
+    {
         guard let order = try await loadOrder(db, where: "id", orderID) else { return }
         try await emitWebhooks(db, orderID: orderID, states: [order], cause: cause, evidence: evidence, at: date)
     }
 
     /// Writes one webhook event per state the order went through (`states`, oldest first, as the caller knows
     /// them): inserted with the write's other webhook rows when it is done (``LedgerDatabase/insert(_:rows:on:)``).
-    static func emitWebhooks(_ db: any SQLDatabase, orderID: Int64, states: [Order], cause: EventCause, evidence: String?, at date: Date)
+    static func emitWebhooks(
+        _ db: any SQLDatabase, orderID: Int64, states: [Order], cause: EventCause, evidence: String?, at date: Date
+    )
         async throws
     {
         guard !states.isEmpty else { return }
@@ -20,11 +24,13 @@ extension SQLLedger {
         let rows: [SQLQueryString] = states.map { order in
             let eventID = Self.eventID(at: now)
             let type = "order.\(order.status.rawValue)"
-            let payload = WebhookPayload.json(id: eventID, type: type, createdAt: date, order: order, cause: cause.rawValue, evidence: evidence)
+            let payload = WebhookPayload.json(
+                id: eventID, type: type, createdAt: date, order: order, cause: cause.rawValue, evidence: evidence)
             return "(\(bind: eventID), \(bind: type), \(bind: orderID), \(bind: payload), \(bind: now), \(bind: now))"
         }
         try await LedgerDatabase.insert(
-            "INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at) VALUES ", rows: rows, on: db)
+            "INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at) VALUES ",
+            rows: rows, on: db)
     }
 
     /// `evt_` and 32 hexadecimal digits: the milliseconds since 1970 (48 bits), then 80 random bits. Leading with
@@ -36,8 +42,11 @@ extension SQLLedger {
         var generator = SystemRandomNumberGenerator()
         let time = UInt64(max(0, min(milliseconds, (1 << 48) - 1)))
         let (high, low) = (generator.next() as UInt64, generator.next() as UInt64)
-        let bytes = (0..<6).reversed().map { UInt8(truncatingIfNeeded: time >> (8 * $0)) }
-            + (0..<8).map { UInt8(truncatingIfNeeded: high >> (8 * $0)) } + [UInt8(truncatingIfNeeded: low), UInt8(truncatingIfNeeded: low >> 8)]
+        let bytes =
+            (0..<6).reversed().map { UInt8(truncatingIfNeeded: time >> (8 * $0)) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: high >> (8 * $0)) } + [
+                UInt8(truncatingIfNeeded: low), UInt8(truncatingIfNeeded: low >> 8),
+            ]
         return "evt_" + bytes.hexString
     }
 
@@ -45,16 +54,20 @@ extension SQLLedger {
         let nowMS = now.millisecondsSince1970
         let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         return try await database.transaction { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = \(bind: now.addingTimeInterval(lease).millisecondsSince1970)
                 WHERE id IN (
                     SELECT id FROM webhook_outbox WHERE delivered_at IS NULL AND next_attempt_at <= \(bind: nowMS)
                     ORDER BY id LIMIT \(bind: limit)\(unsafeRaw: lock))
                 RETURNING id, event_id, event_type, payload, attempts
-                """).all().map { row in
+                """
+            ).all().map { row in
                 OutboxEvent(
-                    id: try row.decode(column: "id", as: Int64.self), eventID: try row.decode(column: "event_id", as: String.self),
-                    type: try row.decode(column: "event_type", as: String.self), payload: try row.decode(column: "payload", as: String.self),
+                    id: try row.decode(column: "id", as: Int64.self),
+                    eventID: try row.decode(column: "event_id", as: String.self),
+                    type: try row.decode(column: "event_type", as: String.self),
+                    payload: try row.decode(column: "payload", as: String.self),
                     attempt: Int(try row.decode(column: "attempts", as: Int64.self)))
             }.sorted { $0.id < $1.id }
         }
@@ -62,23 +75,29 @@ extension SQLLedger {
 
     public func recordDelivery(_ event: OutboxEvent, _ attempt: DeliveryAttempt, at date: Date) async throws -> Bool {
         try await database.transaction { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 INSERT INTO webhook_attempts (outbox_id, attempt, attempted_at, status_code, error, duration_ms)
                 VALUES (\(bind: event.id), \(bind: event.attempt), \(bind: date.millisecondsSince1970), \(bind: attempt.statusCode),
                         \(bind: attempt.error.map { String($0.prefix(500)) }), \(bind: Int64(attempt.duration * 1000)))
-                """).run()
+                """
+            ).run()
             let updated: (any SQLRow)?
             if let retryAt = attempt.retryAt {
-                updated = try await db.raw("""
+                updated = try await db.raw(
+                    """
                     UPDATE webhook_outbox SET next_attempt_at = \(bind: retryAt.millisecondsSince1970),
                                               last_error = \(bind: attempt.error.map { String($0.prefix(500)) })
                     WHERE id = \(bind: event.id) AND attempts = \(bind: event.attempt) AND delivered_at IS NULL RETURNING id
-                    """).first()
+                    """
+                ).first()
             } else {
-                updated = try await db.raw("""
+                updated = try await db.raw(
+                    """
                     UPDATE webhook_outbox SET delivered_at = \(bind: date.millisecondsSince1970), last_error = NULL
                     WHERE id = \(bind: event.id) AND delivered_at IS NULL RETURNING id
-                    """).first()
+                    """
+                ).first()
             }
             return updated != nil
         }

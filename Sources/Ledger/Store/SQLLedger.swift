@@ -23,7 +23,9 @@ public struct SQLLedger: LedgerStore {
         } catch {
             throw LedgerError.schemaOutdated(database: 0, binary: Migrator.latestVersion)
         }
-        if current < Migrator.latestVersion { throw LedgerError.schemaOutdated(database: current, binary: Migrator.latestVersion) }
+        if current < Migrator.latestVersion {
+            throw LedgerError.schemaOutdated(database: current, binary: Migrator.latestVersion)
+        }
     }
 
     public func atomically<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
@@ -37,23 +39,28 @@ public struct SQLLedger: LedgerStore {
             (product, try String(decoding: OrderSafeJSON.encoder().encode(product), as: UTF8.self))
         }
         return try await database.transaction { db in
-            let inserted = try await db.raw("""
+            let inserted = try await db.raw(
+                """
                 INSERT INTO catalog_versions (label, sha256, document, loaded_at)
                 VALUES (\(bind: catalog.version), \(bind: sha), \(bind: document), \(bind: date.millisecondsSince1970))
                 ON CONFLICT (sha256) DO NOTHING RETURNING id
-                """).first()
+                """
+            ).first()
             if let inserted {
                 let id = try inserted.decode(column: "id", as: Int64.self)
                 for (product, definition) in products {
-                    try await db.raw("""
+                    try await db.raw(
+                        """
                         INSERT INTO products (catalog_version_id, product_id, kind, app_store_product_id, definition)
                         VALUES (\(bind: id), \(bind: product.id), \(bind: product.kind.rawValue),
                                 \(bind: product.appStoreProductID), \(bind: definition))
-                        """).run()
+                        """
+                    ).run()
                 }
                 return CatalogVersion(id: id, label: catalog.version, sha256: sha)
             }
-            guard let row = try await db.raw("SELECT id FROM catalog_versions WHERE sha256 = \(bind: sha)").first() else {
+            guard let row = try await db.raw("SELECT id FROM catalog_versions WHERE sha256 = \(bind: sha)").first()
+            else {
                 throw LedgerCorruption(detail: "catalog \(sha) neither inserted nor found")
             }
             return CatalogVersion(id: try row.decode(column: "id", as: Int64.self), label: catalog.version, sha256: sha)
@@ -67,15 +74,18 @@ public struct SQLLedger: LedgerStore {
                 if let inserted = try await db.raw(Self.orderInsert(new, as: candidate)).first() {
                     let id = try inserted.decode(column: "id", as: Int64.self)
                     let order = Self.created(new, as: candidate)
-                    LedgerDatabase.createdOrders?.add(.init(id: id, order: order, catalogVersionID: new.catalogVersionID))
+                    LedgerDatabase.createdOrders?.add(
+                        .init(id: id, order: order, catalogVersionID: new.catalogVersionID))
                     try await Self.recordCreation(db, orderID: id, order, new)
                     return .created(order)
                 }
                 if let token = new.idempotency,
-                    let row = try await db.raw("""
+                    let row = try await db.raw(
+                        """
                         SELECT order_no, request_sha256 FROM orders
                         WHERE user_id = \(bind: new.userID) AND idempotency_key = \(bind: token.key)
-                        """).first()
+                        """
+                    ).first()
                 {
                     guard try row.decode(column: "request_sha256", as: String?.self) == token.requestSHA256 else {
                         throw LedgerError.idempotencyConflict(key: token.key)
@@ -93,7 +103,8 @@ public struct SQLLedger: LedgerStore {
     /// The statement inserting `new` as `identity`, answering its id; nothing when the number, UUID or the user's
     /// idempotency key is taken. An order adopted with its payment is inserted with the payment's `status` and `sandbox`.
     static func orderInsert(
-        _ new: NewOrder, as identity: OrderIdentity, status: OrderStatus = .created, updatedAt: Date? = nil, sandbox: Bool = false
+        _ new: NewOrder, as identity: OrderIdentity, status: OrderStatus = .created, updatedAt: Date? = nil,
+        sandbox: Bool = false
     ) -> SQLQueryString {
         """
         INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor,
@@ -111,18 +122,23 @@ public struct SQLLedger: LedgerStore {
     static func created(_ new: NewOrder, as identity: OrderIdentity) -> Order {
         let created = Date(millisecondsSince1970: new.createdAt.millisecondsSince1970)
         return Order(
-            orderNo: identity.orderNo, orderUUID: identity.orderUUID, userID: new.userID, productID: new.productID, channel: new.channel,
+            orderNo: identity.orderNo, orderUUID: identity.orderUUID, userID: new.userID, productID: new.productID,
+            channel: new.channel,
             status: .created, amount: new.amount, createdAt: created, updatedAt: created)
     }
 
     /// What records an order's creation besides its row: its event, its webhook and its follow-up job.
     static func recordCreation(_ db: any SQLDatabase, orderID: Int64, _ order: Order, _ new: NewOrder) async throws {
         let cause: EventCause = new.origin == .api ? .app : .system
-        try await appendEvent(db, orderID: orderID, kind: "created", from: nil, to: .created, cause: cause, evidence: nil, at: new.createdAt)
+        try await appendEvent(
+            db, orderID: orderID, kind: "created", from: nil, to: .created, cause: cause, evidence: nil,
+            at: new.createdAt)
         try await emitWebhooks(db, orderID: orderID, states: [order], cause: cause, evidence: nil, at: new.createdAt)
         if let followUp = new.followUp {
             try await enqueue(
-                NewJob(kind: followUp.kind, key: order.orderNo, runAt: new.createdAt.addingTimeInterval(followUp.after)), db: db, at: new.createdAt)
+                NewJob(
+                    kind: followUp.kind, key: order.orderNo, runAt: new.createdAt.addingTimeInterval(followUp.after)),
+                db: db, at: new.createdAt)
         }
     }
 
@@ -138,15 +154,19 @@ public struct SQLLedger: LedgerStore {
 
     public func events(orderNo: String) async throws -> [OrderEvent] {
         try await database.read { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 SELECT e.kind, e.from_status, e.to_status, e.cause, e.evidence, e.created_at
                 FROM order_events e JOIN orders o ON o.id = e.order_id
                 WHERE o.order_no = \(bind: orderNo) ORDER BY e.id
-                """).all().map { row in
+                """
+            ).all().map { row in
                 OrderEvent(
                     kind: try row.decode(column: "kind", as: String.self),
-                    fromStatus: try row.decode(column: "from_status", as: String?.self).flatMap(OrderStatus.init(rawValue:)),
-                    toStatus: try row.decode(column: "to_status", as: String?.self).flatMap(OrderStatus.init(rawValue:)),
+                    fromStatus: try row.decode(column: "from_status", as: String?.self).flatMap(
+                        OrderStatus.init(rawValue:)),
+                    toStatus: try row.decode(column: "to_status", as: String?.self).flatMap(
+                        OrderStatus.init(rawValue:)),
                     cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .system,
                     evidence: try row.decode(column: "evidence", as: String?.self),
                     createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
@@ -161,9 +181,11 @@ public struct SQLLedger: LedgerStore {
         let (headers, sha) = try Self.inboxKey(signal)
         // A resend (a retry, a repeat submission) is found by a reader and writes nothing. (Inside a write, whose
         // caller has just looked, the insert goes first.)
-        if !database.isInsideWrite, let existing = try await database.read({ db in
-            try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers)
-        }) {
+        if !database.isInsideWrite,
+            let existing = try await database.read({ db in
+                try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers)
+            })
+        {
             return existing
         }
         return try await insertInbound(signal, headers: headers, sha256: sha, appliedAt: nil)
@@ -180,15 +202,22 @@ public struct SQLLedger: LedgerStore {
         guard database.engine == .postgres else {
             // SQLite takes no data-changing WITH, and a statement more costs it no round trip.
             let entry = try await storeInbound(signal, appliedAt: date)
-            return (entry, try await payment(channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf))
+            return (
+                entry,
+                try await payment(
+                    channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
+            )
         }
         let (headers, sha) = try Self.inboxKey(signal)
         return try await database.transaction { db in
             // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain).
-            guard let row = try await db.raw("""
-                WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date)))
-                SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query))) AS lookup
-                """).first()
+            guard
+                let row = try await db.raw(
+                    """
+                    WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date)))
+                    SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query))) AS lookup
+                    """
+                ).first()
             else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
             let lookup = try Self.decodeLookup(row)
             if let id = try row.decode(column: "inbox_id", as: Int64?.self) {
@@ -199,17 +228,24 @@ public struct SQLLedger: LedgerStore {
     }
 
     /// Inserts the entry (as applied at `appliedAt`, when given), or returns the one stored before.
-    private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?) async throws -> InboxEntry {
+    private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?)
+        async throws -> InboxEntry
+    {
         try await database.transaction { db in
-            if let row = try await db.raw(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt)).first() {
-                return InboxEntry(id: try row.decode(column: "id", as: Int64.self), isNew: true, processed: appliedAt != nil)
+            if let row = try await db.raw(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt))
+                .first()
+            {
+                return InboxEntry(
+                    id: try row.decode(column: "id", as: Int64.self), isNew: true, processed: appliedAt != nil)
             }
             return try await Self.storedInboxEntry(db, signal, headers: headers, sha256: sha)
         }
     }
 
     /// The entry's insert, returning its id; none when the same signal was stored before.
-    private static func inboxInsert(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?) -> SQLQueryString {
+    private static func inboxInsert(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?)
+        -> SQLQueryString
+    {
         let applied = appliedAt.map { $0.millisecondsSince1970 }
         return """
             INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at, processed_at, verdict, attempts)
@@ -221,7 +257,9 @@ public struct SQLLedger: LedgerStore {
     }
 
     /// The entry an insert found stored before it.
-    private static func storedInboxEntry(_ db: any SQLDatabase, _ signal: InboundSignal, headers: String, sha256 sha: String) async throws -> InboxEntry {
+    private static func storedInboxEntry(
+        _ db: any SQLDatabase, _ signal: InboundSignal, headers: String, sha256 sha: String
+    ) async throws -> InboxEntry {
         guard let existing = try await inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) else {
             throw LedgerCorruption(detail: "an inbox entry neither inserted nor found")
         }
@@ -254,13 +292,18 @@ public struct SQLLedger: LedgerStore {
         return String(decoding: try encoder.encode(headers), as: UTF8.self)
     }
 
-    private static func inboxEntry(_ db: any SQLDatabase, _ channel: Channel, _ kind: String, sha: String, headers: String) async throws
+    private static func inboxEntry(
+        _ db: any SQLDatabase, _ channel: Channel, _ kind: String, sha: String, headers: String
+    ) async throws
         -> InboxEntry?
     {
-        guard let existing = try await db.raw("""
-            SELECT id, processed_at, headers, verdict FROM inbox
-            WHERE channel = \(bind: channel.rawValue) AND kind = \(bind: kind) AND body_sha256 = \(bind: sha)
-            """).first()
+        guard
+            let existing = try await db.raw(
+                """
+                SELECT id, processed_at, headers, verdict FROM inbox
+                WHERE channel = \(bind: channel.rawValue) AND kind = \(bind: kind) AND body_sha256 = \(bind: sha)
+                """
+            ).first()
         else { return nil }
         return InboxEntry(
             id: try existing.decode(column: "id", as: Int64.self), isNew: false,
@@ -269,16 +312,20 @@ public struct SQLLedger: LedgerStore {
                 && existing.decode(column: "headers", as: String.self) == headers)
     }
 
-    public func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws -> [PendingSignal] {
+    public func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws
+        -> [PendingSignal]
+    {
         guard !channels.isEmpty else { return [] }
         return try await database.read { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 SELECT id, channel, headers, body, attempts FROM inbox
                 WHERE kind = 'notify' AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
                   AND attempts < \(bind: maxAttempts)
                   AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
                 ORDER BY id LIMIT \(bind: limit)
-                """).all().map(Self.decodeSignal)
+                """
+            ).all().map(Self.decodeSignal)
         }
     }
 
@@ -288,8 +335,10 @@ public struct SQLLedger: LedgerStore {
         }
         return PendingSignal(
             id: try row.decode(column: "id", as: Int64.self), channel: channel,
-            headers: try JSONDecoder().decode([String: String].self, from: Data(try row.decode(column: "headers", as: String.self).utf8)),
-            body: Array(try row.decode(column: "body", as: Data.self)), attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
+            headers: try JSONDecoder().decode(
+                [String: String].self, from: Data(try row.decode(column: "headers", as: String.self).utf8)),
+            body: Array(try row.decode(column: "body", as: Data.self)),
+            attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
     }
 
     /// Records how processing an entry ended. `applied` closes it; `waiting` and `failed` keep it for the retry
@@ -300,24 +349,30 @@ public struct SQLLedger: LedgerStore {
         try await database.transaction { db in
             switch verdict {
             case .applied:
-                try await db.raw("""
+                try await db.raw(
+                    """
                     UPDATE inbox SET attempts = attempts + 1, last_error = NULL, processed_at = \(bind: date.millisecondsSince1970),
                                      verdict = \(bind: verdict.rawValue)
                     WHERE id = \(bind: id) AND processed_at IS NULL
-                    """).run()
+                    """
+                ).run()
             case .waiting, .failed, .held:
-                try await db.raw("""
+                try await db.raw(
+                    """
                     UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), verdict = \(bind: verdict.rawValue)
                     WHERE id = \(bind: id) AND processed_at IS NULL
-                    """).run()
+                    """
+                ).run()
             case .refused:
                 // Cut in the database (substr works on SQLite BLOBs and PostgreSQL bytea alike): the refused body,
                 // up to the body limit, is never read back on the path a flood of forgeries takes.
-                try await db.raw("""
+                try await db.raw(
+                    """
                     UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), processed_at = \(bind: date.millisecondsSince1970),
                                      verdict = \(bind: verdict.rawValue), body = substr(body, 1, \(unsafeRaw: String(Self.refusedBodyBytes)))
                     WHERE id = \(bind: id) AND processed_at IS NULL
-                    """).run()
+                    """
+                ).run()
             }
         }
     }
@@ -325,9 +380,11 @@ public struct SQLLedger: LedgerStore {
     /// What the inbox holds: entries and body bytes (for operators and the flood test).
     public func inboxFootprint() async throws -> (entries: Int, bodyBytes: Int64, headerBytes: Int64) {
         try await database.read { db in
-            let row = try await db.raw("""
+            let row = try await db.raw(
+                """
                 SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes, COALESCE(SUM(LENGTH(headers)), 0) AS header_bytes FROM inbox
-                """).first()!
+                """
+            ).first()!
             return (
                 try row.decode(column: "n", as: Int.self), try row.decode(column: "bytes", as: Int64.self),
                 try row.decode(column: "header_bytes", as: Int64.self)
@@ -339,20 +396,24 @@ public struct SQLLedger: LedgerStore {
     /// provider's date, milliseconds) orders the chain's signals when they are applied.
     public func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws {
         try await database.transaction { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 UPDATE inbox SET chain = \(bind: chain), signed_at = \(bind: signedAt) WHERE id = \(bind: inboxID)
-                """).run()
+                """
+            ).run()
         }
     }
 
     /// The entries still waiting for `chain`, in the provider's order.
     public func signalsAwaiting(chain: String) async throws -> [PendingSignal] {
         try await database.read { db in
-            try await db.raw("""
+            try await db.raw(
+                """
                 SELECT id, channel, headers, body, attempts FROM inbox
                 WHERE chain = \(bind: chain) AND processed_at IS NULL
                 ORDER BY signed_at, id
-                """).all().map(Self.decodeSignal)
+                """
+            ).all().map(Self.decodeSignal)
         }
     }
 
@@ -364,14 +425,18 @@ public struct SQLLedger: LedgerStore {
     @discardableResult
     public func purgeRefusedInbound(before: Date, keeping: Int = 100_000) async throws -> Int {
         try await database.transaction { db in
-            let old = try await db.raw("""
+            let old = try await db.raw(
+                """
                 DELETE FROM inbox WHERE verdict = 'refused' AND received_at < \(bind: before.millisecondsSince1970) RETURNING id
-                """).all().count
-            let excess = try await db.raw("""
+                """
+            ).all().count
+            let excess = try await db.raw(
+                """
                 DELETE FROM inbox WHERE verdict = 'refused' AND id <= (
                     SELECT id FROM inbox WHERE verdict = 'refused' ORDER BY id DESC LIMIT 1 OFFSET \(bind: keeping))
                 RETURNING id
-                """).all().count
+                """
+            ).all().count
             return old + excess
         }
     }
@@ -386,7 +451,8 @@ public struct SQLLedger: LedgerStore {
     /// Appends several events of one order, in order: inserted with the write's other events when it is done
     /// (``LedgerDatabase/insert(_:rows:on:)``).
     static func appendEvents(
-        _ db: any SQLDatabase, orderID: Int64, _ events: [(kind: String, from: OrderStatus?, to: OrderStatus?)], cause: EventCause,
+        _ db: any SQLDatabase, orderID: Int64, _ events: [(kind: String, from: OrderStatus?, to: OrderStatus?)],
+        cause: EventCause,
         evidence: String?, at date: Date
     ) async throws {
         guard !events.isEmpty else { return }
@@ -397,7 +463,8 @@ public struct SQLLedger: LedgerStore {
             """
         }
         try await LedgerDatabase.insert(
-            "INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, created_at) VALUES ", rows: rows, on: db)
+            "INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, created_at) VALUES ",
+            rows: rows, on: db)
     }
 
     /// Moves an order through `steps` (each a status and the kind of its event) with one update, one statement of
@@ -405,7 +472,8 @@ public struct SQLLedger: LedgerStore {
     /// on, not read again. `sandbox` marks it paid in a provider's test environment.
     /// `updated`: the caller has already run ``statusUpdate(orderID:to:sandbox:at:)`` for the last step.
     static func advance(
-        _ db: any SQLDatabase, orderID: Int64, _ order: Order, through steps: [(kind: String, to: OrderStatus)], sandbox: Bool = false,
+        _ db: any SQLDatabase, orderID: Int64, _ order: Order, through steps: [(kind: String, to: OrderStatus)],
+        sandbox: Bool = false,
         updated: Bool = false, cause: EventCause, evidence: String?, at date: Date
     ) async throws -> Order {
         guard let last = steps.last else { return order }
@@ -432,7 +500,8 @@ public struct SQLLedger: LedgerStore {
     /// The statement that moves an order to `status` at `date`, marking it paid in a test environment when
     /// `sandbox`; it ends with its `WHERE`, which a caller may narrow.
     static func statusUpdate(orderID: Int64, to status: OrderStatus, sandbox: Bool, at date: Date) -> SQLQueryString {
-        var update: SQLQueryString = "UPDATE orders SET status = \(bind: status.rawValue), updated_at = \(bind: date.millisecondsSince1970)"
+        var update: SQLQueryString =
+            "UPDATE orders SET status = \(bind: status.rawValue), updated_at = \(bind: date.millisecondsSince1970)"
         if sandbox { update += ", sandbox = \(bind: true)" }
         return update + " WHERE id = \(bind: orderID)"
     }
@@ -440,22 +509,32 @@ public struct SQLLedger: LedgerStore {
     static let orderColumns =
         "id, order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor, currency, created_at, updated_at, sandbox"
 
-    static func loadOrder(_ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false)
+    static func loadOrder(
+        _ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false
+    )
         async throws -> Order?
     {
         try await loadOrderRow(db, where: column, value, forUpdate: forUpdate)?.order
     }
 
     /// The order and its row id, in one read.
-    static func loadOrderRow(_ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false)
+    static func loadOrderRow(
+        _ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false
+    )
         async throws -> (id: Int64, order: Order, catalogVersionID: Int64)?
     {
         let lock = forUpdate && db.dialect.name == "postgresql" ? " FOR UPDATE" : ""
-        guard let row = try await db.raw("""
-            SELECT \(unsafeRaw: orderColumns) FROM orders WHERE \(ident: column) = \(bind: value)\(unsafeRaw: lock)
-            """).first()
+        guard
+            let row = try await db.raw(
+                """
+                SELECT \(unsafeRaw: orderColumns) FROM orders WHERE \(ident: column) = \(bind: value)\(unsafeRaw: lock)
+                """
+            ).first()
         else { return nil }
-        return (try row.decode(column: "id", as: Int64.self), try decodeOrder(row), try row.decode(column: "catalog_version_id", as: Int64.self))
+        return (
+            try row.decode(column: "id", as: Int64.self), try decodeOrder(row),
+            try row.decode(column: "catalog_version_id", as: Int64.self)
+        )
     }
 
     static func decodeOrder(_ row: any SQLRow) throws -> Order {

@@ -8,7 +8,9 @@ import OrderSafeModel
 /// Written directly rather than through `JSONEncoder`: encoding three payloads of a whole order per submission was
 /// 14% of the ledger writer's time in the profile. `WebhookPayloadTests` holds the bytes equal to `JSONEncoder`'s.
 package enum WebhookPayload {
-    package static func json(id: String, type: String, createdAt: Date, order: Order, cause: String, evidence: String?) -> String {
+    package static func json(id: String, type: String, createdAt: Date, order: Order, cause: String, evidence: String?)
+        -> String
+    {
         var json = JSONText()
         json.append(#"{"created_at":"#)
         json.append(date: createdAt)

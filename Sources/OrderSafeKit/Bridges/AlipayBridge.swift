@@ -60,6 +60,7 @@ public struct AlipayResult: Sendable, Hashable {
     }
 
     var messageKey: String {
-        ["9000", "8000", "4000", "5000", "6001", "6002", "6004", "no_answer"].contains(resultStatus) ? "alipay.\(resultStatus)" : "alipay.other"
+        ["9000", "8000", "4000", "5000", "6001", "6002", "6004", "no_answer"].contains(resultStatus)
+            ? "alipay.\(resultStatus)" : "alipay.other"
     }
 }

@@ -15,7 +15,9 @@ actor EntitlementCache {
     func store(_ holdings: HoldingsResponse) -> Bool {
         let previous = load(for: holdings.userID)
         current = holdings
-        guard previous != holdings, let data = try? OrderSafeJSON.encoder().encode(holdings) else { return previous != holdings }
+        guard previous != holdings, let data = try? OrderSafeJSON.encoder().encode(holdings) else {
+            return previous != holdings
+        }
         let disk = LocalFileSystem()
         try? disk.createFolder(file.deletingLastPathComponent())
         try? disk.writeDurably(data, to: file)

@@ -76,7 +76,8 @@ struct LocalFileSystem: JournalFileSystem {
     }
 
     func create(_ file: URL, with data: Data) throws {
-        guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+        guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        else {
             throw JournalError.notWritable(file.lastPathComponent)
         }
         let handle = try FileHandle(forWritingTo: file)

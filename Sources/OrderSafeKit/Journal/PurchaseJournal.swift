@@ -31,7 +31,14 @@ actor PurchaseJournal {
             try files.createFolder(directory)
             names = try files.list(directory)
         } catch {
-            return ([], [Problem(file: directory.lastPathComponent, reason: "the journal folder cannot be read: \(Self.reason(error))")])
+            return (
+                [],
+                [
+                    Problem(
+                        file: directory.lastPathComponent,
+                        reason: "the journal folder cannot be read: \(Self.reason(error))")
+                ]
+            )
         }
         var entries: [JournalEntry] = []
         var problems: [Problem] = []
@@ -43,7 +50,8 @@ actor PurchaseJournal {
             do {
                 entries.append(try read(url))
             } catch {
-                problems.append(Problem(file: name, reason: error is DecodingError ? "not a journal entry" : Self.reason(error)))
+                problems.append(
+                    Problem(file: name, reason: error is DecodingError ? "not a journal entry" : Self.reason(error)))
                 setAside(url)
             }
         }

@@ -11,7 +11,11 @@ public enum MessageLanguage: String, Sendable, CaseIterable {
         for language in languages {
             let lowered = language.lowercased()
             if lowered.hasPrefix("zh") {
-                if lowered.contains("hant") || lowered.hasSuffix("-tw") || lowered.hasSuffix("-hk") || lowered.hasSuffix("-mo") { continue }
+                if lowered.contains("hant") || lowered.hasSuffix("-tw") || lowered.hasSuffix("-hk")
+                    || lowered.hasSuffix("-mo")
+                {
+                    continue
+                }
                 return .simplifiedChinese
             }
             if lowered.hasPrefix("en") { return .english }

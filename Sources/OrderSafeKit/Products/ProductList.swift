@@ -19,7 +19,8 @@ public struct ProductList: Sendable, Hashable {
             var channels = product.channels
             if product.appStoreProductID != nil, details == nil { channels.removeAll { $0 == .appStore } }
             return ProductOffer(
-                id: product.id, title: details?.displayName ?? product.title, kind: product.kind.rawValue, channels: channels,
+                id: product.id, title: details?.displayName ?? product.title, kind: product.kind.rawValue,
+                channels: channels,
                 prices: product.prices, store: details)
         }
         .sorted { ($0.sortKey, $0.id) < ($1.sortKey, $1.id) }

@@ -4,22 +4,28 @@ import OrderSafeModel
 extension OrderSafe {
     /// The App Store leg: the order's UUID goes with the purchase as its `appAccountToken`, so the transaction names
     /// its order wherever it is delivered (the purchase call, `Transaction.updates`, `Transaction.unfinished`).
-    func buyFromAppStore(_ entry: JournalEntry, product: OrderSafeModel.Product, order: Order) async -> PurchaseOutcome {
+    func buyFromAppStore(_ entry: JournalEntry, product: OrderSafeModel.Product, order: Order) async -> PurchaseOutcome
+    {
         var entry = entry
         let outcome = { (state: PurchaseOutcome.State) in
-            PurchaseOutcome(orderNo: order.orderNo, productID: entry.productID, channel: .appStore, state: state, order: order)
+            PurchaseOutcome(
+                orderNo: order.orderNo, productID: entry.productID, channel: .appStore, state: state, order: order)
         }
         hub.send(.purchaseStage(orderNo: order.orderNo, stage: .paying))
         let result: StorePurchaseResult
         do {
-            result = try await store.purchase(productID: product.appStoreProductID ?? product.id, appAccountToken: order.orderUUID)
+            result = try await store.purchase(
+                productID: product.appStoreProductID ?? product.id, appAccountToken: order.orderUUID)
         } catch {
             let failure = (error as? StoreFailure) ?? .other("\(error)")
             if failure.mayHaveCharged {
                 // Perhaps charged: never reported as failed, and the order is not given up yet — its transaction may
                 // come through the listener. Resumes give up on it only after `storeMayStillDeliver`.
-                log(.warning, "the store failed after the purchase sheet; its transaction may still come", ["order_no": order.orderNo])
-                entry.retryAfter = configuration.now().addingTimeInterval(configuration.confirmation.storeMayStillDeliver.timeInterval)
+                log(
+                    .warning, "the store failed after the purchase sheet; its transaction may still come",
+                    ["order_no": order.orderNo])
+                entry.retryAfter = configuration.now().addingTimeInterval(
+                    configuration.confirmation.storeMayStillDeliver.timeInterval)
                 try? await save(&entry)
                 var waiting = outcome(.awaitingConfirmation)
                 waiting.storeMayHaveCharged = true
@@ -32,8 +38,14 @@ extension OrderSafe {
         switch result {
         case .success(let transaction):
             // Nil only if the server records it for another account: another user signed in while it was bought.
-            return await process(transaction) ?? report(outcome(.failed(.server(.refused(
-                status: 404, code: "order_not_found", message: "the purchase was recorded for the account that made the order")))))
+            return await process(transaction)
+                ?? report(
+                    outcome(
+                        .failed(
+                            .server(
+                                .refused(
+                                    status: 404, code: "order_not_found",
+                                    message: "the purchase was recorded for the account that made the order")))))
         case .pending:
             entry.stage = .pendingApproval
             try? await save(&entry)
@@ -82,32 +94,42 @@ extension OrderSafe {
             entry = current
         }
         if let orderNo { hub.send(.purchaseStage(orderNo: orderNo, stage: .recording)) }
-        var waiting = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .awaitingConfirmation)
+        var waiting = PurchaseOutcome(
+            orderNo: orderNo, productID: productID, channel: .appStore, state: .awaitingConfirmation)
         waiting.storeMayHaveCharged = true  // the store charged: it gave this transaction
         let response: AppStoreSubmissionResponse
         do {
             response = try await api.submit(signedTransaction: transaction.jwsRepresentation)
         } catch let problem as ServerProblem {
             // No verdict: the transaction stays unfinished (StoreKit delivers it again) and the entry stays.
-            log(.warning, "transaction not recorded yet", ["transaction_id": String(transaction.id), "reason": problem.description])
+            log(
+                .warning, "transaction not recorded yet",
+                ["transaction_id": String(transaction.id), "reason": problem.description])
             if problem.isHeld { return report(await keepUnfinished(current, held)) }
             if entry != nil {
                 current.attempts += 1
                 try? await save(&current)
             }
-            return report(problem.isRetryable ? waiting : PurchaseOutcome(
-                orderNo: orderNo, productID: productID, channel: .appStore, state: .failed(.server(problem))))
+            return report(
+                problem.isRetryable
+                    ? waiting
+                    : PurchaseOutcome(
+                        orderNo: orderNo, productID: productID, channel: .appStore, state: .failed(.server(problem))))
         } catch {
             return report(waiting)
         }
         // The rule: only `recorded` for this very transaction id finishes it. A verdict for another id, none at all,
         // or `rejected` leaves it unfinished: StoreKit delivers it again, and it is submitted again after a wait.
         guard let verdict = response.transactions.first(where: { $0.transactionID == String(transaction.id) }) else {
-            log(.warning, "the server's answer names no verdict for this transaction", ["transaction_id": String(transaction.id)])
+            log(
+                .warning, "the server's answer names no verdict for this transaction",
+                ["transaction_id": String(transaction.id)])
             return report(waiting)
         }
         guard verdict.verdict == .recorded else {
-            log(.warning, "transaction not recorded", ["transaction_id": String(transaction.id), "code": verdict.error?.code ?? "-"])
+            log(
+                .warning, "transaction not recorded",
+                ["transaction_id": String(transaction.id), "code": verdict.error?.code ?? "-"])
             return report(await keepUnfinished(current, held))
         }
         if transaction.isVerified {
@@ -119,21 +141,28 @@ extension OrderSafe {
             // but a transaction StoreKit could not verify on this device is never finished (Apple's sample code and
             // RevenueCat leave it: research §3.1). Its entry remembers that it was recorded, so its deliveries at
             // every launch are neither submitted nor reported again.
-            log(.warning, "transaction recorded, left unfinished: StoreKit could not verify it on this device", [
-                "transaction_id": String(transaction.id), "reason": transaction.verificationFailure ?? "-",
-            ])
+            log(
+                .warning, "transaction recorded, left unfinished: StoreKit could not verify it on this device",
+                [
+                    "transaction_id": String(transaction.id), "reason": transaction.verificationFailure ?? "-",
+                ])
             current.stage = .recorded
             current.signedTransaction = nil
             try? await save(&current)
         }
         guard let order = verdict.order, order.userID == userID else {
             // Recorded for another account (the device changed hands): finished here, credited to its owner, not shown.
-            log(.info, "transaction of another account recorded for its owner", ["transaction_id": String(transaction.id)])
+            log(
+                .info, "transaction of another account recorded for its owner",
+                ["transaction_id": String(transaction.id)])
             return nil
         }
         await refreshEntitlements()
-        return report(PurchaseOutcome.settled(order) ?? PurchaseOutcome(
-            orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled, order: order))
+        return report(
+            PurchaseOutcome.settled(order)
+                ?? PurchaseOutcome(
+                    orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled,
+                    order: order))
     }
 
     /// A transaction the server did not record: it stays unfinished, and its entry (made now if it had none) waits
@@ -142,7 +171,8 @@ extension OrderSafe {
         var entry = entry
         entry.attempts += 1
         entry.retryAfter = configuration.now().addingTimeInterval(
-            JournalEntry.retryDelay(attempts: entry.attempts, cap: configuration.confirmation.notRecordedRetryCap.timeInterval))
+            JournalEntry.retryDelay(
+                attempts: entry.attempts, cap: configuration.confirmation.notRecordedRetryCap.timeInterval))
         try? await save(&entry)
         return outcome
     }
@@ -152,7 +182,8 @@ extension OrderSafe {
         let entries = await journal.entries().entries
         return entries.first { entry in
             entry.channel == .appStore
-                && ((transaction.appAccountToken != nil && entry.orderUUID == transaction.appAccountToken) || entry.transactionID == transaction.id)
+                && ((transaction.appAccountToken != nil && entry.orderUUID == transaction.appAccountToken)
+                    || entry.transactionID == transaction.id)
         }
     }
 
@@ -183,7 +214,9 @@ extension OrderSafe {
         }
         guard order.status.isFinal else { return .unknown }
         await journal.remove(entry.id)
-        guard let settled = PurchaseOutcome.settled(order), settled.state != .cancelled else { return .cancelled(order) }
+        guard let settled = PurchaseOutcome.settled(order), settled.state != .cancelled else {
+            return .cancelled(order)
+        }
         return .settled(settled)
     }
 
@@ -193,7 +226,9 @@ extension OrderSafe {
     /// transaction carries its order's UUID, a provider's payment its order number), and the owner sees the order's
     /// true state from the server when they sign in again.
     private func forget(_ entry: JournalEntry) async -> GiveUp {
-        log(.info, "journal entry of an order the signed-in user cannot see, dropped", ["order_no": entry.orderNo ?? "-"])
+        log(
+            .info, "journal entry of an order the signed-in user cannot see, dropped",
+            ["order_no": entry.orderNo ?? "-"])
         await journal.remove(entry.id)
         return .notTheSignedInUsers
     }

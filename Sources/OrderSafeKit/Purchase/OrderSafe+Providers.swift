@@ -14,20 +14,26 @@ extension OrderSafe {
             guard let bridge = configuration.alipay, let invocation = response.alipay else {
                 return await abandon(entry, order: order, because: .bridgeMissing(.alipay))
             }
-            let result = await BoundedAnswer.within(configuration.confirmation.providerAnswer) {
-                await bridge.pay(orderString: invocation.orderString)
-            } ?? .noAnswer
+            let result =
+                await BoundedAnswer.within(configuration.confirmation.providerAnswer) {
+                    await bridge.pay(orderString: invocation.orderString)
+                } ?? .noAnswer
             entry.providerResult = result.resultStatus
             hint = ClientResultRequest(result: result.hint, detail: "resultStatus=\(result.resultStatus.prefix(16))")
         case .wechatPay:
-            guard let bridge = configuration.wechatPay, let invocation = response.wechatpay, let request = WeChatPayRequest(invocation) else {
+            guard let bridge = configuration.wechatPay, let invocation = response.wechatpay,
+                let request = WeChatPayRequest(invocation)
+            else {
                 return await abandon(entry, order: order, because: .bridgeMissing(.wechatPay))
             }
-            let result = await BoundedAnswer.within(configuration.confirmation.providerAnswer) { await bridge.pay(request) } ?? .noAnswer
+            let result =
+                await BoundedAnswer.within(configuration.confirmation.providerAnswer) { await bridge.pay(request) }
+                ?? .noAnswer
             entry.providerResult = String(result.errCode)
             hint = ClientResultRequest(result: result.hint, detail: "errCode=\(result.errCode)")
         case .appStore:
-            return await abandon(entry, order: order, because: .channelNotOffered(productID: entry.productID, channel: .appStore))
+            return await abandon(
+                entry, order: order, because: .channelNotOffered(productID: entry.productID, channel: .appStore))
         }
         entry.stage = .awaitingProvider
         try? await save(&entry)
@@ -38,9 +44,12 @@ extension OrderSafe {
     /// cancellation request (which the server refuses if the provider says paid: then the paid order is reported);
     /// a failed one is reported as the provider's failure, with its reason, not as the buyer's cancellation.
     func confirm(_ entry: JournalEntry, hint: ClientResultRequest) async -> PurchaseOutcome {
-        guard let orderNo = entry.orderNo else { return PurchaseOutcome(orderNo: nil, productID: entry.productID, channel: entry.channel, state: .cancelled) }
+        guard let orderNo = entry.orderNo else {
+            return PurchaseOutcome(orderNo: nil, productID: entry.productID, channel: entry.channel, state: .cancelled)
+        }
         hub.send(.purchaseStage(orderNo: orderNo, stage: .confirming))
-        let waiting = PurchaseOutcome(orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
+        let waiting = PurchaseOutcome(
+            orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
         var last: Order?
         do {
             last = try await api.clientResult(orderNo, result: hint)
@@ -52,8 +61,10 @@ extension OrderSafe {
             switch await giveUp(entry) {
             case .settled(let settled): return settled
             case .cancelled(let order):
-                let state: PurchaseOutcome.State = hint.result == .failed ? .failed(Self.providerFailure(entry)) : .cancelled
-                return PurchaseOutcome(orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: state, order: order)
+                let state: PurchaseOutcome.State =
+                    hint.result == .failed ? .failed(Self.providerFailure(entry)) : .cancelled
+                return PurchaseOutcome(
+                    orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: state, order: order)
             case .notTheSignedInUsers: return notFound(entry)
             case .notOrdered, .unknown: return waiting
             }
@@ -71,7 +82,8 @@ extension OrderSafe {
                 if sinceHint >= .seconds(5) {
                     // Ask the server to query the provider again (it does so at most every 5 seconds per order).
                     sinceHint = .zero
-                    last = try await api.clientResult(orderNo, result: ClientResultRequest(result: .pending, detail: "still waiting"))
+                    last = try await api.clientResult(
+                        orderNo, result: ClientResultRequest(result: .pending, detail: "still waiting"))
                 } else {
                     last = try await api.order(orderNo)
                 }
@@ -103,14 +115,19 @@ extension OrderSafe {
     /// The provider was never opened (no bridge, no invoke parameters): the order is cancelled.
     private func abandon(_ entry: JournalEntry, order: Order, because error: OrderSafeError) async -> PurchaseOutcome {
         await giveUp(entry)
-        return report(PurchaseOutcome(orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(error), order: order))
+        return report(
+            PurchaseOutcome(
+                orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(error),
+                order: order))
     }
 
     /// The server refuses to talk about the order for good: 404 (another user signed in since, or it was purged)
     /// drops the entry, which can never settle here.
     private func abandonUnknown(_ entry: JournalEntry, problem: ServerProblem) async -> PurchaseOutcome {
         if problem.isNotFound { await journal.remove(entry.id) }
-        return PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(.server(problem)))
+        return PurchaseOutcome(
+            orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(.server(problem))
+        )
     }
 
     /// The outcome of an entry the signed-in user cannot see (``GiveUp/notTheSignedInUsers``), for a caller that must
@@ -118,7 +135,8 @@ extension OrderSafe {
     private func notFound(_ entry: JournalEntry) -> PurchaseOutcome {
         PurchaseOutcome(
             orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel,
-            state: .failed(.server(.refused(status: 404, code: "not_found", message: "the order is not the signed-in user's"))))
+            state: .failed(
+                .server(.refused(status: 404, code: "not_found", message: "the order is not the signed-in user's"))))
     }
 
 }

@@ -32,7 +32,8 @@ extension OrderSafe {
     /// One entry, from its stage; `unfinished` holds the ids of the store's unfinished transactions.
     private func resume(_ entry: JournalEntry, unfinished: Set<UInt64>) async -> PurchaseOutcome? {
         var entry = entry
-        let waiting = PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
+        let waiting = PurchaseOutcome(
+            orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
         switch entry.stage {
         case .intent:
             // Killed before the order's creation was answered: find the order again (same Idempotency-Key) and
@@ -57,8 +58,10 @@ extension OrderSafe {
         case .ordered, .awaitingProvider:
             // Killed while the provider's app was open, or before its answer reached the server: ask the server,
             // which asks the provider.
-            let hint: ClientResultRequest.Result = entry.providerResult.map { Self.hint(providerResult: $0, channel: entry.channel) } ?? .pending
-            let outcome = await confirm(entry, hint: ClientResultRequest(result: hint, detail: "resumed after relaunch"))
+            let hint: ClientResultRequest.Result =
+                entry.providerResult.map { Self.hint(providerResult: $0, channel: entry.channel) } ?? .pending
+            let outcome = await confirm(
+                entry, hint: ClientResultRequest(result: hint, detail: "resumed after relaunch"))
             if case .failed(.server(let problem)) = outcome.state, problem.isNotFound { return nil }
             if outcome.state == .awaitingConfirmation, entry.stage == .ordered || hint == .pending {
                 // The provider never confirmed a payment within the wait: close the order (refused if it was paid).
@@ -75,11 +78,14 @@ extension OrderSafe {
                 return outcome(of: await giveUp(entry), entry)
             }
             // The server closed the order meanwhile (an operator, the buyer on another device): the entry is done.
-            if let orderNo = entry.orderNo, let order = try? await api.order(orderNo), let settled = PurchaseOutcome.settled(order) {
+            if let orderNo = entry.orderNo, let order = try? await api.order(orderNo),
+                let settled = PurchaseOutcome.settled(order)
+            {
                 await journal.remove(entry.id)
                 return settled
             }
-            return PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .pending)
+            return PurchaseOutcome(
+                orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .pending)
         case .recorded:
             // Recorded and left unfinished (unverified on this device): the entry goes once the store stops listing it.
             if let id = entry.transactionID, unfinished.contains(id) { return nil }
@@ -94,7 +100,8 @@ extension OrderSafe {
                 return nil
             }
             let transaction = StoreTransaction(
-                id: id, originalID: id, productID: entry.productID, appAccountToken: entry.orderUUID, jwsRepresentation: signed)
+                id: id, originalID: id, productID: entry.productID, appAccountToken: entry.orderUUID,
+                jwsRepresentation: signed)
             return await process(transaction)
         }
     }
@@ -106,9 +113,13 @@ extension OrderSafe {
         case .settled(let outcome):
             outcome
         case .cancelled(let order):
-            PurchaseOutcome(orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled, order: order)
+            PurchaseOutcome(
+                orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .cancelled,
+                order: order)
         case .unknown:
-            PurchaseOutcome(orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
+            PurchaseOutcome(
+                orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation
+            )
         case .notOrdered, .notTheSignedInUsers:
             nil
         }

@@ -58,7 +58,8 @@ public struct PurchaseOutcome: Sendable, Hashable {
         case .pending: Messages.text("outcome.pending", language)
         case .cancelled: Messages.text("outcome.cancelled", language)
         case .awaitingConfirmation:
-            Messages.text(storeMayHaveCharged ? "outcome.awaitingConfirmation.charged" : "outcome.awaitingConfirmation", language)
+            Messages.text(
+                storeMayHaveCharged ? "outcome.awaitingConfirmation.charged" : "outcome.awaitingConfirmation", language)
         case .refunded: Messages.text("outcome.refunded", language)
         case .underReview: Messages.text("outcome.flagged", language)
         case .failed(let error): error.message(in: language)
@@ -76,6 +77,7 @@ public struct PurchaseOutcome: Sendable, Hashable {
         case .flagged: state = .underReview
         case .created, .paying, .paid: return nil
         }
-        return PurchaseOutcome(orderNo: order.orderNo, productID: order.productID, channel: order.channel, state: state, order: order)
+        return PurchaseOutcome(
+            orderNo: order.orderNo, productID: order.productID, channel: order.channel, state: state, order: order)
     }
 }

@@ -29,8 +29,12 @@ public struct URLSessionTransport: HTTPTransport {
         // while its answer is being delivered.
         let session = session
         let (data, response) = try await Task { try await session.data(for: request) }.value
-        guard let http = response as? HTTPURLResponse else { throw ServerProblem.malformedAnswer("not an HTTP response") }
-        guard data.count <= maxResponseBytes else { throw ServerProblem.malformedAnswer("an answer of \(data.count) bytes") }
+        guard let http = response as? HTTPURLResponse else {
+            throw ServerProblem.malformedAnswer("not an HTTP response")
+        }
+        guard data.count <= maxResponseBytes else {
+            throw ServerProblem.malformedAnswer("an answer of \(data.count) bytes")
+        }
         return (http.statusCode, data)
     }
 }

@@ -17,7 +17,9 @@ struct OrderSafeAPI: Sendable {
 
     /// Creates the order, or returns the one `idempotencyKey` already created (with fresh invoke parameters).
     func createOrder(productID: String, channel: Channel, idempotencyKey: String) async throws -> OrderResponse {
-        try await call("POST", "v1/orders", body: CreateOrderRequest(productID: productID, channel: channel), headers: ["Idempotency-Key": idempotencyKey])
+        try await call(
+            "POST", "v1/orders", body: CreateOrderRequest(productID: productID, channel: channel),
+            headers: ["Idempotency-Key": idempotencyKey])
     }
 
     func order(_ orderNo: String) async throws -> Order {
@@ -26,7 +28,8 @@ struct OrderSafeAPI: Sendable {
     }
 
     func clientResult(_ orderNo: String, result: ClientResultRequest) async throws -> Order {
-        let response: OrderResponse = try await call("POST", "v1/orders/\(Self.segment(orderNo))/client-result", body: result)
+        let response: OrderResponse = try await call(
+            "POST", "v1/orders/\(Self.segment(orderNo))/client-result", body: result)
         return response.order
     }
 
@@ -36,7 +39,8 @@ struct OrderSafeAPI: Sendable {
     }
 
     func submit(signedTransaction: String) async throws -> AppStoreSubmissionResponse {
-        try await call("POST", "v1/appstore/transactions", body: AppStoreSubmission(signedTransaction: signedTransaction))
+        try await call(
+            "POST", "v1/appstore/transactions", body: AppStoreSubmission(signedTransaction: signedTransaction))
     }
 
     func sync(signedTransactions: [String]) async throws -> AppStoreSubmissionResponse {
@@ -50,11 +54,13 @@ struct OrderSafeAPI: Sendable {
     private func call<Answer: Decodable, Body: Encodable>(
         _ method: String, _ path: String, body: Body, headers: [String: String] = [:]
     ) async throws -> Answer {
-        try await call(method, path, encoded: try OrderSafeJSON.encoder().encode(body), headers: headers, authenticated: true)
+        try await call(
+            method, path, encoded: try OrderSafeJSON.encoder().encode(body), headers: headers, authenticated: true)
     }
 
     private func call<Answer: Decodable>(
-        _ method: String, _ path: String, encoded body: Data? = nil, headers: [String: String] = [:], authenticated: Bool = true
+        _ method: String, _ path: String, encoded body: Data? = nil, headers: [String: String] = [:],
+        authenticated: Bool = true
     ) async throws -> Answer {
         var request = URLRequest(url: baseURL.appendingPathComponent(path))
         request.httpMethod = method
@@ -84,8 +90,11 @@ struct OrderSafeAPI: Sendable {
         }
         guard (200..<300).contains(status) else {
             let detail = (try? OrderSafeJSON.decoder().decode(APIErrorResponse.self, from: data))?.error
-            if status == 429 || status >= 500 { throw ServerProblem.unavailable(status: status, code: detail?.code ?? "unavailable") }
-            throw ServerProblem.refused(status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "")
+            if status == 429 || status >= 500 {
+                throw ServerProblem.unavailable(status: status, code: detail?.code ?? "unavailable")
+            }
+            throw ServerProblem.refused(
+                status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "")
         }
         do {
             return try OrderSafeJSON.decoder().decode(Answer.self, from: data)
@@ -98,7 +107,11 @@ struct OrderSafeAPI: Sendable {
     /// (a corrupt journal entry) becomes a segment no order has, so the server answers 404 instead of the request
     /// reaching another path.
     static func segment(_ text: String) -> String {
-        let safe = !text.isEmpty && text.count <= 64 && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+        let safe =
+            !text.isEmpty && text.count <= 64
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
+            }
         return safe ? text : "_"
     }
 

@@ -54,7 +54,8 @@ public struct StoreTransaction: Sendable, Hashable {
     public var verificationFailure: String?
 
     public init(
-        id: UInt64, originalID: UInt64, productID: String, appAccountToken: UUID?, revocationDate: Date? = nil, jwsRepresentation: String,
+        id: UInt64, originalID: UInt64, productID: String, appAccountToken: UUID?, revocationDate: Date? = nil,
+        jwsRepresentation: String,
         verificationFailure: String? = nil
     ) {
         self.id = id
@@ -90,7 +91,8 @@ public enum StoreFailure: Error, Sendable, Hashable {
     }
 
     public enum PurchaseErrorKind: String, Sendable, Hashable, CaseIterable {
-        case invalidQuantity, productUnavailable, purchaseNotAllowed, ineligibleForOffer, invalidOfferIdentifier, invalidOfferPrice
+        case invalidQuantity, productUnavailable, purchaseNotAllowed, ineligibleForOffer, invalidOfferIdentifier,
+            invalidOfferPrice
         case invalidOfferSignature, missingOfferParameters
     }
 

@@ -19,7 +19,8 @@ public struct StoreKitClient: StoreClient {
         do {
             return try await Product.products(for: ids).map { product in
                 StoreProduct(
-                    id: product.id, displayName: product.displayName, description: product.description, price: product.price,
+                    id: product.id, displayName: product.displayName, description: product.description,
+                    price: product.price,
                     displayPrice: product.displayPrice)
             }
         } catch {

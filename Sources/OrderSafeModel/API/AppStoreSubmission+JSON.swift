@@ -8,10 +8,12 @@ extension AppStoreSubmission {
     /// The submission as the inbox keeps it and keys it: `JSONEncoder` with sorted keys and its default escaping
     /// (slashes too), as every stored entry was written.
     package var inboxJSON: [UInt8] {
-        var json = JSONText(escapingSlashes: true, capacity: 64 + (signedTransaction?.utf8.count ?? 0) + (receipt?.utf8.count ?? 0))
+        var json = JSONText(
+            escapingSlashes: true, capacity: 64 + (signedTransaction?.utf8.count ?? 0) + (receipt?.utf8.count ?? 0))
         var separator = "{"
         for (key, value) in [
-            ("application_username", applicationUsername), ("receipt", receipt), ("signed_transaction", signedTransaction),
+            ("application_username", applicationUsername), ("receipt", receipt),
+            ("signed_transaction", signedTransaction),
             ("transaction_id", transactionID),
         ] {
             guard let value else { continue }

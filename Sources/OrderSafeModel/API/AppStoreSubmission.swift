@@ -7,7 +7,10 @@ public struct AppStoreSubmission: Codable, Hashable, Sendable {
     /// StoreKit 1 `SKPayment.applicationUsername`: the order UUID, or the legacy `"userID#orderNo"`.
     public var applicationUsername: String?
 
-    public init(signedTransaction: String? = nil, receipt: String? = nil, transactionID: String? = nil, applicationUsername: String? = nil) {
+    public init(
+        signedTransaction: String? = nil, receipt: String? = nil, transactionID: String? = nil,
+        applicationUsername: String? = nil
+    ) {
         self.signedTransaction = signedTransaction
         self.receipt = receipt
         self.transactionID = transactionID
@@ -40,7 +43,9 @@ public struct AppStoreTransactionResult: Codable, Hashable, Sendable {
     /// Why it was rejected (for `rejected`).
     public var error: APIErrorResponse.Detail?
 
-    public init(transactionID: String, verdict: AppStoreVerdict, order: Order? = nil, error: APIErrorResponse.Detail? = nil) {
+    public init(
+        transactionID: String, verdict: AppStoreVerdict, order: Order? = nil, error: APIErrorResponse.Detail? = nil
+    ) {
         self.transactionID = transactionID
         self.verdict = verdict
         self.order = order

@@ -27,7 +27,8 @@ package struct JSONText {
         string.withUTF8 { utf8 in
             // Runs of bytes that need no escape are copied at once (a signed transaction is kilobytes of them).
             var start = 0
-            for index in utf8.indices where utf8[index] < 0x20 || utf8[index] == UInt8(ascii: "\"") || utf8[index] == UInt8(ascii: "\\")
+            for index in utf8.indices
+            where utf8[index] < 0x20 || utf8[index] == UInt8(ascii: "\"") || utf8[index] == UInt8(ascii: "\\")
                 || (utf8[index] == UInt8(ascii: "/") && escapesSlashes)
             {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))

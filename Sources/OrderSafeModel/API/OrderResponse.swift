@@ -37,7 +37,10 @@ public struct WeChatPayInvocation: Codable, Hashable, Sendable {
     public var timestamp: String
     public var sign: String
 
-    public init(appid: String, partnerid: String, prepayid: String, package: String, noncestr: String, timestamp: String, sign: String) {
+    public init(
+        appid: String, partnerid: String, prepayid: String, package: String, noncestr: String, timestamp: String,
+        sign: String
+    ) {
         self.appid = appid
         self.partnerid = partnerid
         self.prepayid = prepayid

@@ -83,9 +83,13 @@ public struct Catalog: Codable, Hashable, Sendable {
             throw fail("title must be 1 to 200 characters")
         }
         guard !product.channels.isEmpty else { throw fail("channels must not be empty") }
-        guard Set(product.channels).count == product.channels.count else { throw fail("channels lists a channel twice") }
+        guard Set(product.channels).count == product.channels.count else {
+            throw fail("channels lists a channel twice")
+        }
         for channel in product.channels {
-            guard let price = product.prices[channel] else { throw fail("no price for allowed channel '\(channel.rawValue)'") }
+            guard let price = product.prices[channel] else {
+                throw fail("no price for allowed channel '\(channel.rawValue)'")
+            }
             guard price.amountMinor > 0 else { throw fail("price for '\(channel.rawValue)' must be positive") }
             guard price.amountMinor <= Catalog.maxPriceMinor else {
                 throw fail("price for '\(channel.rawValue)' must be at most \(Catalog.maxPriceMinor) minor units")

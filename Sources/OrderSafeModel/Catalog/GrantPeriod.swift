@@ -3,7 +3,10 @@ import Foundation
 /// A calendar period such as one month, written as an ISO 8601 duration (`P7D`, `P2W`, `P1M`, `P1Y`).
 public struct GrantPeriod: Codable, Hashable, Sendable, CustomStringConvertible {
     public enum Unit: String, Sendable, Hashable, CaseIterable {
-        case day = "D", week = "W", month = "M", year = "Y"
+        case day = "D"
+        case week = "W"
+        case month = "M"
+        case year = "Y"
     }
 
     public let count: Int

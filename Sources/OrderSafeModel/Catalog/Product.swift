@@ -46,7 +46,8 @@ public struct Product: Codable, Hashable, Sendable, Identifiable {
             guard let channel = Channel(rawValue: key) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .prices, in: container,
-                    debugDescription: "unknown channel '\(key)' in prices (expected one of appstore, alipay, wechatpay)")
+                    debugDescription: "unknown channel '\(key)' in prices (expected one of appstore, alipay, wechatpay)"
+                )
             }
             prices[channel] = money
         }

@@ -21,7 +21,8 @@ enum CatalogLoader {
     }
 
     static func bundledResource(_ name: String, ext: String) throws -> Data {
-        guard let url = Bundle.module.url(forResource: name, withExtension: ext), let data = try? Data(contentsOf: url) else {
+        guard let url = Bundle.module.url(forResource: name, withExtension: ext), let data = try? Data(contentsOf: url)
+        else {
             throw SettingsError(key: "catalog.file", reason: "the bundled \(name).\(ext) is missing from this build")
         }
         return data

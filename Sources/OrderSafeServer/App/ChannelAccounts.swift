@@ -15,7 +15,8 @@ enum ChannelAccounts {
     /// Throws naming the first channel (in ``Channel/allCases`` order) the catalog sells through without an account,
     /// with every such channel and the products that need it in the message.
     static func check(_ catalog: Catalog, configured: Set<Channel>) throws(SettingsError) {
-        let missing = Channel.allCases.filter { !configured.contains($0) }.compactMap { channel -> (Channel, [String])? in
+        let missing = Channel.allCases.filter { !configured.contains($0) }.compactMap {
+            channel -> (Channel, [String])? in
             let products = catalog.products.filter { $0.channels.contains(channel) }.map(\.id)
             return products.isEmpty ? nil : (channel, products)
         }
@@ -26,7 +27,8 @@ enum ChannelAccounts {
         }
         throw SettingsError(
             key: key(of: first.0),
-            reason: "production needs an account for every channel the catalog sells through: " + lines.joined(separator: "; ")
+            reason: "production needs an account for every channel the catalog sells through: "
+                + lines.joined(separator: "; ")
                 + ". Configure the account, or take the channel off those products in the catalog")
     }
 }

@@ -17,7 +17,8 @@ public enum OrderSafeApplication {
         random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) },
         logger: Logger
     ) async throws -> some ApplicationProtocol {
-        let (router, components) = try await makeRouter(settings: settings, clock: clock, random: random, logger: logger)
+        let (router, components) = try await makeRouter(
+            settings: settings, clock: clock, random: random, logger: logger)
         let runner = components.runner
         if components.sandbox != nil {
             logger.warning(
@@ -25,20 +26,28 @@ public enum OrderSafeApplication {
                 SANDBOX MODE: the built-in provider simulators under /sandbox mint purchases this server trusts. \
                 Never expose this server to users; run production with server.environment=production.
                 """,
-                metadata: ["host": "\(settings.server.host)", "public_sandbox_allowed": "\(settings.server.allowsPublicSandbox)"])
+                metadata: [
+                    "host": "\(settings.server.host)",
+                    "public_sandbox_allowed": "\(settings.server.allowsPublicSandbox)",
+                ])
         }
         var services: [any Service] = [DatabaseService(database: components.database)]
         if settings.reconcile.intervalSeconds > 0 {
-            services.append(PeriodicWorkService(name: "reconciliation", interval: .seconds(settings.reconcile.intervalSeconds), logger: logger) {
-                let tally = try await runner.runDue()
-                return tally.total == 0 ? nil : "done \(tally.done), rescheduled \(tally.rescheduled), fenced off \(tally.fencedOff)"
-            })
+            services.append(
+                PeriodicWorkService(
+                    name: "reconciliation", interval: .seconds(settings.reconcile.intervalSeconds), logger: logger
+                ) {
+                    let tally = try await runner.runDue()
+                    return tally.total == 0
+                        ? nil : "done \(tally.done), rescheduled \(tally.rescheduled), fenced off \(tally.fencedOff)"
+                })
         }
         if let webhooks = components.webhooks {
-            services.append(PeriodicWorkService(name: "webhooks", interval: .seconds(1), logger: logger) {
-                let (delivered, failed) = try await webhooks.deliverDue()
-                return delivered + failed == 0 ? nil : "delivered \(delivered), failed \(failed)"
-            })
+            services.append(
+                PeriodicWorkService(name: "webhooks", interval: .seconds(1), logger: logger) {
+                    let (delivered, failed) = try await webhooks.deliverDue()
+                    return delivered + failed == 0 ? nil : "delivered \(delivered), failed \(failed)"
+                })
         }
         let headTimeout = TimeAmount.seconds(Int64(settings.server.idleTimeoutSeconds))
         // Behind a trusted proxy every connection comes from the proxy: it caps its clients' connections itself.
@@ -47,10 +56,12 @@ public enum OrderSafeApplication {
             total: FileDescriptorLimit.connections(configured: settings.server.maxConnections))
         return Application(
             router: router,
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [ConnectionStateHandler(timeout: headTimeout, limiter: connections)],
-                idleTimeout: headTimeout)),
-            configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ConnectionStateHandler(timeout: headTimeout, limiter: connections)],
+                    idleTimeout: headTimeout)),
+            configuration: .init(
+                address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
             services: services,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
@@ -79,11 +90,16 @@ public enum OrderSafeApplication {
     }
 
     /// The router with every route and middleware over `components`.
-    static func makeRouter(settings: Settings, components: OrderSafeComponents) async throws -> Router<OrderSafeRequestContext> {
+    static func makeRouter(settings: Settings, components: OrderSafeComponents) async throws -> Router<
+        OrderSafeRequestContext
+    > {
         let clock = components.clock
-        let jwtSecret = try DevelopmentCredentials.resolve(configured: settings.auth.jwtSecret, name: "dev-jwt-secret", settings: settings.server)
-        let adminKey = try DevelopmentCredentials.resolve(
-            configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key", settings: settings.server) ?? ""
+        let jwtSecret = try DevelopmentCredentials.resolve(
+            configured: settings.auth.jwtSecret, name: "dev-jwt-secret", settings: settings.server)
+        let adminKey =
+            try DevelopmentCredentials.resolve(
+                configured: settings.auth.adminKey.isEmpty ? nil : settings.auth.adminKey, name: "dev-admin-key",
+                settings: settings.server) ?? ""
         let userAuth = try await UserAuthenticator(auth: settings.auth, hs256Secret: jwtSecret, clock: clock)
 
         let router = Router(context: OrderSafeRequestContext.self)
@@ -92,11 +108,17 @@ public enum OrderSafeApplication {
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         let openAPIDocument = try CatalogLoader.bundledResource("openapi", ext: "json")
-        let unmounted = (components.sandbox == nil ? ["/sandbox/"] : []) + (components.appStore == nil ? ["/v1/appstore/"] : [])
-        router.add(middleware: MethodNotAllowedMiddleware(routes: try RouteTable(openAPIDocument: openAPIDocument, unmounted: unmounted)))
-        router.add(middleware: ConnectionPolicyMiddleware(
-            trustForwardedFor: settings.server.trustForwardedFor, bodyDeadline: .seconds(settings.server.requestTimeoutSeconds)))
-        let addresses = settings.limits.perAddressPerMinute > 0
+        let unmounted =
+            (components.sandbox == nil ? ["/sandbox/"] : []) + (components.appStore == nil ? ["/v1/appstore/"] : [])
+        router.add(
+            middleware: MethodNotAllowedMiddleware(
+                routes: try RouteTable(openAPIDocument: openAPIDocument, unmounted: unmounted)))
+        router.add(
+            middleware: ConnectionPolicyMiddleware(
+                trustForwardedFor: settings.server.trustForwardedFor,
+                bodyDeadline: .seconds(settings.server.requestTimeoutSeconds)))
+        let addresses =
+            settings.limits.perAddressPerMinute > 0
             ? RateLimiter(perMinute: settings.limits.perAddressPerMinute, clock: clock) : nil
         if let addresses { router.add(middleware: RateLimitMiddleware(limiter: addresses, key: .address)) }
         OperationsController(
@@ -107,26 +129,35 @@ public enum OrderSafeApplication {
         CatalogController(catalog: components.catalog).addRoutes(to: v1)
         let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth, addresses: addresses))
         if settings.limits.perUserPerMinute > 0 {
-            users.add(middleware: RateLimitMiddleware(limiter: RateLimiter(perMinute: settings.limits.perUserPerMinute, clock: clock), key: .user))
+            users.add(
+                middleware: RateLimitMiddleware(
+                    limiter: RateLimiter(perMinute: settings.limits.perUserPerMinute, clock: clock), key: .user))
         }
         OrdersController(
-            orders: components.orders, alipay: components.alipay, wechatpay: components.wechatpay, reconciler: components.reconciler,
+            orders: components.orders, alipay: components.alipay, wechatpay: components.wechatpay,
+            reconciler: components.reconciler,
             maxBodyBytes: settings.server.maxBodyBytes
         ).addRoutes(to: users)
-        NotificationsController(alipay: components.alipay, wechatpay: components.wechatpay, appStore: components.appStore).addRoutes(to: v1)
+        NotificationsController(
+            alipay: components.alipay, wechatpay: components.wechatpay, appStore: components.appStore
+        ).addRoutes(to: v1)
         if let appStore = components.appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
         if let sandbox = components.sandbox {
             var tokens: DevelopmentTokenIssuer?
-            if settings.auth.jwtAlgorithm == .hs256, let jwtSecret { tokens = await DevelopmentTokenIssuer(secret: jwtSecret) }
+            if settings.auth.jwtAlgorithm == .hs256, let jwtSecret {
+                tokens = await DevelopmentTokenIssuer(secret: jwtSecret)
+            }
             await sandbox.addRoutes(to: router, catalog: components.catalog.catalog, tokens: tokens, clock: clock)
         }
         HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
         let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)
         // Wrong operator keys, from the console's sign-in or the admin API, spend one budget per address.
         let wrongKeys = RateLimiter(
-            perMinute: settings.console.signInAttemptsPerMinute, burst: settings.console.signInAttemptsPerMinute, clock: clock)
+            perMinute: settings.console.signInAttemptsPerMinute, burst: settings.console.signInAttemptsPerMinute,
+            clock: clock)
         let desk = OperatorDesk(
-            ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler, appStore: components.appStore, clock: clock)
+            ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler,
+            appStore: components.appStore, clock: clock)
         AdminController(ledger: components.ledger, desk: desk, clock: clock).addRoutes(
             to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys)))
         ConsoleController(
@@ -146,7 +177,8 @@ public enum OrderSafeApplication {
         settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger,
         sandbox: SandboxProviders? = nil
     ) async throws -> (Router<OrderSafeRequestContext>, OrderSafeComponents) {
-        let components = try await OrderSafeComponents.build(settings: settings, clock: clock, random: random, logger: logger, sandbox: sandbox)
+        let components = try await OrderSafeComponents.build(
+            settings: settings, clock: clock, random: random, logger: logger, sandbox: sandbox)
         do {
             return (try await makeRouter(settings: settings, components: components), components)
         } catch {

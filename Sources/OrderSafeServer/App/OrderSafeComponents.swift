@@ -31,20 +31,30 @@ struct OrderSafeComponents: Sendable {
         settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger,
         sandbox shared: SandboxProviders? = nil
     ) async throws -> OrderSafeComponents {
-        let database = try LedgerDatabase(url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
+        let database = try LedgerDatabase(
+            url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
         do {
             try await Migrator(database: database, logger: logger).migrate(now: clock.now())
             let ledger = SQLLedger(database: database)
-            let catalog = try await ActiveCatalog.activate(try CatalogLoader.load(settings.catalog), in: ledger, at: clock.now())
-            logger.info("catalog active", metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
+            let catalog = try await ActiveCatalog.activate(
+                try CatalogLoader.load(settings.catalog), in: ledger, at: clock.now())
+            logger.info(
+                "catalog active",
+                metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
             if settings.server.environment == .production {
-                try ChannelAccounts.check(catalog.catalog, configured: Set(
-                    [settings.appStore.map { _ in .appStore }, settings.alipay.map { _ in .alipay }, settings.wechatpay.map { _ in .wechatPay }]
+                try ChannelAccounts.check(
+                    catalog.catalog,
+                    configured: Set(
+                        [
+                            settings.appStore.map { _ in .appStore }, settings.alipay.map { _ in .alipay },
+                            settings.wechatpay.map { _ in .wechatPay },
+                        ]
                         .compactMap { $0 }))
             }
 
             let needsSandbox = settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil
-            let sandbox = settings.server.environment == .sandbox && needsSandbox
+            let sandbox =
+                settings.server.environment == .sandbox && needsSandbox
                 ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
             await sandbox?.resume()
             let context = EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger)
@@ -55,14 +65,16 @@ struct OrderSafeComponents: Sendable {
                     gateway: AlipayGatewayClient(
                         credentials: credentials, gatewayURL: alipay.gatewayURL,
                         transport: HTTPClientAlipayTransport(
-                            transport: settings.alipay == nil ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
+                            transport: settings.alipay == nil
+                                ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
                         clock: clock, logger: logger),
                     sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, context: context,
                     sandbox: settings.alipay == nil || alipay.isAlipaySandbox)
             }
             let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
                 try wechatpay.payments(
-                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(), context: context,
+                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(),
+                    context: context,
                     sandbox: settings.wechatpay == nil)
             }
             let identities = OrderIdentityGenerator(clock: clock, random: random)
@@ -90,20 +102,24 @@ struct OrderSafeComponents: Sendable {
                 refunders[.wechatPay] = wechatpay
             }
             let reconciler = Reconciler(
-                ledger: ledger, settlers: settlers, replayers: replayers, appStore: appStore, clock: clock, logger: logger)
+                ledger: ledger, settlers: settlers, replayers: replayers, appStore: appStore, clock: clock,
+                logger: logger)
             try await reconciler.scheduleRecurring()
             return OrderSafeComponents(
                 database: database, ledger: ledger, catalog: catalog, clock: clock,
                 orders: OrderService(
                     ledger: ledger, catalog: catalog, identities: identities, clock: clock, availableChannels: channels,
-                    firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds), unpaidOrderLimit: settings.limits.unpaidOrdersPerUser),
+                    firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds),
+                    unpaidOrderLimit: settings.limits.unpaidOrdersPerUser),
                 alipay: alipay, wechatpay: wechatpay, appStore: appStore, reconciler: reconciler,
-                runner: JobRunner(ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner),
+                runner: JobRunner(
+                    ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner),
                 refunds: RefundService(ledger: ledger, refunders: refunders, clock: clock),
                 webhooks: settings.webhooks.map { webhooks in
                     WebhookDispatcher(
                         ledger: ledger, url: webhooks.url, secret: webhooks.secret,
-                        transport: HTTPClientProviderTransport(maxResponseBytes: 64 << 10), clock: clock, logger: logger)
+                        transport: HTTPClientProviderTransport(maxResponseBytes: 64 << 10), clock: clock, logger: logger
+                    )
                 },
                 sandbox: sandbox)
         } catch {

@@ -14,7 +14,9 @@ struct PeriodicWorkService: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    if let summary = try await work() { logger.info("\(name) pass", metadata: ["summary": "\(summary)"]) }
+                    if let summary = try await work() {
+                        logger.info("\(name) pass", metadata: ["summary": "\(summary)"])
+                    }
                 } catch {
                     logger.error("\(name) pass failed", metadata: ["error": "\(String(reflecting: error))"])
                 }

@@ -9,7 +9,9 @@ struct UserAuthMiddleware: RouterMiddleware {
     /// The per-address limiter, when there is one.
     let addresses: RateLimiter?
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         do {
             context.user = try await authenticator.authenticate(authorization: request.headers[.authorization])
@@ -34,13 +36,16 @@ struct AdminAuthMiddleware: RouterMiddleware {
     /// a right key spends nothing.
     let wrongKeys: RateLimiter
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         let address = context.clientAddress ?? "unknown"
         if wrongKeys.isSpent("sign-in:" + address) {
             context.logger.warning("admin API refused: too many wrong keys", metadata: ["address": "\(address)"])
             throw APIError(
-                status: .tooManyRequests, code: "rate_limited", message: "too many wrong keys from this address; retry after 60 s",
+                status: .tooManyRequests, code: "rate_limited",
+                message: "too many wrong keys from this address; retry after 60 s",
                 headers: [.retryAfter: "60"])
         }
         do {

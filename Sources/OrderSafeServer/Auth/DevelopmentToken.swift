@@ -14,6 +14,7 @@ public struct DevelopmentTokenIssuer: Sendable {
     public func token(userID: String, now: Date, lifetime: TimeInterval = 24 * 3600) async throws -> String {
         try await keys.sign(
             UserClaims(
-                sub: SubjectClaim(value: userID), exp: ExpirationClaim(value: now.addingTimeInterval(lifetime)), iat: IssuedAtClaim(value: now)))
+                sub: SubjectClaim(value: userID), exp: ExpirationClaim(value: now.addingTimeInterval(lifetime)),
+                iat: IssuedAtClaim(value: now)))
     }
 }

@@ -78,11 +78,15 @@ public struct UserAuthenticator: Sendable {
         guard claims.exp.value.addingTimeInterval(Self.leeway) > now else { throw .expired }
         if let notBefore = claims.nbf?.value, notBefore > now.addingTimeInterval(Self.leeway) { throw .notYetValid }
         if let issuedAt = claims.iat?.value, issuedAt > now.addingTimeInterval(Self.leeway) { throw .notYetValid }
-        guard claims.exp.value.timeIntervalSince(claims.iat?.value ?? now) <= maxLifetime + Self.leeway else { throw .lifetimeTooLong }
+        guard claims.exp.value.timeIntervalSince(claims.iat?.value ?? now) <= maxLifetime + Self.leeway else {
+            throw .lifetimeTooLong
+        }
         if let issuer, claims.iss?.value != issuer { throw .wrongIssuer }
         if let audience, claims.aud?.value.contains(audience) != true { throw .wrongAudience }
         let subject = claims.sub.value
-        guard !subject.isEmpty, subject.count <= 128, subject.unicodeScalars.allSatisfy(Self.isVisible) else { throw .invalidSubject }
+        guard !subject.isEmpty, subject.count <= 128, subject.unicodeScalars.allSatisfy(Self.isVisible) else {
+            throw .invalidSubject
+        }
         return AuthenticatedUser(id: subject)
     }
 
@@ -94,7 +98,9 @@ public struct UserAuthenticator: Sendable {
             scalar == "\t" || scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator
         }
         let scalars = text.unicodeScalars
-        guard let first = scalars.firstIndex(where: { !isBlank($0) }), let last = scalars.lastIndex(where: { !isBlank($0) }) else {
+        guard let first = scalars.firstIndex(where: { !isBlank($0) }),
+            let last = scalars.lastIndex(where: { !isBlank($0) })
+        else {
             return ""
         }
         return String(scalars[first...last])
@@ -103,7 +109,9 @@ public struct UserAuthenticator: Sendable {
     /// The header names exactly the configured algorithm (a token may not pick another one the key could serve)
     /// and asks for no extension (`crit`), since this server understands none.
     private func checkHeader(_ segment: [UInt8]) throws(AuthError) {
-        guard let bytes = Base64URL.decode(segment[...]), let header = try? JSONObject(bytes) else { throw .malformedToken }
+        guard let bytes = Base64URL.decode(segment[...]), let header = try? JSONObject(bytes) else {
+            throw .malformedToken
+        }
         guard (try? header.optionalString("alg")) == algorithm.rawValue else { throw .wrongAlgorithm }
         guard !header.contains("crit") else { throw .unsupportedExtension }
     }
@@ -118,7 +126,9 @@ public struct UserAuthenticator: Sendable {
     /// overrides, zero-width joiners) or unassigned code points, which would make two ids look alike.
     static func isVisible(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
-        case .control, .format, .surrogate, .privateUse, .unassigned, .spaceSeparator, .lineSeparator, .paragraphSeparator: false
+        case .control, .format, .surrogate, .privateUse, .unassigned, .spaceSeparator, .lineSeparator,
+            .paragraphSeparator:
+            false
         default: true
         }
     }

@@ -9,7 +9,8 @@ public enum DevelopmentCredentials {
         guard settings.environment == .sandbox else { return nil }
         let url = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent(name)
         if let data = FileManager.default.contents(atPath: url.path),
-            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), text.count >= 32
+            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+            text.count >= 32
         {
             return text
         }
@@ -18,8 +19,9 @@ public enum DevelopmentCredentials {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let secret = bytes.map { String(format: "%02x", $0) }.joined()
-        guard FileManager.default.createFile(
-            atPath: url.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: url.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
         else { throw SettingsError(key: "server.data_dir", reason: "cannot write \(url.path)") }
         return secret
     }

@@ -8,7 +8,8 @@ import X509
 
 extension Settings.AppStore {
     /// The channel these settings describe; in production only Apple's published roots are trusted.
-    func payments(transport: any ProviderTransport, identities: OrderIdentityGenerator, context: EngineContext) async throws
+    func payments(transport: any ProviderTransport, identities: OrderIdentityGenerator, context: EngineContext)
+        async throws
         -> AppStorePayments
     {
         let (clock, logger) = (context.clock, context.logger)
@@ -23,7 +24,8 @@ extension Settings.AppStore {
         if !receiptRootCertificateFiles.isEmpty {
             do {
                 receipts = ReceiptValidator(
-                    rootCertificates: try AppleRootCertificates.read(paths: receiptRootCertificateFiles, requireApple: requireApple))
+                    rootCertificates: try AppleRootCertificates.read(
+                        paths: receiptRootCertificateFiles, requireApple: requireApple))
             } catch {
                 throw SettingsError(key: "appstore.receipt_root_certificates", reason: error.description)
             }
@@ -31,22 +33,28 @@ extension Settings.AppStore {
         // A Production server also takes Sandbox data (App Review buys in the Sandbox against the production
         // server), through a second verifier; such orders are marked sandbox.
         let verifier = AppStoreVerifier(
-            primary: SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment, clock: clock),
+            primary: SignedDataVerifier(
+                rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment,
+                clock: clock),
             sandbox: environment == .production
-                ? SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: .sandbox, clock: clock)
+                ? SignedDataVerifier(
+                    rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: .sandbox,
+                    clock: clock)
                 : nil)
         var client: AppStoreServerAPIClient?
         if let api {
             do {
                 client = try await AppStoreServerAPIClient(
-                    signingKey: api.signingKey, keyID: api.keyID, issuerID: api.issuerID, bundleID: bundleID, baseURL: api.baseURL,
+                    signingKey: api.signingKey, keyID: api.keyID, issuerID: api.issuerID, bundleID: bundleID,
+                    baseURL: api.baseURL,
                     transport: transport, clock: clock, logger: logger)
             } catch {
                 throw SettingsError(key: "appstore.api_key", reason: error.description)
             }
         }
         return AppStorePayments(
-            verifier: verifier, receipts: receipts, api: client, answersConsumptionRequests: answersConsumptionRequests, identities: identities,
+            verifier: verifier, receipts: receipts, api: client, answersConsumptionRequests: answersConsumptionRequests,
+            identities: identities,
             context: context)
     }
 }

@@ -15,7 +15,8 @@ extension Settings.WeChatPay {
         let merchant: MerchantSigner
         let cipher: APIv3Cipher
         do {
-            merchant = try MerchantSigner(merchantID: merchantID, certificateSerial: merchantSerial, privateKey: merchantPrivateKey)
+            merchant = try MerchantSigner(
+                merchantID: merchantID, certificateSerial: merchantSerial, privateKey: merchantPrivateKey)
         } catch {
             throw SettingsError(key: "wechatpay.merchant_private_key", reason: error.description)
         }
@@ -37,16 +38,23 @@ extension Settings.WeChatPay {
             {
                 throw SettingsError(
                     key: "wechatpay.public_key",
-                    reason: "this is the merchant API key's public half; configure WeChat Pay's public key (PUB_KEY_ID_…) instead")
+                    reason:
+                        "this is the merchant API key's public half; configure WeChat Pay's public key (PUB_KEY_ID_…) instead"
+                )
             }
             keys = fixed
         } else {
-            keys = PlatformCertificateStore(merchant: merchant, cipher: cipher, baseURL: baseURL, transport: transport, clock: clock, logger: logger)
+            keys = PlatformCertificateStore(
+                merchant: merchant, cipher: cipher, baseURL: baseURL, transport: transport, clock: clock, logger: logger
+            )
         }
         let client = WeChatPayClient(
-            merchant: merchant, appID: appID, keys: keys, baseURL: baseURL, transport: transport, clock: clock, logger: logger)
+            merchant: merchant, appID: appID, keys: keys, baseURL: baseURL, transport: transport, clock: clock,
+            logger: logger)
         return WeChatPayPayments(
-            client: client, notifications: WeChatPayNotificationParser(verifier: SignedMessageVerifier(keys: keys, clock: clock), cipher: cipher),
+            client: client,
+            notifications: WeChatPayNotificationParser(
+                verifier: SignedMessageVerifier(keys: keys, clock: clock), cipher: cipher),
             notifyURL: notifyURL, context: context, sandbox: sandbox)
     }
 }

@@ -52,7 +52,9 @@ public struct Settings: Sendable {
             if bare == "localhost" || bare == "::1" { return true }
             let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
             return octets.count == 4 && octets.first == "127"
-                && octets.allSatisfy { (1...3).contains($0.count) && $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt8($0) != nil }
+                && octets.allSatisfy {
+                    (1...3).contains($0.count) && $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt8($0) != nil
+                }
         }
     }
 

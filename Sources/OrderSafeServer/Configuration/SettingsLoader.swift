@@ -17,10 +17,18 @@ public enum SettingsLoader {
         flags: [String: String] = [:], environment: [String: String], configFile: String? = nil
     ) async throws -> Settings {
         var providers: [any ConfigProvider] = [
-            InMemoryProvider(name: "flags", values: Dictionary(uniqueKeysWithValues: flags.map { (AbsoluteConfigKey(ConfigKey($0.key)), ConfigValue(.string($0.value), isSecret: false)) })),
-            EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .dynamic { key, _ in
-                key.contains("SECRET") || key.contains("KEY") || key.contains("DATABASE_URL")
-            }).prefixKeys(with: "ordersafe"),
+            InMemoryProvider(
+                name: "flags",
+                values: Dictionary(
+                    uniqueKeysWithValues: flags.map {
+                        (AbsoluteConfigKey(ConfigKey($0.key)), ConfigValue(.string($0.value), isSecret: false))
+                    })),
+            EnvironmentVariablesProvider(
+                environmentVariables: environment,
+                secretsSpecifier: .dynamic { key, _ in
+                    key.contains("SECRET") || key.contains("KEY") || key.contains("DATABASE_URL")
+                }
+            ).prefixKeys(with: "ordersafe"),
         ]
         if let path = configFile ?? environment["ORDERSAFE_CONFIG_FILE"] {
             guard FileManager.default.isReadableFile(atPath: path) else {
@@ -65,7 +73,8 @@ struct SettingsReader {
         if environment == .sandbox, !server.isLoopback, !server.allowsPublicSandbox {
             throw SettingsError(
                 key: "server.host",
-                reason: "'\(server.host)' is not a loopback address, and sandbox mode must not be reachable from other machines: "
+                reason:
+                    "'\(server.host)' is not a loopback address, and sandbox mode must not be reachable from other machines: "
                     + "its built-in simulators hand out purchases this server trusts. Set server.environment=production with real "
                     + "provider accounts, or server.allow_public_sandbox=true for a private test network only")
         }
@@ -77,7 +86,8 @@ struct SettingsReader {
         } catch {
             throw SettingsError(key: "database.url", reason: error.reason)
         }
-        let database = Settings.Database(url: databaseURL, poolSize: try int("database.pool_size", default: 4, in: 1...64))
+        let database = Settings.Database(
+            url: databaseURL, poolSize: try int("database.pool_size", default: 4, in: 1...64))
 
         let algorithm = try choice("auth.jwt_algorithm", default: Settings.JWTAlgorithm.hs256)
         let auth = Settings.Auth(
@@ -87,7 +97,8 @@ struct SettingsReader {
             jwtIssuer: try string("auth.jwt_issuer"),
             jwtAudience: try string("auth.jwt_audience"),
             adminKey: try secret("auth.admin_key") ?? "",
-            maxTokenLifetimeSeconds: try int("auth.max_token_lifetime_seconds", default: 24 * 3600, in: 60...(366 * 24 * 3600)))
+            maxTokenLifetimeSeconds: try int(
+                "auth.max_token_lifetime_seconds", default: 24 * 3600, in: 60...(366 * 24 * 3600)))
         try validate(auth, environment: environment)
         var settings = Settings(
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
@@ -108,7 +119,8 @@ struct SettingsReader {
             defaultTimeZone: try timeZone("console.time_zone", default: "Asia/Shanghai"))
         if let url = try url("webhooks.url") {
             guard let secret = try secret("webhooks.secret"), secret.utf8.count >= 32 else {
-                throw SettingsError(key: "webhooks.secret", reason: "is required with webhooks.url, at least 32 characters")
+                throw SettingsError(
+                    key: "webhooks.secret", reason: "is required with webhooks.url, at least 32 characters")
             }
             settings.webhooks = Settings.Webhooks(url: url, secret: secret)
         }
@@ -122,7 +134,9 @@ struct SettingsReader {
             throw SettingsError(key: "alipay.app_private_key", reason: "is required when alipay.app_id is set")
         }
         let publicKey = try secret("alipay.public_key")
-        let certificates = try [file("alipay.app_cert_file"), file("alipay.public_cert_file"), file("alipay.root_cert_file")]
+        let certificates = try [
+            file("alipay.app_cert_file"), file("alipay.public_cert_file"), file("alipay.root_cert_file"),
+        ]
         let certificateMode = certificates.compactMap { $0 }
         guard (publicKey != nil) != (certificateMode.count == 3) else {
             throw SettingsError(
@@ -131,11 +145,13 @@ struct SettingsReader {
                     + "alipay.public_cert_file and alipay.root_cert_file (certificate mode)")
         }
         guard let notifyURL = try url("alipay.notify_url") else {
-            throw SettingsError(key: "alipay.notify_url", reason: "is required: the public URL of POST /v1/notify/alipay")
+            throw SettingsError(
+                key: "alipay.notify_url", reason: "is required: the public URL of POST /v1/notify/alipay")
         }
         return Settings.Alipay(
             appID: appID, appPrivateKey: privateKey, publicKey: publicKey,
-            certificates: certificateMode.count == 3 ? (certificateMode[0], certificateMode[1], certificateMode[2]) : nil,
+            certificates: certificateMode.count == 3
+                ? (certificateMode[0], certificateMode[1], certificateMode[2]) : nil,
             sellerID: try string("alipay.seller_id"),
             gatewayURL: try url("alipay.gateway_url") ?? "https://openapi.alipay.com/gateway.do", notifyURL: notifyURL)
     }
@@ -145,20 +161,29 @@ struct SettingsReader {
         guard let bundleID = try string("appstore.bundle_id") else { return nil }
         let environment = try choice("appstore.environment", default: AppStoreEnvironment.production)
         guard environment == .production || environment == .sandbox else {
-            throw SettingsError(key: "appstore.environment", reason: "must be Production or Sandbox on a server (Xcode data is never trusted)")
-        }
-        if environment == .sandbox, try choice("server.environment", default: Settings.Environment.sandbox) == .production {
             throw SettingsError(
                 key: "appstore.environment",
-                reason: "is Sandbox on a production server, which would let testers' free purchases through as real ones; "
+                reason: "must be Production or Sandbox on a server (Xcode data is never trusted)")
+        }
+        if environment == .sandbox,
+            try choice("server.environment", default: Settings.Environment.sandbox) == .production
+        {
+            throw SettingsError(
+                key: "appstore.environment",
+                reason:
+                    "is Sandbox on a production server, which would let testers' free purchases through as real ones; "
                     + "use Production (App Review's Sandbox purchases are still accepted, and marked sandbox)")
         }
         let appAppleID = try string("appstore.app_apple_id").map { text in
-            guard let id = Int64(text), id > 0 else { throw SettingsError(key: "appstore.app_apple_id", reason: "'\(text)' is not an App Apple ID") }
+            guard let id = Int64(text), id > 0 else {
+                throw SettingsError(key: "appstore.app_apple_id", reason: "'\(text)' is not an App Apple ID")
+            }
             return id
         }
         if environment == .production, appAppleID == nil {
-            throw SettingsError(key: "appstore.app_apple_id", reason: "is required in Production (App Store Connect → App Information → Apple ID)")
+            throw SettingsError(
+                key: "appstore.app_apple_id",
+                reason: "is required in Production (App Store Connect → App Information → Apple ID)")
         }
         func files(_ key: String) throws -> [String] {
             try (string(key) ?? "").split(separator: ",").map { path in
@@ -171,23 +196,32 @@ struct SettingsReader {
         }
         let roots = try files("appstore.root_certificates")
         guard !roots.isEmpty else {
-            throw SettingsError(key: "appstore.root_certificates", reason: "is required: the path of Apple Root CA - G3 (AppleRootCA-G3.cer)")
+            throw SettingsError(
+                key: "appstore.root_certificates",
+                reason: "is required: the path of Apple Root CA - G3 (AppleRootCA-G3.cer)")
         }
         var api: Settings.AppStore.API?
         if let key = try secret("appstore.api_key") {
-            guard let keyID = try string("appstore.api_key_id"), let issuerID = try string("appstore.api_issuer_id") else {
-                throw SettingsError(key: "appstore.api_key_id", reason: "appstore.api_key needs appstore.api_key_id and appstore.api_issuer_id")
+            guard let keyID = try string("appstore.api_key_id"), let issuerID = try string("appstore.api_issuer_id")
+            else {
+                throw SettingsError(
+                    key: "appstore.api_key_id",
+                    reason: "appstore.api_key needs appstore.api_key_id and appstore.api_issuer_id")
             }
-            let defaultURL = environment == .production ? AppStoreServerAPIClient.productionURL : AppStoreServerAPIClient.sandboxURL
+            let defaultURL =
+                environment == .production ? AppStoreServerAPIClient.productionURL : AppStoreServerAPIClient.sandboxURL
             api = Settings.AppStore.API(
-                signingKey: key, keyID: keyID, issuerID: issuerID, baseURL: try url("appstore.api_base_url") ?? defaultURL)
+                signingKey: key, keyID: keyID, issuerID: issuerID,
+                baseURL: try url("appstore.api_base_url") ?? defaultURL)
         }
         var settings = Settings.AppStore(
             bundleID: bundleID, appAppleID: appAppleID, environment: environment, rootCertificateFiles: roots,
             receiptRootCertificateFiles: try files("appstore.receipt_root_certificates"), api: api)
         let answers = try bool("appstore.answer_consumption_requests", default: false)
         guard !answers || api != nil else {
-            throw SettingsError(key: "appstore.answer_consumption_requests", reason: "needs the App Store Server API (appstore.api_key)")
+            throw SettingsError(
+                key: "appstore.answer_consumption_requests", reason: "needs the App Store Server API (appstore.api_key)"
+            )
         }
         settings.answersConsumptionRequests = answers
         return settings
@@ -206,15 +240,18 @@ struct SettingsReader {
         let publicKey = try secret("wechatpay.public_key")
         guard (publicKeyID == nil) == (publicKey == nil) else {
             throw SettingsError(
-                key: "wechatpay.public_key", reason: "public-key mode needs both wechatpay.public_key_id and wechatpay.public_key")
+                key: "wechatpay.public_key",
+                reason: "public-key mode needs both wechatpay.public_key_id and wechatpay.public_key")
         }
         guard let notifyURL = try url("wechatpay.notify_url") else {
-            throw SettingsError(key: "wechatpay.notify_url", reason: "is required: the public URL of POST /v1/notify/wechatpay")
+            throw SettingsError(
+                key: "wechatpay.notify_url", reason: "is required: the public URL of POST /v1/notify/wechatpay")
         }
         return Settings.WeChatPay(
             merchantID: merchantID, appID: try required("wechatpay.app_id"),
             merchantPrivateKey: try required("wechatpay.merchant_private_key", secret: true),
-            merchantSerial: try required("wechatpay.merchant_serial"), apiV3Key: try required("wechatpay.apiv3_key", secret: true),
+            merchantSerial: try required("wechatpay.merchant_serial"),
+            apiV3Key: try required("wechatpay.apiv3_key", secret: true),
             publicKey: publicKeyID.map { ($0, publicKey!) }, notifyURL: notifyURL,
             baseURL: try url("wechatpay.base_url") ?? "https://api.mch.weixin.qq.com")
     }
@@ -222,7 +259,8 @@ struct SettingsReader {
     /// The contents of the file named by `key`, if set.
     private func file(_ key: String) throws -> String? {
         guard let path = try string(key) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
             throw SettingsError(key: key, reason: "cannot read '\(path)'")
         }
         return text
@@ -259,15 +297,26 @@ struct SettingsReader {
         for entry in text.split(separator: ",", omittingEmptySubsequences: false) {
             let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0].trimmingCharacters(in: .whitespaces)
-            guard parts.count == 2, (1...32).contains(name.utf8.count), name.utf8.allSatisfy(nameCharacters.contains) else {
+            guard parts.count == 2, (1...32).contains(name.utf8.count), name.utf8.allSatisfy(nameCharacters.contains)
+            else {
                 throw SettingsError(
-                    key: "auth.operator_keys", reason: "each entry must be name=key with a name of 1-32 characters a-z, 0-9, '.', '_' or '-'")
+                    key: "auth.operator_keys",
+                    reason: "each entry must be name=key with a name of 1-32 characters a-z, 0-9, '.', '_' or '-'")
             }
             let key = parts[1].trimmingCharacters(in: .whitespaces)
-            guard name != "admin" else { throw SettingsError(key: "auth.operator_keys", reason: "'admin' is the admin key's operator name") }
-            guard key.utf8.count >= 32 else { throw SettingsError(key: "auth.operator_keys", reason: "the key of '\(name)' must be at least 32 characters") }
-            guard keys[name] == nil else { throw SettingsError(key: "auth.operator_keys", reason: "'\(name)' is named twice") }
-            guard !keys.values.contains(key) else { throw SettingsError(key: "auth.operator_keys", reason: "two operators have the same key") }
+            guard name != "admin" else {
+                throw SettingsError(key: "auth.operator_keys", reason: "'admin' is the admin key's operator name")
+            }
+            guard key.utf8.count >= 32 else {
+                throw SettingsError(
+                    key: "auth.operator_keys", reason: "the key of '\(name)' must be at least 32 characters")
+            }
+            guard keys[name] == nil else {
+                throw SettingsError(key: "auth.operator_keys", reason: "'\(name)' is named twice")
+            }
+            guard !keys.values.contains(key) else {
+                throw SettingsError(key: "auth.operator_keys", reason: "two operators have the same key")
+            }
             keys[name] = key
         }
         return keys
@@ -276,14 +325,17 @@ struct SettingsReader {
     /// An IANA time zone name.
     private func timeZone(_ key: String, default fallback: String) throws -> String {
         let name = try string(key) ?? fallback
-        guard ConsoleFormat.zone(named: name) != nil else { throw SettingsError(key: key, reason: "'\(name)' is not a time zone (e.g. Asia/Shanghai)") }
+        guard ConsoleFormat.zone(named: name) != nil else {
+            throw SettingsError(key: key, reason: "'\(name)' is not a time zone (e.g. Asia/Shanghai)")
+        }
         return name
     }
 
     /// The value as text, whether the source gave a string, an integer or a boolean.
     func string(_ key: String) throws -> String? {
         let configKey = ConfigKey(key)
-        let value = config.string(forKey: configKey) ?? config.int(forKey: configKey).map(String.init)
+        let value =
+            config.string(forKey: configKey) ?? config.int(forKey: configKey).map(String.init)
             ?? config.bool(forKey: configKey).map(String.init)
         guard let value else { return nil }
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -304,7 +356,9 @@ struct SettingsReader {
             guard let data = FileManager.default.contents(atPath: path),
                 let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
                 !text.isEmpty
-            else { throw SettingsError(key: key + "_file", reason: "cannot read a non-empty UTF-8 secret from '\(path)'") }
+            else {
+                throw SettingsError(key: key + "_file", reason: "cannot read a non-empty UTF-8 secret from '\(path)'")
+            }
             return text
         case (nil, nil):
             return nil
@@ -316,7 +370,8 @@ struct SettingsReader {
     func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let text = try string(key) else { return defaultValue }
         guard let value = Int(text), range.contains(value) else {
-            throw SettingsError(key: key, reason: "'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw SettingsError(
+                key: key, reason: "'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }
@@ -329,22 +384,29 @@ struct SettingsReader {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             scheme == "https" || (scheme == "http" && !production), components.host?.isEmpty == false
         else {
-            throw SettingsError(key: key, reason: "'\(text)' is not an \(production ? "https" : "http(s)") URL" + (production ? " (production)" : ""))
+            throw SettingsError(
+                key: key,
+                reason: "'\(text)' is not an \(production ? "https" : "http(s)") URL"
+                    + (production ? " (production)" : ""))
         }
         return text
     }
 
     func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
         guard let text = try string(key) else { return defaultValue }
-        guard let value = Bool(text.lowercased()) else { throw SettingsError(key: key, reason: "'\(text)' is not true or false") }
+        guard let value = Bool(text.lowercased()) else {
+            throw SettingsError(key: key, reason: "'\(text)' is not true or false")
+        }
         return value
     }
 
-    func choice<T: RawRepresentable & CaseIterable>(_ key: String, default defaultValue: T) throws -> T where T.RawValue == String {
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, default defaultValue: T) throws -> T
+    where T.RawValue == String {
         guard let text = try string(key) else { return defaultValue }
         if let value = T(rawValue: text) ?? T.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) {
             return value
         }
-        throw SettingsError(key: key, reason: "'\(text)' is not one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+        throw SettingsError(
+            key: key, reason: "'\(text)' is not one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
     }
 }

@@ -19,33 +19,50 @@ extension ConsoleController {
 
     func addActionRoutes(to admin: RouterGroup<OrderSafeRequestContext>) {
         admin.post("orders/:order_no/refund") { request, context in
-            try await signedIn(request, context) { page in try await refund(page, orderNo: try context.parameters.require("order_no")) }
+            try await signedIn(request, context) { page in
+                try await refund(page, orderNo: try context.parameters.require("order_no"))
+            }
         }
         admin.post("orders/:order_no/resolve") { request, context in
-            try await signedIn(request, context) { page in try await resolve(page, orderNo: try context.parameters.require("order_no")) }
+            try await signedIn(request, context) { page in
+                try await resolve(page, orderNo: try context.parameters.require("order_no"))
+            }
         }
         admin.post("orders/:order_no/query") { request, context in
-            try await signedIn(request, context) { page in try await query(page, orderNo: try context.parameters.require("order_no")) }
+            try await signedIn(request, context) { page in
+                try await query(page, orderNo: try context.parameters.require("order_no"))
+            }
         }
         admin.post("appstore/held/replay") { request, context in
             try await signedIn(request, context) { page in try await replayHeld(page) }
         }
         admin.post("inbox/:id/replay") { request, context in
-            try await signedIn(request, context) { page in try await replay(page, id: try context.parameters.require("id")) }
+            try await signedIn(request, context) { page in
+                try await replay(page, id: try context.parameters.require("id"))
+            }
         }
         admin.post("webhooks/:event_id/redeliver") { request, context in
-            try await signedIn(request, context) { page in try await redeliver(page, eventID: try context.parameters.require("event_id")) }
+            try await signedIn(request, context) { page in
+                try await redeliver(page, eventID: try context.parameters.require("event_id"))
+            }
         }
     }
 
-    private static func orderPath(_ orderNo: String, done: String) -> String { "/admin/orders/\(pathSegment(orderNo))?done=\(done)" }
+    private static func orderPath(_ orderNo: String, done: String) -> String {
+        "/admin/orders/\(pathSegment(orderNo))?done=\(done)"
+    }
 
     private func refund(_ page: PageRequest, orderNo: String) async throws -> Response {
         let fields = try await form(RefundForm.self, page)
-        let reason = fields.reason.map { String($0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(80)) }.flatMap { $0.isEmpty ? nil : $0 }
-        let (_, outcome) = try await desk.refund(orderNo: orderNo, reason: reason, operatorName: page.session.operatorName)
-        page.context.logger.notice("console refund", metadata: ["order_no": "\(orderNo)", "operator": "\(page.session.operatorName)", "outcome": "\(outcome)"])
-        let done = outcome == "refunded" ? "refund_done" : outcome == "already_refunded" ? "refund_already" : "refund_flagged"
+        let reason = fields.reason.map { String($0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(80)) }.flatMap
+        { $0.isEmpty ? nil : $0 }
+        let (_, outcome) = try await desk.refund(
+            orderNo: orderNo, reason: reason, operatorName: page.session.operatorName)
+        page.context.logger.notice(
+            "console refund",
+            metadata: ["order_no": "\(orderNo)", "operator": "\(page.session.operatorName)", "outcome": "\(outcome)"])
+        let done =
+            outcome == "refunded" ? "refund_done" : outcome == "already_refunded" ? "refund_already" : "refund_flagged"
         return ConsoleViews.redirect(Self.orderPath(orderNo, done: done))
     }
 

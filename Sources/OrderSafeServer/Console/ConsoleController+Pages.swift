@@ -40,10 +40,14 @@ extension ConsoleController {
         var values = frame(page, title: texts["nav_overview"] ?? "", section: .overview)
         let chart = RevenueChart(
             days: RevenueChart.days(endingAt: now, count: 30, zone: page.format.zone), revenue: overview.revenue,
-            channelNames: Dictionary(uniqueKeysWithValues: Channel.allCases.map { ($0, texts["channel_\($0.rawValue)"] ?? $0.rawValue) }))
+            channelNames: Dictionary(
+                uniqueKeysWithValues: Channel.allCases.map { ($0, texts["channel_\($0.rawValue)"] ?? $0.rawValue) }))
         values["charts"] = chart.svgs().map { ["currency": $0.currency, "svg": $0.svg] }
         values["statuses"] = OrderStatus.allCases.map { status in
-            ["status": status.rawValue, "label": texts["status_\(status.rawValue)"] ?? status.rawValue, "count": overview.ordersByStatus[status] ?? 0]
+            [
+                "status": status.rawValue, "label": texts["status_\(status.rawValue)"] ?? status.rawValue,
+                "count": overview.ordersByStatus[status] ?? 0,
+            ]
                 as [String: Any]
         }
         values["flaggedWaiting"] = overview.flaggedWaiting
@@ -52,7 +56,9 @@ extension ConsoleController {
         values["webhooksFailing"] = overview.webhooksFailing
         values["inboxFailed"] = overview.inboxFailed
         values["heldSubmissions"] = overview.heldSubmissions
-        if let oldest = overview.oldestUnsettled { values["oldest"] = ["orderNo": oldest.orderNo, "created": page.format.time(oldest.createdAt)] }
+        if let oldest = overview.oldestUnsettled {
+            values["oldest"] = ["orderNo": oldest.orderNo, "created": page.format.time(oldest.createdAt)]
+        }
         return views.page("overview", values)
     }
 
@@ -66,11 +72,17 @@ extension ConsoleController {
         for (name, value) in parsed.parameters { filters[name] = value }
         values["filters"] = filters
         values["statusOptions"] = OrderStatus.allCases.map { status in
-            ["value": status.rawValue, "label": texts["status_\(status.rawValue)"] ?? status.rawValue, "selected": parsed.query.status == status]
+            [
+                "value": status.rawValue, "label": texts["status_\(status.rawValue)"] ?? status.rawValue,
+                "selected": parsed.query.status == status,
+            ]
                 as [String: Any]
         }
         values["channelOptions"] = Channel.allCases.map { channel in
-            ["value": channel.rawValue, "label": texts["channel_\(channel.rawValue)"] ?? channel.rawValue, "selected": parsed.query.channel == channel]
+            [
+                "value": channel.rawValue, "label": texts["channel_\(channel.rawValue)"] ?? channel.rawValue,
+                "selected": parsed.query.channel == channel,
+            ]
                 as [String: Any]
         }
         values["isLaterPage"] = parsed.query.after != nil
@@ -82,7 +94,9 @@ extension ConsoleController {
     /// A list's link with its filters and, for a later page, the cursor.
     static func link(_ path: String, _ parameters: [(name: String, value: String)], cursor: OrderCursor?) -> String {
         let allowed = CharacterSet.alphanumerics.union(.init(charactersIn: "-._~"))
-        var pairs = parameters.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+        var pairs = parameters.map {
+            "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
+        }
         if let cursor { pairs.append("cursor=\(cursor)") }
         return pairs.isEmpty ? path : path + "?" + pairs.joined(separator: "&")
     }
@@ -91,11 +105,14 @@ extension ConsoleController {
     func orderRow(_ order: Order, _ page: PageRequest) -> [String: Any] {
         let texts = page.texts
         return [
-            "orderNo": order.orderNo, "userID": order.userID, "userPath": Self.pathSegment(order.userID), "productID": order.productID,
+            "orderNo": order.orderNo, "userID": order.userID, "userPath": Self.pathSegment(order.userID),
+            "productID": order.productID,
             "channel": texts["channel_\(order.channel.rawValue)"] ?? order.channel.rawValue,
-            "status": texts["status_\(order.status.rawValue)"] ?? order.status.rawValue, "statusCode": order.status.rawValue,
+            "status": texts["status_\(order.status.rawValue)"] ?? order.status.rawValue,
+            "statusCode": order.status.rawValue,
             "amount": ConsoleFormat.money(order.amount), "created": page.format.time(order.createdAt),
-            "updated": page.format.time(order.updatedAt), "uuid": order.orderUUID.uuidString.lowercased(), "sandbox": order.sandbox,
+            "updated": page.format.time(order.updatedAt), "uuid": order.orderUUID.uuidString.lowercased(),
+            "sandbox": order.sandbox,
         ]
     }
 
@@ -108,10 +125,12 @@ extension ConsoleController {
             "shown": (texts["events_shown"] ?? "%1$@–%2$@ / %3$@")
                 .replacingOccurrences(of: "%1$@", with: "\(min(dossier.eventsFrom + 1, dossier.eventCount))")
                 .replacingOccurrences(of: "%2$@", with: "\(dossier.eventsFrom + dossier.events.count)")
-                .replacingOccurrences(of: "%3$@", with: "\(dossier.eventCount)"),
+                .replacingOccurrences(of: "%3$@", with: "\(dossier.eventCount)")
         ]
         if dossier.eventsFrom > 0 { pager["earlier"] = base + "?events_from=\(max(dossier.eventsFrom - size, 0))" }
-        if dossier.eventsFrom + size < dossier.eventCount { pager["later"] = base + "?events_from=\(dossier.eventsFrom + size)" }
+        if dossier.eventsFrom + size < dossier.eventCount {
+            pager["later"] = base + "?events_from=\(dossier.eventsFrom + size)"
+        }
         return pager
     }
 
@@ -121,7 +140,8 @@ extension ConsoleController {
 
     private func order(_ page: PageRequest, orderNo: String) async throws -> Response {
         let from = try EventsPageQuery.eventsFrom(page.request.uri, allowed: ["done"])
-        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo, eventsFrom: from) else {
+        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo, eventsFrom: from)
+        else {
             throw ConsolePageError.notFound
         }
         let texts = page.texts
@@ -138,7 +158,8 @@ extension ConsoleController {
                 "kindClass": String(event.kind.prefix { $0.isLetter || $0 == "_" }), "cause": event.cause.rawValue,
             ]
             if let to = event.toStatus {
-                row["change"] = (event.fromStatus.map { (texts["status_\($0.rawValue)"] ?? $0.rawValue) + " → " } ?? "→ ")
+                row["change"] =
+                    (event.fromStatus.map { (texts["status_\($0.rawValue)"] ?? $0.rawValue) + " → " } ?? "→ ")
                     + (texts["status_\(to.rawValue)"] ?? to.rawValue)
             }
             if let evidence = event.evidence { row["evidence"] = evidence }
@@ -148,9 +169,12 @@ extension ConsoleController {
         values["eventsPager"] = eventsPager(dossier, orderNo: orderNo, texts: texts)
         values["payments"] = dossier.payments.map { payment in
             [
-                "channel": texts["channel_\(payment.channel.rawValue)"] ?? payment.channel.rawValue, "transaction": payment.providerTransactionID,
-                "original": payment.originalTransactionID ?? "", "amount": ConsoleFormat.money(payment.amount), "cause": payment.cause.rawValue,
-                "recorded": format.time(payment.recordedAt), "reversal": payment.reversal ?? "", "reversed": format.time(payment.reversedAt) ?? "",
+                "channel": texts["channel_\(payment.channel.rawValue)"] ?? payment.channel.rawValue,
+                "transaction": payment.providerTransactionID,
+                "original": payment.originalTransactionID ?? "", "amount": ConsoleFormat.money(payment.amount),
+                "cause": payment.cause.rawValue,
+                "recorded": format.time(payment.recordedAt), "reversal": payment.reversal ?? "",
+                "reversed": format.time(payment.reversedAt) ?? "",
             ] as [String: Any]
         }
         if !dossier.conflicts.isEmpty {
@@ -160,7 +184,8 @@ extension ConsoleController {
                     "channel": texts["channel_\(conflict.channel.rawValue)"] ?? conflict.channel.rawValue,
                     "transaction": conflict.providerTransactionID, "claiming": conflict.claimingOrderNo,
                     "claimingPath": Self.pathSegment(conflict.claimingOrderNo), "recorded": conflict.recordedOrderNo,
-                    "recordedPath": Self.pathSegment(conflict.recordedOrderNo), "amount": ConsoleFormat.money(conflict.amount),
+                    "recordedPath": Self.pathSegment(conflict.recordedOrderNo),
+                    "amount": ConsoleFormat.money(conflict.amount),
                     "evidence": conflict.evidence, "at": format.time(conflict.createdAt),
                 ] as [String: Any]
             }
@@ -168,21 +193,26 @@ extension ConsoleController {
         values["grants"] = dossier.grants.map { grant in
             [
                 "transaction": grant.providerTransactionID, "kind": grant.kind, "target": grant.target,
-                "amount": grant.amount.map(String.init) ?? (grant.period ?? ""), "expires": format.time(grant.expiresAt) ?? "",
+                "amount": grant.amount.map(String.init) ?? (grant.period ?? ""),
+                "expires": format.time(grant.expiresAt) ?? "",
                 "reversed": format.time(grant.reversedAt) ?? "",
             ] as [String: Any]
         }
         values["signals"] = dossier.signals.map { signal in
             [
-                "id": signal.id, "channel": texts["channel_\(signal.channel.rawValue)"] ?? signal.channel.rawValue, "kind": signal.kind,
-                "received": format.time(signal.receivedAt), "processed": format.time(signal.processedAt) ?? "", "attempts": signal.attempts,
-                "verdict": signal.verdict ?? "", "lastError": signal.lastError ?? "", "sha": String(signal.bodySHA256.prefix(16)),
+                "id": signal.id, "channel": texts["channel_\(signal.channel.rawValue)"] ?? signal.channel.rawValue,
+                "kind": signal.kind,
+                "received": format.time(signal.receivedAt), "processed": format.time(signal.processedAt) ?? "",
+                "attempts": signal.attempts,
+                "verdict": signal.verdict ?? "", "lastError": signal.lastError ?? "",
+                "sha": String(signal.bodySHA256.prefix(16)),
                 "bytes": signal.bodyBytes,
             ] as [String: Any]
         }
         values["webhooks"] = dossier.webhooks.map { webhook in
             [
-                "eventID": webhook.eventID, "type": webhook.type, "created": format.time(webhook.createdAt), "attempts": webhook.attempts,
+                "eventID": webhook.eventID, "type": webhook.type, "created": format.time(webhook.createdAt),
+                "attempts": webhook.attempts,
                 "delivered": format.time(webhook.deliveredAt) ?? "", "lastError": webhook.lastError ?? "",
             ] as [String: Any]
         }
@@ -190,7 +220,9 @@ extension ConsoleController {
     }
 
     private func refundConfirmation(_ page: PageRequest, orderNo: String) async throws -> Response {
-        guard orderNo.utf8.count <= 64, let order = try await ledger.order(number: orderNo) else { throw ConsolePageError.notFound }
+        guard orderNo.utf8.count <= 64, let order = try await ledger.order(number: orderNo) else {
+            throw ConsolePageError.notFound
+        }
         var values = frame(page, title: page.texts["refund_confirm_title"] ?? "", section: .orders)
         values["order"] = orderRow(order, page)
         return views.page("refund", values)
@@ -214,7 +246,9 @@ extension ConsoleController {
             ] as [String: Any]
         }
         values["orders"] = result.orders.map { orderRow($0, page) }
-        if let next = result.next { values["nextPage"] = Self.link("/admin/users/\(Self.pathSegment(userID))", parsed.parameters, cursor: next) }
+        if let next = result.next {
+            values["nextPage"] = Self.link("/admin/users/\(Self.pathSegment(userID))", parsed.parameters, cursor: next)
+        }
         return views.page("user", values)
     }
 
@@ -224,8 +258,10 @@ extension ConsoleController {
         var values = frame(page, title: page.texts["nav_operations"] ?? "", section: .operations)
         values["jobs"] = try await ledger.queuedJobs(limit: 100).map { job in
             var row: [String: Any] = [
-                "kind": job.kind, "key": job.key, "runAt": format.time(job.runAt), "due": job.runAt <= now, "attempts": job.attempts,
-                "lease": job.leaseOwner.map { owner in "\(owner) → \(format.time(job.leaseUntil) ?? "")" } ?? "", "lastError": job.lastError ?? "",
+                "kind": job.kind, "key": job.key, "runAt": format.time(job.runAt), "due": job.runAt <= now,
+                "attempts": job.attempts,
+                "lease": job.leaseOwner.map { owner in "\(owner) → \(format.time(job.leaseUntil) ?? "")" } ?? "",
+                "lastError": job.lastError ?? "",
             ]
             if job.kind == Reconciler.Kind.queryOrder { row["orderKey"] = job.key }
             return row
@@ -234,22 +270,26 @@ extension ConsoleController {
         if held > 0 { values["held"] = ["count": held] }
         values["inbox"] = try await ledger.inboxProblems(limit: 100).map { entry in
             [
-                "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind, "received": format.time(entry.receivedAt),
+                "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind,
+                "received": format.time(entry.receivedAt),
                 "attempts": entry.attempts, "verdict": entry.verdict ?? "", "lastError": entry.lastError ?? "",
                 "replayable": entry.kind == "notify" && entry.channel != .wechatPay,
             ] as [String: Any]
         }
         values["deliveries"] = try await ledger.webhookAttempts(limit: 100).map { attempt in
             var row: [String: Any] = [
-                "eventID": attempt.eventID, "type": attempt.type, "attempt": attempt.attempt, "at": format.time(attempt.attemptedAt),
-                "statusCode": attempt.statusCode.map(String.init) ?? "—", "duration": "\(attempt.durationMS) ms", "error": attempt.error ?? "",
+                "eventID": attempt.eventID, "type": attempt.type, "attempt": attempt.attempt,
+                "at": format.time(attempt.attemptedAt),
+                "statusCode": attempt.statusCode.map(String.init) ?? "—", "duration": "\(attempt.durationMS) ms",
+                "error": attempt.error ?? "",
             ]
             if let orderNo = attempt.orderNo { row["orderNo"] = orderNo }
             return row
         }
         values["actions"] = try await ledger.operatorActions(limit: 50).map { action in
             [
-                "at": format.time(action.at), "operatorName": action.operatorName, "action": action.action, "target": action.target ?? "",
+                "at": format.time(action.at), "operatorName": action.operatorName, "action": action.action,
+                "target": action.target ?? "",
                 "detail": action.detail ?? "",
             ] as [String: Any]
         }

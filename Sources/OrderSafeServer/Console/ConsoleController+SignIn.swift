@@ -19,11 +19,17 @@ extension ConsoleController {
         }
         admin.post("sign-out") { request, context in
             let language = ConsoleLanguage(request)
-            guard let session = try await sessions.current(request) else { return ConsoleViews.redirect("/admin/sign-in") }
+            guard let session = try await sessions.current(request) else {
+                return ConsoleViews.redirect("/admin/sign-in")
+            }
             do {
-                _ = try await Self.form(CSRFField.self, request, context) { ConsoleSessions.same($0, session.csrfToken) }
+                _ = try await Self.form(CSRFField.self, request, context) {
+                    ConsoleSessions.same($0, session.csrfToken)
+                }
             } catch let error as ConsolePageError {
-                return signInPage(request, problem: error.message(ConsoleText.texts(language)), status: error.status, keepSession: true)
+                return signInPage(
+                    request, problem: error.message(ConsoleText.texts(language)), status: error.status,
+                    keepSession: true)
             }
             try await sessions.close(session)
             context.logger.notice("console sign-out", metadata: ["operator": "\(session.operatorName)"])
@@ -54,23 +60,28 @@ extension ConsoleController {
             _ = signInLimiter.take("sign-in:" + address)
             context.logger.warning("console sign-in refused: wrong key", metadata: ["address": "\(address)"])
             try await ledger.logOperatorAction(
-                OperatorAction(operatorName: "?", action: "sign_in_refused", target: String(address.prefix(64)), at: clock.now()))
+                OperatorAction(
+                    operatorName: "?", action: "sign_in_refused", target: String(address.prefix(64)), at: clock.now()))
             return signInPage(request, problem: texts["sign_in_failed"], status: .unauthorized)
         }
         let token = try await sessions.open(operatorName: operatorName)
         context.logger.notice("console sign-in", metadata: ["operator": "\(operatorName)", "address": "\(address)"])
         var headers = HTTPFields()
         headers.append(HTTPField(name: .setCookie, value: sessions.cookie(token).description))
-        headers.append(HTTPField(name: .setCookie, value: sessions.expired(ConsoleSessions.signInCookieName).description))
+        headers.append(
+            HTTPField(name: .setCookie, value: sessions.expired(ConsoleSessions.signInCookieName).description))
         return ConsoleViews.redirect("/admin", headers: headers)
     }
 
     /// The sign-in form with a fresh double-submit token in a cookie and in the form; `keepSession` leaves the
     /// session cookie alone (a sign-out whose form was refused).
-    func signInPage(_ request: Request, problem: String?, status: HTTPResponse.Status, keepSession: Bool = false) -> Response {
+    func signInPage(_ request: Request, problem: String?, status: HTTPResponse.Status, keepSession: Bool = false)
+        -> Response
+    {
         let language = ConsoleLanguage(request)
         let texts = ConsoleText.texts(language)
-        let zone = ConsoleFormat.zone(cookie: request.cookies[ConsoleFormat.zoneCookieName]?.value, fallback: defaultZone)
+        let zone = ConsoleFormat.zone(
+            cookie: request.cookies[ConsoleFormat.zoneCookieName]?.value, fallback: defaultZone)
         var values = frame(language: language, request: request, title: texts["sign_in"] ?? "", zone: zone)
         let token = ConsoleSessions.randomToken()
         values["signInToken"] = token

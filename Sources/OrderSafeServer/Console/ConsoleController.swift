@@ -40,20 +40,26 @@ struct ConsoleController: Sendable {
 
     /// Sets the language cookie and goes back to the page the switch was on (a console path only).
     private func language(_ request: Request) -> Response {
-        let wanted = request.uri.queryParameters["to"].flatMap { ConsoleLanguage(rawValue: String($0)) } ?? ConsoleLanguage(request).other
+        let wanted =
+            request.uri.queryParameters["to"].flatMap { ConsoleLanguage(rawValue: String($0)) }
+            ?? ConsoleLanguage(request).other
         let back = Self.localPath(request.uri.queryParameters["back"].map(String.init)) ?? "/admin"
         var headers = HTTPFields()
-        headers[.setCookie] = Cookie(
-            name: ConsoleLanguage.cookieName, value: wanted.rawValue, maxAge: 365 * 86400, path: "/admin", secure: sessions.secureCookie,
-            httpOnly: true, sameSite: .strict
-        ).description
+        headers[.setCookie] =
+            Cookie(
+                name: ConsoleLanguage.cookieName, value: wanted.rawValue, maxAge: 365 * 86400, path: "/admin",
+                secure: sessions.secureCookie,
+                httpOnly: true, sameSite: .strict
+            ).description
         return ConsoleViews.redirect(back, headers: headers)
     }
 
     /// `path` when it is a path of this console (no scheme, host or `//`), else nil: redirects never leave it.
     static func localPath(_ path: String?) -> String? {
-        guard let path, path.utf8.count <= 512, path == "/admin" || path.hasPrefix("/admin/") || path.hasPrefix("/admin?"),
-            !path.contains("//"), !path.contains("\\"), path.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 })
+        guard let path, path.utf8.count <= 512,
+            path == "/admin" || path.hasPrefix("/admin/") || path.hasPrefix("/admin?"),
+            !path.contains("//"), !path.contains("\\"),
+            path.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 })
         else { return nil }
         return path
     }
@@ -77,7 +83,9 @@ struct ConsoleController: Sendable {
         _ request: Request, _ context: OrderSafeRequestContext, _ body: (PageRequest) async throws -> Response
     ) async throws -> Response {
         let language = ConsoleLanguage(request)
-        let format = ConsoleFormat(zone: ConsoleFormat.zone(cookie: request.cookies[ConsoleFormat.zoneCookieName]?.value, fallback: defaultZone))
+        let format = ConsoleFormat(
+            zone: ConsoleFormat.zone(
+                cookie: request.cookies[ConsoleFormat.zoneCookieName]?.value, fallback: defaultZone))
         guard let session = try await sessions.current(request) else {
             return ConsoleViews.redirect("/admin/sign-in")
         }
@@ -92,10 +100,13 @@ struct ConsoleController: Sendable {
             // The console words what it has words for; the rest is the refusal's own message.
             let texts = ConsoleText.texts(language)
             let message =
-                refusal.status == .notFound ? texts["not_found"] : refusal.code == OperatorDesk.notReplayable ? texts["replay_unsupported"] : nil
+                refusal.status == .notFound
+                ? texts["not_found"] : refusal.code == OperatorDesk.notReplayable ? texts["replay_unsupported"] : nil
             return errorPage(page, status: refusal.status, message: message ?? refusal.message)
         } catch {
-            context.logger.error("console page failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+            context.logger.error(
+                "console page failed",
+                metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
             return errorPage(page, status: .internalServerError, message: APIError.internalError.message)
         }
     }
@@ -118,22 +129,26 @@ struct ConsoleController: Sendable {
     func frame(language: ConsoleLanguage, request: Request, title: String, zone: TimeZone) -> [String: Any] {
         let back = Self.localPath(request.uri.description) ?? "/admin"
         return [
-            "lang": language.htmlTag, "t": ConsoleText.texts(language), "title": title, "otherLang": language.other.rawValue,
+            "lang": language.htmlTag, "t": ConsoleText.texts(language), "title": title,
+            "otherLang": language.other.rawValue,
             "otherLangName": language.other.ownName,
-            "backPath": back.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? "%2Fadmin",
+            "backPath": back.addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? "%2Fadmin",
             "zone": zone.identifier, "assetVersion": views.assetVersion,
         ]
     }
 
     /// The notices a redirect after an action may ask for (`?done=`): keys of ``ConsoleText``, nothing else.
     static let notices: Set<String> = [
-        "refund_done", "refund_already", "refund_flagged", "resolved", "queried", "redelivered", "replayed", "held_replayed", "signed_out",
+        "refund_done", "refund_already", "refund_flagged", "resolved", "queried", "redelivered", "replayed",
+        "held_replayed", "signed_out",
     ]
 
     func errorPage(_ page: PageRequest, status: HTTPResponse.Status, message: String) -> Response {
         var values = frame(page, title: page.texts["error_title"] ?? "", section: .none)
         values["message"] = message
-        values["backLink"] = Self.localPath(page.request.headers[.referer].flatMap { URL(string: $0)?.path }) ?? "/admin"
+        values["backLink"] =
+            Self.localPath(page.request.headers[.referer].flatMap { URL(string: $0)?.path }) ?? "/admin"
         return views.page("error", values, status: status)
     }
 
@@ -142,7 +157,9 @@ struct ConsoleController: Sendable {
     /// Reads a form body (`application/x-www-form-urlencoded`, at most ``maxFormBytes``) after checking its CSRF
     /// token against the session's: a missing or wrong token is refused before anything else is read into `T`.
     func form<T: Decodable>(_ type: T.Type, _ page: PageRequest) async throws -> T {
-        try await Self.form(type, page.request, page.context) { token in ConsoleSessions.same(token, page.session.csrfToken) }
+        try await Self.form(type, page.request, page.context) { token in
+            ConsoleSessions.same(token, page.session.csrfToken)
+        }
     }
 
     static func form<T: Decodable>(
@@ -158,7 +175,9 @@ struct ConsoleController: Sendable {
             throw ConsolePageError.formTooLarge
         }
         let decoder = URLEncodedFormDecoder()
-        guard let token = try? decoder.decode(CSRFField.self, from: text), accept(token.csrf) else { throw ConsolePageError.badCSRF }
+        guard let token = try? decoder.decode(CSRFField.self, from: text), accept(token.csrf) else {
+            throw ConsolePageError.badCSRF
+        }
         do {
             return try decoder.decode(T.self, from: text)
         } catch {

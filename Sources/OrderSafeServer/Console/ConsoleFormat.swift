@@ -36,7 +36,8 @@ struct ConsoleFormat: Sendable {
         let calendar = Calendar.gregorian(in: zone)
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0, parts.minute ?? 0,
+            format: "%04d-%02d-%02d %02d:%02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
+            parts.minute ?? 0,
             parts.second ?? 0)
     }
 
@@ -53,7 +54,10 @@ struct ConsoleFormat: Sendable {
     /// The IANA zone of that name, if it is one: letters, digits, `/`, `_`, `+`, `-`, at most 64 (no path tricks).
     static func zone(named name: String) -> TimeZone? {
         guard (1...64).contains(name.utf8.count), !name.hasPrefix("/"), !name.contains(".."),
-            name.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") })
+            name.utf8.allSatisfy({
+                $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "+")
+                    || $0 == UInt8(ascii: "-")
+            })
         else { return nil }
         return TimeZone(identifier: name)
     }

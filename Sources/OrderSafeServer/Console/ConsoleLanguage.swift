@@ -28,7 +28,8 @@ enum ConsoleLanguage: String, Sendable, CaseIterable {
                 if pair.hasPrefix("q=") { weight = Self.thousandths(String(pair.dropFirst(2))) }
             }
             let language: ConsoleLanguage? =
-                tag == "zh" || tag.hasPrefix("zh-") ? .simplifiedChinese : (tag == "en" || tag.hasPrefix("en-") ? .english : nil)
+                tag == "zh" || tag.hasPrefix("zh-")
+                ? .simplifiedChinese : (tag == "en" || tag.hasPrefix("en-") ? .english : nil)
             if let language, weight > 0, weight > (best?.weight ?? 0) { best = (language, weight) }
         }
         return best?.language ?? .english
@@ -37,11 +38,14 @@ enum ConsoleLanguage: String, Sendable, CaseIterable {
     /// A `q` value (0 to 1, up to three decimals) in thousandths; 0 when malformed.
     private static func thousandths(_ text: String) -> Int {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first.flatMap({ Int($0) }), (0...1).contains(whole), text.utf8.count <= 5 else { return 0 }
+        guard let whole = parts.first.flatMap({ Int($0) }), (0...1).contains(whole), text.utf8.count <= 5 else {
+            return 0
+        }
         var fraction = 0
         if parts.count == 2 {
             let digits = parts[1]
-            guard digits.count <= 3, digits.allSatisfy(\.isASCII), let value = Int(digits.padding(toLength: 3, withPad: "0", startingAt: 0))
+            guard digits.count <= 3, digits.allSatisfy(\.isASCII),
+                let value = Int(digits.padding(toLength: 3, withPad: "0", startingAt: 0))
             else { return 0 }
             fraction = value
         }

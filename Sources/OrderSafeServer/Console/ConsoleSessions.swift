@@ -36,7 +36,8 @@ struct ConsoleSessions: Sendable {
         let now = clock.now()
         try await ledger.openSession(
             tokenSHA256: Self.digest(token),
-            ConsoleSessionRecord(operatorName: operatorName, csrfToken: Self.randomToken(), createdAt: now, lastSeenAt: now))
+            ConsoleSessionRecord(
+                operatorName: operatorName, csrfToken: Self.randomToken(), createdAt: now, lastSeenAt: now))
         return token
     }
 
@@ -51,7 +52,9 @@ struct ConsoleSessions: Sendable {
             try await ledger.closeSession(tokenSHA256: digest, action: nil, idleBefore: now.addingTimeInterval(-idle))
             return nil
         }
-        if now.timeIntervalSince(record.lastSeenAt) >= touchInterval { try await ledger.touchSession(tokenSHA256: digest, at: now) }
+        if now.timeIntervalSince(record.lastSeenAt) >= touchInterval {
+            try await ledger.touchSession(tokenSHA256: digest, at: now)
+        }
         return OperatorSession(operatorName: record.operatorName, csrfToken: record.csrfToken, tokenSHA256: digest)
     }
 
@@ -59,21 +62,27 @@ struct ConsoleSessions: Sendable {
     func close(_ session: OperatorSession) async throws {
         let now = clock.now()
         try await ledger.closeSession(
-            tokenSHA256: session.tokenSHA256, action: OperatorAction(operatorName: session.operatorName, action: "sign_out", at: now),
+            tokenSHA256: session.tokenSHA256,
+            action: OperatorAction(operatorName: session.operatorName, action: "sign_out", at: now),
             idleBefore: now.addingTimeInterval(-idle))
     }
 
     func cookie(_ token: String) -> Cookie {
-        Cookie(name: Self.cookieName, value: token, path: "/admin", secure: secureCookie, httpOnly: true, sameSite: .strict)
+        Cookie(
+            name: Self.cookieName, value: token, path: "/admin", secure: secureCookie, httpOnly: true, sameSite: .strict
+        )
     }
 
     func signInCookie(_ token: String) -> Cookie {
-        Cookie(name: Self.signInCookieName, value: token, maxAge: 3600, path: "/admin", secure: secureCookie, httpOnly: true, sameSite: .strict)
+        Cookie(
+            name: Self.signInCookieName, value: token, maxAge: 3600, path: "/admin", secure: secureCookie,
+            httpOnly: true, sameSite: .strict)
     }
 
     /// A cookie that deletes `name` in the browser.
     func expired(_ name: String) -> Cookie {
-        Cookie(name: name, value: "", maxAge: 0, path: "/admin", secure: secureCookie, httpOnly: true, sameSite: .strict)
+        Cookie(
+            name: name, value: "", maxAge: 0, path: "/admin", secure: secureCookie, httpOnly: true, sameSite: .strict)
     }
 
     /// 32 bytes from the system's secure generator, base64url without padding (43 characters). Never the
@@ -81,12 +90,15 @@ struct ConsoleSessions: Sendable {
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 
     static func isWellFormed(_ token: String) -> Bool {
-        token.utf8.count == 43 && token.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0.isASCIILetterOrDigit }
+        token.utf8.count == 43
+            && token.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0.isASCIILetterOrDigit }
     }
 
     static func digest(_ token: String) -> String {

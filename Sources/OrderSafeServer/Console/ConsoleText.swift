@@ -33,7 +33,9 @@ enum ConsoleText {
         "none": ("none", "无"),
         "webhooks_failing": ("Webhook deliveries failing", "推送失败的 Webhook"),
         "inbox_failed": ("Inbox entries that failed processing", "处理失败的通知"),
-        "held_submissions": ("App Store transactions held: this server could not verify them", "暂存的 App Store 交易:本服务器无法验证"),
+        "held_submissions": (
+            "App Store transactions held: this server could not verify them", "暂存的 App Store 交易:本服务器无法验证"
+        ),
         "held_explained": (
             "A wrong setting (appstore.bundle_id, app_apple_id, environment or root_certificates) makes every genuine purchase fail verification. They stay unfinished on the buyers' devices and are kept here; fix the setting, restart, then verify them again.",
             "设置错误(appstore.bundle_id、app_apple_id、environment 或 root_certificates)会使每笔真实购买都无法通过验证。这些交易在买家设备上保持未完成,并暂存在这里;请修正设置并重启,然后重新验证。"
@@ -105,7 +107,9 @@ enum ConsoleText {
         "cancel": ("Cancel", "取消"),
         "refund_done": ("Refunded.", "已退款。"),
         "refund_already": ("It was already refunded.", "此前已退款。"),
-        "refund_flagged": ("Refunded; the order is flagged: the user had spent what was refunded.", "已退款；用户已消耗退款内容，订单已标记。"),
+        "refund_flagged": (
+            "Refunded; the order is flagged: the user had spent what was refunded.", "已退款；用户已消耗退款内容，订单已标记。"
+        ),
         "resolve_flag": ("Resolve the flag", "处理标记"),
         "resolve_hint": ("What was decided, and why", "处理结论及原因"),
         "resolved": ("The flag is resolved.", "标记已处理。"),

@@ -13,7 +13,9 @@ struct ConsoleViews: Sendable {
     /// The first 12 hex digits of the assets' SHA-256: pages link `?v=<version>`, so a new build is fetched at once.
     let assetVersion: String
 
-    static let templates = ["layout", "sign_in", "overview", "order_rows", "orders", "order", "refund", "user", "operations", "error"]
+    static let templates = [
+        "layout", "sign_in", "overview", "order_rows", "orders", "order", "refund", "user", "operations", "error",
+    ]
 
     /// Loads the bundled templates and assets; throws naming what is missing from the build.
     init() throws {
@@ -25,7 +27,9 @@ struct ConsoleViews: Sendable {
         self.library = library
         var assets: [String: (body: ByteBuffer, contentType: String)] = [:]
         var hash = SHA256()
-        for (file, type) in [("console.css", "text/css; charset=utf-8"), ("console.js", "text/javascript; charset=utf-8")] {
+        for (file, type) in [
+            ("console.css", "text/css; charset=utf-8"), ("console.js", "text/javascript; charset=utf-8"),
+        ] {
             let parts = file.split(separator: ".")
             let data = try Self.resource(String(parts[0]), ext: String(parts[1]))
             hash.update(data: data)
@@ -43,7 +47,9 @@ struct ConsoleViews: Sendable {
     }
 
     /// Renders `template` with `values` as an HTML page with the console's security headers.
-    func page(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    func page(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:])
+        -> Response
+    {
         let html = library.render(values, withTemplate: template) ?? "template \(template) is missing"
         var fields = headers
         fields[.contentType] = "text/html; charset=utf-8"
@@ -68,7 +74,10 @@ struct ConsoleViews: Sendable {
         let cache = version == assetVersion ? "public, max-age=31536000, immutable" : "public, max-age=300"
         return Response(
             status: .ok,
-            headers: [.contentType: asset.contentType, .cacheControl: cache, .eTag: "\"\(assetVersion)\"", .xContentTypeOptions: "nosniff"],
+            headers: [
+                .contentType: asset.contentType, .cacheControl: cache, .eTag: "\"\(assetVersion)\"",
+                .xContentTypeOptions: "nosniff",
+            ],
             body: .init(byteBuffer: asset.body))
     }
 

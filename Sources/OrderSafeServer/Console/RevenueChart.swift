@@ -23,7 +23,10 @@ struct RevenueChart: Sendable {
         var byDay: [String: [(Channel, Int64)]] = [:]
         for row in rows { byDay[row.day, default: []].append((row.channel, row.amount.amountMinor)) }
         let top = max(days.map { day in byDay[day, default: []].reduce(Int64(0)) { $0 &+ max($1.1, 0) } }.max() ?? 1, 1)
-        let width = 24 * days.count + 96, height = 220, plot = 180, bar = 18
+        let width = 24 * days.count + 96
+        let height = 220
+        let plot = 180
+        let bar = 18
         var svg = """
             <svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="\(width)" height="\(height)" viewBox="0 0 \(width) \(height)">\
             <title>\(Self.escape(currency))</title>\
@@ -33,7 +36,8 @@ struct RevenueChart: Sendable {
         for (index, day) in days.enumerated() {
             let x = 60 + index * 24
             var y = plot
-            for (channel, amount) in byDay[day, default: []].sorted(by: { $0.0.rawValue < $1.0.rawValue }) where amount > 0 {
+            for (channel, amount) in byDay[day, default: []].sorted(by: { $0.0.rawValue < $1.0.rawValue })
+            where amount > 0 {
                 // Scaled in integers: amount / top of the plot's height, at least a pixel so a small day shows.
                 let h = max(Int((Int64(plot - 10).multipliedReportingOverflow(by: amount).partialValue) / top), 1)
                 y -= h
@@ -49,7 +53,8 @@ struct RevenueChart: Sendable {
         var legendX = 60
         for channel in Channel.allCases where rows.contains(where: { $0.channel == channel }) {
             let name = channelNames[channel] ?? channel.rawValue
-            svg += "<rect x=\"\(legendX)\" y=\"\(plot + 26)\" width=\"10\" height=\"10\" fill=\"\(Self.colours[channel] ?? "#888")\"/>"
+            svg +=
+                "<rect x=\"\(legendX)\" y=\"\(plot + 26)\" width=\"10\" height=\"10\" fill=\"\(Self.colours[channel] ?? "#888")\"/>"
             svg += "<text x=\"\(legendX + 14)\" y=\"\(plot + 35)\" class=\"axis\">\(Self.escape(name))</text>"
             legendX += 110
         }

@@ -33,7 +33,9 @@ enum APIBody {
 
     /// A body whose members are all strings, read by one strict scan (``JSONObject``, which refuses a name given
     /// twice) and no decoder; a leading byte-order mark is skipped, as `JSONDecoder` skips it.
-    static func read<T: APIRequestBody>(_ bytes: [UInt8], with read: (JSONObject) throws(JSONObject.Error) -> T) throws -> T {
+    static func read<T: APIRequestBody>(_ bytes: [UInt8], with read: (JSONObject) throws(JSONObject.Error) -> T) throws
+        -> T
+    {
         do {
             let object = try JSONObject(withoutByteOrderMark(bytes))
             try requireDocumentedMembers(object, of: T.self)
@@ -53,9 +55,12 @@ enum APIBody {
         for name in object.memberNames {
             guard T.members.contains(name) else {
                 throw APIError.badRequest(
-                    "invalid_json", "unknown member '\(name.prefix(64))'; expected \(T.members.sorted().joined(separator: ", "))")
+                    "invalid_json",
+                    "unknown member '\(name.prefix(64))'; expected \(T.members.sorted().joined(separator: ", "))")
             }
-            if object.raw(name)?.elementsEqual("null".utf8) == true { throw APIError.badRequest("invalid_json", "'\(name)' is null") }
+            if object.raw(name)?.elementsEqual("null".utf8) == true {
+                throw APIError.badRequest("invalid_json", "'\(name)' is null")
+            }
         }
     }
 }

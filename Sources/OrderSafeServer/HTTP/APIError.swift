@@ -23,14 +23,20 @@ struct APIError: HTTPResponseError, Equatable {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    static func badRequest(_ code: String, _ message: String) -> APIError { .init(status: .badRequest, code: code, message: message) }
-    static func notFound(_ message: String) -> APIError { .init(status: .notFound, code: "not_found", message: message) }
+    static func badRequest(_ code: String, _ message: String) -> APIError {
+        .init(status: .badRequest, code: code, message: message)
+    }
+    static func notFound(_ message: String) -> APIError {
+        .init(status: .notFound, code: "not_found", message: message)
+    }
     static func unauthorized(_ error: AuthError) -> APIError {
-        .init(status: .unauthorized, code: "unauthorized", message: error.description,
-              headers: [.wwwAuthenticate: "Bearer"])
+        .init(
+            status: .unauthorized, code: "unauthorized", message: error.description,
+            headers: [.wwwAuthenticate: "Bearer"])
     }
     static let internalError = APIError(
         status: .internalServerError, code: "internal_error", message: "an internal error occurred; it has been logged")
     static let unavailable = APIError(
-        status: .serviceUnavailable, code: "unavailable", message: "the service is temporarily unavailable; retry later")
+        status: .serviceUnavailable, code: "unavailable", message: "the service is temporarily unavailable; retry later"
+    )
 }

@@ -3,7 +3,9 @@ import Logging
 
 /// Turns every error into the API's JSON error body; anything unexpected becomes a logged 500.
 struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as APIError {

@@ -20,7 +20,9 @@ struct RouteTable: Sendable {
         let segments = path.split(separator: "/").map(String.init)
         let matching = routes.filter { route in
             route.segments.count == segments.count
-                && zip(route.segments, segments).allSatisfy { template, segment in template.hasPrefix("{") || template == segment }
+                && zip(route.segments, segments).allSatisfy { template, segment in
+                    template.hasPrefix("{") || template == segment
+                }
         }
         return matching.isEmpty ? nil : Array(Set(matching.flatMap(\.methods))).sorted()
     }
@@ -31,11 +33,15 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     typealias Context = OrderSafeRequestContext
     let routes: RouteTable
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
-            guard let allowed = routes.methods(for: request.uri.path), !allowed.contains(request.method.rawValue) else { throw error }
+            guard let allowed = routes.methods(for: request.uri.path), !allowed.contains(request.method.rawValue) else {
+                throw error
+            }
             throw APIError(
                 status: .methodNotAllowed, code: "method_not_allowed",
                 message: "\(request.method.rawValue) is not allowed here; use \(allowed.joined(separator: ", "))",

@@ -29,4 +29,3 @@ extension OrderSafeRequestContext {
         parameters.get(name)?.removingPercentEncoding
     }
 }
-

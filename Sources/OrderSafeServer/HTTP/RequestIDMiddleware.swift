@@ -9,7 +9,9 @@ extension HTTPField.Name {
 
 /// Gives every request an id (the caller's `X-Request-Id` if well-formed), logs with it and echoes it back.
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         let offered = request.headers[.requestID]
         let id = offered.flatMap(Self.isWellFormed) == true ? offered! : context.id
@@ -21,8 +23,11 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 
     static func isWellFormed(_ id: String) -> Bool {
         (1...128).contains(id.utf8.count)
-            && id.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
-                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+            && id.utf8.allSatisfy {
+                $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+            }
     }
 }

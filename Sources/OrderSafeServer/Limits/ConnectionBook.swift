@@ -41,7 +41,9 @@ struct ConnectionBook<ID: Hashable & Sendable>: Sendable {
             closing.append(oldest)
         }
         if entries.count - closing.count >= total {
-            guard let oldest = longestIdle(among: entries.keys.filter { !closing.contains($0) }) else { return .refused }
+            guard let oldest = longestIdle(among: entries.keys.filter { !closing.contains($0) }) else {
+                return .refused
+            }
             closing.append(oldest)
         }
         for id in closing { close(id) }

@@ -48,8 +48,10 @@ final class ConnectionLimiter: Sendable {
         if case .v6(let v6) = address {
             let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0.prefix(8)) }
             if bytes.prefix(6) != [0, 0, 0, 0, 0, 0] {
-                return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-                    .joined(separator: ":") + "::/64"
+                return stride(from: 0, to: 8, by: 2).map {
+                    String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16)
+                }
+                .joined(separator: ":") + "::/64"
             }
         }
         return address.ipAddress ?? "unknown"

@@ -12,7 +12,9 @@ struct ConnectionPolicyMiddleware: RouterMiddleware {
     let trustForwardedFor: Bool
     let bodyDeadline: Duration
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         context.bodyDeadline = bodyDeadline
         if trustForwardedFor, let forwarded = request.headers[values: .xForwardedFor].last?.split(separator: ",").last {

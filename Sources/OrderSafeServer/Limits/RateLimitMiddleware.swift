@@ -35,14 +35,17 @@ struct RateLimitMiddleware: RouterMiddleware {
             headers: [.retryAfter: "\(retryAfter)"])
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let caller: String
         switch key {
         case .user:
             caller = "user:" + (context.user?.id ?? "-")
         case .address:
             if Self.isSignedIn(request) { return try await next(request, context) }
-            caller = (Self.probes.contains(request.uri.path) ? "probe:" : "address:") + (context.clientAddress ?? "unknown")
+            caller =
+                (Self.probes.contains(request.uri.path) ? "probe:" : "address:") + (context.clientAddress ?? "unknown")
         }
         if let retryAfter = limiter.take(caller) { throw Self.refusal(retryAfter: retryAfter) }
         return try await next(request, context)

@@ -33,7 +33,9 @@ final class RateLimiter: Sendable {
             bucket.updated = now
             defer {
                 buckets[key] = bucket
-                if buckets.count > maxKeys { Self.forgetIdle(&buckets, burst: Double(burst), rate: rate, now: now, keep: maxKeys) }
+                if buckets.count > maxKeys {
+                    Self.forgetIdle(&buckets, burst: Double(burst), rate: rate, now: now, keep: maxKeys)
+                }
             }
             guard bucket.tokens >= 1 else { return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))) }
             bucket.tokens -= 1
@@ -52,9 +54,12 @@ final class RateLimiter: Sendable {
     }
 
     /// Drops the buckets that have refilled (their callers idle), then, if still over, the least recently used.
-    private static func forgetIdle(_ buckets: inout [String: Bucket], burst: Double, rate: Double, now: Date, keep: Int) {
+    private static func forgetIdle(_ buckets: inout [String: Bucket], burst: Double, rate: Double, now: Date, keep: Int)
+    {
         buckets = buckets.filter { $0.value.tokens + now.timeIntervalSince($0.value.updated) * rate < burst }
         guard buckets.count > keep else { return }
-        for (key, _) in buckets.sorted(by: { $0.value.updated < $1.value.updated }).prefix(buckets.count - keep) { buckets[key] = nil }
+        for (key, _) in buckets.sorted(by: { $0.value.updated < $1.value.updated }).prefix(buckets.count - keep) {
+            buckets[key] = nil
+        }
     }
 }

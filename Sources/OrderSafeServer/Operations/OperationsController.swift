@@ -19,7 +19,8 @@ struct OperationsController {
         router.get("healthz") { _, _ in try Response.json(Status(status: "ok")) }
         router.get("readyz") { _, context in
             guard await database.ping() else {
-                throw APIError(status: .serviceUnavailable, code: "database_unreachable", message: "the database does not answer")
+                throw APIError(
+                    status: .serviceUnavailable, code: "database_unreachable", message: "the database does not answer")
             }
             do {
                 try await ledger.checkSchema()

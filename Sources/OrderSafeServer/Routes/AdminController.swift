@@ -42,9 +42,12 @@ struct AdminController {
             let orderNo = try context.parameters.require("order_no")
             var reason: String?
             if request.headers[.contentLength] != "0", request.headers[.contentType] != nil {
-                reason = try await request.decodeJSON(RefundRequest.self, limit: 4096, context: context).reason.map { String($0.prefix(80)) }
+                reason = try await request.decodeJSON(RefundRequest.self, limit: 4096, context: context).reason.map {
+                    String($0.prefix(80))
+                }
             }
-            let (order, outcome) = try await desk.refund(orderNo: orderNo, reason: reason, operatorName: context.operator)
+            let (order, outcome) = try await desk.refund(
+                orderNo: orderNo, reason: reason, operatorName: context.operator)
             context.logger.notice("merchant refund", metadata: ["order_no": "\(orderNo)", "outcome": "\(outcome)"])
             return try Response.json(RefundResponse(order: order, outcome: outcome))
         }
@@ -62,11 +65,14 @@ struct AdminController {
         }
         group.get("users/:user_id") { request, context in
             guard let userID = context.decodedParameter("user_id"), (1...128).contains(userID.utf8.count) else {
-                throw APIError.badRequest("invalid_parameter", "'user_id' must be 1 to 128 bytes, percent-encoded in the path")
+                throw APIError.badRequest(
+                    "invalid_parameter", "'user_id' must be 1 to 128 bytes, percent-encoded in the path")
             }
             let parsed = try AdminOrderQuery(request.uri, zone: .gmt, emptyMeansAbsent: false)
             guard parsed.parameters.allSatisfy({ $0.name == "limit" }) else {
-                throw AdminInputError(field: parsed.parameters.first { $0.name != "limit" }?.name ?? "", message: "is not a parameter here; use cursor, limit")
+                throw AdminInputError(
+                    field: parsed.parameters.first { $0.name != "limit" }?.name ?? "",
+                    message: "is not a parameter here; use cursor, limit")
             }
             var query = parsed.query
             query.userID = userID
@@ -78,13 +84,15 @@ struct AdminController {
             for name in request.uri.queryParameters.map({ String($0.key) }) where name != "tz" {
                 throw APIError.badRequest("invalid_parameter", "'\(name.prefix(32))' is not a parameter here; use tz")
             }
-            return try Response.json(AdminStats(try await ledger.overview(now: clock.now(), days: 30, zone: zone), zone: zone))
+            return try Response.json(
+                AdminStats(try await ledger.overview(now: clock.now(), days: 30, zone: zone), zone: zone))
         }
         group.get("operations") { _, _ in
             try Response.json(
                 AdminOperations(
                     jobs: try await ledger.queuedJobs(limit: 100), inbox: try await ledger.inboxProblems(limit: 100),
-                    attempts: try await ledger.webhookAttempts(limit: 100), actions: try await ledger.operatorActions(limit: 100)))
+                    attempts: try await ledger.webhookAttempts(limit: 100),
+                    actions: try await ledger.operatorActions(limit: 100)))
         }
         group.post("appstore/held/replay") { _, context in
             try Response.json(try await desk.replayHeld(operatorName: context.operator))
@@ -94,13 +102,15 @@ struct AdminController {
             return try Response.json(["replayed": true])
         }
         group.post("webhooks/:event_id/redeliver") { _, context in
-            try await desk.redeliver(eventID: try context.parameters.require("event_id"), operatorName: context.operator)
+            try await desk.redeliver(
+                eventID: try context.parameters.require("event_id"), operatorName: context.operator)
             return try Response.json(["scheduled": true], status: .accepted)
         }
     }
 
     private func dossier(_ orderNo: String, eventsFrom: Int = 0) async throws -> OrderDossier {
-        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo, eventsFrom: eventsFrom) else {
+        guard orderNo.utf8.count <= 64, let dossier = try await ledger.dossier(orderNo: orderNo, eventsFrom: eventsFrom)
+        else {
             throw OperatorDesk.Refusal.noOrder(orderNo)
         }
         return dossier

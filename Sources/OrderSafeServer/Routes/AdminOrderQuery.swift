@@ -24,7 +24,9 @@ struct AdminOrderQuery: Sendable {
         var given: [(name: String, value: String)] = []
         for (name, value) in try Self.parameters(uri.query ?? "") {
             guard Self.names.contains(name) || allowed.contains(name) else {
-                throw AdminInputError(field: String(name.prefix(32)), message: "is not a filter; use \(Self.names.sorted().joined(separator: ", "))")
+                throw AdminInputError(
+                    field: String(name.prefix(32)),
+                    message: "is not a filter; use \(Self.names.sorted().joined(separator: ", "))")
             }
             guard values[name] == nil else { throw AdminInputError(field: name, message: "is given more than once") }
             guard emptyMeansAbsent || !value.isEmpty || !Self.names.contains(name) else {
@@ -35,7 +37,9 @@ struct AdminOrderQuery: Sendable {
         }
         func text(_ name: String, max: Int) throws(AdminInputError) -> String? {
             guard let value = values[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-            guard value.unicodeScalars.count <= max, value.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) }) else {
+            guard value.unicodeScalars.count <= max,
+                value.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) })
+            else {
                 throw AdminInputError(field: name, message: "must be at most \(max) printable characters")
             }
             return value
@@ -46,13 +50,17 @@ struct AdminOrderQuery: Sendable {
         query.productID = try text("product", max: 64)
         if let status = try text("status", max: 16) {
             guard let parsed = OrderStatus(rawValue: status) else {
-                throw AdminInputError(field: "status", message: "must be one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw AdminInputError(
+                    field: "status",
+                    message: "must be one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             query.status = parsed
         }
         if let channel = try text("channel", max: 16) {
             guard let parsed = Channel(rawValue: channel) else {
-                throw AdminInputError(field: "channel", message: "must be one of \(Channel.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw AdminInputError(
+                    field: "channel",
+                    message: "must be one of \(Channel.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             query.channel = parsed
         }
@@ -67,13 +75,16 @@ struct AdminOrderQuery: Sendable {
         }
         if let cursor = try text("cursor", max: 40) {
             guard let parsed = OrderCursor(cursor) else {
-                throw AdminInputError(field: "cursor", message: "is not a cursor this server gave (take next_cursor from the previous page)")
+                throw AdminInputError(
+                    field: "cursor",
+                    message: "is not a cursor this server gave (take next_cursor from the previous page)")
             }
             query.after = parsed
         }
         if let limit = try text("limit", max: 3) {
             guard let parsed = Int(limit), (1...OrderQuery.maxLimit).contains(parsed) else {
-                throw AdminInputError(field: "limit", message: "must be a whole number from 1 to \(OrderQuery.maxLimit)")
+                throw AdminInputError(
+                    field: "limit", message: "must be a whole number from 1 to \(OrderQuery.maxLimit)")
             }
             query.limit = parsed
         }

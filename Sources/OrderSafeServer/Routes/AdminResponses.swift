@@ -98,33 +98,40 @@ struct AdminOrderDetail: Encodable {
         events_from = dossier.eventsFrom
         events = dossier.events.map {
             Event(
-                kind: $0.kind, from_status: $0.fromStatus?.rawValue, to_status: $0.toStatus?.rawValue, cause: $0.cause.rawValue,
+                kind: $0.kind, from_status: $0.fromStatus?.rawValue, to_status: $0.toStatus?.rawValue,
+                cause: $0.cause.rawValue,
                 evidence: $0.evidence, note: $0.note, created_at: $0.createdAt)
         }
         payments = dossier.payments.map {
             Payment(
-                channel: $0.channel, transaction_id: $0.providerTransactionID, original_transaction_id: $0.originalTransactionID,
-                amount: $0.amount, cause: $0.cause.rawValue, recorded_at: $0.recordedAt, reversal: $0.reversal, reversed_at: $0.reversedAt)
+                channel: $0.channel, transaction_id: $0.providerTransactionID,
+                original_transaction_id: $0.originalTransactionID,
+                amount: $0.amount, cause: $0.cause.rawValue, recorded_at: $0.recordedAt, reversal: $0.reversal,
+                reversed_at: $0.reversedAt)
         }
         grants = dossier.grants.map {
             GrantRecord(
-                transaction_id: $0.providerTransactionID, kind: $0.kind, target: $0.target, amount: $0.amount, period: $0.period,
+                transaction_id: $0.providerTransactionID, kind: $0.kind, target: $0.target, amount: $0.amount,
+                period: $0.period,
                 expires_at: $0.expiresAt, reversed_at: $0.reversedAt)
         }
         signals = dossier.signals.map {
             Signal(
-                id: $0.id, channel: $0.channel, kind: $0.kind, received_at: $0.receivedAt, processed_at: $0.processedAt, attempts: $0.attempts,
+                id: $0.id, channel: $0.channel, kind: $0.kind, received_at: $0.receivedAt, processed_at: $0.processedAt,
+                attempts: $0.attempts,
                 verdict: $0.verdict, last_error: $0.lastError, body_sha256: $0.bodySHA256, body_bytes: $0.bodyBytes)
         }
         webhooks = dossier.webhooks.map {
             Webhook(
-                event_id: $0.eventID, type: $0.type, created_at: $0.createdAt, attempts: $0.attempts, delivered_at: $0.deliveredAt,
+                event_id: $0.eventID, type: $0.type, created_at: $0.createdAt, attempts: $0.attempts,
+                delivered_at: $0.deliveredAt,
                 last_error: $0.lastError)
         }
         payment_conflicts = dossier.conflicts.map {
             PaymentConflict(
                 channel: $0.channel, transaction_id: $0.providerTransactionID, claiming_order_no: $0.claimingOrderNo,
-                recorded_order_no: $0.recordedOrderNo, amount: $0.amount, cause: $0.cause.rawValue, evidence: $0.evidence,
+                recorded_order_no: $0.recordedOrderNo, amount: $0.amount, cause: $0.cause.rawValue,
+                evidence: $0.evidence,
                 created_at: $0.createdAt)
         }
     }
@@ -169,8 +176,11 @@ struct AdminStats: Encodable {
 
     init(_ overview: LedgerOverview, zone: TimeZone) {
         time_zone = zone.identifier
-        revenue = overview.revenue.map { RevenueDay(day: $0.day, channel: $0.channel, amount: $0.amount, payments: $0.payments) }
-        orders_by_status = Dictionary(uniqueKeysWithValues: OrderStatus.allCases.map { ($0.rawValue, overview.ordersByStatus[$0] ?? 0) })
+        revenue = overview.revenue.map {
+            RevenueDay(day: $0.day, channel: $0.channel, amount: $0.amount, payments: $0.payments)
+        }
+        orders_by_status = Dictionary(
+            uniqueKeysWithValues: OrderStatus.allCases.map { ($0.rawValue, overview.ordersByStatus[$0] ?? 0) })
         flagged_waiting = overview.flaggedWaiting
         jobs_due = overview.jobsDue
         jobs_later = overview.jobsLater
@@ -230,17 +240,25 @@ struct AdminOperations: Encodable {
 
     init(jobs: [QueuedJob], inbox: [InboxProblem], attempts: [WebhookAttemptRecord], actions: [OperatorAction]) {
         self.jobs = jobs.map {
-            Job(id: $0.id, kind: $0.kind, key: $0.key, run_at: $0.runAt, attempts: $0.attempts, lease_owner: $0.leaseOwner,
+            Job(
+                id: $0.id, kind: $0.kind, key: $0.key, run_at: $0.runAt, attempts: $0.attempts,
+                lease_owner: $0.leaseOwner,
                 lease_until: $0.leaseUntil, last_error: $0.lastError)
         }
         self.inbox = inbox.map {
-            InboxEntry(id: $0.id, channel: $0.channel, kind: $0.kind, received_at: $0.receivedAt, attempts: $0.attempts, verdict: $0.verdict,
-                       last_error: $0.lastError)
+            InboxEntry(
+                id: $0.id, channel: $0.channel, kind: $0.kind, received_at: $0.receivedAt, attempts: $0.attempts,
+                verdict: $0.verdict,
+                last_error: $0.lastError)
         }
         webhook_attempts = attempts.map {
-            Attempt(event_id: $0.eventID, type: $0.type, order_no: $0.orderNo, attempt: $0.attempt, attempted_at: $0.attemptedAt,
-                    status_code: $0.statusCode, error: $0.error, duration_ms: $0.durationMS)
+            Attempt(
+                event_id: $0.eventID, type: $0.type, order_no: $0.orderNo, attempt: $0.attempt,
+                attempted_at: $0.attemptedAt,
+                status_code: $0.statusCode, error: $0.error, duration_ms: $0.durationMS)
         }
-        operator_actions = actions.map { Action(operator_name: $0.operatorName, action: $0.action, target: $0.target, detail: $0.detail, at: $0.at) }
+        operator_actions = actions.map {
+            Action(operator_name: $0.operatorName, action: $0.action, target: $0.target, detail: $0.detail, at: $0.at)
+        }
     }
 }

@@ -22,18 +22,24 @@ struct AppStoreController {
         let user = try context.requireUser()
         let body = try await request.decodeJSON(AppStoreSyncRequest.self, limit: Self.maxBodyBytes, context: context)
         let response = try await payments.sync(body, userID: user.id)
-        context.logger.info("appstore sync", metadata: ["transactions": "\(response.transactions.count)", "verdict": "\(response.verdict.rawValue)"])
+        context.logger.info(
+            "appstore sync",
+            metadata: ["transactions": "\(response.transactions.count)", "verdict": "\(response.verdict.rawValue)"])
         return Response.json(bytes: response.json)
     }
 
     func submit(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let submission = try await request.decodeJSON(AppStoreSubmission.self, limit: Self.maxBodyBytes, context: context)
+        let submission = try await request.decodeJSON(
+            AppStoreSubmission.self, limit: Self.maxBodyBytes, context: context)
         let response = try await payments.submit(submission, userID: user.id)
         for result in response.transactions {
             context.logger.info(
-                "appstore submission", metadata: ["transaction_id": "\(result.transactionID)", "verdict": "\(result.verdict.rawValue)",
-                                                  "code": "\(result.error?.code ?? "-")"])
+                "appstore submission",
+                metadata: [
+                    "transaction_id": "\(result.transactionID)", "verdict": "\(result.verdict.rawValue)",
+                    "code": "\(result.error?.code ?? "-")",
+                ])
         }
         return Response.json(bytes: response.json)
     }
@@ -43,7 +49,8 @@ extension AppStoreSubmissionError: APIErrorConvertible {
     var apiError: APIError {
         switch self {
         case .malformed: APIError.badRequest("invalid_submission", description)
-        case .verificationUnavailable: APIError(status: .serviceUnavailable, code: "verification_unavailable", message: description)
+        case .verificationUnavailable:
+            APIError(status: .serviceUnavailable, code: "verification_unavailable", message: description)
         case .unverifiable: APIError(status: .serviceUnavailable, code: "transaction_held", message: description)
         case .productNotInCatalog: APIError(status: .conflict, code: "unknown_app_store_product", message: description)
         case .unbound: APIError(status: .conflict, code: "unbound_transaction", message: description)

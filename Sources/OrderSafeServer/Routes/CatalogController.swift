@@ -10,7 +10,8 @@ struct CatalogController {
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.get("catalog") { _, _ in
-            var response = try Response.json(CatalogResponse(version: catalog.catalog.version, products: catalog.catalog.products))
+            var response = try Response.json(
+                CatalogResponse(version: catalog.catalog.version, products: catalog.catalog.products))
             response.headers[.cacheControl] = "public, max-age=300"
             return response
         }

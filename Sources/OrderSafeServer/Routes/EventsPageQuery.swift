@@ -11,13 +11,15 @@ enum EventsPageQuery {
         for (name, value) in try AdminOrderQuery.parameters(uri.query ?? "") {
             if allowed.contains(name) { continue }
             guard name == "events_from" else {
-                throw AdminInputError(field: String(name.prefix(32)), message: "is not a parameter here; use events_from")
+                throw AdminInputError(
+                    field: String(name.prefix(32)), message: "is not a parameter here; use events_from")
             }
             guard from == nil else { throw AdminInputError(field: name, message: "is given more than once") }
             guard value.utf8.count <= 9, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(value),
                 number % OrderDossier.eventsPerPage == 0
             else {
-                throw AdminInputError(field: name, message: "must be a multiple of \(OrderDossier.eventsPerPage) below 10^9")
+                throw AdminInputError(
+                    field: name, message: "must be a multiple of \(OrderDossier.eventsPerPage) below 10^9")
             }
             from = number
         }

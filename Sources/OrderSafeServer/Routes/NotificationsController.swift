@@ -31,7 +31,8 @@ struct NotificationsController {
             do {
                 reply = try await appStore.handleNotification(body: Array(buffer: body))
             } catch {
-                context.logger.error("appstore notification not stored", metadata: ["error": "\(String(reflecting: error))"])
+                context.logger.error(
+                    "appstore notification not stored", metadata: ["error": "\(String(reflecting: error))"])
                 throw APIError.unavailable
             }
             switch reply {
@@ -49,12 +50,15 @@ struct NotificationsController {
                 return Self.text("failure", status: .contentTooLarge)
             }
             guard body.readableBytes > 0 else { return Self.text("failure", status: .badRequest) }  // nothing to store
-            guard let headers = Self.keptHeaders(request, ["content-type"]) else { return Self.text("failure", status: .badRequest) }
+            guard let headers = Self.keptHeaders(request, ["content-type"]) else {
+                return Self.text("failure", status: .badRequest)
+            }
             do {
                 let reply = try await alipay.handleNotification(body: Array(buffer: body), headers: headers)
                 return Self.text(reply.rawValue, status: .ok)
             } catch {
-                context.logger.error("alipay notification not stored", metadata: ["error": "\(String(reflecting: error))"])
+                context.logger.error(
+                    "alipay notification not stored", metadata: ["error": "\(String(reflecting: error))"])
                 return Self.text("failure", status: .internalServerError)
             }
         }
@@ -76,7 +80,8 @@ struct NotificationsController {
                 case .refused(let status, let message): return Self.wechatpayFailure(message, status: status)
                 }
             } catch {
-                context.logger.error("wechatpay notification not stored", metadata: ["error": "\(String(reflecting: error))"])
+                context.logger.error(
+                    "wechatpay notification not stored", metadata: ["error": "\(String(reflecting: error))"])
                 return Self.wechatpayFailure("not stored, retry later", status: 500)
             }
         }
@@ -108,6 +113,8 @@ struct NotificationsController {
     }
 
     static func text(_ text: String, status: HTTPResponse.Status) -> Response {
-        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        Response(
+            status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }

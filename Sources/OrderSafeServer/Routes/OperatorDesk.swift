@@ -27,16 +27,20 @@ struct OperatorDesk: Sendable {
 
     /// Refunds the order in full through its provider; the outcome as the API names it: `refunded`,
     /// `already_refunded` or `flagged:<reason>`.
-    func refund(orderNo: String, reason: String?, operatorName: String) async throws -> (order: Order, outcome: String) {
+    func refund(orderNo: String, reason: String?, operatorName: String) async throws -> (order: Order, outcome: String)
+    {
         do {
-            let (order, outcome) = try await refunds.refund(orderNo: orderNo, reason: reason, operatorName: operatorName)
+            let (order, outcome) = try await refunds.refund(
+                orderNo: orderNo, reason: reason, operatorName: operatorName)
             let text: String =
                 switch outcome {
                 case .reversed: "refunded"
                 case .flagged(_, let reason): "flagged:\(reason.rawValue)"
                 case .alreadyReversed, .unknownPayment, .cancelledByReinstatement: "already_refunded"
                 }
-            try await ledger.logOperatorAction(OperatorAction(operatorName: operatorName, action: "refund", target: orderNo, detail: text, at: clock.now()))
+            try await ledger.logOperatorAction(
+                OperatorAction(
+                    operatorName: operatorName, action: "refund", target: orderNo, detail: text, at: clock.now()))
             return (order, text)
         } catch let error as RefundError {
             let status: HTTPResponse.Status =
@@ -54,7 +58,9 @@ struct OperatorDesk: Sendable {
     func resolve(orderNo: String, note: String, operatorName: String) async throws {
         let note = note.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...1000).contains(note.count) else {
-            throw Refusal(status: .badRequest, code: "invalid_json", message: "'note' must say what was decided, in 1 to 1000 characters")
+            throw Refusal(
+                status: .badRequest, code: "invalid_json",
+                message: "'note' must say what was decided, in 1 to 1000 characters")
         }
         switch try await ledger.resolveFlag(orderNo: orderNo, operatorName: operatorName, note: note, at: clock.now()) {
         case .done: return
@@ -75,7 +81,8 @@ struct OperatorDesk: Sendable {
         do {
             settled = try await reconciler.settle(orderNo: orderNo)
         } catch {
-            throw Refusal(status: .badGateway, code: "provider_error", message: "the provider could not be asked: \(error)")
+            throw Refusal(
+                status: .badGateway, code: "provider_error", message: "the provider could not be asked: \(error)")
         }
         try await ledger.noteOperatorAction(
             orderNo: orderNo,
@@ -86,8 +93,11 @@ struct OperatorDesk: Sendable {
 
     /// Processes a stored notification that is not done again (`id` as given in the path).
     func replay(id text: String, operatorName: String) async throws {
-        guard text.utf8.count <= 19, let id = Int64(text), id > 0, let signal = try await ledger.unfinishedNotification(id: id) else {
-            throw Refusal(status: .notFound, code: "not_found", message: "no unfinished stored notification '\(text.prefix(32))'")
+        guard text.utf8.count <= 19, let id = Int64(text), id > 0,
+            let signal = try await ledger.unfinishedNotification(id: id)
+        else {
+            throw Refusal(
+                status: .notFound, code: "not_found", message: "no unfinished stored notification '\(text.prefix(32))'")
         }
         guard try await reconciler.replay(signal) else {
             throw Refusal(
@@ -95,7 +105,8 @@ struct OperatorDesk: Sendable {
                 message: "WeChat Pay notifications expire and cannot be replayed; query the order instead")
         }
         try await ledger.logOperatorAction(
-            OperatorAction(operatorName: operatorName, action: "replay_notification", target: String(id), at: clock.now()))
+            OperatorAction(
+                operatorName: operatorName, action: "replay_notification", target: String(id), at: clock.now()))
     }
 
     static let notReplayable = "not_replayable"
@@ -104,12 +115,15 @@ struct OperatorDesk: Sendable {
     /// the users who sent them.
     func replayHeld(operatorName: String) async throws -> AppStorePayments.HeldReplay {
         guard let appStore else {
-            throw Refusal(status: .conflict, code: "channel_unavailable", message: "this server has no App Store channel")
+            throw Refusal(
+                status: .conflict, code: "channel_unavailable", message: "this server has no App Store channel")
         }
         let replay = try await appStore.replayHeld()
-        try await ledger.logOperatorAction(OperatorAction(
-            operatorName: operatorName, action: "replay_held_submissions", target: nil,
-            detail: "recorded \(replay.recorded), still held \(replay.stillHeld), failed \(replay.failed)", at: clock.now()))
+        try await ledger.logOperatorAction(
+            OperatorAction(
+                operatorName: operatorName, action: "replay_held_submissions", target: nil,
+                detail: "recorded \(replay.recorded), still held \(replay.stillHeld), failed \(replay.failed)",
+                at: clock.now()))
         return replay
     }
 
@@ -117,6 +131,8 @@ struct OperatorDesk: Sendable {
     func redeliver(eventID: String, operatorName: String) async throws {
         guard eventID.utf8.count <= 64,
             try await ledger.redeliverWebhook(eventID: eventID, operatorName: operatorName, at: clock.now()) == .done
-        else { throw Refusal(status: .notFound, code: "not_found", message: "no webhook event '\(eventID.prefix(64))'") }
+        else {
+            throw Refusal(status: .notFound, code: "not_found", message: "no webhook event '\(eventID.prefix(64))'")
+        }
     }
 }

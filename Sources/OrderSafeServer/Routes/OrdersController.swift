@@ -34,7 +34,8 @@ struct OrdersController {
     func cancel(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
-        return try Response.json(OrderResponse(order: try await orders.cancel(number: orderNo, userID: user.id, settler: reconciler)))
+        return try Response.json(
+            OrderResponse(order: try await orders.cancel(number: orderNo, userID: user.id, settler: reconciler)))
     }
 
     func create(request: Request, context: OrderSafeRequestContext) async throws -> Response {
@@ -59,7 +60,9 @@ struct OrdersController {
         do {
             return try await wechatpay.invocation(for: order)
         } catch let error as WeChatPayAPIError where error.isRetryable {
-            throw APIError(status: .serviceUnavailable, code: "provider_unavailable", message: "WeChat Pay is unreachable, retry: \(error)")
+            throw APIError(
+                status: .serviceUnavailable, code: "provider_unavailable",
+                message: "WeChat Pay is unreachable, retry: \(error)")
         } catch let error as WeChatPayAPIError {
             throw APIError(status: .badGateway, code: "provider_error", message: "\(error)")
         }
@@ -76,10 +79,13 @@ struct OrdersController {
     static func idempotencyKey(_ request: Request) throws -> String? {
         guard let key = request.headers[.idempotencyKey] else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+            throw APIError.badRequest(
+                "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
         }
         guard !key.lowercased().hasPrefix(AppStorePayments.adoptionKeyPrefix) else {
-            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key may not start with '\(AppStorePayments.adoptionKeyPrefix)' (reserved)")
+            throw APIError.badRequest(
+                "invalid_idempotency_key",
+                "Idempotency-Key may not start with '\(AppStorePayments.adoptionKeyPrefix)' (reserved)")
         }
         return key
     }

@@ -34,6 +34,7 @@ struct AlipayFaultRequest: SandboxBody {
         }
     }
 
-    static let known = "notifications take drop, duplicate, reorder, tamper, delay_ms:N; "
+    static let known =
+        "notifications take drop, duplicate, reorder, tamper, delay_ms:N; "
         + "gateway takes server_error, system_error, bad_signature, short_refund, timeout_ms:N"
 }

@@ -60,7 +60,8 @@ public actor SandboxAlipay {
     ) throws {
         serial = try SandboxSerial(file: folder?.appendingPathComponent("alipay-id-counter"), clock: clock)
         if let folder {
-            let (journal, records) = try SandboxJournal<SandboxAlipayRecord>.open(folder.appendingPathComponent("alipay.journal"))
+            let (journal, records) = try SandboxJournal<SandboxAlipayRecord>.open(
+                folder.appendingPathComponent("alipay.journal"))
             self.journal = journal
             for record in records {
                 switch record {
@@ -94,7 +95,9 @@ public actor SandboxAlipay {
     /// Every paid trade: the simulator's own record.
     public var payments: [SandboxPaymentRecord] {
         trades.values.filter { $0.status.isPaid }.map {
-            SandboxPaymentRecord(providerTransactionID: $0.tradeNo, orderReference: $0.outTradeNo, amount: Money(amountMinor: $0.totalFen, currency: .cny))
+            SandboxPaymentRecord(
+                providerTransactionID: $0.tradeNo, orderReference: $0.outTradeNo,
+                amount: Money(amountMinor: $0.totalFen, currency: .cny))
         }
     }
 
@@ -126,20 +129,26 @@ public actor SandboxAlipay {
             throw SandboxAlipayError.invalidRequest("method must be alipay.trade.app.pay")
         }
         let biz = try bizContent(parameters)
-        guard let outTradeNo = biz["out_trade_no"], let amount = biz["total_amount"].flatMap(AlipayAmount.fen), amount > 0 else {
+        guard let outTradeNo = biz["out_trade_no"], let amount = biz["total_amount"].flatMap(AlipayAmount.fen),
+            amount > 0
+        else {
             throw SandboxAlipayError.invalidRequest("biz_content needs out_trade_no and a positive total_amount")
         }
         if let expiry = biz["time_expire"], let date = BeijingTime.date(expiry), clock.now() > date {
             throw SandboxAlipayError.invalidRequest("the order expired at \(expiry) (time_expire)")
         }
         if let existing = trades[outTradeNo] {
-            guard existing.totalFen == amount else { throw SandboxAlipayError.invalidRequest("out_trade_no reused with another amount") }
+            guard existing.totalFen == amount else {
+                throw SandboxAlipayError.invalidRequest("out_trade_no reused with another amount")
+            }
         } else {
             let number = try serial.take()
-            try keep(SandboxAlipayTrade(
-                outTradeNo: outTradeNo, tradeNo: tradeNo(number), appID: appID, totalFen: amount, subject: biz["subject"] ?? "",
-                notifyURL: parameters["notify_url"], passbackParams: biz["passback_params"], status: .waitBuyerPay,
-                buyerID: "2088102" + String(format: "%09lld", number % 1_000_000_000)))
+            try keep(
+                SandboxAlipayTrade(
+                    outTradeNo: outTradeNo, tradeNo: tradeNo(number), appID: appID, totalFen: amount,
+                    subject: biz["subject"] ?? "",
+                    notifyURL: parameters["notify_url"], passbackParams: biz["passback_params"], status: .waitBuyerPay,
+                    buyerID: "2088102" + String(format: "%09lld", number % 1_000_000_000)))
         }
         if pay { try self.pay(outTradeNo: outTradeNo) }
         return trades[outTradeNo]!.tradeNo
@@ -180,8 +189,13 @@ public actor SandboxAlipay {
                 try? await Task.sleep(for: delay)
                 return (504, "Gateway Timeout")
             case .systemError:
-                return (200, (try? signer.responseBody(method: "alipay.trade.query", json: Self.errorJSON(
-                    "20000", "Service Currently Unavailable", "isp.unknow-error", "系统繁忙"))) ?? "")
+                return (
+                    200,
+                    (try? signer.responseBody(
+                        method: "alipay.trade.query",
+                        json: Self.errorJSON(
+                            "20000", "Service Currently Unavailable", "isp.unknow-error", "系统繁忙"))) ?? ""
+                )
             case .badSignature:
                 let json = Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在")
                 let name = "alipay_trade_query_response"
@@ -210,7 +224,8 @@ public actor SandboxAlipay {
             guard let trade = trades[outTradeNo] else { return notExist }
             return Self.json([
                 "code": "10000", "msg": "Success", "trade_no": trade.tradeNo, "out_trade_no": trade.outTradeNo,
-                "trade_status": trade.status.rawValue, "total_amount": Self.yuan(trade.totalFen), "buyer_user_id": trade.buyerID,
+                "trade_status": trade.status.rawValue, "total_amount": Self.yuan(trade.totalFen),
+                "buyer_user_id": trade.buyerID,
             ])
         case "alipay.trade.close":
             guard var trade = trades[outTradeNo] else { return notExist }
@@ -226,17 +241,23 @@ public actor SandboxAlipay {
             guard let trade = trades[outTradeNo] else { return notExist }
             let request = biz["out_request_no"] ?? outTradeNo
             guard let fen = trade.refunds[request] else {
-                return Self.json(["code": "10000", "msg": "Success", "out_trade_no": outTradeNo, "trade_no": trade.tradeNo])
+                return Self.json([
+                    "code": "10000", "msg": "Success", "out_trade_no": outTradeNo, "trade_no": trade.tradeNo,
+                ])
             }
             return Self.json([
-                "code": "10000", "msg": "Success", "out_trade_no": outTradeNo, "trade_no": trade.tradeNo, "out_request_no": request,
-                "refund_amount": Self.yuan(fen), "total_amount": Self.yuan(trade.totalFen), "refund_status": "REFUND_SUCCESS",
+                "code": "10000", "msg": "Success", "out_trade_no": outTradeNo, "trade_no": trade.tradeNo,
+                "out_request_no": request,
+                "refund_amount": Self.yuan(fen), "total_amount": Self.yuan(trade.totalFen),
+                "refund_status": "REFUND_SUCCESS",
             ])
         case "alipay.data.dataservice.bill.downloadurl.query":
             guard let date = biz["bill_date"], !date.isEmpty else {
                 return Self.errorJSON("40004", "Business Failed", "isp.bill_not_exist", "账单不存在")
             }
-            return Self.json(["code": "10000", "msg": "Success", "bill_download_url": "http://sandbox.invalid/bill/\(date).csv.zip"])
+            return Self.json([
+                "code": "10000", "msg": "Success", "bill_download_url": "http://sandbox.invalid/bill/\(date).csv.zip",
+            ])
         default:
             throw SandboxAlipayError.invalidRequest("unknown method '\(method)'")
         }
@@ -246,7 +267,8 @@ public actor SandboxAlipay {
         guard var trade = trades[outTradeNo] else {
             return Self.errorJSON("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在")
         }
-        guard let request = biz["out_request_no"], var fen = biz["refund_amount"].flatMap(AlipayAmount.fen), fen > 0 else {
+        guard let request = biz["out_request_no"], var fen = biz["refund_amount"].flatMap(AlipayAmount.fen), fen > 0
+        else {
             throw SandboxAlipayError.invalidRequest("refund needs out_request_no and a positive refund_amount")
         }
         if shortensNextRefund, fen > 1 {
@@ -264,9 +286,12 @@ public actor SandboxAlipay {
             trade.refunds[request] = fen
             if trade.refundedFen == trade.totalFen { trade.status = .tradeClosed }
             fundChange = "Y"
-            try keep(trade, notifying: [
-                "refund_fee": Self.yuan(trade.refundedFen), "out_biz_no": request, "gmt_refund": BeijingTime.string(clock.now()),
-            ])
+            try keep(
+                trade,
+                notifying: [
+                    "refund_fee": Self.yuan(trade.refundedFen), "out_biz_no": request,
+                    "gmt_refund": BeijingTime.string(clock.now()),
+                ])
         }
         return Self.json([
             "code": "10000", "msg": "Success", "trade_no": trade.tradeNo, "out_trade_no": outTradeNo,
@@ -293,7 +318,9 @@ public actor SandboxAlipay {
         leftOver = []
         for id in ids {
             guard let notification = unacknowledged[id] else { continue }
-            deliver(id: id, url: notification.url, outTradeNo: notification.outTradeNo, body: notification.body, extraDelay: .zero)
+            deliver(
+                id: id, url: notification.url, outTradeNo: notification.outTradeNo, body: notification.body,
+                extraDelay: .zero)
         }
     }
 
@@ -309,7 +336,8 @@ public actor SandboxAlipay {
         guard let url = trade.notifyURL else { return nil }
         var fields: [String: String] = [
             "notify_id": UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
-            "notify_type": "trade_status_sync", "notify_time": BeijingTime.string(clock.now()), "charset": "utf-8", "version": "1.0",
+            "notify_type": "trade_status_sync", "notify_time": BeijingTime.string(clock.now()), "charset": "utf-8",
+            "version": "1.0",
             "app_id": trade.appID, "auth_app_id": trade.appID, "seller_id": sellerID, "out_trade_no": trade.outTradeNo,
             "trade_no": trade.tradeNo, "trade_status": trade.status.rawValue, "total_amount": Self.yuan(trade.totalFen),
             "receipt_amount": Self.yuan(trade.totalFen), "buyer_id": trade.buyerID, "subject": trade.subject,
@@ -330,7 +358,9 @@ public actor SandboxAlipay {
         case .reorder, .duplicate, nil:
             break
         }
-        return Outgoing(notice: SandboxNotice(id: UUID().uuidString.lowercased(), url: url, body: body), fault: fault, extraDelay: extraDelay)
+        return Outgoing(
+            notice: SandboxNotice(id: UUID().uuidString.lowercased(), url: url, body: body), fault: fault,
+            extraDelay: extraDelay)
     }
 
     /// Sends a kept notification, as its fault says; it is kept until acknowledged (sent again after a restart).
@@ -346,7 +376,8 @@ public actor SandboxAlipay {
         if let held = heldNotification, held.outTradeNo != outTradeNo || fault != .reorder {
             heldNotification = nil
             // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
-            deliver(id: held.id, url: url, outTradeNo: held.outTradeNo, body: held.body, extraDelay: .zero, after: current)
+            deliver(
+                id: held.id, url: url, outTradeNo: held.outTradeNo, body: held.body, extraDelay: .zero, after: current)
         }
     }
 
@@ -359,7 +390,8 @@ public actor SandboxAlipay {
 
     @discardableResult
     private func deliver(
-        id: String, url: String, outTradeNo: String, body: String, extraDelay: Duration, after predecessor: Task<Void, Never>? = nil
+        id: String, url: String, outTradeNo: String, body: String, extraDelay: Duration,
+        after predecessor: Task<Void, Never>? = nil
     ) -> Task<Void, Never> {
         let scale = timeScale
         let task = Task { [sink] in
@@ -368,7 +400,8 @@ public actor SandboxAlipay {
             for attempt in 0...Self.retrySchedule.count {
                 if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
                 let accepted = await sink(url, body)
-                self.record(Delivery(outTradeNo: outTradeNo, attempt: attempt + 1, accepted: accepted), notification: id)
+                self.record(
+                    Delivery(outTradeNo: outTradeNo, attempt: attempt + 1, accepted: accepted), notification: id)
                 if accepted { return }
             }
         }
@@ -383,7 +416,8 @@ public actor SandboxAlipay {
             try journal.append(.acknowledged(id: id))
         } catch {
             logger.error(
-                "sandbox alipay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
+                "sandbox alipay journal not written; the notification is sent again after a restart",
+                metadata: ["error": "\(error)"])
         }
     }
 
@@ -411,7 +445,8 @@ public actor SandboxAlipay {
         guard parameters["app_id"] == appID else { throw SandboxAlipayError.invalidAppID(parameters["app_id"] ?? "") }
         guard parameters["sign_type"] == "RSA2", let sign = parameters["sign"],
             AlipayCredentials.isAppSignature(
-                sign, over: SignContent.make(parameters, excluding: SignContent.requestExclusions), appPublicKey: appPublicKey)
+                sign, over: SignContent.make(parameters, excluding: SignContent.requestExclusions),
+                appPublicKey: appPublicKey)
         else { throw SandboxAlipayError.invalidSignature }
         return parameters
     }

@@ -28,7 +28,8 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
             let body = try await request.collectBody(upTo: 16 * 1024)
             do {
                 let faults = try SandboxJSON.decode(AlipayFaultRequest.self, from: Array(buffer: body))
-                let notifications = try faults.notificationFaults(), gateway = try faults.gatewayFaults()
+                let notifications = try faults.notificationFaults()
+                let gateway = try faults.gatewayFaults()
                 for fault in notifications { await alipay.injectNotificationFault(fault) }
                 for fault in gateway { await alipay.injectGatewayFault(fault) }
                 return SandboxJSON.response(["queued": "\(notifications.count + gateway.count)"], status: .ok)

@@ -26,7 +26,9 @@ public actor SandboxAppStore {
     }
 
     /// Faults that apply to signing or to OCSP, not to the next API call.
-    private static let nonAPIFaults: Set<Fault> = [.expiredLeaf, .revokedLeaf, .ocspUnavailable, .receiptServerUnavailable]
+    private static let nonAPIFaults: Set<Fault> = [
+        .expiredLeaf, .revokedLeaf, .ocspUnavailable, .receiptServerUnavailable,
+    ]
 
     public nonisolated let authority: SandboxAppStoreCA
     public nonisolated let bundleID: String
@@ -51,8 +53,10 @@ public actor SandboxAppStore {
     /// - Parameter folder: where the store keeps its transactions and notifications across restarts
     ///   (``SandboxJournal``); nil keeps nothing.
     public init(
-        authority: SandboxAppStoreCA, receipts: SandboxReceiptSigner, bundleID: String, appAppleID: Int64, merchantKeyID: String,
-        merchantKey: P256.Signing.PublicKey, sharedSecret: String? = nil, clock: any WallClock = SystemClock(), folder: URL? = nil
+        authority: SandboxAppStoreCA, receipts: SandboxReceiptSigner, bundleID: String, appAppleID: Int64,
+        merchantKeyID: String,
+        merchantKey: P256.Signing.PublicKey, sharedSecret: String? = nil, clock: any WallClock = SystemClock(),
+        folder: URL? = nil
     ) throws {
         self.authority = authority
         self.receipts = receipts
@@ -67,13 +71,18 @@ public actor SandboxAppStore {
             journal = .inMemory
             return
         }
-        let (journal, kept) = try SandboxJournal<KeptTransaction>.open(folder.appendingPathComponent("appstore.journal"))
+        let (journal, kept) = try SandboxJournal<KeptTransaction>.open(
+            folder.appendingPathComponent("appstore.journal"))
         self.journal = journal
         // Every transaction as it was last signed, applied as when it was written; ids go on after the highest.
         for transaction in kept {
-            guard let payload = (try? JSONSerialization.jsonObject(with: Data(transaction.payload.utf8))) as? [String: Any] else {
+            guard
+                let payload = (try? JSONSerialization.jsonObject(with: Data(transaction.payload.utf8)))
+                    as? [String: Any]
+            else {
                 throw SandboxJournalError(
-                    file: folder.appendingPathComponent("appstore.journal"), detail: "holds no payload for \(transaction.id)")
+                    file: folder.appendingPathComponent("appstore.journal"),
+                    detail: "holds no payload for \(transaction.id)")
             }
             records.apply(transaction, payload: payload)
             if let id = Int64(transaction.id), id >= nextID { nextID = id + 1 }
@@ -86,7 +95,6 @@ public actor SandboxAppStore {
         records.apply(kept, payload: payload)
     }
 
-
     public func inject(_ fault: Fault, count: Int = 1) {
         faults.append(contentsOf: repeatElement(fault, count: count))
     }
@@ -98,8 +106,10 @@ public actor SandboxAppStore {
     /// renewal where the previous one ends, and is dated in `expiresDate`.
     @discardableResult
     public func purchase(
-        productID: String, type: String = "Consumable", appAccountToken: UUID? = nil, originalTransactionID: String? = nil,
-        subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, offerCode: String? = nil, device: String? = nil
+        productID: String, type: String = "Consumable", appAccountToken: UUID? = nil,
+        originalTransactionID: String? = nil,
+        subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, offerCode: String? = nil,
+        device: String? = nil
     ) throws -> (transactionID: String, signed: String) {
         let id = String(nextID)
         nextID += 1
@@ -111,7 +121,8 @@ public actor SandboxAppStore {
             expires = period.adding(to: max(clock.now(), records.periodEnds[original] ?? clock.now()))
         }
         var payload = Self.transactionPayload(
-            id: id, originalTransactionID: originalTransactionID, bundleID: bundleID, productID: productID, type: type, at: now,
+            id: id, originalTransactionID: originalTransactionID, bundleID: bundleID, productID: productID, type: type,
+            at: now,
             familyShared: familyShared)
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         payload["expiresDate"] = expires.map(Self.milliseconds)
@@ -124,13 +135,16 @@ public actor SandboxAppStore {
         let signed = try sign(payload)
         try keep(
             KeptTransaction(
-                id: id, signed: signed, payload: try Self.encode(payload), token: appAccountToken, original: originalTransactionID ?? id,
+                id: id, signed: signed, payload: try Self.encode(payload), token: appAccountToken,
+                original: originalTransactionID ?? id,
                 periodEnd: expires,
                 receiptEntry: .init(
-                    productID: productID, transactionID: id, originalTransactionID: originalTransactionID, purchaseDate: clock.now(),
+                    productID: productID, transactionID: id, originalTransactionID: originalTransactionID,
+                    purchaseDate: clock.now(),
                     expiresDate: expires),
                 device: device,
-                notification: try notification(originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", signedTransaction: signed)),
+                notification: try notification(
+                    originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", signedTransaction: signed)),
             payload: payload)
         return (id, signed)
     }
@@ -145,12 +159,15 @@ public actor SandboxAppStore {
 
     /// What a new transaction says, as the App Store writes it (milliseconds since 1970 in `at`).
     static func transactionPayload(
-        id: String, originalTransactionID: String?, bundleID: String, productID: String, type: String, at now: Int64, familyShared: Bool
+        id: String, originalTransactionID: String?, bundleID: String, productID: String, type: String, at now: Int64,
+        familyShared: Bool
     ) -> [String: Any] {
         [
-            "transactionId": id, "originalTransactionId": originalTransactionID ?? id, "bundleId": bundleID, "productId": productID,
+            "transactionId": id, "originalTransactionId": originalTransactionID ?? id, "bundleId": bundleID,
+            "productId": productID,
             "purchaseDate": now, "originalPurchaseDate": now, "quantity": 1, "type": type,
-            "inAppOwnershipType": familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": now, "environment": "Sandbox",
+            "inAppOwnershipType": familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": now,
+            "environment": "Sandbox",
             "transactionReason": originalTransactionID == nil ? "PURCHASE" : "RENEWAL",
             "storefront": "CHN", "storefrontId": "143465", "appTransactionId": "704330170000000001",
         ]
@@ -168,14 +185,16 @@ public actor SandboxAppStore {
     /// Every purchase so far: the simulator's own record.
     public var payments: [SandboxPaymentRecord] {
         records.transactions.keys.map {
-            SandboxPaymentRecord(providerTransactionID: $0, orderReference: records.tokens[$0]?.uuidString.lowercased(), amount: nil)
+            SandboxPaymentRecord(
+                providerTransactionID: $0, orderReference: records.tokens[$0]?.uuidString.lowercased(), amount: nil)
         }
     }
 
     /// The app's StoreKit 1 receipt now: every purchase so far, signed, base64 (what `appStoreReceiptURL` holds).
     /// `bundleID` makes the receipt of another app, signed by the same authority.
     public func appReceipt(bundleID: String? = nil) throws -> String {
-        let receipt = try receipts.receipt(bundleID: bundleID ?? self.bundleID, purchases: records.receiptPurchases, createdAt: clock.now())
+        let receipt = try receipts.receipt(
+            bundleID: bundleID ?? self.bundleID, purchases: records.receiptPurchases, createdAt: clock.now())
         return Data(receipt).base64EncodedString()
     }
 
@@ -183,7 +202,9 @@ public actor SandboxAppStore {
     /// the app, the history and the notification) and a `REFUND` notification is recorded. Returns the new JWS.
     @discardableResult
     public func refund(transactionID: String) throws -> String {
-        guard var payload = records.payloads[transactionID] else { throw SandboxAppStoreError.unknownTransaction(transactionID) }
+        guard var payload = records.payloads[transactionID] else {
+            throw SandboxAppStoreError.unknownTransaction(transactionID)
+        }
         payload["revocationDate"] = Self.milliseconds(clock.now())
         payload["revocationReason"] = 0
         payload["signedDate"] = Self.milliseconds(clock.now())
@@ -213,7 +234,8 @@ public actor SandboxAppStore {
         let signed = try sign(payload)
         try keep(
             KeptTransaction(
-                id: id, signed: signed, payload: try Self.encode(payload), original: originalTransactionID, periodEnd: extended,
+                id: id, signed: signed, payload: try Self.encode(payload), original: originalTransactionID,
+                periodEnd: extended,
                 notification: try notification("RENEWAL_EXTENDED", signedTransaction: signed)),
             payload: payload)
         return signed
@@ -221,7 +243,9 @@ public actor SandboxAppStore {
 
     /// A signed V2 notification carrying `signedTransaction` (what the App Store would POST to the merchant).
     public func notification(type: String, subtype: String? = nil, signedTransaction: String?) throws -> String {
-        var data: [String: Any] = ["appAppleId": appAppleID, "bundleId": bundleID, "bundleVersion": "1", "environment": "Sandbox"]
+        var data: [String: Any] = [
+            "appAppleId": appAppleID, "bundleId": bundleID, "bundleVersion": "1", "environment": "Sandbox",
+        ]
         data["signedTransactionInfo"] = signedTransaction
         var payload: [String: Any] = [
             "notificationType": type, "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
@@ -234,7 +258,8 @@ public actor SandboxAppStore {
     /// The notification a change of a transaction makes, as the history keeps it.
     private func notification(_ type: String, signedTransaction: String) throws -> KeptTransaction.Notification {
         KeptTransaction.Notification(
-            signedDate: Self.milliseconds(clock.now()), payload: try notification(type: type, signedTransaction: signedTransaction))
+            signedDate: Self.milliseconds(clock.now()),
+            payload: try notification(type: type, signedTransaction: signedTransaction))
     }
 
     private func sign(_ payload: [String: Any]) throws -> String {
@@ -254,7 +279,9 @@ public actor SandboxAppStore {
     // MARK: The App Store Server API
 
     /// Answers one request (path and query after the base URL).
-    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async -> ProviderHTTPResponse {
+    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async
+        -> ProviderHTTPResponse
+    {
         if method == "POST", pathAndQuery.hasSuffix("/verifyReceipt") {
             return await verifyReceipt(body: body, atProduction: !pathAndQuery.hasSuffix("/sandbox/verifyReceipt"))
         }
@@ -264,7 +291,9 @@ public actor SandboxAppStore {
         if let fault = faults.first, !Self.nonAPIFaults.contains(fault) {
             faults.removeFirst()
             switch fault {
-            case .serverError: return Self.json(500, #"{"errorCode":5000001,"errorMessage":"An unknown error occurred. Please try again."}"#)
+            case .serverError:
+                return Self.json(
+                    500, #"{"errorCode":5000001,"errorMessage":"An unknown error occurred. Please try again."}"#)
             case .rateLimited(let seconds):
                 var response = Self.json(429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#)
                 response.headers["Retry-After"] = String(seconds)
@@ -279,20 +308,28 @@ public actor SandboxAppStore {
         let (path, query) = PathAndQuery.split(pathAndQuery)
         let segments = path.split(separator: "/").map(String.init)
         do {
-            switch (method, Array(segments.suffix(from: min(segments.count, segments.firstIndex(of: "inApps") ?? segments.count)))) {
+            switch (
+                method,
+                Array(segments.suffix(from: min(segments.count, segments.firstIndex(of: "inApps") ?? segments.count)))
+            ) {
             case ("GET", let s) where s.count == 4 && s[1] == "v1" && s[2] == "transactions":
                 guard let signed = records.transactions[s[3]] else { return Self.notFound }
                 return Self.json(200, try Self.encode(["signedTransactionInfo": signed]))
             case ("GET", let s) where s.count == 4 && s[2] == "history":
                 let ids = records.originals[s[3]] ?? records.originals.first { $0.value.contains(s[3]) }?.value ?? []
                 guard !ids.isEmpty else { return Self.notFound }
-                guard let start = PathAndQuery.position(query["revision"]) else { return Self.json(400, #"{"errorCode":4000005,"errorMessage":"Invalid revision."}"#) }
+                guard let start = PathAndQuery.position(query["revision"]) else {
+                    return Self.json(400, #"{"errorCode":4000005,"errorMessage":"Invalid revision."}"#)
+                }
                 let page = Array(ids.dropFirst(start).prefix(2))
                 let end = start + page.count
-                return Self.json(200, try Self.encode([
-                    "signedTransactions": page.compactMap { records.transactions[$0] }, "revision": String(end), "hasMore": end < ids.count,
-                    "bundleId": bundleID, "appAppleId": appAppleID, "environment": "Sandbox",
-                ]))
+                return Self.json(
+                    200,
+                    try Self.encode([
+                        "signedTransactions": page.compactMap { records.transactions[$0] }, "revision": String(end),
+                        "hasMore": end < ids.count,
+                        "bundleId": bundleID, "appAppleId": appAppleID, "environment": "Sandbox",
+                    ]))
             case ("POST", let s) where s == ["inApps", "v1", "notifications", "history"]:
                 let request = try JSONObject(body)
                 let (from, to) = (try request.int("startDate"), try request.int("endDate"))
@@ -303,7 +340,8 @@ public actor SandboxAppStore {
                 let page = Array(matching.dropFirst(start).prefix(2))
                 let end = start + page.count
                 var answer: [String: Any] = [
-                    "notificationHistory": page.map { ["signedPayload": $0.payload, "sendAttempts": [] as [Any]] }, "hasMore": end < matching.count,
+                    "notificationHistory": page.map { ["signedPayload": $0.payload, "sendAttempts": [] as [Any]] },
+                    "hasMore": end < matching.count,
                 ]
                 if end < matching.count { answer["paginationToken"] = String(end) }
                 return Self.json(200, try Self.encode(answer))
@@ -313,13 +351,24 @@ public actor SandboxAppStore {
                 return Self.json(200, try Self.encode(["testNotificationToken": token]))
             case ("GET", let s) where s.count == 5 && s[2] == "notifications" && s[3] == "test":
                 guard let payload = testNotifications[s[4]] else { return Self.notFound }
-                return Self.json(200, try Self.encode(["signedPayload": payload, "sendAttempts": [["attemptDate": Self.milliseconds(clock.now()), "sendAttemptResult": "SUCCESS"]]]))
+                return Self.json(
+                    200,
+                    try Self.encode([
+                        "signedPayload": payload,
+                        "sendAttempts": [
+                            ["attemptDate": Self.milliseconds(clock.now()), "sendAttemptResult": "SUCCESS"]
+                        ],
+                    ]))
             case ("GET", let s) where s.count == 4 && s[2] == "lookup":
-                return Self.json(200, try Self.encode([
-                    "status": records.transactions.isEmpty ? 1 : 0, "signedTransactions": Array(records.transactions.values.prefix(1)),
-                ]))
+                return Self.json(
+                    200,
+                    try Self.encode([
+                        "status": records.transactions.isEmpty ? 1 : 0,
+                        "signedTransactions": Array(records.transactions.values.prefix(1)),
+                    ]))
             case ("GET", let s) where s.count == 5 && s[2] == "refund":
-                return Self.json(200, try Self.encode(["signedTransactions": [] as [String], "revision": "0", "hasMore": false]))
+                return Self.json(
+                    200, try Self.encode(["signedTransactions": [] as [String], "revision": "0", "hasMore": false]))
             case ("PUT", let s) where s.count == 5 && s[2] == "transactions" && s[3] == "consumption":
                 guard records.transactions[s[4]] != nil else { return Self.notFound }
                 guard (try? JSONObject(body).optionalBool("customerConsented")) == true else {
@@ -342,7 +391,9 @@ public actor SandboxAppStore {
             faults.removeFirst()
             return ProviderHTTPResponse(status: 503, headers: [:], body: [])
         }
-        guard let responder = try? authority.ocspResponder else { return ProviderHTTPResponse(status: 500, headers: [:], body: []) }
+        guard let responder = try? authority.ocspResponder else {
+            return ProviderHTTPResponse(status: 500, headers: [:], body: [])
+        }
         return ProviderHTTPResponse(
             status: 200, headers: ["Content-Type": "application/ocsp-response"],
             body: responder.respond(to: body, revokedSerials: revokedSerials, now: clock.now()))
@@ -356,13 +407,16 @@ public actor SandboxAppStore {
         guard let request = try? JSONObject(body), let data = try? request.string("receipt-data"),
             let der = try? ReceiptParser.bytes(Array(data.utf8))
         else { return Self.json(200, #"{"status":21002}"#) }
-        if let sharedSecret, (try? request.optionalString("password")) != sharedSecret { return Self.json(200, #"{"status":21004}"#) }
+        if let sharedSecret, (try? request.optionalString("password")) != sharedSecret {
+            return Self.json(200, #"{"status":21004}"#)
+        }
         if atProduction { return Self.json(200, #"{"status":21007}"#) }
         guard let roots = try? AppleRootCertificates.load([receipts.rootDER], requireApple: false),
             case .valid(let receipt)? = try? await ReceiptValidator(rootCertificates: roots).validate(der)
         else { return Self.json(200, #"{"status":21003}"#) }
         let answer: [String: Any] = [
-            "status": 0, "environment": "Sandbox", "receipt": receipt.json, "latest_receipt_info": receipt.inApp.map(\.json),
+            "status": 0, "environment": "Sandbox", "receipt": receipt.json,
+            "latest_receipt_info": receipt.inApp.map(\.json),
             "latest_receipt": data,
         ]
         return Self.json(200, (try? Self.encode(answer)) ?? #"{"status":21009}"#)
@@ -370,12 +424,14 @@ public actor SandboxAppStore {
 
     /// The merchant's bearer token: ES256 by the configured key, `aud` appstoreconnect-v1, our bundle, not expired.
     private func authorized(_ headers: [String: String]) -> Bool {
-        guard let value = headers.first(where: { $0.key.caseInsensitiveCompare("Authorization") == .orderedSame })?.value,
+        guard
+            let value = headers.first(where: { $0.key.caseInsensitiveCompare("Authorization") == .orderedSame })?.value,
             value.hasPrefix("Bearer ")
         else { return false }
         let parts = value.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(ArraySlice(parts[0].utf8)),
-            let claimsBytes = Base64URL.decode(ArraySlice(parts[1].utf8)), let signatureBytes = Base64URL.decode(ArraySlice(parts[2].utf8)),
+            let claimsBytes = Base64URL.decode(ArraySlice(parts[1].utf8)),
+            let signatureBytes = Base64URL.decode(ArraySlice(parts[2].utf8)),
             let header = try? JSONObject(headerBytes), let claims = try? JSONObject(claimsBytes),
             (try? header.string("alg")) == "ES256", (try? header.string("kid")) == merchantKeyID,
             (try? claims.string("aud")) == "appstoreconnect-v1", (try? claims.string("bid")) == bundleID,
@@ -392,7 +448,9 @@ public actor SandboxAppStore {
     }
 
     static func encode(_ object: [String: Any]) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+        String(
+            decoding: try JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
     }
 
     static func milliseconds(_ date: Date) -> Int64 { date.millisecondsSince1970 }

@@ -23,12 +23,16 @@ public struct SandboxAppStoreCA: Sendable {
 
     /// A new authority valid from a day before `now` for ten years.
     public init(now: Date = Date()) throws {
-        let rootKey = P256.Signing.PrivateKey(), intermediateKey = P256.Signing.PrivateKey(), leafKey = P256.Signing.PrivateKey()
-        let start = now - 86400, end = now + 10 * 365 * 86400
+        let rootKey = P256.Signing.PrivateKey()
+        let intermediateKey = P256.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        let start = now - 86400
+        let end = now + 10 * 365 * 86400
         let rootName = try Self.name("OrderSafe Sandbox Apple Root CA")
         let intermediateName = try Self.name("OrderSafe Sandbox Apple Worldwide Developer Relations CA")
         let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start, notValidAfter: end,
+            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start,
+            notValidAfter: end,
             issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
@@ -36,13 +40,15 @@ public struct SandboxAppStoreCA: Sendable {
                 SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
             }, issuerPrivateKey: .init(rootKey))
         let intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: start, notValidAfter: end,
+            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: start,
+            notValidAfter: end,
             issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
-                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(rootKey.publicKey)).keyIdentifier)
+                AuthorityKeyIdentifier(
+                    keyIdentifier: SubjectKeyIdentifier(hash: .init(rootKey.publicKey)).keyIdentifier)
                 Certificate.Extension(oid: Self.appleIntermediateOID, critical: false, value: [0x05, 0x00])
             }, issuerPrivateKey: .init(rootKey))
         self.init(
@@ -51,7 +57,10 @@ public struct SandboxAppStoreCA: Sendable {
             intermediateKey: intermediateKey)
     }
 
-    init(rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey, intermediateKey: P256.Signing.PrivateKey) {
+    init(
+        rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey,
+        intermediateKey: P256.Signing.PrivateKey
+    ) {
         self.rootDER = rootDER
         self.intermediateDER = intermediateDER
         self.leafDER = leafDER
@@ -63,22 +72,31 @@ public struct SandboxAppStoreCA: Sendable {
     public func withLeaf(validFrom start: Date, to end: Date) throws -> SandboxAppStoreCA {
         let key = P256.Signing.PrivateKey()
         return SandboxAppStoreCA(
-            rootDER: rootDER, intermediateDER: intermediateDER, leafDER: try Self.leaf(key: key, issuerKey: intermediateKey, from: start, to: end),
+            rootDER: rootDER, intermediateDER: intermediateDER,
+            leafDER: try Self.leaf(key: key, issuerKey: intermediateKey, from: start, to: end),
             leafKey: key, intermediateKey: intermediateKey)
     }
 
-    static func leaf(key: P256.Signing.PrivateKey, issuerKey: P256.Signing.PrivateKey, from start: Date, to end: Date) throws -> [UInt8] {
-        try der(Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: start, notValidAfter: end,
-            issuer: try name("OrderSafe Sandbox Apple Worldwide Developer Relations CA"), subject: try name("OrderSafe Sandbox StoreKit Signing"),
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(issuerKey.publicKey)).keyIdentifier)
-                Certificate.Extension(oid: appleLeafOID, critical: false, value: [0x05, 0x00])
-                AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(ocspURL))])
-            }, issuerPrivateKey: .init(issuerKey)))
+    static func leaf(key: P256.Signing.PrivateKey, issuerKey: P256.Signing.PrivateKey, from start: Date, to end: Date)
+        throws -> [UInt8]
+    {
+        try der(
+            Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: start,
+                notValidAfter: end,
+                issuer: try name("OrderSafe Sandbox Apple Worldwide Developer Relations CA"),
+                subject: try name("OrderSafe Sandbox StoreKit Signing"),
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    Critical(KeyUsage(digitalSignature: true))
+                    AuthorityKeyIdentifier(
+                        keyIdentifier: SubjectKeyIdentifier(hash: .init(issuerKey.publicKey)).keyIdentifier)
+                    Certificate.Extension(oid: appleLeafOID, critical: false, value: [0x05, 0x00])
+                    AuthorityInformationAccess([
+                        .init(method: .ocspServer, location: .uniformResourceIdentifier(ocspURL))
+                    ])
+                }, issuerPrivateKey: .init(issuerKey)))
     }
 
     /// The leaf's serial number, as the OCSP responder compares serials.
@@ -87,7 +105,9 @@ public struct SandboxAppStoreCA: Sendable {
     }
 
     var ocspResponder: SandboxOCSPResponder {
-        get throws { SandboxOCSPResponder(issuer: try Certificate(derEncoded: intermediateDER), issuerKey: intermediateKey) }
+        get throws {
+            SandboxOCSPResponder(issuer: try Certificate(derEncoded: intermediateDER), issuerKey: intermediateKey)
+        }
     }
 
     /// The authority kept in `folder` (`appstore-ca.json`, mode 0600), created when missing. A leaf stored by
@@ -95,7 +115,8 @@ public struct SandboxAppStoreCA: Sendable {
     public static func loadOrCreate(in folder: URL, now: Date = Date()) throws -> SandboxAppStoreCA {
         let file = folder.appendingPathComponent("appstore-ca.json")
         if let stored = StoredCredentials.load(file),
-            let root = stored["root"].flatMap({ Data(base64Encoded: $0) }), let intermediate = stored["intermediate"].flatMap({ Data(base64Encoded: $0) }),
+            let root = stored["root"].flatMap({ Data(base64Encoded: $0) }),
+            let intermediate = stored["intermediate"].flatMap({ Data(base64Encoded: $0) }),
             let leaf = stored["leaf"].flatMap({ Data(base64Encoded: $0) }), let key = stored["leaf_key"],
             let intermediateKey = stored["intermediate_key"]
         {
@@ -103,9 +124,12 @@ public struct SandboxAppStoreCA: Sendable {
                 rootDER: Array(root), intermediateDER: Array(intermediate), leafDER: Array(leaf),
                 leafKey: try P256.Signing.PrivateKey(pemRepresentation: key),
                 intermediateKey: try P256.Signing.PrivateKey(pemRepresentation: intermediateKey))
-            guard try Certificate(derEncoded: authority.leafDER).extensions.authorityInformationAccess == nil else { return authority }
+            guard try Certificate(derEncoded: authority.leafDER).extensions.authorityInformationAccess == nil else {
+                return authority
+            }
             let intermediateCertificate = try Certificate(derEncoded: authority.intermediateDER)
-            let renewed = try authority.withLeaf(validFrom: intermediateCertificate.notValidBefore, to: intermediateCertificate.notValidAfter)
+            let renewed = try authority.withLeaf(
+                validFrom: intermediateCertificate.notValidBefore, to: intermediateCertificate.notValidAfter)
             try renewed.save(to: file)
             return renewed
         }
@@ -117,7 +141,8 @@ public struct SandboxAppStoreCA: Sendable {
     private func save(to file: URL) throws {
         let authority = self
         let stored = [
-            "root": Data(authority.rootDER).base64EncodedString(), "intermediate": Data(authority.intermediateDER).base64EncodedString(),
+            "root": Data(authority.rootDER).base64EncodedString(),
+            "intermediate": Data(authority.intermediateDER).base64EncodedString(),
             "leaf": Data(authority.leafDER).base64EncodedString(), "leaf_key": authority.leafKey.pemRepresentation,
             "intermediate_key": authority.intermediateKey.pemRepresentation,
         ]
@@ -127,7 +152,8 @@ public struct SandboxAppStoreCA: Sendable {
     /// Signs `payload` (JSON text) as the App Store signs transactions, renewal info, notifications and app
     /// transactions: ES256 with `x5c` = [leaf, intermediate, root].
     public func sign(_ payload: String) throws -> String {
-        let header = #"{"alg":"ES256","x5c":["\#(Data(leafDER).base64EncodedString())","\#(Data(intermediateDER).base64EncodedString())","\#(Data(rootDER).base64EncodedString())"]}"#
+        let header =
+            #"{"alg":"ES256","x5c":["\#(Data(leafDER).base64EncodedString())","\#(Data(intermediateDER).base64EncodedString())","\#(Data(rootDER).base64EncodedString())"]}"#
         let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(payload.utf8))
         let signature = try leafKey.signature(for: Data(input.utf8))
         return input + "." + Base64URL.encode(signature.rawRepresentation)

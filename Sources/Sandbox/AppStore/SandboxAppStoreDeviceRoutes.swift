@@ -24,8 +24,10 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             let ids = (request.uri.queryParameters.get("ids") ?? "").split(separator: ",").prefix(200).map(String.init)
             let products = await devices.products(ids).map { product -> [String: Any] in
                 [
-                    "id": product.id, "type": product.type, "display_name": product.displayName, "description": product.displayName,
-                    "price": product.price.decimalString, "display_price": "\(product.price.currency.code) \(product.price.decimalString)",
+                    "id": product.id, "type": product.type, "display_name": product.displayName,
+                    "description": product.displayName,
+                    "price": product.price.decimalString,
+                    "display_price": "\(product.price.currency.code) \(product.price.decimalString)",
                     "family_shareable": false,
                 ]
             }
@@ -34,8 +36,10 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         device.post("purchase") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
                 let result = try await devices.purchase(
-                    device: try context.parameters.require("device"), productID: try object.string("product_id"), appAccountToken: try Self.token(object),
-                    askToBuy: try object.optionalBool("ask_to_buy") ?? false, confirm: try object.optionalBool("confirm") ?? true)
+                    device: try context.parameters.require("device"), productID: try object.string("product_id"),
+                    appAccountToken: try Self.token(object),
+                    askToBuy: try object.optionalBool("ask_to_buy") ?? false,
+                    confirm: try object.optionalBool("confirm") ?? true)
                 switch result {
                 case .success(let signed): return ["result": "success", "signed_transaction": signed]
                 case .pending(let requestID): return ["result": "pending", "request_id": requestID]
@@ -45,16 +49,21 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             }
         }
         device.get("unfinished") { _, context in
-            SandboxJSONObject.response(["signed_transactions": await devices.unfinished(device: try context.parameters.require("device"))])
+            SandboxJSONObject.response([
+                "signed_transactions": await devices.unfinished(device: try context.parameters.require("device"))
+            ])
         }
         device.get("entitlements") { _, context in
-            SandboxJSONObject.response(["signed_transactions": await devices.entitlements(device: try context.parameters.require("device"))])
+            SandboxJSONObject.response([
+                "signed_transactions": await devices.entitlements(device: try context.parameters.require("device"))
+            ])
         }
         device.get("updates") { request, context in
             var after: Int?
             if let text = request.uri.queryParameters.get("after") {
                 guard let cursor = Int(text), cursor >= 0 else {
-                    return SandboxJSONObject.response(["error": "after must be a cursor this route answered (an integer ≥ 0)"], status: .badRequest)
+                    return SandboxJSONObject.response(
+                        ["error": "after must be a cursor this route answered (an integer ≥ 0)"], status: .badRequest)
                 }
                 after = cursor
             }
@@ -63,26 +72,32 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         }
         device.post("finish") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
-                try await devices.finish(device: try context.parameters.require("device"), transactionID: try object.string("transaction_id"))
+                try await devices.finish(
+                    device: try context.parameters.require("device"), transactionID: try object.string("transaction_id")
+                )
                 return [:]
             }
         }
         device.post("deliver") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
                 let id = try await devices.deliverFromElsewhere(
-                    device: try context.parameters.require("device"), productID: try object.string("product_id"), try Self.elsewhere(object))
+                    device: try context.parameters.require("device"), productID: try object.string("product_id"),
+                    try Self.elsewhere(object))
                 return ["transaction_id": id]
             }
         }
         device.get("ask-to-buy") { _, context in
             let requests = await devices.askToBuyRequests(device: try context.parameters.require("device"))
-            return SandboxJSONObject.response(["requests": requests.map { ["request_id": $0.requestID, "product_id": $0.productID] }])
+            return SandboxJSONObject.response([
+                "requests": requests.map { ["request_id": $0.requestID, "product_id": $0.productID] }
+            ])
         }
         for (action, approve) in [("approve", true), ("decline", false)] {
             device.post("ask-to-buy/:request/\(action)") { _, context in
                 do {
                     let id = try await devices.answerAskToBuy(
-                        device: try context.parameters.require("device"), requestID: try context.parameters.require("request"), approve: approve)
+                        device: try context.parameters.require("device"),
+                        requestID: try context.parameters.require("request"), approve: approve)
                     return SandboxJSONObject.response(id.map { ["transaction_id": $0] } ?? [:])
                 } catch let error as SandboxDeviceError {
                     return SandboxJSONObject.response(["error": "\(error)"], status: .notFound)
@@ -103,13 +118,15 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
     /// What `POST …/deliver` names: `from`, and the one member that kind takes (any other is refused).
     static func elsewhere(_ object: JSONObject) throws -> SandboxAppStoreDevices.Elsewhere {
         let from = try object.string("from")
-        let extra: String? = switch from {
-        case "other_device": "app_account_token"
-        case "offer_code": "offer_code"
-        case "renewal": "original_transaction_id"
-        case "family_shared": nil
-        default: throw SandboxDeviceError.badDelivery("from must be other_device, family_shared, offer_code or renewal")
-        }
+        let extra: String? =
+            switch from {
+            case "other_device": "app_account_token"
+            case "offer_code": "offer_code"
+            case "renewal": "original_transaction_id"
+            case "family_shared": nil
+            default:
+                throw SandboxDeviceError.badDelivery("from must be other_device, family_shared, offer_code or renewal")
+            }
         if let stray = object.memberNames.first(where: { !["product_id", "from", extra].contains($0) }) {
             throw SandboxDeviceError.badDelivery("'\(stray.prefix(32))' is not a member of a \(from) delivery")
         }
@@ -118,7 +135,9 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             return .otherDevice(appAccountToken: try token(object))
         case "offer_code":
             let code = try object.string("offer_code")
-            guard (1...64).contains(code.utf8.count) else { throw SandboxDeviceError.badDelivery("offer_code must be 1 to 64 bytes") }
+            guard (1...64).contains(code.utf8.count) else {
+                throw SandboxDeviceError.badDelivery("offer_code must be 1 to 64 bytes")
+            }
             return .offerCode(code)
         case "renewal": return .renewal(originalTransactionID: try object.string("original_transaction_id"))
         default: return .familyShared
@@ -136,7 +155,9 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
 
 /// Answers 400 before any device route runs when the path's device id is not one (``SandboxAppStoreDevices``).
 struct DeviceIDCheck<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         guard let device = context.parameters.get("device"), SandboxAppStoreDevices.isDeviceID(device) else {
             return SandboxJSONObject.response(["error": SandboxDeviceError.badDevice.description], status: .badRequest)
         }
@@ -147,8 +168,12 @@ struct DeviceIDCheck<Context: RequestContext>: RouterMiddleware {
 /// JSON answers with nested values, for the sandbox's own control routes.
 enum SandboxJSONObject {
     static func response(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        let body =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// Reads a JSON object body (16 KiB at most; a `null` member is refused: leave it out), runs `body`, and answers
@@ -171,10 +196,13 @@ enum SandboxJSONObject {
 
     /// What a simulator was paid, as `GET {prefix}/payments` lists it.
     static func payments(_ records: [SandboxPaymentRecord], devices: [String: String] = [:]) -> Response {
-        let items = records.sorted { $0.providerTransactionID < $1.providerTransactionID }.map { record -> [String: Any] in
+        let items = records.sorted { $0.providerTransactionID < $1.providerTransactionID }.map {
+            record -> [String: Any] in
             var item: [String: Any] = ["provider_transaction_id": record.providerTransactionID]
             item["order_reference"] = record.orderReference
-            item["amount"] = record.amount.map { ["amount_minor": $0.amountMinor, "currency": $0.currency.code] as [String: Any] }
+            item["amount"] = record.amount.map {
+                ["amount_minor": $0.amountMinor, "currency": $0.currency.code] as [String: Any]
+            }
             item["device"] = devices[record.providerTransactionID]
             return item
         }

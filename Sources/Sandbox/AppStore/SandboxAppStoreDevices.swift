@@ -57,7 +57,8 @@ public actor SandboxAppStoreDevices {
     public init(store: SandboxAppStore, folder: URL? = nil) throws {
         self.store = store
         if let folder {
-            (journal, toRestore) = try SandboxJournal<SandboxDeviceRecord>.open(folder.appendingPathComponent("appstore-devices.journal"))
+            (journal, toRestore) = try SandboxJournal<SandboxDeviceRecord>.open(
+                folder.appendingPathComponent("appstore-devices.journal"))
         } else {
             journal = .inMemory
         }
@@ -97,23 +98,29 @@ public actor SandboxAppStoreDevices {
     }
 
     /// The purchase sheet: `confirm` false is the user cancelling; `askToBuy` makes it wait for approval.
-    public func purchase(device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool) async throws -> PurchaseResult {
+    public func purchase(device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool)
+        async throws -> PurchaseResult
+    {
         try admit(device)
         guard products[productID] != nil else { return .productUnavailable }
         guard confirm else { return .userCancelled }
         if askToBuy {
             let requestID = UUID().uuidString.lowercased()
-            try journal.append(.askToBuy(device: device, requestID: requestID, productID: productID, token: appAccountToken))
+            try journal.append(
+                .askToBuy(device: device, requestID: requestID, productID: productID, token: appAccountToken))
             devices[device, default: Device()].askToBuy[requestID] = (productID, appAccountToken)
             return .pending(requestID: requestID)
         }
-        return .success(signed: try await charge(device: device, productID: productID, appAccountToken: appAccountToken))
+        return .success(
+            signed: try await charge(device: device, productID: productID, appAccountToken: appAccountToken))
     }
 
     /// A parent approves (or declines) an Ask to Buy request: approved, the transaction is charged and arrives
     /// as an update. Returns the transaction id, nil when declined.
     public func answerAskToBuy(device: String, requestID: String, approve: Bool) async throws -> String? {
-        guard let request = devices[device]?.askToBuy.removeValue(forKey: requestID) else { throw SandboxDeviceError.unknownRequest(requestID) }
+        guard let request = devices[device]?.askToBuy.removeValue(forKey: requestID) else {
+            throw SandboxDeviceError.unknownRequest(requestID)
+        }
         guard approve else {
             try journal.append(.answered(device: device, requestID: requestID, update: nil))
             return nil
@@ -160,12 +167,15 @@ public actor SandboxAppStoreDevices {
         case .offerCode(let code):
             offer = code
         case .renewal(let originalTransactionID):
-            guard product.type == "Auto-Renewable Subscription" else { throw SandboxDeviceError.notRenewable(productID) }
+            guard product.type == "Auto-Renewable Subscription" else {
+                throw SandboxDeviceError.notRenewable(productID)
+            }
             token = try await store.chainToken(of: originalTransactionID)
             original = originalTransactionID
         }
         let (id, signed) = try await store.purchase(
-            productID: productID, type: product.type, appAccountToken: token, originalTransactionID: original, familyShared: familyShared,
+            productID: productID, type: product.type, appAccountToken: token, originalTransactionID: original,
+            familyShared: familyShared,
             offerCode: offer, device: device)
         try journal.append(.update(device: device, signed: signed))
         owners[id] = device
@@ -231,7 +241,8 @@ public actor SandboxAppStoreDevices {
 
     private func charge(device: String, productID: String, appAccountToken: UUID?) async throws -> String {
         let type = products[productID]?.type ?? "Consumable"
-        let (id, signed) = try await store.purchase(productID: productID, type: type, appAccountToken: appAccountToken, device: device)
+        let (id, signed) = try await store.purchase(
+            productID: productID, type: type, appAccountToken: appAccountToken, device: device)
         owners[id] = device
         devices[device, default: Device()].unfinished[id] = signed
         devices[device]?.all[id] = (type, signed)
@@ -240,9 +251,11 @@ public actor SandboxAppStoreDevices {
 
     /// 1 to 64 ASCII letters, digits, `-` or `_`.
     static func isDeviceID(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
-        }
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == 0x2D || byte == 0x5F
+            }
     }
 
     private func admit(_ device: String) throws {
@@ -286,8 +299,10 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
         case .tooMany: "too many devices or updates in this sandbox"
         case .unknownRequest(let id): "no Ask to Buy request \(id)"
         case .unknownProduct(let id): "the store sells no product '\(id.prefix(64))'"
-        case .notShareable(let id): "'\(id.prefix(64))' is a consumable: Family Sharing shares non-consumables and subscriptions only"
-        case .notRenewable(let id): "'\(id.prefix(64))' is not an auto-renewable subscription's original transaction or product"
+        case .notShareable(let id):
+            "'\(id.prefix(64))' is a consumable: Family Sharing shares non-consumables and subscriptions only"
+        case .notRenewable(let id):
+            "'\(id.prefix(64))' is not an auto-renewable subscription's original transaction or product"
         case .badDelivery(let reason): reason
         }
     }

@@ -66,6 +66,8 @@ struct SandboxAppStoreRecords {
         transactions[kept.id] = kept.signed
         payloads[kept.id] = payload
         if let end = kept.periodEnd { periodEnds[kept.original] = end }
-        if let notification = kept.notification { notifications.append((notification.signedDate, notification.payload)) }
+        if let notification = kept.notification {
+            notifications.append((notification.signedDate, notification.payload))
+        }
     }
 }

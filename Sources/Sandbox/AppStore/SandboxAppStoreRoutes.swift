@@ -46,7 +46,8 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
                     return period
                 }
                 let (id, signed) = try await store.purchase(
-                    productID: try object.string("product_id"), type: try object.optionalString("type") ?? "Consumable", appAccountToken: token,
+                    productID: try object.string("product_id"), type: try object.optionalString("type") ?? "Consumable",
+                    appAccountToken: token,
                     subscriptionPeriod: period)
                 return SandboxJSON.response(["transaction_id": id, "signed_transaction": signed], status: .ok)
             } catch {
@@ -54,7 +55,9 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
             }
         }
         group.get("receipt") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: try await store.appReceipt())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(string: try await store.appReceipt())))
         }
         group.post("faults") { request, _ in
             var request = request
@@ -78,11 +81,14 @@ struct AppStoreFaultRequest: SandboxBody {
     var faults: [String]
 
     static func seconds(_ digits: Substring, text: String) throws -> Int {
-        guard let seconds = Int(digits), (0...3600).contains(seconds) else { throw FaultText.Unknown(text: text, known: known) }
+        guard let seconds = Int(digits), (0...3600).contains(seconds) else {
+            throw FaultText.Unknown(text: text, known: known)
+        }
         return seconds
     }
 
-    static let known = "faults take server_error, rate_limited:SECONDS, timeout_ms:N, expired_leaf, revoked_leaf, ocsp_unavailable, receipt_server_unavailable"
+    static let known =
+        "faults take server_error, rate_limited:SECONDS, timeout_ms:N, expired_leaf, revoked_leaf, ocsp_unavailable, receipt_server_unavailable"
 
     func parsed() throws -> [SandboxAppStore.Fault] {
         try faults.map { text in

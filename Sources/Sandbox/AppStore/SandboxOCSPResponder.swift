@@ -40,7 +40,8 @@ struct SandboxOCSPResponder: Sendable {
         for field in tbsFields {
             if field.identifier == .sequence, case .constructed(let list) = field.content {
                 for single in list {
-                    guard case .constructed(let singleFields) = single.content, let certID = singleFields.first(where: { _ in true }),
+                    guard case .constructed(let singleFields) = single.content,
+                        let certID = singleFields.first(where: { _ in true }),
                         case .constructed(let certFields) = certID.content
                     else { throw ASN1Error.invalidASN1Object(reason: "a Request without a CertID") }
                     let parts = Array(certFields)
@@ -61,33 +62,42 @@ struct SandboxOCSPResponder: Sendable {
                 }
             }
         }
-        guard !request.certIDs.isEmpty else { throw ASN1Error.invalidASN1Object(reason: "an OCSPRequest without requests") }
+        guard !request.certIDs.isEmpty else {
+            throw ASN1Error.invalidASN1Object(reason: "an OCSPRequest without requests")
+        }
         return request
     }
 
     private func successful(_ request: Request, revokedSerials: Set<[UInt8]>, now: Date) throws -> [UInt8] {
         var data = DER.Serializer()
         try data.appendConstructedNode(identifier: .sequence) { data in
-            try data.serialize(issuer.subject, explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific)  // responderID byName
+            // responderID byName
+            try data.serialize(issuer.subject, explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific)
             try data.serialize(Self.time(now))  // producedAt
             try data.appendConstructedNode(identifier: .sequence) { list in
                 for certID in request.certIDs {
                     try list.appendConstructedNode(identifier: .sequence) { single in
                         single.serializeRawBytes(certID.encoded)
                         if revokedSerials.contains(certID.serial) {
-                            try single.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)) { info in
+                            try single.appendConstructedNode(
+                                identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)
+                            ) { info in
                                 try info.serialize(Self.time(now - 3600))  // revocationTime
                             }
                         } else {
-                            single.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { _ in }
+                            single.appendPrimitiveNode(
+                                identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+                            ) { _ in }
                         }
                         try single.serialize(Self.time(now - 60))  // thisUpdate
-                        try single.serialize(Self.time(now + 3600), explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific)
+                        try single.serialize(
+                            Self.time(now + 3600), explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific)
                     }
                 }
             }
             if let nonce = request.nonceExtension {
-                data.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)) { wrapper in
+                data.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)) {
+                    wrapper in
                     wrapper.appendConstructedNode(identifier: .sequence) { $0.serializeRawBytes(nonce) }
                 }
             }
@@ -104,7 +114,8 @@ struct SandboxOCSPResponder: Sendable {
         var response = DER.Serializer()
         try response.appendConstructedNode(identifier: .sequence) { response in
             response.appendPrimitiveNode(identifier: .enumerated) { $0.append(0) }  // successful
-            try response.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { wrapper in
+            try response.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
+            { wrapper in
                 try wrapper.appendConstructedNode(identifier: .sequence) { bytes in
                     try bytes.serialize(Self.basicResponseOID)
                     try bytes.serialize(ASN1OctetString(contentBytes: ArraySlice(basic.serializedBytes)))

@@ -19,7 +19,9 @@ public struct SandboxTransactionMinter: Sendable {
     /// `count` consumable purchases of `productID`, numbered from a transaction id no sandbox purchase uses (ids start
     /// at 3×10¹⁸ plus the clock's milliseconds times a million, so runs a millisecond apart never collide).
     public func mint(productID: String, count: Int, at date: Date) async throws -> [String] {
-        guard (0...Self.maxCount).contains(count) else { throw SandboxAppStoreError.tooMany(count, limit: Self.maxCount) }
+        guard (0...Self.maxCount).contains(count) else {
+            throw SandboxAppStoreError.tooMany(count, limit: Self.maxCount)
+        }
         let now = date.millisecondsSince1970
         let first = 3_000_000_000_000_000_000 + (now % 1_000_000_000_000) * 1_000_000
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -31,7 +33,8 @@ public struct SandboxTransactionMinter: Sendable {
                     let signed = try range.map { index in
                         try authority.sign(
                             payload: SandboxAppStore.transactionPayload(
-                                id: String(first + Int64(index)), originalTransactionID: nil, bundleID: bundleID, productID: productID,
+                                id: String(first + Int64(index)), originalTransactionID: nil, bundleID: bundleID,
+                                productID: productID,
                                 type: "Consumable", at: now, familyShared: false))
                     }
                     return (worker, signed)

@@ -26,8 +26,10 @@ struct PlatformIdentity: Sendable {
         }
         let certificate = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(bytes: serialNumber),
-            publicKey: Certificate.PublicKey(key.publicKey), notValidBefore: notBefore, notValidAfter: notBefore + lifetime,
-            issuer: name, subject: subject, signatureAlgorithm: .sha256WithRSAEncryption, extensions: Certificate.Extensions(),
+            publicKey: Certificate.PublicKey(key.publicKey), notValidBefore: notBefore,
+            notValidAfter: notBefore + lifetime,
+            issuer: name, subject: subject, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: Certificate.Extensions(),
             issuerPrivateKey: Certificate.PrivateKey(key))
         self.key = key
         serial = serialNumber.map { String(format: "%02X", $0) }.joined()

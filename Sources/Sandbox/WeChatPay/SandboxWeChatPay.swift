@@ -14,8 +14,10 @@ import _CryptoExtras
 /// platform certificate rotated.
 public actor SandboxWeChatPay {
     /// WeChat Pay's retry schedule after a notification is not acknowledged.
-    public static let retrySchedule: [Duration] = [15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600]
-        .map { .seconds($0) }
+    public static let retrySchedule: [Duration] = [
+        15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600,
+    ]
+    .map { .seconds($0) }
 
     /// How the sandbox signs: with a platform certificate's key (certificate mode) or a `PUB_KEY_ID_…` key.
     public enum Mode: Sendable {
@@ -56,7 +58,8 @@ public actor SandboxWeChatPay {
     private var leftOver: [String] = []
     private var notificationFaults: [WeChatPayNotificationFault] = []
     private var apiFaults: [WeChatPayAPIFault] = []
-    private var held: (id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8])?
+    private var held:
+        (id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8])?
     private var pending: [UUID: Task<Void, Never>] = [:]
     public private(set) var deliveries: [Delivery] = []
 
@@ -68,20 +71,26 @@ public actor SandboxWeChatPay {
     ///     unacknowledged notifications (``SandboxJournal``) and the numbers of the ids it handed out
     ///     (``SandboxSerial``); nil: nothing is kept, and ids are numbered from the clock.
     public init(
-        merchantID: String, appID: String, merchantSerial: String, merchantPublicKey: _RSA.Signing.PublicKey, apiV3Key: String,
+        merchantID: String, appID: String, merchantSerial: String, merchantPublicKey: _RSA.Signing.PublicKey,
+        apiV3Key: String,
         platformKey: _RSA.Signing.PrivateKey, mode: Mode = .platformCertificate, timeScale: Double = 1,
         clock: any WallClock = SystemClock(), folder: URL? = nil, sink: NotificationSink? = nil,
         logger: Logger = Logger(label: "sandbox.wechatpay")
     ) throws {
         serial = try SandboxSerial(file: folder?.appendingPathComponent("wechatpay-id-counter"), clock: clock)
         if let folder {
-            let (journal, records) = try SandboxJournal<SandboxWeChatPayRecord>.open(folder.appendingPathComponent("wechatpay.journal"))
+            let (journal, records) = try SandboxJournal<SandboxWeChatPayRecord>.open(
+                folder.appendingPathComponent("wechatpay.journal"))
             self.journal = journal
             for record in records {
                 switch record {
                 case .trade(let trade, let notice):
                     trades[trade.outTradeNo] = trade
-                    if let notice { unacknowledged[notice.id] = (notice.url, trade.outTradeNo, notice.eventType ?? "", Array(notice.body.utf8)) }
+                    if let notice {
+                        unacknowledged[notice.id] = (
+                            notice.url, trade.outTradeNo, notice.eventType ?? "", Array(notice.body.utf8)
+                        )
+                    }
                 case .acknowledged(let id): unacknowledged[id] = nil
                 }
             }
@@ -100,8 +109,11 @@ public actor SandboxWeChatPay {
         self.sink = sink ?? Self.post
         self.logger = logger
         publicKeyIdentity = platformKey
-        platforms = [try PlatformIdentity(
-            key: platformKey, serialNumber: Array("OS-WXPAY-1".utf8), notBefore: clock.now() - 86400, lifetime: 5 * 365 * 86400)]
+        platforms = [
+            try PlatformIdentity(
+                key: platformKey, serialNumber: Array("OS-WXPAY-1".utf8), notBefore: clock.now() - 86400,
+                lifetime: 5 * 365 * 86400)
+        ]
     }
 
     /// The public key merchants configure in public-key mode, PEM.
@@ -133,9 +145,10 @@ public actor SandboxWeChatPay {
     @discardableResult
     public func rotatePlatformCertificate() throws -> String {
         let number = platforms.count + 1
-        platforms.append(try PlatformIdentity(
-            key: try _RSA.Signing.PrivateKey(keySize: .bits2048), serialNumber: Array("OS-WXPAY-\(number)".utf8),
-            notBefore: clock.now() - 60, lifetime: 5 * 365 * 86400))
+        platforms.append(
+            try PlatformIdentity(
+                key: try _RSA.Signing.PrivateKey(keySize: .bits2048), serialNumber: Array("OS-WXPAY-\(number)".utf8),
+                notBefore: clock.now() - 60, lifetime: 5 * 365 * 86400))
         return platforms.last!.serial
     }
 
@@ -181,7 +194,8 @@ public actor SandboxWeChatPay {
     /// Every paid transaction: the simulator's own record.
     public var payments: [SandboxPaymentRecord] {
         trades.values.filter { $0.state.isPaid }.map {
-            SandboxPaymentRecord(providerTransactionID: $0.transactionID, orderReference: $0.outTradeNo, amount: $0.amount)
+            SandboxPaymentRecord(
+                providerTransactionID: $0.transactionID, orderReference: $0.outTradeNo, amount: $0.amount)
         }
     }
 
@@ -205,7 +219,9 @@ public actor SandboxWeChatPay {
 
     /// Answers one API request. `pathAndQuery` is exactly what the client signed (it may carry a prefix before
     /// `/v3/`, as the built-in sandbox's does).
-    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async -> ProviderHTTPResponse {
+    public func handle(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) async
+        -> ProviderHTTPResponse
+    {
         if !apiFaults.isEmpty {
             switch apiFaults.removeFirst() {
             case .serverError: return signed(500, Self.error("SYSTEM_ERROR", "系统错误"))
@@ -222,13 +238,18 @@ public actor SandboxWeChatPay {
         return answer(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
     }
 
-    private func answer(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) -> ProviderHTTPResponse {
-        guard let v3 = pathAndQuery.range(of: "/v3/") else { return signed(404, Self.error("NOT_FOUND", "no such API")) }
+    private func answer(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8])
+        -> ProviderHTTPResponse
+    {
+        guard let v3 = pathAndQuery.range(of: "/v3/") else {
+            return signed(404, Self.error("NOT_FOUND", "no such API"))
+        }
         let route = String(pathAndQuery[v3.lowerBound...])
         let (path, parameters) = PathAndQuery.split(route)
         if path == "/v3/billdownload/file" {
             // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
-            return ProviderHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Self.bill(date: parameters["token"] ?? ""))
+            return ProviderHTTPResponse(
+                status: 200, headers: ["Content-Type": "text/plain"], body: Self.bill(date: parameters["token"] ?? ""))
         }
         do {
             try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
@@ -241,7 +262,8 @@ public actor SandboxWeChatPay {
                 let id = String(path.dropFirst("/v3/pay/transactions/id/".count))
                 return query(trades.values.first { $0.transactionID == id })
             case ("POST", _) where path.hasPrefix("/v3/pay/transactions/out-trade-no/") && path.hasSuffix("/close"):
-                return try close(String(path.dropFirst("/v3/pay/transactions/out-trade-no/".count).dropLast("/close".count)))
+                return try close(
+                    String(path.dropFirst("/v3/pay/transactions/out-trade-no/".count).dropLast("/close".count)))
             case ("POST", "/v3/refund/domestic/refunds"):
                 return try refund(body)
             case ("GET", _) where path.hasPrefix("/v3/refund/domestic/refunds/"):
@@ -254,7 +276,10 @@ public actor SandboxWeChatPay {
                 let date = parameters["bill_date"] ?? ""
                 let digest = Insecure.SHA1.hash(data: Self.bill(date: date)).map { String(format: "%02x", $0) }.joined()
                 let base = String(pathAndQuery[..<v3.lowerBound])
-                return signed(200, #"{"hash_type":"SHA1","hash_value":"\#(digest)","download_url":"\#(downloadBase)\#(base)/v3/billdownload/file?token=\#(date)"}"#)
+                return signed(
+                    200,
+                    #"{"hash_type":"SHA1","hash_value":"\#(digest)","download_url":"\#(downloadBase)\#(base)/v3/billdownload/file?token=\#(date)"}"#
+                )
             case ("GET", "/v3/certificates"):
                 return try certificates()
             default:
@@ -279,11 +304,19 @@ public actor SandboxWeChatPay {
         let amount = try Self.read { try object.object("amount") }
         let total = try Self.read { try amount.int("total") }
         let currency = try Self.read { try amount.optionalString("currency") } ?? "CNY"
-        guard try Self.read({ try object.string("appid") }) == appID else { throw SandboxWeChatPayError.invalidRequest("appid is not ours") }
-        guard try Self.read({ try object.string("mchid") }) == merchantID else { throw SandboxWeChatPayError.invalidRequest("mchid mismatch") }
-        guard total > 0, let code = CurrencyCode(currency) else { throw SandboxWeChatPayError.invalidRequest("amount.total must be positive") }
+        guard try Self.read({ try object.string("appid") }) == appID else {
+            throw SandboxWeChatPayError.invalidRequest("appid is not ours")
+        }
+        guard try Self.read({ try object.string("mchid") }) == merchantID else {
+            throw SandboxWeChatPayError.invalidRequest("mchid mismatch")
+        }
+        guard total > 0, let code = CurrencyCode(currency) else {
+            throw SandboxWeChatPayError.invalidRequest("amount.total must be positive")
+        }
         let outTradeNo = try Self.read { try object.string("out_trade_no") }
-        guard (6...32).contains(outTradeNo.utf8.count) else { throw SandboxWeChatPayError.invalidRequest("out_trade_no must be 6 to 32 characters") }
+        guard (6...32).contains(outTradeNo.utf8.count) else {
+            throw SandboxWeChatPayError.invalidRequest("out_trade_no must be 6 to 32 characters")
+        }
         let money = Money(amountMinor: total, currency: code)
         if let existing = trades[outTradeNo] {
             guard existing.amount == money else { throw SandboxWeChatPayError.outTradeNoUsed }
@@ -291,12 +324,14 @@ public actor SandboxWeChatPay {
         }
         // WeChat Pay's transaction_id is 28 digits (`4200000985` `20210303` `1441826014`): a prefix, the day, a number.
         let number = String(format: "%010lld", try serial.take())
-        try keep(SandboxWeChatPayTrade(
-            outTradeNo: outTradeNo, transactionID: "4200000000" + Self.day(clock.now()) + number,
-            prepayID: "wx" + Self.day(clock.now()) + number,
-            appID: appID, description: try Self.read { try object.string("description") }, amount: money,
-            notifyURL: try Self.read { try object.string("notify_url") }, attach: try Self.read { try object.optionalString("attach") },
-            state: .notPay))
+        try keep(
+            SandboxWeChatPayTrade(
+                outTradeNo: outTradeNo, transactionID: "4200000000" + Self.day(clock.now()) + number,
+                prepayID: "wx" + Self.day(clock.now()) + number,
+                appID: appID, description: try Self.read { try object.string("description") }, amount: money,
+                notifyURL: try Self.read { try object.string("notify_url") },
+                attach: try Self.read { try object.optionalString("attach") },
+                state: .notPay))
         return signed(200, #"{"prepay_id":"\#(trades[outTradeNo]!.prepayID)"}"#)
     }
 
@@ -334,7 +369,8 @@ public actor SandboxWeChatPay {
                 notifying: notifyURL.flatMap { url in
                     notification(
                         url: url, eventType: "REFUND.SUCCESS", summary: "退款成功", originalType: "refund",
-                        resource: Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "refund_status", merchantID: merchantID))
+                        resource: Self.refundJSON(
+                            trade, outRefundNo: outRefundNo, statusKey: "refund_status", merchantID: merchantID))
                 })
         }
         return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
@@ -343,28 +379,35 @@ public actor SandboxWeChatPay {
     private func certificates() throws -> ProviderHTTPResponse {
         let items = try platforms.map { platform in
             let nonce = Self.nonce()
-            let ciphertext = try cipher.encrypt(Array(platform.certificatePEM.utf8), nonce: nonce, associatedData: "certificate")
-            return #"{"serial_no":"\#(platform.serial)","effective_time":"\#(RFC3339Beijing.string(platform.notBefore))","expire_time":"\#(RFC3339Beijing.string(platform.notAfter))","encrypt_certificate":{"algorithm":"AEAD_AES_256_GCM","nonce":"\#(nonce)","associated_data":"certificate","ciphertext":"\#(ciphertext)"}}"#
+            let ciphertext = try cipher.encrypt(
+                Array(platform.certificatePEM.utf8), nonce: nonce, associatedData: "certificate")
+            return
+                #"{"serial_no":"\#(platform.serial)","effective_time":"\#(RFC3339Beijing.string(platform.notBefore))","expire_time":"\#(RFC3339Beijing.string(platform.notAfter))","encrypt_certificate":{"algorithm":"AEAD_AES_256_GCM","nonce":"\#(nonce)","associated_data":"certificate","ciphertext":"\#(ciphertext)"}}"#
         }
         // /v3/certificates is always signed with a platform certificate, whatever the merchant's mode.
         return signed(200, #"{"data":[\#(items.joined(separator: ","))]}"#, platform: platforms.last!)
     }
 
-    private func verifyAuthorization(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8]) throws {
+    private func verifyAuthorization(method: String, pathAndQuery: String, headers: [String: String], body: [UInt8])
+        throws
+    {
         guard let header = headers.first(where: { $0.key.lowercased() == "authorization" })?.value,
             header.hasPrefix("WECHATPAY2-SHA256-RSA2048 ")
         else { throw SandboxWeChatPayError.unauthorized("missing or unsupported Authorization") }
         var fields: [String: String] = [:]
         for part in header.dropFirst("WECHATPAY2-SHA256-RSA2048 ".count).split(separator: ",") {
             guard let equals = part.firstIndex(of: "=") else { continue }
-            fields[String(part[..<equals]).trimmingCharacters(in: .whitespaces)] = String(part[part.index(after: equals)...])
-                .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            fields[String(part[..<equals]).trimmingCharacters(in: .whitespaces)] = String(
+                part[part.index(after: equals)...]
+            )
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
         }
         guard fields["mchid"] == merchantID else { throw SandboxWeChatPayError.unauthorized("mchid does not match") }
         guard fields["serial_no"]?.uppercased() == merchantSerial.uppercased() else {
             throw SandboxWeChatPayError.unauthorized("serial_no is not the merchant certificate's")
         }
-        guard let timestamp = fields["timestamp"].flatMap({ Int64($0) }), let nonce = fields["nonce_str"], let signature = fields["signature"],
+        guard let timestamp = fields["timestamp"].flatMap({ Int64($0) }), let nonce = fields["nonce_str"],
+            let signature = fields["signature"],
             TimestampWindow.contains(timestamp, now: Int64(clock.now().timeIntervalSince1970), seconds: 300)
         else { throw SandboxWeChatPayError.unauthorized("timestamp, nonce_str or signature missing or expired") }
         var message = Array("\(method)\n\(pathAndQuery)\n\(timestamp)\n\(nonce)\n".utf8)
@@ -393,9 +436,13 @@ public actor SandboxWeChatPay {
         for id in ids {
             guard let notification = unacknowledged[id] else { continue }
             let timestamp = Int64(clock.now().timeIntervalSince1970)
-            guard let headers = try? signatureHeaders(body: notification.body, timestamp: timestamp, platform: signingPlatform) else { continue }
+            guard
+                let headers = try? signatureHeaders(
+                    body: notification.body, timestamp: timestamp, platform: signingPlatform)
+            else { continue }
             deliver(
-                id: id, url: notification.url, outTradeNo: notification.outTradeNo, eventType: notification.eventType, headers: headers,
+                id: id, url: notification.url, outTradeNo: notification.outTradeNo, eventType: notification.eventType,
+                headers: headers,
                 body: notification.body, extraDelay: .zero)
         }
     }
@@ -409,14 +456,20 @@ public actor SandboxWeChatPay {
     }
 
     /// The signed, encrypted notification of `resource`; nil when a fault drops it.
-    private func notification(url: String, eventType: String, summary: String, originalType: String, resource: String) -> Outgoing? {
+    private func notification(url: String, eventType: String, summary: String, originalType: String, resource: String)
+        -> Outgoing?
+    {
         let nonce = Self.nonce()
-        guard let ciphertext = try? cipher.encrypt(Array(resource.utf8), nonce: nonce, associatedData: originalType) else { return nil }
+        guard let ciphertext = try? cipher.encrypt(Array(resource.utf8), nonce: nonce, associatedData: originalType)
+        else { return nil }
         let id = UUID().uuidString
-        let body = #"{"id":"\#(id)","create_time":"\#(RFC3339Beijing.string(clock.now()))","resource_type":"encrypt-resource","event_type":"\#(eventType)","summary":"\#(summary)","resource":{"original_type":"\#(originalType)","algorithm":"AEAD_AES_256_GCM","ciphertext":"\#(ciphertext)","associated_data":"\#(originalType)","nonce":"\#(nonce)"}}"#
+        let body =
+            #"{"id":"\#(id)","create_time":"\#(RFC3339Beijing.string(clock.now()))","resource_type":"encrypt-resource","event_type":"\#(eventType)","summary":"\#(summary)","resource":{"original_type":"\#(originalType)","algorithm":"AEAD_AES_256_GCM","ciphertext":"\#(ciphertext)","associated_data":"\#(originalType)","nonce":"\#(nonce)"}}"#
         let fault = notificationFaults.isEmpty ? nil : notificationFaults.removeFirst()
         let timestamp = Int64(clock.now().timeIntervalSince1970) - (fault == .staleTimestamp ? 600 : 0)
-        guard let headers = try? signatureHeaders(body: Array(body.utf8), timestamp: timestamp, platform: signingPlatform) else { return nil }
+        guard
+            let headers = try? signatureHeaders(body: Array(body.utf8), timestamp: timestamp, platform: signingPlatform)
+        else { return nil }
         var extraDelay: Duration = .zero
         switch fault {
         case .drop:
@@ -427,7 +480,8 @@ public actor SandboxWeChatPay {
             break
         }
         return Outgoing(
-            notice: SandboxNotice(id: id, url: url, body: body, eventType: eventType), headers: headers, fault: fault, extraDelay: extraDelay)
+            notice: SandboxNotice(id: id, url: url, body: body, eventType: eventType), headers: headers, fault: fault,
+            extraDelay: extraDelay)
     }
 
     /// Sends a kept notification, as its fault says; it is kept until acknowledged (sent again after a restart).
@@ -440,15 +494,19 @@ public actor SandboxWeChatPay {
             return
         }
         let current = deliver(
-            id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: outgoing.extraDelay)
+            id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body,
+            extraDelay: outgoing.extraDelay)
         if fault == .duplicate {
-            deliver(id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body, extraDelay: .zero)
+            deliver(
+                id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body,
+                extraDelay: .zero)
         }
         if fault != .reorder, let held {
             self.held = nil
             // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
             deliver(
-                id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body,
+                id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType,
+                headers: held.headers, body: held.body,
                 extraDelay: .zero, after: current)
         }
     }
@@ -458,13 +516,15 @@ public actor SandboxWeChatPay {
         guard let held else { return }
         self.held = nil
         deliver(
-            id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers, body: held.body,
+            id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers,
+            body: held.body,
             extraDelay: .zero)
     }
 
     @discardableResult
     private func deliver(
-        id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8], extraDelay: Duration,
+        id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8],
+        extraDelay: Duration,
         after predecessor: Task<Void, Never>? = nil
     ) -> Task<Void, Never> {
         let scale = timeScale
@@ -474,7 +534,9 @@ public actor SandboxWeChatPay {
             for attempt in 0...Self.retrySchedule.count {
                 if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
                 let accepted = await sink(url, headers, body)
-                self.record(Delivery(outTradeNo: outTradeNo, eventType: eventType, attempt: attempt + 1, accepted: accepted), notification: id)
+                self.record(
+                    Delivery(outTradeNo: outTradeNo, eventType: eventType, attempt: attempt + 1, accepted: accepted),
+                    notification: id)
                 if accepted { return }
             }
         }
@@ -489,7 +551,8 @@ public actor SandboxWeChatPay {
             try journal.append(.acknowledged(id: id))
         } catch {
             logger.error(
-                "sandbox wechatpay journal not written; the notification is sent again after a restart", metadata: ["error": "\(error)"])
+                "sandbox wechatpay journal not written; the notification is sent again after a restart",
+                metadata: ["error": "\(error)"])
         }
     }
 
@@ -514,17 +577,23 @@ public actor SandboxWeChatPay {
 
     private func signed(_ status: Int, _ json: String, platform: PlatformIdentity? = nil) -> ProviderHTTPResponse {
         let body = Array(json.utf8)
-        var headers = (try? signatureHeaders(body: body, timestamp: Int64(clock.now().timeIntervalSince1970), platform: platform ?? signingPlatform)) ?? [:]
+        var headers =
+            (try? signatureHeaders(
+                body: body, timestamp: Int64(clock.now().timeIntervalSince1970), platform: platform ?? signingPlatform))
+            ?? [:]
         headers["Content-Type"] = "application/json; charset=utf-8"
         headers["Request-ID"] = UUID().uuidString
         return ProviderHTTPResponse(status: status, headers: headers, body: body)
     }
 
     /// Signs with `platform`'s key, or with the public-key-mode key when nil.
-    private func signatureHeaders(body: [UInt8], timestamp: Int64, platform: PlatformIdentity?) throws -> [String: String] {
+    private func signatureHeaders(body: [UInt8], timestamp: Int64, platform: PlatformIdentity?) throws -> [String:
+        String]
+    {
         let signer = WeChatPaySideSigner(
             platformKey: platform?.key ?? publicKeyIdentity, serial: platform?.serial ?? signingSerial)
-        return try signer.headers(body: String(decoding: body, as: UTF8.self), timestamp: timestamp, nonce: Self.nonce())
+        return try signer.headers(
+            body: String(decoding: body, as: UTF8.self), timestamp: timestamp, nonce: Self.nonce())
     }
 
     // MARK: Helpers
@@ -533,7 +602,8 @@ public actor SandboxWeChatPay {
         var members = [
             "\"appid\":\(JSONString.encode(trade.appID))", "\"mchid\":\(JSONString.encode(merchantID))",
             "\"out_trade_no\":\(JSONString.encode(trade.outTradeNo))", "\"trade_type\":\"APP\"",
-            "\"trade_state\":\"\(trade.state.rawValue)\"", "\"trade_state_desc\":\(JSONString.encode(trade.state == .success ? "支付成功" : trade.state.rawValue))",
+            "\"trade_state\":\"\(trade.state.rawValue)\"",
+            "\"trade_state_desc\":\(JSONString.encode(trade.state == .success ? "支付成功" : trade.state.rawValue))",
             "\"amount\":{\"total\":\(trade.amount.amountMinor),\"payer_total\":\(trade.amount.amountMinor),\"currency\":\"\(trade.amount.currency.code)\",\"payer_currency\":\"\(trade.amount.currency.code)\"}",
         ]
         if trade.state.isPaid {
@@ -546,11 +616,15 @@ public actor SandboxWeChatPay {
         return "{" + members.joined(separator: ",") + "}"
     }
 
-    static func refundJSON(_ trade: SandboxWeChatPayTrade, outRefundNo: String, statusKey: String, merchantID: String? = nil) -> String {
+    static func refundJSON(
+        _ trade: SandboxWeChatPayTrade, outRefundNo: String, statusKey: String, merchantID: String? = nil
+    ) -> String {
         let refund = trade.refunds[outRefundNo]!
         var members = [
-            "\"out_trade_no\":\(JSONString.encode(trade.outTradeNo))", "\"transaction_id\":\(JSONString.encode(trade.transactionID))",
-            "\"out_refund_no\":\(JSONString.encode(outRefundNo))", "\"refund_id\":\(JSONString.encode(refund.refundID))",
+            "\"out_trade_no\":\(JSONString.encode(trade.outTradeNo))",
+            "\"transaction_id\":\(JSONString.encode(trade.transactionID))",
+            "\"out_refund_no\":\(JSONString.encode(outRefundNo))",
+            "\"refund_id\":\(JSONString.encode(refund.refundID))",
             "\"\(statusKey)\":\"SUCCESS\"", "\"channel\":\"ORIGINAL\"", "\"user_received_account\":\"支付用户零钱\"",
             "\"amount\":{\"total\":\(trade.amount.amountMinor),\"refund\":\(refund.fen),\"payer_total\":\(trade.amount.amountMinor),\"payer_refund\":\(refund.fen),\"currency\":\"\(trade.amount.currency.code)\"}",
         ]

@@ -28,7 +28,8 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
             let body = try await request.collectBody(upTo: 16 * 1024)
             do {
                 let faults = try SandboxJSON.decode(WeChatPayFaultRequest.self, from: Array(buffer: body))
-                let notifications = try faults.notificationFaults(), api = try faults.apiFaults()
+                let notifications = try faults.notificationFaults()
+                let api = try faults.apiFaults()
                 for fault in notifications { await wechatpay.injectNotificationFault(fault) }
                 for fault in api { await wechatpay.injectAPIFault(fault) }
                 if faults.rotate_certificate == true { try await wechatpay.rotatePlatformCertificate() }

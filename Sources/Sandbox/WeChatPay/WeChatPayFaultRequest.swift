@@ -34,6 +34,7 @@ struct WeChatPayFaultRequest: SandboxBody {
         }
     }
 
-    static let known = "notifications take drop, duplicate, reorder, stale_timestamp, delay_ms:N; "
+    static let known =
+        "notifications take drop, duplicate, reorder, stale_timestamp, delay_ms:N; "
         + "api takes server_error, frequency_limited, bad_signature, timeout_ms:N"
 }

@@ -16,7 +16,8 @@ public enum WeChatPayAPIError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unavailable(let detail): "WeChat Pay is unreachable: \(detail)"
-        case .systemError(let status, let code, let message): "WeChat Pay system error (HTTP \(status) \(code)): \(message)"
+        case .systemError(let status, let code, let message):
+            "WeChat Pay system error (HTTP \(status) \(code)): \(message)"
         case .business(let status, let code, let message): "WeChat Pay refused (HTTP \(status) \(code)): \(message)"
         case .malformedResponse(let detail): "WeChat Pay's answer is malformed: \(detail)"
         case .verification(let error): "WeChat Pay's answer failed verification: \(error)"

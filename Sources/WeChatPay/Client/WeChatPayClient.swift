@@ -28,7 +28,8 @@ public struct WeChatPayClient: Sendable {
     ) {
         self.appID = appID
         requester = WeChatPayRequester(
-            merchant: merchant, baseURL: baseURL, transport: transport, retry: retry, clock: clock, nonce: nonce, sleep: sleep,
+            merchant: merchant, baseURL: baseURL, transport: transport, retry: retry, clock: clock, nonce: nonce,
+            sleep: sleep,
             logger: logger)
         verifier = SignedMessageVerifier(keys: keys, clock: clock)
     }
@@ -37,20 +38,26 @@ public struct WeChatPayClient: Sendable {
 
     /// `POST /v3/pay/transactions/app`: the `prepay_id` (valid for two hours) for an app payment.
     public func prepayApp(_ order: WeChatPayAppOrder) async throws(WeChatPayAPIError) -> String {
-        let object = try await call("POST", "/v3/pay/transactions/app", body: order.json(appID: appID, merchantID: merchantID))
-        guard let prepayID = try? object.string("prepay_id"), !prepayID.isEmpty else { throw .malformedResponse("no prepay_id") }
+        let object = try await call(
+            "POST", "/v3/pay/transactions/app", body: order.json(appID: appID, merchantID: merchantID))
+        guard let prepayID = try? object.string("prepay_id"), !prepayID.isEmpty else {
+            throw .malformedResponse("no prepay_id")
+        }
         return prepayID
     }
 
     /// The signed parameters the app hands to the WeChat SDK for `prepayID`.
     public func appInvocation(prepayID: String) throws -> WeChatPayInvocation {
-        WeChatPayInvocation(try requester.merchant.appInvocation(
-            appID: appID, prepayID: prepayID, timestamp: Int64(requester.clock.now().timeIntervalSince1970), nonce: requester.nonce()))
+        WeChatPayInvocation(
+            try requester.merchant.appInvocation(
+                appID: appID, prepayID: prepayID, timestamp: Int64(requester.clock.now().timeIntervalSince1970),
+                nonce: requester.nonce()))
     }
 
     /// `GET /v3/pay/transactions/out-trade-no/{out_trade_no}`.
     public func queryTransaction(outTradeNo: String) async throws(WeChatPayAPIError) -> WeChatPayQueryResult {
-        try await query("/v3/pay/transactions/out-trade-no/\(Self.segment(outTradeNo))?mchid=\(Self.segment(merchantID))")
+        try await query(
+            "/v3/pay/transactions/out-trade-no/\(Self.segment(outTradeNo))?mchid=\(Self.segment(merchantID))")
     }
 
     /// `GET /v3/pay/transactions/id/{transaction_id}`.
@@ -69,14 +76,16 @@ public struct WeChatPayClient: Sendable {
 
     /// `POST /v3/refund/domestic/refunds`.
     public func refund(_ request: WeChatPayRefundRequest) async throws(WeChatPayAPIError) -> WeChatPayRefund {
-        let response = try await verified(try await requester.send("POST", "/v3/refund/domestic/refunds", body: request.json()))
+        let response = try await verified(
+            try await requester.send("POST", "/v3/refund/domestic/refunds", body: request.json()))
         return try Self.refund(response.body)
     }
 
     /// `GET /v3/refund/domestic/refunds/{out_refund_no}`.
     public func queryRefund(outRefundNo: String) async throws(WeChatPayAPIError) -> WeChatPayRefundQueryResult {
         do {
-            let response = try await verified(try await requester.send("GET", "/v3/refund/domestic/refunds/\(Self.segment(outRefundNo))"))
+            let response = try await verified(
+                try await requester.send("GET", "/v3/refund/domestic/refunds/\(Self.segment(outRefundNo))"))
             return .refund(try Self.refund(response.body))
         } catch {
             if case .business(404, _, _) = error { return .notFound }
@@ -86,7 +95,8 @@ public struct WeChatPayClient: Sendable {
 
     /// `GET /v3/bill/tradebill?bill_date=yyyy-MM-dd&bill_type=ALL|SUCCESS|REFUND`.
     public func tradeBill(date: String, type: String = "ALL") async throws(WeChatPayAPIError) -> WeChatPayBill {
-        let object = try await call("GET", "/v3/bill/tradebill?bill_date=\(Self.segment(date))&bill_type=\(Self.segment(type))")
+        let object = try await call(
+            "GET", "/v3/bill/tradebill?bill_date=\(Self.segment(date))&bill_type=\(Self.segment(type))")
         guard let hashType = try? object.string("hash_type"), let hashValue = try? object.string("hash_value"),
             let url = try? object.string("download_url")
         else { throw .malformedResponse("tradebill needs hash_type, hash_value and download_url") }
@@ -119,7 +129,8 @@ public struct WeChatPayClient: Sendable {
         }
     }
 
-    private func call(_ method: String, _ path: String, body: String = "") async throws(WeChatPayAPIError) -> JSONObject {
+    private func call(_ method: String, _ path: String, body: String = "") async throws(WeChatPayAPIError) -> JSONObject
+    {
         let response = try await verified(try await requester.send(method, path, body: body))
         do {
             return try JSONObject(response.body)
@@ -145,7 +156,8 @@ public struct WeChatPayClient: Sendable {
         }
     }
 
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 
     /// A path segment or query value, percent-encoded (order numbers are alphanumeric, but nothing is assumed).
     static func segment(_ text: String) -> String {

@@ -19,8 +19,10 @@ struct WeChatPayRequester: Sendable {
     let logger: Logger
 
     init(
-        merchant: MerchantSigner, baseURL: String, transport: any ProviderTransport, retry: RetryPolicy, clock: any WallClock,
-        nonce: @escaping @Sendable () -> String, sleep: @escaping @Sendable (Duration) async throws -> Void, logger: Logger
+        merchant: MerchantSigner, baseURL: String, transport: any ProviderTransport, retry: RetryPolicy,
+        clock: any WallClock,
+        nonce: @escaping @Sendable () -> String, sleep: @escaping @Sendable (Duration) async throws -> Void,
+        logger: Logger
     ) {
         self.merchant = merchant
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -34,19 +36,29 @@ struct WeChatPayRequester: Sendable {
     }
 
     /// `pathAndQuery` starts with `/v3/`; `url` overrides it with an absolute URL (bill downloads).
-    func send(_ method: String, _ pathAndQuery: String, body: String = "", url: String? = nil) async throws(WeChatPayAPIError)
+    func send(_ method: String, _ pathAndQuery: String, body: String = "", url: String? = nil)
+        async throws(WeChatPayAPIError)
         -> ProviderHTTPResponse
     {
         let target = url ?? baseURL + pathAndQuery
-        let signedPath = url.flatMap { URLComponents(string: $0) }.map { $0.percentEncodedPath + ($0.percentEncodedQuery.map { "?" + $0 } ?? "") }
+        let signedPath =
+            url.flatMap { URLComponents(string: $0) }.map {
+                $0.percentEncodedPath + ($0.percentEncodedQuery.map { "?" + $0 } ?? "")
+            }
             ?? basePath + pathAndQuery
-        return try await retry.run(sleep: sleep, onRetry: { attempt, error in
-            logger.warning("wechatpay call failed", metadata: ["path": "\(pathAndQuery)", "attempt": "\(attempt)", "error": "\(error)"])
-        }) { () async -> Attempt<ProviderHTTPResponse, WeChatPayAPIError> in
+        return try await retry.run(
+            sleep: sleep,
+            onRetry: { attempt, error in
+                logger.warning(
+                    "wechatpay call failed",
+                    metadata: ["path": "\(pathAndQuery)", "attempt": "\(attempt)", "error": "\(error)"])
+            }
+        ) { () async -> Attempt<ProviderHTTPResponse, WeChatPayAPIError> in
             let authorization: String
             do {
                 authorization = try merchant.authorization(
-                    method: method, pathAndQuery: signedPath, timestamp: Int64(clock.now().timeIntervalSince1970), nonce: nonce(),
+                    method: method, pathAndQuery: signedPath, timestamp: Int64(clock.now().timeIntervalSince1970),
+                    nonce: nonce(),
                     body: body)
             } catch {
                 return .stop(.malformedResponse("the request could not be signed: \(error)"))
@@ -55,7 +67,8 @@ struct WeChatPayRequester: Sendable {
             if !body.isEmpty { headers["Content-Type"] = "application/json" }
             let response: ProviderHTTPResponse
             do {
-                response = try await transport.send(method: method, url: target, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
+                response = try await transport.send(
+                    method: method, url: target, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
             } catch {
                 return .retry(.unavailable(String(describing: error)))
             }
@@ -71,8 +84,10 @@ struct WeChatPayRequester: Sendable {
         let code = (try? object?.optionalString("code")) ?? nil
         let message = ((try? object?.optionalString("message")) ?? nil) ?? "HTTP \(response.status)"
         guard let code else {
-            return response.status >= 500 ? .unavailable("HTTP \(response.status)") : .business(
-                status: response.status, code: "HTTP_\(response.status)", message: message)
+            return response.status >= 500
+                ? .unavailable("HTTP \(response.status)")
+                : .business(
+                    status: response.status, code: "HTTP_\(response.status)", message: message)
         }
         if response.status >= 500 || response.status == 429 || WeChatPayAPIError.retryableCodes.contains(code) {
             return .systemError(status: response.status, code: code, message: message)

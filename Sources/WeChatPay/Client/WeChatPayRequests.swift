@@ -13,7 +13,10 @@ public struct WeChatPayAppOrder: Sendable, Hashable {
     /// `attach`: returned untouched in the notification and queries (at most 128 bytes).
     public var attach: String?
 
-    public init(outTradeNo: String, description: String, amount: Money, notifyURL: String, expiresAt: Date? = nil, attach: String? = nil) {
+    public init(
+        outTradeNo: String, description: String, amount: Money, notifyURL: String, expiresAt: Date? = nil,
+        attach: String? = nil
+    ) {
         self.outTradeNo = outTradeNo
         self.description = description
         self.amount = amount
@@ -45,7 +48,10 @@ public struct WeChatPayRefundRequest: Sendable, Hashable {
     public var reason: String?
     public var notifyURL: String?
 
-    public init(outTradeNo: String, outRefundNo: String, refund: Money, total: Money, reason: String? = nil, notifyURL: String? = nil) {
+    public init(
+        outTradeNo: String, outRefundNo: String, refund: Money, total: Money, reason: String? = nil,
+        notifyURL: String? = nil
+    ) {
         self.outTradeNo = outTradeNo
         self.outRefundNo = outRefundNo
         self.refund = refund
@@ -89,8 +95,10 @@ extension WeChatPayInvocation {
     /// From the seven signed parameters.
     init(_ parameters: [String: String]) {
         self.init(
-            appid: parameters["appid"] ?? "", partnerid: parameters["partnerid"] ?? "", prepayid: parameters["prepayid"] ?? "",
-            package: parameters["package"] ?? "", noncestr: parameters["noncestr"] ?? "", timestamp: parameters["timestamp"] ?? "",
+            appid: parameters["appid"] ?? "", partnerid: parameters["partnerid"] ?? "",
+            prepayid: parameters["prepayid"] ?? "",
+            package: parameters["package"] ?? "", noncestr: parameters["noncestr"] ?? "",
+            timestamp: parameters["timestamp"] ?? "",
             sign: parameters["sign"] ?? "")
     }
 }
@@ -101,6 +109,7 @@ public enum RFC3339Beijing {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(secondsFromGMT: 8 * 3600)!
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d+08:00", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d+08:00", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
     }
 }

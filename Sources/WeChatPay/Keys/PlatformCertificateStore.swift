@@ -65,11 +65,13 @@ public actor PlatformCertificateStore: WeChatPayKeyProvider {
     /// decrypted with our APIv3 key, which only WeChat Pay and we know) together with those we already hold.
     public func refresh() async throws {
         let response = try await requester.send("GET", "/v3/certificates")
-        let downloaded = try Self.decode(response.body, cipher: cipher, merchantSerial: requester.merchant.certificateSerial)
+        let downloaded = try Self.decode(
+            response.body, cipher: cipher, merchantSerial: requester.merchant.certificateSerial)
         var candidate = keys
         for certificate in downloaded { try candidate.addCertificate(pem: certificate.pem, serial: certificate.serial) }
         do {
-            try await SignedMessageVerifier(keys: candidate, clock: clock).verify(headers: response.headers, body: response.body)
+            try await SignedMessageVerifier(keys: candidate, clock: clock).verify(
+                headers: response.headers, body: response.body)
         } catch {
             throw WeChatPayAPIError.verification(error)
         }
@@ -80,7 +82,9 @@ public actor PlatformCertificateStore: WeChatPayKeyProvider {
             try fresh.addCertificate(pem: certificate.pem, serial: certificate.serial)
             entries.append(Entry(serial: certificate.serial, expiresAt: certificate.expiresAt))
         }
-        guard !entries.isEmpty else { throw WeChatPayError.unreadableCertificate("every downloaded platform certificate has expired") }
+        guard !entries.isEmpty else {
+            throw WeChatPayError.unreadableCertificate("every downloaded platform certificate has expired")
+        }
         keys = fresh
         self.entries = entries.sorted { $0.expiresAt < $1.expiresAt }
         lastRefresh = now

@@ -12,7 +12,9 @@ public struct WeChatPayVerificationKeys: Sendable {
 
     /// Adds a platform certificate (PEM) under `serial`, by default its own serial number in uppercase hex.
     @discardableResult
-    public mutating func addCertificate(pem: String, serial configuredSerial: String? = nil) throws(WeChatPayError) -> String {
+    public mutating func addCertificate(pem: String, serial configuredSerial: String? = nil) throws(WeChatPayError)
+        -> String
+    {
         let certificate: Certificate
         do {
             certificate = try Certificate(pemEncoded: pem)
@@ -21,7 +23,8 @@ public struct WeChatPayVerificationKeys: Sendable {
         }
         let serial = configuredSerial ?? certificate.serialNumber.bytes.map { String(format: "%02X", $0) }.joined()
         do {
-            keys[serial] = try _RSA.Signing.PublicKey(derRepresentation: certificate.publicKey.subjectPublicKeyInfoBytes)
+            keys[serial] = try _RSA.Signing.PublicKey(
+                derRepresentation: certificate.publicKey.subjectPublicKeyInfoBytes)
         } catch {
             throw .unreadableCertificate("certificate \(serial) does not hold an RSA key of at least 2048 bits")
         }

@@ -30,7 +30,8 @@ public struct V2Merchant: Sendable {
         }
         var fields = [
             "appid": appID, "mch_id": merchantID, "nonce_str": nonce, "body": body, "out_trade_no": outTradeNo,
-            "total_fee": String(amount.amountMinor), "spbill_create_ip": clientIP, "notify_url": notifyURL, "trade_type": "APP",
+            "total_fee": String(amount.amountMinor), "spbill_create_ip": clientIP, "notify_url": notifyURL,
+            "trade_type": "APP",
         ]
         if signType == .hmacSHA256 { fields["sign_type"] = signType.rawValue }
         fields["sign"] = V2Signature.sign(fields, apiKey: apiKey, algorithm: signType)
@@ -40,12 +41,14 @@ public struct V2Merchant: Sendable {
     /// Calls `unifiedorder` and returns the checked `prepay_id`.
     public func unifiedOrder(
         outTradeNo: String, body: String, amount: Money, notifyURL: String, clientIP: String, nonce: String,
-        url: String = unifiedOrderURL, transport: any ProviderTransport = HTTPClientProviderTransport(), timeout: Duration = .seconds(10)
+        url: String = unifiedOrderURL, transport: any ProviderTransport = HTTPClientProviderTransport(),
+        timeout: Duration = .seconds(10)
     ) async throws -> String {
         let xml = try unifiedOrderXML(
             outTradeNo: outTradeNo, body: body, amount: amount, notifyURL: notifyURL, clientIP: clientIP, nonce: nonce)
         let response = try await transport.send(
-            method: "POST", url: url, headers: ["Content-Type": "text/xml; charset=utf-8"], body: Array(xml.utf8), timeout: timeout)
+            method: "POST", url: url, headers: ["Content-Type": "text/xml; charset=utf-8"], body: Array(xml.utf8),
+            timeout: timeout)
         guard response.status == 200 else { throw WeChatPayAPIError.unavailable("HTTP \(response.status)") }
         return try prepayID(fromUnifiedOrderAnswer: response.body)
     }
@@ -54,7 +57,8 @@ public struct V2Merchant: Sendable {
     public func prepayID(fromUnifiedOrderAnswer body: [UInt8]) throws(WeChatPayError) -> String {
         let fields = try verified(body)
         guard fields["result_code"] == "SUCCESS", let prepayID = fields["prepay_id"], !prepayID.isEmpty else {
-            throw .malformedNotification("unifiedorder failed: \(fields["err_code"] ?? "-") \(fields["err_code_des"] ?? "")")
+            throw .malformedNotification(
+                "unifiedorder failed: \(fields["err_code"] ?? "-") \(fields["err_code_des"] ?? "")")
         }
         return prepayID
     }
@@ -73,7 +77,8 @@ public struct V2Merchant: Sendable {
     public func paymentNotification(_ body: [UInt8]) throws(WeChatPayError) -> V2PaymentNotification {
         let fields = try verified(body)
         guard fields["appid"] == appID, fields["mch_id"] == merchantID else {
-            throw .malformedNotification("the notification is for app \(fields["appid"] ?? "-") / merchant \(fields["mch_id"] ?? "-")")
+            throw .malformedNotification(
+                "the notification is for app \(fields["appid"] ?? "-") / merchant \(fields["mch_id"] ?? "-")")
         }
         return try V2PaymentNotification(fields)
     }
@@ -81,8 +86,12 @@ public struct V2Merchant: Sendable {
     /// Decrypts a v2 refund notification's `req_info` (AES-256-ECB keyed with the lowercase hex MD5 of the API key).
     public func refundNotification(_ body: [UInt8]) throws(WeChatPayError) -> [String: String] {
         let outer = try Self.fields(body)
-        guard outer["return_code"] == "SUCCESS" else { throw .malformedNotification("return_code is \(outer["return_code"] ?? "missing")") }
-        guard outer["mch_id"] == merchantID else { throw .malformedNotification("the refund is for merchant \(outer["mch_id"] ?? "-")") }
+        guard outer["return_code"] == "SUCCESS" else {
+            throw .malformedNotification("return_code is \(outer["return_code"] ?? "missing")")
+        }
+        guard outer["mch_id"] == merchantID else {
+            throw .malformedNotification("the refund is for merchant \(outer["mch_id"] ?? "-")")
+        }
         guard let info = outer["req_info"], let ciphertext = Data(base64Encoded: info) else {
             throw .malformedNotification("req_info is missing or not base64")
         }
@@ -102,7 +111,8 @@ public struct V2Merchant: Sendable {
     private func verified(_ body: [UInt8]) throws(WeChatPayError) -> [String: String] {
         let fields = try Self.fields(body)
         guard fields["return_code"] == "SUCCESS" else {
-            throw .malformedNotification("return_code is \(fields["return_code"] ?? "missing"): \(fields["return_msg"] ?? "")")
+            throw .malformedNotification(
+                "return_code is \(fields["return_code"] ?? "missing"): \(fields["return_msg"] ?? "")")
         }
         guard let sign = fields["sign"] else { throw .badSignature }
         var algorithm = V2Signature.Algorithm.md5
@@ -135,8 +145,13 @@ public struct V2PaymentNotification: Sendable, Hashable {
     init(_ fields: [String: String]) throws(WeChatPayError) {
         guard let outTradeNo = fields["out_trade_no"], let transactionID = fields["transaction_id"],
             let fee = fields["total_fee"].flatMap({ Int64($0) }), fee > 0
-        else { throw .malformedNotification("a v2 notification needs out_trade_no, transaction_id and a positive total_fee") }
-        guard let currency = CurrencyCode(fields["fee_type"] ?? "CNY") else { throw .malformedNotification("bad fee_type") }
+        else {
+            throw .malformedNotification(
+                "a v2 notification needs out_trade_no, transaction_id and a positive total_fee")
+        }
+        guard let currency = CurrencyCode(fields["fee_type"] ?? "CNY") else {
+            throw .malformedNotification("bad fee_type")
+        }
         self.outTradeNo = outTradeNo
         self.transactionID = transactionID
         isPaid = fields["result_code"] == "SUCCESS"
@@ -165,7 +180,8 @@ struct V2RefundCipher {
         } catch {
             throw .decryptionFailed
         }
-        guard let pad = plaintext.last, (1...16).contains(pad), plaintext.suffix(Int(pad)).allSatisfy({ $0 == pad }) else {
+        guard let pad = plaintext.last, (1...16).contains(pad), plaintext.suffix(Int(pad)).allSatisfy({ $0 == pad })
+        else {
             throw .decryptionFailed
         }
         return Array(plaintext.dropLast(Int(pad)))
@@ -175,7 +191,9 @@ struct V2RefundCipher {
     func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
         let pad = 16 - plaintext.count % 16
         var blocks = plaintext + Array(repeating: UInt8(pad), count: pad)
-        for start in stride(from: 0, to: blocks.count, by: 16) { try AES.permute(&blocks[start..<start + 16], key: key) }
+        for start in stride(from: 0, to: blocks.count, by: 16) {
+            try AES.permute(&blocks[start..<start + 16], key: key)
+        }
         return blocks
     }
 }

@@ -21,13 +21,16 @@ public enum V2Signature {
         let digest: [UInt8] =
             switch algorithm {
             case .md5: Array(Insecure.MD5.hash(data: message))
-            case .hmacSHA256: Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(apiKey.utf8))))
+            case .hmacSHA256:
+                Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(apiKey.utf8))))
             }
         return digest.map { String(format: "%02X", $0) }.joined()
     }
 
     /// Constant-time comparison of a received signature against the expected one.
-    public static func isValid(_ signature: String, for parameters: [String: String], apiKey: String, algorithm: Algorithm) -> Bool {
+    public static func isValid(
+        _ signature: String, for parameters: [String: String], apiKey: String, algorithm: Algorithm
+    ) -> Bool {
         let expected = Array(sign(parameters, apiKey: apiKey, algorithm: algorithm).utf8)
         let offered = Array(signature.uppercased().utf8)
         guard expected.count == offered.count else { return false }

@@ -35,11 +35,17 @@ public enum V2XML {
         while true {
             scanner = scanner.drop(while: \.isWhitespace)
             if scanner.hasPrefix("</\(root)>") {
-                guard scanner.dropFirst(root.count + 3).allSatisfy(\.isWhitespace) else { throw .malformed("content after </\(root)>") }
+                guard scanner.dropFirst(root.count + 3).allSatisfy(\.isWhitespace) else {
+                    throw .malformed("content after </\(root)>")
+                }
                 return fields
             }
-            if scanner.hasPrefix("<!") || scanner.hasPrefix("<?") { throw .forbidden("declaration or processing instruction") }
-            guard scanner.hasPrefix("<"), let close = scanner.firstIndex(of: ">") else { throw .malformed("expected an element") }
+            if scanner.hasPrefix("<!") || scanner.hasPrefix("<?") {
+                throw .forbidden("declaration or processing instruction")
+            }
+            guard scanner.hasPrefix("<"), let close = scanner.firstIndex(of: ">") else {
+                throw .malformed("expected an element")
+            }
             let name = scanner[scanner.index(after: scanner.startIndex)..<close]
             guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
                 throw .malformed("bad element name '\(name.prefix(40))'")
@@ -49,7 +55,9 @@ public enum V2XML {
             if scanner.hasPrefix("<![CDATA[") {
                 // One or more adjacent CDATA sections (a value holding "]]>" is split in two).
                 while scanner.hasPrefix("<![CDATA[") {
-                    guard let end = scanner.range(of: "]]>") else { throw .malformed("unterminated CDATA in <\(name)>") }
+                    guard let end = scanner.range(of: "]]>") else {
+                        throw .malformed("unterminated CDATA in <\(name)>")
+                    }
                     value += scanner[scanner.index(scanner.startIndex, offsetBy: 9)..<end.lowerBound]
                     scanner = scanner[end.upperBound...]
                 }
@@ -61,16 +69,19 @@ public enum V2XML {
             let closing = "</\(name)>"
             guard scanner.hasPrefix(closing) else { throw .forbidden("nested element in <\(name)>") }
             scanner = scanner.dropFirst(closing.count)
-            guard fields.updateValue(value, forKey: String(name)) == nil else { throw .malformed("duplicate <\(name)>") }
+            guard fields.updateValue(value, forKey: String(name)) == nil else {
+                throw .malformed("duplicate <\(name)>")
+            }
             guard fields.count <= maxFields else { throw .malformed("more than \(maxFields) fields") }
         }
     }
 
     /// A v2 document with every value in CDATA, keys sorted.
     public static func render(_ fields: [String: String]) -> String {
-        "<xml>" + fields.sorted { $0.key < $1.key }.map { key, value in
-            "<\(key)><![CDATA[\(value.replacingOccurrences(of: "]]>", with: "]]]]><![CDATA[>"))]]></\(key)>"
-        }.joined() + "</xml>"
+        "<xml>"
+            + fields.sorted { $0.key < $1.key }.map { key, value in
+                "<\(key)><![CDATA[\(value.replacingOccurrences(of: "]]>", with: "]]]]><![CDATA[>"))]]></\(key)>"
+            }.joined() + "</xml>"
     }
 
     private static func unescape(_ text: Substring) throws(Error) -> String {
@@ -91,9 +102,12 @@ public enum V2XML {
             case "apos": output += "'"
             default:
                 let number: UInt32? =
-                    entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16)
+                    entity.hasPrefix("#x")
+                    ? UInt32(entity.dropFirst(2), radix: 16)
                     : entity.hasPrefix("#") ? UInt32(entity.dropFirst(), radix: 10) : nil
-                guard let number, let scalar = Unicode.Scalar(number) else { throw .forbidden("entity '&\(entity.prefix(12));'") }
+                guard let number, let scalar = Unicode.Scalar(number) else {
+                    throw .forbidden("entity '&\(entity.prefix(12));'")
+                }
                 output.unicodeScalars.append(scalar)
             }
             rest = rest[rest.index(after: semicolon)...]

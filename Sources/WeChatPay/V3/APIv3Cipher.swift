@@ -23,7 +23,8 @@ public struct APIv3Cipher: Sendable {
         guard let combined = Data(base64Encoded: ciphertext), combined.count > 16 else { throw .decryptionFailed }
         do {
             let box = try AES.GCM.SealedBox(
-                nonce: try AES.GCM.Nonce(data: Data(nonce.utf8)), ciphertext: combined.dropLast(16), tag: combined.suffix(16))
+                nonce: try AES.GCM.Nonce(data: Data(nonce.utf8)), ciphertext: combined.dropLast(16),
+                tag: combined.suffix(16))
             return Array(try AES.GCM.open(box, using: key, authenticating: Data(associatedData.utf8)))
         } catch {
             throw .decryptionFailed
@@ -32,7 +33,9 @@ public struct APIv3Cipher: Sendable {
 
     /// Encrypts as WeChat Pay does (for the sandbox and tests): base64 of ciphertext ‖ tag.
     public func encrypt(_ plaintext: [UInt8], nonce: String, associatedData: String) throws -> String {
-        let box = try AES.GCM.seal(plaintext, using: key, nonce: try AES.GCM.Nonce(data: Data(nonce.utf8)), authenticating: Data(associatedData.utf8))
+        let box = try AES.GCM.seal(
+            plaintext, using: key, nonce: try AES.GCM.Nonce(data: Data(nonce.utf8)),
+            authenticating: Data(associatedData.utf8))
         return (box.ciphertext + box.tag).base64EncodedString()
     }
 }

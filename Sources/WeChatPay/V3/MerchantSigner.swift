@@ -24,20 +24,28 @@ public struct MerchantSigner: Sendable {
     public var publicKeyDER: Data { privateKey.publicKey.derRepresentation }
 
     /// The message an `Authorization` signature covers: `METHOD\nPATH?QUERY\nTIMESTAMP\nNONCE\nBODY\n`.
-    public static func requestMessage(method: String, pathAndQuery: String, timestamp: Int64, nonce: String, body: String) -> String {
+    public static func requestMessage(
+        method: String, pathAndQuery: String, timestamp: Int64, nonce: String, body: String
+    ) -> String {
         "\(method)\n\(pathAndQuery)\n\(timestamp)\n\(nonce)\n\(body)\n"
     }
 
     /// `WECHATPAY2-SHA256-RSA2048 mchid="…",nonce_str="…",timestamp="…",serial_no="…",signature="…"`.
-    public func authorization(method: String, pathAndQuery: String, timestamp: Int64, nonce: String, body: String) throws -> String {
+    public func authorization(method: String, pathAndQuery: String, timestamp: Int64, nonce: String, body: String)
+        throws -> String
+    {
         let signature = try SHA256WithRSA.sign(
-            Self.requestMessage(method: method, pathAndQuery: pathAndQuery, timestamp: timestamp, nonce: nonce, body: body),
+            Self.requestMessage(
+                method: method, pathAndQuery: pathAndQuery, timestamp: timestamp, nonce: nonce, body: body),
             with: privateKey)
-        return #"WECHATPAY2-SHA256-RSA2048 mchid="\#(merchantID)",nonce_str="\#(nonce)",timestamp="\#(timestamp)",serial_no="\#(certificateSerial)",signature="\#(signature)""#
+        return
+            #"WECHATPAY2-SHA256-RSA2048 mchid="\#(merchantID)",nonce_str="\#(nonce)",timestamp="\#(timestamp)",serial_no="\#(certificateSerial)",signature="\#(signature)""#
     }
 
     /// The parameters the app passes to the WeChat SDK's `PayReq` for a `prepay_id`.
-    public func appInvocation(appID: String, prepayID: String, timestamp: Int64, nonce: String) throws -> [String: String] {
+    public func appInvocation(appID: String, prepayID: String, timestamp: Int64, nonce: String) throws -> [String:
+        String]
+    {
         let sign = try SHA256WithRSA.sign("\(appID)\n\(timestamp)\n\(nonce)\n\(prepayID)\n", with: privateKey)
         return [
             "appid": appID, "partnerid": merchantID, "prepayid": prepayID, "package": "Sign=WXPay", "noncestr": nonce,

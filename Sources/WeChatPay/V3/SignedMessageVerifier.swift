@@ -31,8 +31,11 @@ public struct SignedMessageVerifier: Sendable {
     public func verify(headers: [String: String], body: [UInt8]) async throws(WeChatPayError) {
         let signed = try SignatureHeaders(headers)
         let now = Int64(clock.now().timeIntervalSince1970)
-        guard TimestampWindow.contains(signed.timestamp, now: now, seconds: maximumSkew) else { throw .staleTimestamp(seconds: signed.timestamp, now: now) }
-        try signed.verify(body: body, with: try await keys.verificationKeys(for: signed.serial).key(serial: signed.serial))
+        guard TimestampWindow.contains(signed.timestamp, now: now, seconds: maximumSkew) else {
+            throw .staleTimestamp(seconds: signed.timestamp, now: now)
+        }
+        try signed.verify(
+            body: body, with: try await keys.verificationKeys(for: signed.serial).key(serial: signed.serial))
     }
 }
 
@@ -56,8 +59,12 @@ struct SignatureHeaders {
         nonce = try required("Wechatpay-Nonce")
         signature = try required("Wechatpay-Signature")
         serial = try required("Wechatpay-Serial")
-        if let type = header("Wechatpay-Signature-Type"), type != "WECHATPAY2-SHA256-RSA2048" { throw .unsupportedAlgorithm(type) }
-        guard let timestamp = Int64(timestampText) else { throw .malformedNotification("Wechatpay-Timestamp is not a number") }
+        if let type = header("Wechatpay-Signature-Type"), type != "WECHATPAY2-SHA256-RSA2048" {
+            throw .unsupportedAlgorithm(type)
+        }
+        guard let timestamp = Int64(timestampText) else {
+            throw .malformedNotification("Wechatpay-Timestamp is not a number")
+        }
         self.timestamp = timestamp
     }
 

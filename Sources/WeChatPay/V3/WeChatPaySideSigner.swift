@@ -28,12 +28,14 @@ public struct WeChatPaySideSigner: Sendable {
     ) throws -> String {
         let resource: [String: String] = [
             "algorithm": "AEAD_AES_256_GCM", "original_type": "transaction", "associated_data": "transaction",
-            "nonce": nonce, "ciphertext": try cipher.encrypt(Array(plaintext.utf8), nonce: nonce, associatedData: "transaction"),
+            "nonce": nonce,
+            "ciphertext": try cipher.encrypt(Array(plaintext.utf8), nonce: nonce, associatedData: "transaction"),
         ]
         let envelope: [String: Any] = [
             "id": id, "create_time": createTime, "resource_type": "encrypt-resource", "event_type": eventType,
             "summary": "支付成功", "resource": resource,
         ]
-        return String(decoding: try JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys]), as: UTF8.self)
+        return String(
+            decoding: try JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys]), as: UTF8.self)
     }
 }

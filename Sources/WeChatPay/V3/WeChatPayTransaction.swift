@@ -64,15 +64,20 @@ public struct WeChatPayTransaction: Sendable, Hashable {
         }
         let amount = try object.object("amount")
         let total = try amount.int("total")
-        guard total > 0 else { throw WeChatPayError.malformedNotification("transaction: amount.total must be positive") }
+        guard total > 0 else {
+            throw WeChatPayError.malformedNotification("transaction: amount.total must be positive")
+        }
         let currencyText = try amount.optionalString("currency") ?? "CNY"
         guard let currency = CurrencyCode(currencyText) else {
             throw WeChatPayError.malformedNotification("transaction: '\(currencyText)' is not a currency code")
         }
         self.init(
-            appID: try object.string("appid"), merchantID: try object.string("mchid"), outTradeNo: try object.string("out_trade_no"),
-            transactionID: try object.optionalString("transaction_id").flatMap { $0.isEmpty ? nil : $0 }, tradeState: state,
-            tradeStateDescription: try object.optionalString("trade_state_desc"), successTime: try object.optionalString("success_time"),
+            appID: try object.string("appid"), merchantID: try object.string("mchid"),
+            outTradeNo: try object.string("out_trade_no"),
+            transactionID: try object.optionalString("transaction_id").flatMap { $0.isEmpty ? nil : $0 },
+            tradeState: state,
+            tradeStateDescription: try object.optionalString("trade_state_desc"),
+            successTime: try object.optionalString("success_time"),
             attach: try object.optionalString("attach"), amount: Money(amountMinor: total, currency: currency))
     }
 
@@ -89,7 +94,10 @@ public struct WeChatPayTransaction: Sendable, Hashable {
 /// refund API's answer carries it.
 public struct WeChatPayRefund: Sendable, Hashable {
     public enum Status: String, Sendable, Hashable {
-        case success = "SUCCESS", closed = "CLOSED", processing = "PROCESSING", abnormal = "ABNORMAL"
+        case success = "SUCCESS"
+        case closed = "CLOSED"
+        case processing = "PROCESSING"
+        case abnormal = "ABNORMAL"
     }
 
     public var merchantID: String?
@@ -104,7 +112,8 @@ public struct WeChatPayRefund: Sendable, Hashable {
     public var totalFen: Int64
 
     public init(
-        merchantID: String?, outTradeNo: String, transactionID: String, outRefundNo: String, refundID: String, status: Status,
+        merchantID: String?, outTradeNo: String, transactionID: String, outRefundNo: String, refundID: String,
+        status: Status,
         refundFen: Int64, totalFen: Int64
     ) {
         self.merchantID = merchantID

@@ -9,12 +9,13 @@ import OrderSafeModel  // Channel, Money, HoldingsResponse: the wire types the s
 /// nil when nobody is yet.
 func makeOrderSafe(userID: String?, token: @escaping @Sendable () async throws -> String) -> OrderSafe {
     let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
-    let orderSafe = OrderSafe(configuration: OrderSafeConfiguration(
-        serverURL: URL(string: "https://pay.example.com/")!,
-        token: token,  // your user's bearer token, asked for before each call
-        userID: userID,  // purchases, entitlements and outcomes are this user's only
-        journalDirectory: support.appendingPathComponent("OrderSafe", isDirectory: true),
-        alipay: AlipayPayments.shared, wechatPay: WeChatPayments.shared))
+    let orderSafe = OrderSafe(
+        configuration: OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!,
+            token: token,  // your user's bearer token, asked for before each call
+            userID: userID,  // purchases, entitlements and outcomes are this user's only
+            journalDirectory: support.appendingPathComponent("OrderSafe", isDirectory: true),
+            alipay: AlipayPayments.shared, wechatPay: WeChatPayments.shared))
     Task { await orderSafe.start() }  // the one Transaction.updates listener, and resume what was on its way
     return orderSafe
 }

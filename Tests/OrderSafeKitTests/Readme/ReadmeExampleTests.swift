@@ -1,32 +1,44 @@
 import Foundation
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeKit
 
 /// The README's app code compiles (it is ReadmeExample.swift) and works with the vendor SDKs' answers.
 @Suite("README: Add OrderSafeKit to your app")
 struct ReadmeExampleTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent()
 
     @Test("the README shows ReadmeExample.swift's code verbatim")
     func readmeShowsTheCompiledCode() throws {
-        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/OrderSafeKitTests/Readme/ReadmeExample.swift"), encoding: .utf8)
-        let start = try #require(source.range(of: "// README: begin\n")), end = try #require(source.range(of: "// README: end"))
+        let source = try String(
+            contentsOf: Self.root.appendingPathComponent("Tests/OrderSafeKitTests/Readme/ReadmeExample.swift"),
+            encoding: .utf8)
+        let start = try #require(source.range(of: "// README: begin\n"))
+        let end = try #require(source.range(of: "// README: end"))
         let snippet = String(source[start.upperBound..<end.lowerBound])
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        #expect(readme.contains("```swift\n" + snippet + "```"), "README.md must show Tests/OrderSafeKitTests/Readme/ReadmeExample.swift's block")
+        #expect(
+            readme.contains("```swift\n" + snippet + "```"),
+            "README.md must show Tests/OrderSafeKitTests/Readme/ReadmeExample.swift's block")
     }
 
     @Test("the README's bridges hand over the vendor SDKs' answers, including a payment app reopening the app")
     func bridges() async throws {
         AlipaySDK.nextResult = ["resultStatus": "9000", "memo": "", "result": "{}"]
-        #expect(await AlipayPayments.shared.pay(orderString: "app_id=1&biz_content=x") == AlipayResult(resultStatus: "9000", memo: ""))
+        #expect(
+            await AlipayPayments.shared.pay(orderString: "app_id=1&biz_content=x")
+                == AlipayResult(resultStatus: "9000", memo: ""))
         #expect(AlipaySDK.paidOrders.last == "app_id=1&biz_content=x")
         WXApi.handleOpen(URL(string: "wx1://pay/?returnKey=&ret=0")!, delegate: WeChatPayments.shared)
         WXApi.nextErrCode = -2
-        let request = try #require(WeChatPayRequest(
-            WeChatPayInvocation(appid: "wx1", partnerid: "19", prepayid: "wx2026", package: "Sign=WXPay", noncestr: "n", timestamp: "1795000000", sign: "s")))
+        let request = try #require(
+            WeChatPayRequest(
+                WeChatPayInvocation(
+                    appid: "wx1", partnerid: "19", prepayid: "wx2026", package: "Sign=WXPay", noncestr: "n",
+                    timestamp: "1795000000", sign: "s")))
         #expect(await WeChatPayments.shared.pay(request).errCode == -2)
         #expect(WXApi.sent.last?.prepayId == "wx2026" && WXApi.sent.last?.timeStamp == 1_795_000_000)
         let made = makeOrderSafe(userID: "user-1", token: { "token" })

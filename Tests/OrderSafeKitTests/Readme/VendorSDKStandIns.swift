@@ -13,7 +13,8 @@ final class AlipaySDK: @unchecked Sendable {
 
     static func defaultService() -> AlipaySDK { service }
 
-    func payOrder(_ orderStr: String, fromScheme schemeStr: String, callback completionBlock: @escaping CompletionBlock) {
+    func payOrder(_ orderStr: String, fromScheme schemeStr: String, callback completionBlock: @escaping CompletionBlock)
+    {
         Self.paidOrders.append(orderStr)
         completionBlock(Self.nextResult)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 @testable import OrderSafeKit
 
 /// A disk in memory that a test can crash in the middle of a journal write, the way a phone's disk behaves:
@@ -126,8 +127,12 @@ final class CrashingDisk: JournalFileSystem, Sendable {
     func syncFolder(_ folder: URL) throws {
         try state.withLock { state in
             try operation(&state)
-            let inFolder = { (path: String) in URL(fileURLWithPath: path).deletingLastPathComponent().path == folder.path }
-            state.durableNames = state.durableNames.filter { !inFolder($0.key) }.merging(state.names.filter { inFolder($0.key) }) { $1 }
+            let inFolder = { (path: String) in
+                URL(fileURLWithPath: path).deletingLastPathComponent().path == folder.path
+            }
+            state.durableNames = state.durableNames.filter { !inFolder($0.key) }.merging(
+                state.names.filter { inFolder($0.key) }
+            ) { $1 }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import OrderSafeModel
+
 @testable import OrderSafeKit
 
 #if canImport(FoundationNetworking)
@@ -55,7 +56,9 @@ actor FakeServer: HTTPTransport {
     /// ever asks about it again.
     func deliverProviderNotifications() {
         for orderNo in providerPaid.sorted() {
-            if let order = orders[orderNo], order.status == .created { _ = fulfil(order, credit: "provider:\(orderNo)") }
+            if let order = orders[orderNo], order.status == .created {
+                _ = fulfil(order, credit: "provider:\(orderNo)")
+            }
         }
     }
 
@@ -73,9 +76,13 @@ actor FakeServer: HTTPTransport {
             return (503, Data(#"{"error":{"code":"unavailable","message":"busy"}}"#.utf8))
         }
         requests.append("\(method) \(path)")
-        if path.hasSuffix("appstore/transactions"), submissionDelay > .zero { try await Task.sleep(for: submissionDelay) }
+        if path.hasSuffix("appstore/transactions"), submissionDelay > .zero {
+            try await Task.sleep(for: submissionDelay)
+        }
         let user = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst(7)) }
-        let answer = try answer(method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"), body: request.httpBody)
+        let answer = try answer(
+            method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"),
+            body: request.httpBody)
         await crash.step("server: answered \(method) \(Self.shape(path))")
         return answer
     }
@@ -88,15 +95,19 @@ actor FakeServer: HTTPTransport {
         case ("POST", ["v1", "orders"]):
             guard let user else { return (401, Data()) }
             let request = try OrderSafeJSON.decoder().decode(CreateOrderRequest.self, from: body ?? Data())
-            if let key, let existing = keys[key], let order = orders[existing] { return try json(response(order), status: 200) }
+            if let key, let existing = keys[key], let order = orders[existing] {
+                return try json(response(order), status: 200)
+            }
             sequence += 1
             let order = Order(
-                orderNo: "OS-\(sequence)", orderUUID: UUID(), userID: user, productID: request.productID, channel: request.channel, status: .created,
+                orderNo: "OS-\(sequence)", orderUUID: UUID(), userID: user, productID: request.productID,
+                channel: request.channel, status: .created,
                 amount: Money(amountMinor: 600, currency: CurrencyCode("CNY")!), createdAt: Date(), updatedAt: Date())
             orders[order.orderNo] = order
             if let key { keys[key] = order.orderNo }
             return try json(response(order), status: 201)
-        case ("GET", let p) where p.count == 3 && p[1] == "orders", ("POST", let p) where p.count == 4 && p[3] == "client-result":
+        case ("GET", let p) where p.count == 3 && p[1] == "orders",
+            ("POST", let p) where p.count == 4 && p[3] == "client-result":
             guard var order = orders[p[2]], order.userID == user else { return error(404, "order_not_found") }
             if providerPaid.contains(order.orderNo), order.status == .created {
                 order = fulfil(order, credit: "provider:\(order.orderNo)")
@@ -104,38 +115,54 @@ actor FakeServer: HTTPTransport {
             return try json(OrderResponse(order: order))
         case ("POST", let p) where p.count == 4 && p[3] == "cancel":
             guard var order = orders[p[2]], order.userID == user else { return error(404, "order_not_found") }
-            if providerPaid.contains(order.orderNo), order.status == .created { order = fulfil(order, credit: "provider:\(order.orderNo)") }
-            guard order.status == .created || order.status == .cancelled, !refusesCancellation else { return error(409, "order_not_cancellable") }
+            if providerPaid.contains(order.orderNo), order.status == .created {
+                order = fulfil(order, credit: "provider:\(order.orderNo)")
+            }
+            guard order.status == .created || order.status == .cancelled, !refusesCancellation else {
+                return error(409, "order_not_cancellable")
+            }
             order.status = .cancelled
             orders[order.orderNo] = order
             return try json(OrderResponse(order: order))
         case ("POST", ["v1", "appstore", "transactions"]):
             guard let user else { return (401, Data()) }
             let submission = try OrderSafeJSON.decoder().decode(AppStoreSubmission.self, from: body ?? Data())
-            let signed = try JSONSerialization.jsonObject(with: Data((submission.signedTransaction ?? "").utf8)) as! [String: Any]
+            let signed =
+                try JSONSerialization.jsonObject(with: Data((submission.signedTransaction ?? "").utf8))
+                as! [String: Any]
             let id = String(signed["id"] as! Int)
             if let submissionAnswer {
                 let (status, text) = submissionAnswer(id)
                 return (status, Data(text.utf8))
             }
             if let credited = credits[id], let order = orders[credited] {
-                return try json(AppStoreSubmissionResponse(transactions: [.init(transactionID: id, verdict: .recorded, order: order)]))
+                return try json(
+                    AppStoreSubmissionResponse(transactions: [
+                        .init(transactionID: id, verdict: .recorded, order: order)
+                    ]))
             }
             var order = orders.values.first { $0.orderUUID.uuidString.lowercased() == signed["token"] as? String }
             if order == nil || order!.status.isFinal {
                 // Adopted: a transaction for no order (or a cancelled one) still counts, for its owner.
                 sequence += 1
                 let adopted = Order(
-                    orderNo: "OS-\(sequence)", orderUUID: UUID(), userID: order?.userID ?? user, productID: "coins", channel: .appStore,
-                    status: .created, amount: Money(amountMinor: 600, currency: CurrencyCode("CNY")!), createdAt: Date(), updatedAt: Date())
+                    orderNo: "OS-\(sequence)", orderUUID: UUID(), userID: order?.userID ?? user, productID: "coins",
+                    channel: .appStore,
+                    status: .created, amount: Money(amountMinor: 600, currency: CurrencyCode("CNY")!),
+                    createdAt: Date(), updatedAt: Date())
                 orders[adopted.orderNo] = adopted
                 order = adopted
             }
             let fulfilled = fulfil(order!, credit: id)
-            return try json(AppStoreSubmissionResponse(transactions: [.init(transactionID: id, verdict: .recorded, order: fulfilled)]))
+            return try json(
+                AppStoreSubmissionResponse(transactions: [
+                    .init(transactionID: id, verdict: .recorded, order: fulfilled)
+                ]))
         case ("GET", ["v1", "me", "entitlements"]):
             guard let user else { return (401, Data()) }
-            return try json(HoldingsResponse(userID: user, balances: [Balance(name: "coins", amount: balances[user] ?? 0)], entitlements: []))
+            return try json(
+                HoldingsResponse(
+                    userID: user, balances: [Balance(name: "coins", amount: balances[user] ?? 0)], entitlements: []))
         default:
             return error(404, "not_found")
         }
@@ -153,10 +180,12 @@ actor FakeServer: HTTPTransport {
 
     private func response(_ order: Order) -> OrderResponse {
         OrderResponse(
-            order: order, alipay: order.channel == .alipay ? AlipayInvocation(orderString: "out_trade_no=\(order.orderNo)") : nil,
+            order: order,
+            alipay: order.channel == .alipay ? AlipayInvocation(orderString: "out_trade_no=\(order.orderNo)") : nil,
             wechatpay: order.channel == .wechatPay
                 ? WeChatPayInvocation(
-                    appid: "wx1", partnerid: "19", prepayid: "prepay-\(order.orderNo)", package: "Sign=WXPay", noncestr: "n", timestamp: "1795000000",
+                    appid: "wx1", partnerid: "19", prepayid: "prepay-\(order.orderNo)", package: "Sign=WXPay",
+                    noncestr: "n", timestamp: "1795000000",
                     sign: "s")
                 : nil)
     }
@@ -180,10 +209,14 @@ actor FakeServer: HTTPTransport {
             prices: [.appStore: Money(amountMinor: 600, currency: CurrencyCode("CNY")!)], grants: []),
         OrderSafeModel.Product(
             id: "gift", kind: .consumable, title: "Gift", goods: .physical, channels: [.alipay, .wechatPay],
-            prices: [.alipay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!), .wechatPay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!)],
+            prices: [
+                .alipay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!),
+                .wechatPay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!),
+            ],
             grants: []),
         OrderSafeModel.Product(
-            id: "ghost", kind: .nonConsumable, title: "Not in the store", appStoreProductID: "unknown.ios", channels: [.appStore],
+            id: "ghost", kind: .nonConsumable, title: "Not in the store", appStoreProductID: "unknown.ios",
+            channels: [.appStore],
             prices: [.appStore: Money(amountMinor: 100, currency: CurrencyCode("CNY")!)], grants: []),
     ]
 }
@@ -198,7 +231,9 @@ struct FakeVendorApps: AlipayBridge, WeChatPayBridge {
 
     func pay(orderString: String) async -> AlipayResult {
         await crash.step("alipay app: open")
-        if alipayStatus == "9000" || alipayStatus == "8000" { await server.pay(orderNo: String(orderString.dropFirst("out_trade_no=".count))) }
+        if alipayStatus == "9000" || alipayStatus == "8000" {
+            await server.pay(orderNo: String(orderString.dropFirst("out_trade_no=".count)))
+        }
         await crash.step("alipay app: paid")
         return AlipayResult(resultStatus: alipayStatus)
     }

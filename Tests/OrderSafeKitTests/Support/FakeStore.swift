@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import OrderSafeKit
 
 /// A device's StoreKit: transactions stay unfinished until finished; the queue outlives an app "kill" (the same
@@ -6,7 +7,11 @@ import Foundation
 actor FakeStore: StoreClient {
     /// What the purchase sheet does: `failAfterCharge` is the interrupted purchase ("Confirmation required"): the
     /// money is taken, the call throws, and the transaction arrives later through `Transaction.updates`.
-    enum Sheet: Sendable { case confirm, cancel, askToBuy, fail(StoreFailure), failAfterCharge(StoreFailure) }
+    enum Sheet: Sendable {
+        case confirm, cancel, askToBuy
+        case fail(StoreFailure)
+        case failAfterCharge(StoreFailure)
+    }
 
     var sheet: Sheet = .confirm
     var canPay = true
@@ -47,7 +52,9 @@ actor FakeStore: StoreClient {
     var canMakePayments: Bool { canPay }
 
     func products(for ids: [String]) async throws -> [StoreProduct] {
-        ids.filter { $0 != "unknown.ios" }.map { StoreProduct(id: $0, displayName: "Store \($0)", description: "", price: 6, displayPrice: "¥6.00") }
+        ids.filter { $0 != "unknown.ios" }.map {
+            StoreProduct(id: $0, displayName: "Store \($0)", description: "", price: 6, displayPrice: "¥6.00")
+        }
     }
 
     func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseResult {

@@ -1,5 +1,6 @@
 import Foundation
 import OrderSafeModel
+
 @testable import OrderSafeKit
 
 /// One app on one device: a journal folder, the fakes, and an OrderSafe over them. ``relaunch()`` is a new
@@ -13,7 +14,8 @@ struct Harness {
     var user = "user-1"
 
     init(crashAt: Int? = nil) {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("orderSafeKit-\(UUID().uuidString)", isDirectory: true)
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orderSafeKit-\(UUID().uuidString)", isDirectory: true)
         crash = CrashPoints(crashAt: crashAt)
         store = FakeStore(crash: crash)
         server = FakeServer(crash: crash)
@@ -23,8 +25,10 @@ struct Harness {
     func app(crash: CrashPoints? = nil, now: (@Sendable () -> Date)? = nil) -> OrderSafe {
         let user = user
         var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { user }, userID: user, journalDirectory: folder, alipay: vendors, wechatPay: vendors,
-            confirmation: ConfirmationPolicy(firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20)))
+            serverURL: URL(string: "https://pay.example.com/")!, token: { user }, userID: user,
+            journalDirectory: folder, alipay: vendors, wechatPay: vendors,
+            confirmation: ConfirmationPolicy(
+                firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20)))
         configuration.sleep = { _ in await Task.yield() }
         if let now { configuration.now = now }
         return OrderSafe(configuration: configuration, store: store, transport: server)

@@ -5,9 +5,10 @@ import HummingbirdTesting
 import LedgerTestSupport
 import NIOCore
 import OrderSafeModel
-@testable import OrderSafeServer
 import Sandbox
 import Testing
+
+@testable import OrderSafeServer
 
 /// The apps and providers of a chaos run, talking to random replicas through a faulty network.
 struct ChaosApp: Sendable {
@@ -25,7 +26,9 @@ struct ChaosApp: Sendable {
     /// One app request through a random replica: it may never arrive (the server restarted before it), or arrive
     /// and be processed with its answer lost (a restart or a database error after the commit). The app retries
     /// until it has an answer it can act on.
-    func request(_ uri: String, token: String, body: String, key: String? = nil, random: inout SeededRandom) async throws -> TestResponse {
+    func request(_ uri: String, token: String, body: String, key: String? = nil, random: inout SeededRandom)
+        async throws -> TestResponse
+    {
         var headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/json"]
         if let key { headers[HTTPField.Name("Idempotency-Key")!] = key }
         var arrived = false
@@ -35,7 +38,8 @@ struct ChaosApp: Sendable {
                 shared.tally.step(faulted: true)
                 continue
             }
-            let response = try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+            let response = try await client.execute(
+                uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
             let lost = random.chance(8)
             shared.tally.step(faulted: lost, redelivery: arrived)
             arrived = true
@@ -53,7 +57,10 @@ struct ChaosApp: Sendable {
             shared.tally.step(faulted: true)
             return false
         }
-        guard let response = try? await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: body)) else {
+        guard
+            let response = try? await client.execute(
+                uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: body))
+        else {
             shared.tally.step(faulted: true)
             return false
         }
@@ -69,16 +76,23 @@ struct ChaosApp: Sendable {
         let user = "user\(userIndex)"
         switch random.next() % 3 {
         case 0: try await appStore(index: index, seed: seed, user: user, token: tokens[userIndex], random: &random)
-        case 1: try await provider(.alipay, index: index, seed: seed, user: user, token: tokens[userIndex], random: &random)
-        default: try await provider(.wechatPay, index: index, seed: seed, user: user, token: tokens[userIndex], random: &random)
+        case 1:
+            try await provider(.alipay, index: index, seed: seed, user: user, token: tokens[userIndex], random: &random)
+        default:
+            try await provider(
+                .wechatPay, index: index, seed: seed, user: user, token: tokens[userIndex], random: &random)
         }
     }
 
-    private func createOrder(product: String, channel: OrderSafeModel.Channel, index: Int, seed: UInt64, user: String, token: String, random: inout SeededRandom)
+    private func createOrder(
+        product: String, channel: OrderSafeModel.Channel, index: Int, seed: UInt64, user: String, token: String,
+        random: inout SeededRandom
+    )
         async throws -> OrderResponse
     {
         let response = try await request(
-            "/v1/orders", token: token, body: #"{"product_id":"\#(product)","channel":"\#(channel.rawValue)"}"#, key: "chaos-\(seed)-\(index)",
+            "/v1/orders", token: token, body: #"{"product_id":"\#(product)","channel":"\#(channel.rawValue)"}"#,
+            key: "chaos-\(seed)-\(index)",
             random: &random)
         #expect(response.status == .created || response.status == .ok, "create: \(String(buffer: response.body))")
         let created = try response.decoded(OrderResponse.self)
@@ -86,10 +100,14 @@ struct ChaosApp: Sendable {
         return created
     }
 
-    private func appStore(index: Int, seed: UInt64, user: String, token: String, random: inout SeededRandom) async throws {
+    private func appStore(index: Int, seed: UInt64, user: String, token: String, random: inout SeededRandom)
+        async throws
+    {
         shared.tally.update { $0.purchases["appstore", default: 0] += 1 }
         if random.chance(4) { return try await renewalOnly(user: user, token: token, random: &random) }
-        let created = try await createOrder(product: "coins_60", channel: .appStore, index: index, seed: seed, user: user, token: token, random: &random)
+        let created = try await createOrder(
+            product: "coins_60", channel: .appStore, index: index, seed: seed, user: user, token: token, random: &random
+        )
         let unbound = random.chance(5)
         let (transactionID, jws) = try await sandbox.appStore.purchase(
             productID: "com.example.ordersafe.coins60", appAccountToken: unbound ? nil : created.order.orderUUID)
@@ -103,11 +121,17 @@ struct ChaosApp: Sendable {
             shared.tally.step(faulted: true)
             shared.expectations.withLock { _ = $0.refundedTransactions.insert(transactionID) }
             shared.tally.update { counts in
-                if refundBeforeNotification { counts.refundsBeforeNotification += 1 } else { counts.refundsBeforeSubmission += 1 }
+                if refundBeforeNotification {
+                    counts.refundsBeforeNotification += 1
+                } else {
+                    counts.refundsBeforeSubmission += 1
+                }
             }
         }
-        let refundNotice = refundFirst
-            ? try await sandbox.appStore.notification(type: "REFUND", signedTransaction: try await sandbox.appStore.refund(transactionID: transactionID))
+        let refundNotice =
+            refundFirst
+            ? try await sandbox.appStore.notification(
+                type: "REFUND", signedTransaction: try await sandbox.appStore.refund(transactionID: transactionID))
             : nil
         if let refundNotice, refundBeforeNotification { await notifyAppStoreUntilAcknowledged(refundNotice) }
 
@@ -148,7 +172,10 @@ struct ChaosApp: Sendable {
             let thief = tokens[Int(random.next() % UInt64(tokens.count))]
             if thief != token {
                 shared.tally.step(faulted: true, redelivery: true)
-                shared.tally.update { $0.foreignSubmissions += 1; $0.foreignFirst += 1 }
+                shared.tally.update {
+                    $0.foreignSubmissions += 1
+                    $0.foreignFirst += 1
+                }
                 let (thiefSeed, ownSeed, together) = (random.next(), random.next(), random.chance(50))
                 async let stolen = submit(jws, token: thief, seed: thiefSeed)
                 async let own = together ? submit(jws, token: token, seed: ownSeed) : nil
@@ -191,7 +218,8 @@ struct ChaosApp: Sendable {
         shared.tally.step(faulted: true)
         shared.tally.update { $0.renewalOnlySubscribers += 1 }
         let monthly = "com.example.ordersafe.vip.monthly"
-        let (original, first) = try await sandbox.appStore.purchase(productID: monthly, type: "Auto-Renewable Subscription")
+        let (original, first) = try await sandbox.appStore.purchase(
+            productID: monthly, type: "Auto-Renewable Subscription")
         let (renewal, renewed) = try await sandbox.appStore.purchase(
             productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
         shared.expectations.withLock {
@@ -212,7 +240,8 @@ struct ChaosApp: Sendable {
     }
 
     func submit(_ jws: String, token: String, random: inout SeededRandom) async throws -> AppStoreTransactionResult {
-        let response = try await request("/v1/appstore/transactions", token: token, body: #"{"signed_transaction":"\#(jws)"}"#, random: &random)
+        let response = try await request(
+            "/v1/appstore/transactions", token: token, body: #"{"signed_transaction":"\#(jws)"}"#, random: &random)
         #expect(response.status == .ok, "\(String(buffer: response.body))")
         return try response.decoded(AppStoreSubmissionResponse.self).transactions[0]
     }
@@ -226,7 +255,10 @@ struct ChaosApp: Sendable {
     func notifyAppStoreUntilAcknowledged(_ signedPayload: String) async {
         let body = Array(#"{"signedPayload":"\#(signedPayload)"}"#.utf8)
         for _ in 0..<50 {
-            if await deliver(uri: "/v1/notify/appstore", headers: [.contentType: "application/json"], body: body, accepted: { $0.status == .ok }) {
+            if await deliver(
+                uri: "/v1/notify/appstore", headers: [.contentType: "application/json"], body: body,
+                accepted: { $0.status == .ok })
+            {
                 return
             }
         }
@@ -236,20 +268,30 @@ struct ChaosApp: Sendable {
     func notifyAppStore(_ signedPayload: String) async {
         let body = Array(#"{"signedPayload":"\#(signedPayload)"}"#.utf8)
         for _ in 0..<5 {
-            if await deliver(uri: "/v1/notify/appstore", headers: [.contentType: "application/json"], body: body, accepted: { $0.status == .ok }) {
+            if await deliver(
+                uri: "/v1/notify/appstore", headers: [.contentType: "application/json"], body: body,
+                accepted: { $0.status == .ok })
+            {
                 return
             }
         }
     }
 
-    private func provider(_ channel: OrderSafeModel.Channel, index: Int, seed: UInt64, user: String, token: String, random: inout SeededRandom) async throws {
+    private func provider(
+        _ channel: OrderSafeModel.Channel, index: Int, seed: UInt64, user: String, token: String,
+        random: inout SeededRandom
+    ) async throws {
         shared.tally.update { $0.purchases[channel.rawValue, default: 0] += 1 }
         if random.chance(6) {
             shared.tally.step(faulted: true)
-            if channel == .alipay { await sandbox.alipay.injectGatewayFault(random.chance(50) ? .serverError : .timeout(.milliseconds(20))) }
-            else { await sandbox.wechatpay.injectAPIFault(random.chance(50) ? .serverError : .frequencyLimited) }
+            if channel == .alipay {
+                await sandbox.alipay.injectGatewayFault(random.chance(50) ? .serverError : .timeout(.milliseconds(20)))
+            } else {
+                await sandbox.wechatpay.injectAPIFault(random.chance(50) ? .serverError : .frequencyLimited)
+            }
         }
-        let created = try await createOrder(product: "gift_box", channel: channel, index: index, seed: seed, user: user, token: token, random: &random)
+        let created = try await createOrder(
+            product: "gift_box", channel: channel, index: index, seed: seed, user: user, token: token, random: &random)
         if random.chance(8) {
             shared.tally.step(faulted: true)
             shared.tally.update { $0.abandoned += 1 }
@@ -260,14 +302,29 @@ struct ChaosApp: Sendable {
             shared.tally.step(faulted: true)
             switch random.next() % 4 {
             case 0:
-                if channel == .alipay { await sandbox.alipay.injectNotificationFault(.drop) } else { await sandbox.wechatpay.injectNotificationFault(.drop) }
+                if channel == .alipay {
+                    await sandbox.alipay.injectNotificationFault(.drop)
+                } else {
+                    await sandbox.wechatpay.injectNotificationFault(.drop)
+                }
             case 1:
-                if channel == .alipay { await sandbox.alipay.injectNotificationFault(.duplicate) } else { await sandbox.wechatpay.injectNotificationFault(.duplicate) }
+                if channel == .alipay {
+                    await sandbox.alipay.injectNotificationFault(.duplicate)
+                } else {
+                    await sandbox.wechatpay.injectNotificationFault(.duplicate)
+                }
             case 2:
-                if channel == .alipay { await sandbox.alipay.injectNotificationFault(.reorder) } else { await sandbox.wechatpay.injectNotificationFault(.reorder) }
+                if channel == .alipay {
+                    await sandbox.alipay.injectNotificationFault(.reorder)
+                } else {
+                    await sandbox.wechatpay.injectNotificationFault(.reorder)
+                }
             default:
-                if channel == .alipay { await sandbox.alipay.injectNotificationFault(.delay(.milliseconds(30))) }
-                else { await sandbox.wechatpay.injectNotificationFault(.delay(.milliseconds(30))) }
+                if channel == .alipay {
+                    await sandbox.alipay.injectNotificationFault(.delay(.milliseconds(30)))
+                } else {
+                    await sandbox.wechatpay.injectNotificationFault(.delay(.milliseconds(30)))
+                }
             }
         }
         // The user pays in the provider's app.
@@ -280,7 +337,8 @@ struct ChaosApp: Sendable {
         if random.chance(50) {
             // Back in the app: it reports the SDK's answer (the app may also crash here and say nothing).
             let response = try await request(
-                "/v1/orders/\(created.order.orderNo)/client-result", token: token, body: #"{"result":"success"}"#, random: &random)
+                "/v1/orders/\(created.order.orderNo)/client-result", token: token, body: #"{"result":"success"}"#,
+                random: &random)
             #expect(response.status == .ok, "client-result: \(String(buffer: response.body))")
         } else {
             shared.tally.step(faulted: true)

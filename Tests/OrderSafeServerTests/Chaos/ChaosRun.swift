@@ -10,6 +10,7 @@ import OrderSafeModel
 import Sandbox
 import Synchronization
 import Testing
+
 @testable import OrderSafeServer
 
 /// A population of users buying through the three channels, across server replicas on one database, while faults
@@ -62,23 +63,28 @@ struct ChaosRun {
     func run() async throws -> ChaosTally.Counts {
         try await engine.withDatabaseURL { url in
             let databaseText = TestServer.databaseSetting(url)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-chaos-\(UUID().uuidString)").path
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ordersafe-chaos-\(UUID().uuidString)"
+            ).path
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let settings = try await TestServer.settings(
                 database: databaseText, extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"])
             let clock = ManualClock(TestServer.now)
-            let sandbox = try SandboxProviders(settings: settings.server, clock: clock, timeScale: 1e-5, logger: TestLog.logger)
+            let sandbox = try SandboxProviders(
+                settings: settings.server, clock: clock, timeScale: 1e-5, logger: TestLog.logger)
             var built: [(Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner)] = []
             for _ in 0..<replicas {
                 let (router, components) = try await OrderSafeApplication.makeRouter(
-                    settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger, sandbox: sandbox)
+                    settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) },
+                    logger: TestLog.logger, sandbox: sandbox)
                 built.append((router, components.database, components.runner))
             }
             let verification = try LedgerDatabase(url: url, logger: TestLog.logger)
             let runners = built.map(\.2)
             do {
                 let counts = try await Self.withClients(built.map(\.0)) { clients in
-                    try await world(clients: clients, runners: runners, sandbox: sandbox, clock: clock, database: verification)
+                    try await world(
+                        clients: clients, runners: runners, sandbox: sandbox, clock: clock, database: verification)
                 }
                 for (_, database, _) in built { try await database.shutdown() }
                 try await verification.shutdown()
@@ -99,13 +105,15 @@ struct ChaosRun {
 
     /// Opens a test client on each router (the replicas) and runs `body` with all of them.
     static func withClients<R: Sendable>(
-        _ routers: [Router<OrderSafeRequestContext>], _ body: @escaping @Sendable ([any TestClientProtocol]) async throws -> R
+        _ routers: [Router<OrderSafeRequestContext>],
+        _ body: @escaping @Sendable ([any TestClientProtocol]) async throws -> R
     ) async throws -> R {
         try await open(PendingRouters(routers: routers), [], body)
     }
 
     private static func open<R: Sendable>(
-        _ pending: PendingRouters, _ clients: [any TestClientProtocol], _ body: @escaping @Sendable ([any TestClientProtocol]) async throws -> R
+        _ pending: PendingRouters, _ clients: [any TestClientProtocol],
+        _ body: @escaping @Sendable ([any TestClientProtocol]) async throws -> R
     ) async throws -> R {
         guard let router = pending.routers.first else { return try await body(clients) }
         let rest = PendingRouters(routers: Array(pending.routers.dropFirst()))
@@ -118,7 +126,8 @@ struct ChaosRun {
     }
 
     private func world(
-        clients: [any TestClientProtocol], runners: [JobRunner], sandbox: SandboxProviders, clock: ManualClock, database: LedgerDatabase
+        clients: [any TestClientProtocol], runners: [JobRunner], sandbox: SandboxProviders, clock: ManualClock,
+        database: LedgerDatabase
     ) async throws -> ChaosTally.Counts {
         let ledger = SQLLedger(database: database)
         let shared = Shared(seed: seed)
@@ -126,14 +135,19 @@ struct ChaosRun {
         for index in 0..<users { tokens.append(try await TestServer.token("user\(index)", lifetime: 365 * 86400)) }
         let app = ChaosApp(clients: clients, tokens: tokens, shared: shared, sandbox: sandbox)
         await sandbox.alipay.setNotificationSink { _, body in
-            await app.deliver(uri: "/v1/notify/alipay", headers: [.contentType: "application/x-www-form-urlencoded"], body: Array(body.utf8)) {
+            await app.deliver(
+                uri: "/v1/notify/alipay", headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: Array(body.utf8)
+            ) {
                 $0.status == .ok && String(buffer: $0.body) == "success"
             }
         }
         await sandbox.wechatpay.setNotificationSink { _, headers, body in
             var fields: HTTPFields = [.contentType: "application/json"]
             for (name, value) in headers { if let field = HTTPField.Name(name) { fields[field] = value } }
-            return await app.deliver(uri: "/v1/notify/wechatpay", headers: fields, body: body) { $0.status == .noContent }
+            return await app.deliver(uri: "/v1/notify/wechatpay", headers: fields, body: body) {
+                $0.status == .noContent
+            }
         }
 
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -158,7 +172,9 @@ struct ChaosRun {
         for (user, jws, transactionID) in shared.expectations.withLock({ $0.unfinished }) {
             let result = try await app.submit(jws, token: tokens[Int(user.dropFirst(4))!], seed: seed)
             // Recorded either way (the app finishes it); a refunded one as refunded.
-            #expect(result.verdict == .recorded && (result.order?.status == .refunded) == refunded.contains(transactionID), "relaunch submission: \(result)")
+            #expect(
+                result.verdict == .recorded && (result.order?.status == .refunded) == refunded.contains(transactionID),
+                "relaunch submission: \(result)")
         }
         // Time passes; every replica's worker reconciles.
         for _ in 0..<240 {
@@ -168,7 +184,8 @@ struct ChaosRun {
                 try await group.waitForAll()
             }
             let unsettled = try await database.withSession { db in
-                try await db.raw("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'query_order' AND done_at IS NULL").first()!
+                try await db.raw("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'query_order' AND done_at IS NULL")
+                    .first()!
                     .decode(column: "n", as: Int64.self)
             }
             if unsettled == 0 { break }
@@ -176,35 +193,51 @@ struct ChaosRun {
         await sandbox.alipay.settle()
         await sandbox.wechatpay.settle()
 
-        try await check(ledger: ledger, database: database, sandbox: sandbox, expectations: shared.expectations.withLock { $0 })
+        try await check(
+            ledger: ledger, database: database, sandbox: sandbox, expectations: shared.expectations.withLock { $0 })
         return shared.tally.snapshot
     }
 
     /// Everything the sandboxes say was paid is fulfilled once, for the right user, for the right amount; nothing
     /// else is; balances add up; abandoned orders are closed; no order is flagged.
-    private func check(ledger: SQLLedger, database: LedgerDatabase, sandbox: SandboxProviders, expectations: Expectations) async throws {
+    private func check(
+        ledger: SQLLedger, database: LedgerDatabase, sandbox: SandboxProviders, expectations: Expectations
+    ) async throws {
         var paidBoxes: [String: Int64] = [:]
         var coins: [String: Int64] = [:]
         let providerPayments: [(OrderSafeModel.Channel, [SandboxPaymentRecord])] = [
-            (.alipay, await sandbox.alipay.payments), (.wechatPay, await sandbox.wechatpay.payments), (.appStore, await sandbox.appStore.payments),
+            (.alipay, await sandbox.alipay.payments), (.wechatPay, await sandbox.wechatpay.payments),
+            (.appStore, await sandbox.appStore.payments),
         ]
         for (channel, records) in providerPayments {
             for record in records {
-                guard let payment = try await ledger.payment(channel: channel, providerTransactionID: record.providerTransactionID) else {
+                guard
+                    let payment = try await ledger.payment(
+                        channel: channel, providerTransactionID: record.providerTransactionID)
+                else {
                     Issue.record("\(channel.rawValue) payment \(record.providerTransactionID) was lost")
                     continue
                 }
-                guard let order = try await ledger.order(number: payment.orderNo) else { Issue.record("no order \(payment.orderNo)"); continue }
-                let refunded = channel == .appStore && expectations.refundedTransactions.contains(record.providerTransactionID)
-                #expect(order.status == (refunded ? .refunded : .fulfilled), "\(order.orderNo) is \(order.status.rawValue)")
+                guard let order = try await ledger.order(number: payment.orderNo) else {
+                    Issue.record("no order \(payment.orderNo)")
+                    continue
+                }
+                let refunded =
+                    channel == .appStore && expectations.refundedTransactions.contains(record.providerTransactionID)
+                #expect(
+                    order.status == (refunded ? .refunded : .fulfilled), "\(order.orderNo) is \(order.status.rawValue)")
                 if channel == .appStore {
-                    #expect(payment.userID == expectations.transactionOwners[record.providerTransactionID], "App Store \(record.providerTransactionID) credited to \(payment.userID)")
+                    #expect(
+                        payment.userID == expectations.transactionOwners[record.providerTransactionID],
+                        "App Store \(record.providerTransactionID) credited to \(payment.userID)")
                     if !refunded, !expectations.subscriptionTransactions.contains(record.providerTransactionID) {
                         coins[payment.userID, default: 0] += 60
                     }
                 } else {
                     #expect(payment.orderNo == record.orderReference)
-                    #expect(payment.userID == expectations.orderOwners[payment.orderNo], "\(payment.orderNo) credited to \(payment.userID)")
+                    #expect(
+                        payment.userID == expectations.orderOwners[payment.orderNo],
+                        "\(payment.orderNo) credited to \(payment.userID)")
                     #expect(payment.amount == record.amount)
                     paidBoxes[payment.userID, default: 0] += 1
                 }
@@ -212,15 +245,24 @@ struct ChaosRun {
         }
         let paidCount = providerPayments.reduce(0) { $0 + $1.1.count }
         let (recorded, fulfilled, flagged) = try await database.withSession { db in
-            (try await db.raw("SELECT COUNT(*) AS n FROM payment_transactions").first()!.decode(column: "n", as: Int64.self),
-             try await db.raw("SELECT COUNT(*) AS n FROM orders WHERE status = 'fulfilled'").first()!.decode(column: "n", as: Int64.self),
-             try await db.raw("SELECT order_no FROM orders WHERE status = 'flagged'").all().map { try $0.decode(column: "order_no", as: String.self) })
+            (
+                try await db.raw("SELECT COUNT(*) AS n FROM payment_transactions").first()!.decode(
+                    column: "n", as: Int64.self),
+                try await db.raw("SELECT COUNT(*) AS n FROM orders WHERE status = 'fulfilled'").first()!.decode(
+                    column: "n", as: Int64.self),
+                try await db.raw("SELECT order_no FROM orders WHERE status = 'flagged'").all().map {
+                    try $0.decode(column: "order_no", as: String.self)
+                }
+            )
         }
         #expect(Int(recorded) == paidCount, "the ledger records \(recorded) payments; the providers took \(paidCount)")
         let refundedCount = expectations.refundedTransactions.count
-        #expect(Int(fulfilled) == paidCount - refundedCount, "\(fulfilled) orders fulfilled for \(paidCount) payments, \(refundedCount) refunded")
+        #expect(
+            Int(fulfilled) == paidCount - refundedCount,
+            "\(fulfilled) orders fulfilled for \(paidCount) payments, \(refundedCount) refunded")
         for orderNo in flagged {
-            Issue.record("flagged without explanation: \(orderNo) \(try await ledger.events(orderNo: orderNo).map(\.kind))")
+            Issue.record(
+                "flagged without explanation: \(orderNo) \(try await ledger.events(orderNo: orderNo).map(\.kind))")
         }
         for orderNo in expectations.abandonedOrders {
             let status = try await ledger.order(number: orderNo)?.status
@@ -232,6 +274,8 @@ struct ChaosRun {
             #expect(balance("gift_boxes") == paidBoxes["user\(index)", default: 0], "user\(index) gift boxes")
             #expect(balance("coins") == coins["user\(index)", default: 0], "user\(index) coins")
         }
-        print("chaos[\(engine.rawValue), \(replicas) replica(s)]: \(paidCount) paid, \(fulfilled) fulfilled, \(recorded) recorded, \(flagged.count) flagged")
+        print(
+            "chaos[\(engine.rawValue), \(replicas) replica(s)]: \(paidCount) paid, \(fulfilled) fulfilled, \(recorded) recorded, \(flagged.count) flagged"
+        )
     }
 }

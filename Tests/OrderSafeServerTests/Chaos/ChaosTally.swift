@@ -26,7 +26,8 @@ final class ChaosTally: Sendable {
             let total = purchases.values.reduce(0, +)
             let byChannel = purchases.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             let share = steps == 0 ? 0 : Double(faulted) * 100 / Double(steps)
-            return "\(total) purchases (\(byChannel)); \(faulted) of \(steps) steps faulted (\(String(format: "%.1f", share))%); "
+            return
+                "\(total) purchases (\(byChannel)); \(faulted) of \(steps) steps faulted (\(String(format: "%.1f", share))%); "
                 + "\(redeliveries) redeliveries absorbed; \(abandoned) abandoned unpaid; \(crashedBeforeSubmitting) app crashes before "
                 + "submitting; \(foreignSubmissions) submissions by another user recorded for the owner (\(foreignFirst) of them before the owner's); "
                 + "refunds first: \(refundsBeforeNotification) before the purchase's notification, \(refundsBeforeSubmission) before the "

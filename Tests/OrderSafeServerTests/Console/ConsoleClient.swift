@@ -44,16 +44,24 @@ final class ConsoleClient: @unchecked Sendable {
         -> (status: HTTPResponse.Status, html: String, location: String?)
     {
         var headers = HTTPFields()
-        if !cookies.isEmpty { headers[.cookie] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !cookies.isEmpty {
+            headers[.cookie] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
+                separator: "; ")
+        }
         if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
         if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
-        let response = try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        let response = try await client.execute(
+            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
         for header in response.headers[values: .setCookie] {
             let pair = header.split(separator: ";").first ?? ""
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2 else { continue }
             let name = String(parts[0]).trimmingCharacters(in: .whitespaces)
-            if parts[1].isEmpty || header.lowercased().contains("max-age=0") { cookies[name] = nil } else { cookies[name] = String(parts[1]) }
+            if parts[1].isEmpty || header.lowercased().contains("max-age=0") {
+                cookies[name] = nil
+            } else {
+                cookies[name] = String(parts[1])
+            }
         }
         let html = String(buffer: response.body)
         if let token = Self.firstMatch(#"name="csrf" value="([^"]+)""#, in: html) { csrf = token }
@@ -74,7 +82,8 @@ final class ConsoleClient: @unchecked Sendable {
 
     static func firstMatch(_ pattern: String, in text: String) -> String? {
         guard let regex = try? NSRegularExpression(pattern: pattern),
-            let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)), match.numberOfRanges > 1,
+            let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            match.numberOfRanges > 1,
             let range = Range(match.range(at: 1), in: text)
         else { return nil }
         return String(text[range])

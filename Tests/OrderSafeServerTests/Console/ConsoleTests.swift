@@ -7,6 +7,7 @@ import LedgerTestSupport
 import NIOCore
 import OrderSafeModel
 import Testing
+
 @testable import OrderSafeServer
 
 @Suite("The operator console: sign-in, sessions, CSRF, pages and actions")
@@ -24,7 +25,9 @@ struct ConsoleTests {
         }
     }
 
-    @Test("a wrong key is refused; the admin key and a named operator key sign in with a HttpOnly, SameSite=Strict cookie")
+    @Test(
+        "a wrong key is refused; the admin key and a named operator key sign in with a HttpOnly, SameSite=Strict cookie"
+    )
     func signIn() async throws {
         try await Self.withConsole { browser, components, _, _ in
             let anonymous = try await browser.get("/admin")
@@ -60,7 +63,8 @@ struct ConsoleTests {
                 headers: [.contentType: "application/x-www-form-urlencoded", .cookie: "ordersafe_sign_in=\(token)"],
                 body: ByteBuffer(string: "csrf=\(token)&key=\(TestServer.adminKey)"))
             #expect(response.status == .seeOther)
-            let session = try #require(response.headers[values: .setCookie].first { $0.hasPrefix("ordersafe_console=") })
+            let session = try #require(
+                response.headers[values: .setCookie].first { $0.hasPrefix("ordersafe_console=") })
             for attribute in ["HttpOnly", "SameSite=Strict", "Secure", "Path=/admin"] {
                 #expect(session.contains(attribute), "\(attribute) in \(session)")
             }
@@ -73,10 +77,12 @@ struct ConsoleTests {
             let orderNo = try await Self.flaggedOrder(components, clock)
             try await browser.signIn(TestServer.adminKey)
             try await browser.get("/admin/orders/\(orderNo)")
-            let missing = try await browser.post("/admin/orders/\(orderNo)/resolve", ["note": "checked"], csrf: .some(nil))
+            let missing = try await browser.post(
+                "/admin/orders/\(orderNo)/resolve", ["note": "checked"], csrf: .some(nil))
             #expect(missing.status == .forbidden)
             #expect(missing.html.contains("did not come from this console"))
-            let forged = try await browser.post("/admin/orders/\(orderNo)/resolve", ["note": "checked"], csrf: "A" + String(repeating: "b", count: 42))
+            let forged = try await browser.post(
+                "/admin/orders/\(orderNo)/resolve", ["note": "checked"], csrf: "A" + String(repeating: "b", count: 42))
             #expect(forged.status == .forbidden)
             #expect(try await components.ledger.dossier(orderNo: orderNo)?.flagWaiting == true)
             let signIn = ConsoleClient(browser.client)
@@ -115,7 +121,9 @@ struct ConsoleTests {
             try await browser.signIn(TestServer.adminKey)
             for step in 0..<6 {
                 clock.advance(by: 50)
-                #expect(try await browser.get("/admin").status == .ok, "a request 50 s after the last one (step \(step)) is within the minute")
+                #expect(
+                    try await browser.get("/admin").status == .ok,
+                    "a request 50 s after the last one (step \(step)) is within the minute")
             }
             clock.advance(by: 61)
             #expect(try await browser.get("/admin").location == "/admin/sign-in")
@@ -131,7 +139,8 @@ struct ConsoleTests {
                 #expect(try await browser.get("/admin").status == .ok)
             }
             clock.advance(by: 11 * 60)
-            #expect(try await browser.get("/admin").location == "/admin/sign-in", "2 h 1 min after sign-in, busy all along")
+            #expect(
+                try await browser.get("/admin").location == "/admin/sign-in", "2 h 1 min after sign-in, busy all along")
             try await browser.signIn(TestServer.adminKey)
             #expect(try await browser.get("/admin").status == .ok, "signing in again opens a new session")
         }
@@ -141,7 +150,9 @@ struct ConsoleTests {
     func signInLimit() async throws {
         try await Self.withConsole { browser, _, _, _ in
             var statuses: [HTTPResponse.Status] = []
-            for _ in 0..<11 { statuses.append(try await browser.signIn("wrong-wrong-wrong-wrong-wrong-wrong-0000").status) }
+            for _ in 0..<11 {
+                statuses.append(try await browser.signIn("wrong-wrong-wrong-wrong-wrong-wrong-0000").status)
+            }
             #expect(statuses.prefix(10).allSatisfy { $0 == .unauthorized })
             let limited = try await browser.signIn(TestServer.adminKey)
             #expect(limited.status == .tooManyRequests)
@@ -153,14 +164,19 @@ struct ConsoleTests {
     func successfulSignInsAreFree() async throws {
         try await Self.withConsole { browser, _, _, _ in
             for attempt in 0..<30 {
-                browser.drop("ordersafe_console")  // a new browser, or the session ended: the same address signs in again
+                // a new browser, or the session ended: the same address signs in again
+                browser.drop("ordersafe_console")
                 let answer = try await browser.signIn(TestServer.adminKey)
                 #expect(answer.status == .seeOther, "sign-in \(attempt): \(answer.status) \(answer.html.prefix(300))")
             }
             browser.drop("ordersafe_console")
             var statuses: [HTTPResponse.Status] = []
-            for _ in 0..<11 { statuses.append(try await browser.signIn("wrong-wrong-wrong-wrong-wrong-wrong-0000").status) }
-            #expect(statuses.prefix(10).allSatisfy { $0 == .unauthorized } && statuses.last == .tooManyRequests, "\(statuses)")
+            for _ in 0..<11 {
+                statuses.append(try await browser.signIn("wrong-wrong-wrong-wrong-wrong-wrong-0000").status)
+            }
+            #expect(
+                statuses.prefix(10).allSatisfy { $0 == .unauthorized } && statuses.last == .tooManyRequests,
+                "\(statuses)")
         }
     }
 
@@ -178,12 +194,17 @@ struct ConsoleTests {
                 ("/admin/orders?limit=0", "'limit' must be a whole number from 1 to 200"),
                 ("/admin/orders?page=2", "'page' is not a filter"),
                 ("/admin/orders?q=a&q=b", "'q' is given more than once"),
-                ("/admin/orders?q=" + String(repeating: "x", count: 129), "'q' must be at most 128 printable characters"),
+                (
+                    "/admin/orders?q=" + String(repeating: "x", count: 129),
+                    "'q' must be at most 128 printable characters"
+                ),
             ]
             for (uri, message) in cases {
                 let page = try await browser.get(uri)
                 #expect(page.status == .badRequest, "\(uri)")
-                #expect(page.html.contains(message.replacingOccurrences(of: "'", with: "&#39;")), "\(uri): \(page.html.prefix(200))")
+                #expect(
+                    page.html.contains(message.replacingOccurrences(of: "'", with: "&#39;")),
+                    "\(uri): \(page.html.prefix(200))")
             }
             #expect(try await browser.get("/admin/orders/NOPE").status == .notFound)
             let empty = try await browser.post("/admin/orders/\(orderNo)/resolve", ["note": "   "])
@@ -198,7 +219,8 @@ struct ConsoleTests {
             raw[.cookie] = browser.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
             raw[.contentType] = "text/plain"
             let wrongType = try await browser.client.execute(
-                uri: "/admin/orders/\(orderNo)/resolve", method: .post, headers: raw, body: ByteBuffer(string: "note=x"))
+                uri: "/admin/orders/\(orderNo)/resolve", method: .post, headers: raw, body: ByteBuffer(string: "note=x")
+            )
             #expect(wrongType.status == .unsupportedMediaType)
             raw[.contentType] = "application/x-www-form-urlencoded"
             let huge = try await browser.client.execute(
@@ -216,7 +238,8 @@ struct ConsoleTests {
             #expect(try await browser.get("/admin").html.contains(#"id="flagged-waiting">1<"#))
             let page = try await browser.get("/admin/orders/\(orderNo)")
             #expect(page.html.contains(#"id="flag-waiting""#))
-            let resolved = try await browser.post("/admin/orders/\(orderNo)/resolve", ["note": "paid the difference by bank transfer"])
+            let resolved = try await browser.post(
+                "/admin/orders/\(orderNo)/resolve", ["note": "paid the difference by bank transfer"])
             #expect(resolved.status == .seeOther)
             let after = try await browser.get(try #require(resolved.location))
             #expect(after.html.contains("The flag is resolved."))
@@ -224,7 +247,8 @@ struct ConsoleTests {
             #expect(after.html.contains("operator:alice"))
             #expect(!after.html.contains(#"id="flag-waiting""#))
             #expect(try await browser.get("/admin").html.contains(#"id="flagged-waiting">0<"#))
-            let again = try await components.ledger.resolveFlag(orderNo: orderNo, operatorName: "alice", note: "twice", at: clock.now())
+            let again = try await components.ledger.resolveFlag(
+                orderNo: orderNo, operatorName: "alice", note: "twice", at: clock.now())
             #expect(again == .notApplicable("the flag of order '\(orderNo)' is already resolved"))
         }
     }
@@ -258,12 +282,14 @@ struct ConsoleTests {
         try await Self.withConsole { browser, components, clock, alice in
             var numbers: [String] = []
             for index in 0..<7 {
-                let order = try await TestServer.createOrder(browser.client, token: alice).decoded(OrderResponse.self).order
+                let order = try await TestServer.createOrder(browser.client, token: alice).decoded(OrderResponse.self)
+                    .order
                 numbers.append(order.orderNo)
                 if index == 3 {
                     _ = try await components.ledger.fulfil(
                         VerifiedPayment(
-                            channel: .appStore, providerTransactionID: "2000000999", orderNo: order.orderNo, amount: order.amount,
+                            channel: .appStore, providerTransactionID: "2000000999", orderNo: order.orderNo,
+                            amount: order.amount,
                             cause: .app, evidence: "test", originalTransactionID: "2000000100"),
                         at: clock.now())
                 }
@@ -271,7 +297,9 @@ struct ConsoleTests {
             }
             try await browser.signIn(TestServer.adminKey)
             for search in [numbers[3], "2000000999", "2000000100"] {
-                let found = ConsoleClient.allMatches(#"class="order-link" href="/admin/orders/([^"]+)""#, in: try await browser.get("/admin/orders?q=\(search)").html)
+                let found = ConsoleClient.allMatches(
+                    #"class="order-link" href="/admin/orders/([^"]+)""#,
+                    in: try await browser.get("/admin/orders?q=\(search)").html)
                 #expect(found == [numbers[3]], "\(search)")
             }
             var seen: [String] = []
@@ -280,49 +308,66 @@ struct ConsoleTests {
                 let page = try await browser.get(next)
                 #expect(page.status == .ok)
                 seen += ConsoleClient.allMatches(#"class="order-link" href="/admin/orders/([^"]+)""#, in: page.html)
-                uri = ConsoleClient.firstMatch(#"id="next-page" href="([^"]+)""#, in: page.html)?.replacingOccurrences(of: "&amp;", with: "&")
+                uri = ConsoleClient.firstMatch(#"id="next-page" href="([^"]+)""#, in: page.html)?.replacingOccurrences(
+                    of: "&amp;", with: "&")
             }
             #expect(seen == numbers.reversed())
             let fulfilled = try await browser.get("/admin/orders?status=fulfilled")
-            #expect(ConsoleClient.allMatches(#"class="order-link" href="/admin/orders/([^"]+)""#, in: fulfilled.html) == [numbers[3]])
+            #expect(
+                ConsoleClient.allMatches(#"class="order-link" href="/admin/orders/([^"]+)""#, in: fulfilled.html) == [
+                    numbers[3]
+                ])
             let user = try await browser.get("/admin/users/alice")
             #expect(user.html.contains(numbers[0]))
         }
     }
 
-    @Test("user ids with characters a path escapes open that user, in the console and the admin API; another user whose id is the escaped text stays apart")
+    @Test(
+        "user ids with characters a path escapes open that user, in the console and the admin API; another user whose id is the escaped text stays apart"
+    )
     func escapedUserIDs() async throws {
         try await Self.withConsole { browser, _, _, _ in
             _ = try await browser.signIn(TestServer.adminKey)
             var orders: [String: String] = [:]
             for user in ["a<b>c", "a%3Cb%3Ec", "张三", "alice@example.com"] {
                 let token = try await TestServer.token(user)
-                orders[user] = try await TestServer.createOrder(browser.client, token: token).decoded(OrderResponse.self).order.orderNo
+                orders[user] = try await TestServer.createOrder(browser.client, token: token).decoded(
+                    OrderResponse.self
+                ).order.orderNo
             }
             for (user, orderNo) in orders {
                 let path = ConsoleController.pathSegment(user)
                 let page = try await browser.get("/admin/users/" + path)
                 #expect(page.status == .ok, "\(user)")
                 #expect(page.html.contains(orderNo), "\(user): its own order")
-                #expect(orders.filter { $0.key != user }.allSatisfy { !page.html.contains($0.value) }, "\(user): nobody else's")
+                #expect(
+                    orders.filter { $0.key != user }.allSatisfy { !page.html.contains($0.value) },
+                    "\(user): nobody else's")
                 let api = try await browser.client.execute(
                     uri: "/v1/admin/users/" + path, method: .get, headers: TestServer.bearer(TestServer.adminKey))
-                struct User: Decodable { var user_id: String; var orders: [Order] }
+                struct User: Decodable {
+                    var user_id: String
+                    var orders: [Order]
+                }
                 let answer = try api.decoded(User.self)
                 #expect(answer.user_id == user && answer.orders.map(\.orderNo) == [orderNo], "\(user)")
             }
-            let malformed = try await browser.client.execute(uri: "/v1/admin/users/a%ZZ", method: .get, headers: TestServer.bearer(TestServer.adminKey))
+            let malformed = try await browser.client.execute(
+                uri: "/v1/admin/users/a%ZZ", method: .get, headers: TestServer.bearer(TestServer.adminKey))
             #expect(malformed.status == .badRequest)
         }
     }
 
-    @Test("the admin API pages like the console, refuses empty or unknown parameters, and names the operator of an action")
+    @Test(
+        "the admin API pages like the console, refuses empty or unknown parameters, and names the operator of an action"
+    )
     func adminAPI() async throws {
         try await Self.withConsole { browser, components, clock, alice in
             let client = browser.client
             var numbers: [String] = []
             for _ in 0..<3 {
-                numbers.append(try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order.orderNo)
+                numbers.append(
+                    try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order.orderNo)
                 clock.advance(by: 1)
             }
             let operatorAuth: HTTPFields = [.authorization: "Bearer \(Self.operatorKey)"]
@@ -339,7 +384,8 @@ struct ConsoleTests {
             }
             #expect(seen == numbers.reversed())
             for bad in ["to=", "status=", "page=2", "tz=Mars%2FOlympus", "limit=201"] {
-                let response = try await client.execute(uri: "/v1/admin/orders?\(bad)", method: .get, headers: operatorAuth)
+                let response = try await client.execute(
+                    uri: "/v1/admin/orders?\(bad)", method: .get, headers: operatorAuth)
                 #expect(response.status == .badRequest, "\(bad)")
                 #expect(try response.errorCode() == "invalid_parameter", "\(bad)")
             }
@@ -357,7 +403,8 @@ struct ConsoleTests {
             #expect(again.status == .conflict)
             let log = try await components.ledger.operatorActions(limit: 5)
             #expect(log.first.map { [$0.operatorName, $0.action] } == ["alice", "resolve_flag"])
-            let stats = try await client.execute(uri: "/v1/admin/stats?tz=Asia%2FShanghai", method: .get, headers: operatorAuth)
+            let stats = try await client.execute(
+                uri: "/v1/admin/stats?tz=Asia%2FShanghai", method: .get, headers: operatorAuth)
             #expect(String(buffer: stats.body).contains(#""flagged_waiting":0"#))
         }
     }
@@ -369,7 +416,8 @@ struct ConsoleTests {
             // Real money, so the chart has revenue to draw (the sandbox's payments are never revenue).
             _ = try await components.ledger.fulfil(
                 VerifiedPayment(
-                    channel: .alipay, providerTransactionID: "2026112622001", orderNo: created.order.orderNo, amount: created.order.amount,
+                    channel: .alipay, providerTransactionID: "2026112622001", orderNo: created.order.orderNo,
+                    amount: created.order.amount,
                     cause: .notification, evidence: "test"),
                 at: clock.now())
             browser.acceptLanguage = "zh-CN,zh;q=0.9,en;q=0.8"
@@ -423,7 +471,9 @@ struct ConsoleTests {
             }
             #expect(error?.reason.hasPrefix(reason) == true, "\(String(describing: error))")
         }
-        let settings = try await TestServer.settings(extra: ["ORDERSAFE_AUTH_OPERATOR_KEYS": "bob=\(key), eve.ops=\(key)y"])
+        let settings = try await TestServer.settings(extra: [
+            "ORDERSAFE_AUTH_OPERATOR_KEYS": "bob=\(key), eve.ops=\(key)y"
+        ])
         #expect(settings.console.operatorKeys == ["bob": key, "eve.ops": key + "y"])
         await #expect(throws: SettingsError.self) {
             try await TestServer.settings(extra: ["ORDERSAFE_CONSOLE_TIME_ZONE": "Mars/Olympus"])
@@ -438,7 +488,9 @@ struct ConsoleTests {
         let outcome = try await components.ledger.fulfil(
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: "2000000777", orderNo: created.order.orderNo,
-                amount: Money(amountMinor: created.order.amount.amountMinor + 1, currency: created.order.amount.currency), cause: .app,
+                amount: Money(
+                    amountMinor: created.order.amount.amountMinor + 1, currency: created.order.amount.currency),
+                cause: .app,
                 evidence: "test"),
             at: clock.now())
         guard case .flagged = outcome else { throw ConsoleTestError.notFlagged("\(outcome)") }
