@@ -25,7 +25,10 @@ extension AppStorePayments {
 
     /// Follows the App Store Server API's history of the subscription (or purchase) `transactionID` belongs to and
     /// records every transaction in it for its owner (renewals the app or the notifications never brought).
-    func followHistory(of transactionID: String, submitter: String) async throws -> [AppStoreTransactionResult] {
+    /// `applying`: the chain whose waiting signals the caller is applying, if any.
+    func followHistory(of transactionID: String, submitter: String, applying: String? = nil) async throws
+        -> [AppStoreTransactionResult]
+    {
         guard let api else { return [] }
         var results: [AppStoreTransactionResult] = []
         for jws in try await api.fullTransactionHistory(transactionID: transactionID) {
@@ -34,7 +37,9 @@ extension AppStorePayments {
             else { continue }
             do {
                 results.append(
-                    try await record(purchase, submitter: submitter, cause: .reconciliation, evidence: "history"))
+                    try await record(
+                        purchase, submitter: submitter, cause: .reconciliation, evidence: "history",
+                        in: RecordingScope(applyingChain: applying)))
             } catch AppStoreSubmissionError.productNotInCatalog {
                 continue
             }

@@ -14,15 +14,21 @@ extension AppStorePayments {
 
     /// Handles one Server Notification V2 exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8]) async throws -> Reply {
+        try await handleNotification(body: body, in: .direct)
+    }
+
+    func handleNotification(body: [UInt8], in scope: RecordingScope) async throws -> Reply {
         let refusal = try await NotificationInbox(context: context).process(.appStore, headers: [:], body: body) { id in
-            try await apply(notificationBody: body, inboxID: id)
+            try await apply(notificationBody: body, inboxID: id, in: scope)
         }
         return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted
     }
 
     /// Applies a stored notification; returns a note to keep on the inbox entry when it was accepted but could
     /// not be applied yet (an unbound transaction the app will submit).
-    private func apply(notificationBody body: [UInt8], inboxID: Int64) async throws -> String? {
+    private func apply(notificationBody body: [UInt8], inboxID: Int64, in scope: RecordingScope) async throws
+        -> String?
+    {
         let signedPayload: String
         do {
             signedPayload = try JSONObject(body).string("signedPayload")
@@ -48,7 +54,7 @@ extension AppStorePayments {
         }
         switch type {
         case .oneTimeCharge, .subscribed, .didRenew, .offerRedeemed, .renewalExtended:
-            return try await recordOrAwait(purchase, notification: notification, inboxID: inboxID)
+            return try await recordOrAwait(purchase, notification: notification, inboxID: inboxID, in: scope)
         case .refund, .revoke:
             let outcome = try await context.ledger.reverse(
                 Reversal(
@@ -64,7 +70,7 @@ extension AppStorePayments {
             if outcome == .unknownPayment {
                 var paid = purchase
                 paid.revoked = false
-                return try await recordOrAwait(paid, notification: notification, inboxID: inboxID)
+                return try await recordOrAwait(paid, notification: notification, inboxID: inboxID, in: scope)
             }
         case .consumptionRequest:
             try await answerConsumptionRequest(purchase, evidence: evidence)
@@ -91,11 +97,12 @@ extension AppStorePayments {
 
     /// Records a purchase a notification reported; one that names no order and belongs to no owned chain waits in
     /// the inbox until its chain gains an owner (the app submits any transaction of it).
-    private func recordOrAwait(_ purchase: AppStorePurchase, notification: AppStoreNotification, inboxID: Int64)
-        async throws -> String?
-    {
+    private func recordOrAwait(
+        _ purchase: AppStorePurchase, notification: AppStoreNotification, inboxID: Int64, in scope: RecordingScope
+    ) async throws -> String? {
         do {
-            _ = try await record(purchase, submitter: nil, cause: .notification, evidence: "inbox:\(inboxID)")
+            _ = try await record(
+                purchase, submitter: nil, cause: .notification, evidence: "inbox:\(inboxID)", in: scope)
             return nil
         } catch AppStoreSubmissionError.unbound(let id) {
             if !purchase.familyShared {

@@ -72,8 +72,9 @@ public struct AppStorePayments: Sendable {
         }
         return try await storedAtomically(
             submission, kind: "submission", userID: userID, lookingUp: Self.firstLookup(verified)
-        ) { evidence in
-            AppStoreSubmissionResponse(transactions: try await record(verified, submitter: userID, evidence: evidence))
+        ) { evidence, scope in
+            AppStoreSubmissionResponse(
+                transactions: try await record(verified, submitter: userID, evidence: evidence, in: scope))
         }
     }
 
@@ -105,48 +106,42 @@ public struct AppStorePayments: Sendable {
 
     /// As ``stored(_:kind:userID:_:)``, but the inbox entry, what `work` records and the entry's verdict are one
     /// transaction (durable together before the answer; nothing half-written if the process dies). `work` runs on
-    /// the ledger's writer: only ledger work; whatever else it asks for (``afterCommit(_:)``) runs once it has
-    /// committed. A resend this process applied is answered from what is recorded, by readers; one it does not know
+    /// the ledger's writer: only ledger work; whatever else it asks for (``RecordingScope/afterCommit(_:)``) runs
+    /// once it has committed. A resend this process applied is answered from what is recorded, by readers; one it does not know
     /// (``AppliedSubmissions``) is found by the entry's insert, and `work` answers it on the writer.
     ///
     /// - Parameter query: the lookup `work` starts with, made with the entry's insert (``PrefetchedLookup``).
     func storedAtomically<Result: Sendable>(
         _ submission: AppStoreSubmission, kind: String, userID: String, lookingUp query: PaymentQuery? = nil,
-        _ work: @escaping @Sendable (String) async throws -> Result
+        _ work: @escaping @Sendable (String, RecordingScope) async throws -> Result
     ) async throws -> Result {
         let body = submission.inboxJSON
         let key = AppliedSubmissions.Key(kind: kind, userID: userID, body: body)
         if let entryID = applied.entryID(for: key) {
-            return try await work("inbox:\(entryID)")
+            return try await work("inbox:\(entryID)", .direct)
         }
         let signal = inboundSignal(body, kind: kind, userID: userID)
         let followUps = FollowUps()
-        let chain = Self.chainBeingApplied
         do {
             let (result, entryID) = try await context.ledger.atomically { [self] in
-                try await Self.$chainBeingApplied.withValue(chain) {
-                    try await Self.$followUps.withValue(followUps) {
-                        // Stored as applied: it commits with what `work` records, or not at all. An entry stored
-                        // before is returned as it is: applied already (a resend), or failed and tried again now.
-                        let entry: InboxEntry
-                        var prefetched: PrefetchedLookup?
-                        if let query {
-                            let stored = try await context.ledger.storeInbound(
-                                signal, appliedAt: context.clock.now(), lookingUp: query)
-                            (entry, prefetched) = (stored.entry, PrefetchedLookup(query: query, lookup: stored.lookup))
-                        } else {
-                            entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
-                        }
-                        let result = try await Self.$prefetchedLookup.withValue(prefetched) {
-                            try await work("inbox:\(entry.id)")
-                        }
-                        if !entry.processed {
-                            try await context.ledger.finishInbound(
-                                id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
-                        }
-                        return (result, entry.id)
-                    }
+                // Stored as applied: it commits with what `work` records, or not at all. An entry stored before is
+                // returned as it is: applied already (a resend), or failed and tried again now.
+                let entry: InboxEntry
+                var prefetched: PrefetchedLookup?
+                if let query {
+                    let stored = try await context.ledger.storeInbound(
+                        signal, appliedAt: context.clock.now(), lookingUp: query)
+                    (entry, prefetched) = (stored.entry, PrefetchedLookup(query: query, lookup: stored.lookup))
+                } else {
+                    entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
                 }
+                let result = try await work(
+                    "inbox:\(entry.id)", RecordingScope(followUps: followUps, prefetched: prefetched))
+                if !entry.processed {
+                    try await context.ledger.finishInbound(
+                        id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
+                }
+                return (result, entry.id)
             }
             applied.remember(key, entryID: entryID)
             await followUps.run()
@@ -169,22 +164,6 @@ public struct AppStorePayments: Sendable {
             channel: .appStore, kind: kind, headers: ["user_id": userID], body: body, receivedAt: context.clock.now())
     }
 
-    /// Work the current submission's transaction must not wait for (provider calls, other signals): run once it has
-    /// committed, or at once outside one.
-    func afterCommit(_ job: @escaping @Sendable () async -> Void) async {
-        if let followUps = Self.followUps {
-            followUps.append(job)
-        } else {
-            await job()
-        }
-    }
-
-    /// The follow-ups of the submission being recorded, when it is recorded as one transaction.
-    @TaskLocal static var followUps: FollowUps?
-
-    /// The lookup made with the submission's inbox entry, for ``record(_:submitter:cause:evidence:)`` to take.
-    @TaskLocal static var prefetchedLookup: PrefetchedLookup?
-
     /// The lookup recording `verified` starts with, when it is known before the write: one purchase, not revoked
     /// (a revoked one is reversed first, which changes what the lookup would find).
     private static func firstLookup(_ verified: VerifiedSubmission) -> PaymentQuery? {
@@ -205,14 +184,15 @@ public struct AppStorePayments: Sendable {
     func submit(signedTransaction jws: String, userID: String, evidence: String) async throws
         -> AppStoreTransactionResult
     {
-        let results = try await record(await verify(signedTransaction: jws), submitter: userID, evidence: evidence)
+        let results = try await record(
+            await verify(signedTransaction: jws), submitter: userID, evidence: evidence, in: .direct)
         return results.first
             ?? Self.rejected(transactionID: "", code: "invalid_transaction", message: "nothing to record")
     }
 
     /// Records what verification found, for `submitter`.
-    func record(_ verified: VerifiedSubmission, submitter: String, evidence: String) async throws
-        -> [AppStoreTransactionResult]
+    func record(_ verified: VerifiedSubmission, submitter: String, evidence: String, in scope: RecordingScope)
+        async throws -> [AppStoreTransactionResult]
     {
         switch verified {
         case .unavailable(let error):
@@ -222,7 +202,8 @@ public struct AppStorePayments: Sendable {
         case .purchases(let purchases):
             var results: [AppStoreTransactionResult] = []
             for purchase in purchases {
-                results.append(try await record(purchase, submitter: submitter, cause: .app, evidence: evidence))
+                results.append(
+                    try await record(purchase, submitter: submitter, cause: .app, evidence: evidence, in: scope))
             }
             return results
         }
@@ -260,8 +241,7 @@ public struct AppStorePayments: Sendable {
     {
         try await record(
             await verify(receipt: base64, transactionID: transactionID, applicationUsername: applicationUsername),
-            submitter: userID,
-            evidence: evidence)
+            submitter: userID, evidence: evidence, in: .direct)
     }
 
     func verify(receipt base64: String, transactionID: String?, applicationUsername: String?) async
@@ -314,9 +294,9 @@ public struct AppStorePayments: Sendable {
 
     /// Binds a verified purchase to its order (or adopts it) and fulfils it once. `submitter` is the signed-in user
     /// for app submissions, nil for notifications.
-    func record(_ purchase: AppStorePurchase, submitter: String?, cause: EventCause, evidence: String) async throws
-        -> AppStoreTransactionResult
-    {
+    func record(
+        _ purchase: AppStorePurchase, submitter: String?, cause: EventCause, evidence: String, in scope: RecordingScope
+    ) async throws -> AppStoreTransactionResult {
         let id = purchase.transactionID
         if purchase.revoked {
             // Apple took it back (a refund; for a family-shared purchase, a revocation). Recorded before: reversed
@@ -334,13 +314,13 @@ public struct AppStorePayments: Sendable {
             }
             var paid = purchase
             paid.revoked = false
-            return try await record(paid, submitter: submitter, cause: cause, evidence: evidence)
+            return try await record(paid, submitter: submitter, cause: cause, evidence: evidence, in: scope)
         }
         // Whose subscription chain it is, and whether signals wait for its owner, asked with the payment: adoption,
         // the history pull and the waiting signals below need them.
         let query = Self.lookupQuery(purchase)
         let lookup =
-            if let prefetched = Self.prefetchedLookup?.take(query) {
+            if let prefetched = scope.prefetched?.take(query) {
                 prefetched
             } else {
                 try await context.ledger.payment(
@@ -387,11 +367,12 @@ public struct AppStorePayments: Sendable {
             let (chain, awaited, owner, pullHistory) = (
                 purchase.originalTransactionID, lookup.signalsAwaitChain, paid.userID, newChain
             )
-            await afterCommit { [self] in
-                if awaited { await applyAwaitingSignals(chain: chain) }
+            let applying = scope.applyingChain
+            await scope.afterCommit { [self] in
+                if awaited { await applyAwaitingSignals(chain: chain, applying: applying) }
                 if pullHistory {
                     do {
-                        _ = try await followHistory(of: id, submitter: owner)
+                        _ = try await followHistory(of: id, submitter: owner, applying: applying)
                     } catch {
                         context.logger.warning(
                             "history of a new subscription not pulled; the hourly pull will find it",
@@ -488,18 +469,16 @@ public struct AppStorePayments: Sendable {
         return (order, try await context.ledger.fulfil(payment(order.orderNo, order.amount), at: context.clock.now()))
     }
 
-    /// The chain whose waiting signals this task is applying (so that applying them does not start over).
-    @TaskLocal static var chainBeingApplied: String?
-
     /// Once a subscription chain has an owner, the notifications of it that waited for one are applied at once, in
     /// Apple's order (`signedDate`), each exactly once. A failure leaves them waiting for the inbox sweep.
-    func applyAwaitingSignals(chain: String) async {
-        guard Self.chainBeingApplied != chain else { return }
+    /// `applying`: the chain whose waiting signals the caller is applying already (applying them does not start over).
+    func applyAwaitingSignals(chain: String, applying: String?) async {
+        guard applying != chain else { return }
         do {
             let waiting = try await context.ledger.signalsAwaiting(chain: chain)
             guard !waiting.isEmpty else { return }
-            try await Self.$chainBeingApplied.withValue(chain) {
-                for signal in waiting { _ = try await handleNotification(body: signal.body) }
+            for signal in waiting {
+                _ = try await handleNotification(body: signal.body, in: RecordingScope(applyingChain: chain))
             }
             context.logger.info(
                 "waiting notifications of a subscription applied",
@@ -558,40 +537,6 @@ enum VerifiedSubmission: Sendable {
     case rejected(AppStoreTransactionResult)
     /// Verification could not be completed: the app submits again.
     case unavailable(AppStoreSubmissionError)
-}
-
-/// A lookup made with a submission's inbox entry, in the same write, taken once by the step that would have made it:
-/// nothing the write changed after it was made can be missing from it.
-final class PrefetchedLookup: Sendable {
-    private let query: PaymentQuery
-    private let lookup: Mutex<PaymentLookup?>
-
-    init(query: PaymentQuery, lookup: PaymentLookup) {
-        self.query = query
-        self.lookup = Mutex(lookup)
-    }
-
-    /// The lookup, the first time it is asked for with its own query; nil after that, or for another query.
-    func take(_ asked: PaymentQuery) -> PaymentLookup? {
-        guard asked == query else { return nil }
-        return lookup.withLock { lookup in
-            defer { lookup = nil }
-            return lookup
-        }
-    }
-}
-
-/// Work queued while a submission's transaction runs, run in order once it has committed.
-final class FollowUps: Sendable {
-    private let jobs = Mutex<[@Sendable () async -> Void]>([])
-
-    func append(_ job: @escaping @Sendable () async -> Void) {
-        jobs.withLock { $0.append(job) }
-    }
-
-    func run() async {
-        for job in jobs.withLock({ $0 }) { await job() }
-    }
 }
 
 /// Why a submission could not be settled now; the app keeps the transaction unfinished and submits it again.

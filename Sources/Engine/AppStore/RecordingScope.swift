@@ -1,0 +1,60 @@
+import Ledger
+import Synchronization
+
+/// What one recording carries from step to step, passed where it is used: the work its transaction must not wait
+/// for, the payment lookup made with its inbox entry, and the subscription chain whose waiting signals it is applying.
+struct RecordingScope: Sendable {
+    /// Jobs queued to run once the enclosing transaction has committed; nil outside one (they run at once).
+    var followUps: FollowUps?
+    /// The lookup made with the submission's inbox entry, for the first step that would have made it.
+    var prefetched: PrefetchedLookup?
+    /// The chain whose waiting signals are being applied (so that applying them does not start over).
+    var applyingChain: String?
+
+    /// A recording outside any submission's transaction: follow-ups run at once, nothing was looked up before.
+    static let direct = RecordingScope()
+
+    /// Work the transaction must not wait for (provider calls, other signals): run once it has committed, or at
+    /// once outside one.
+    func afterCommit(_ job: @escaping @Sendable () async -> Void) async {
+        if let followUps {
+            followUps.append(job)
+        } else {
+            await job()
+        }
+    }
+}
+
+/// A lookup made with a submission's inbox entry, in the same write, taken once by the step that would have made it:
+/// nothing the write changed after it was made can be missing from it.
+final class PrefetchedLookup: Sendable {
+    private let query: PaymentQuery
+    private let lookup: Mutex<PaymentLookup?>
+
+    init(query: PaymentQuery, lookup: PaymentLookup) {
+        self.query = query
+        self.lookup = Mutex(lookup)
+    }
+
+    /// The lookup, the first time it is asked for with its own query; nil after that, or for another query.
+    func take(_ asked: PaymentQuery) -> PaymentLookup? {
+        guard asked == query else { return nil }
+        return lookup.withLock { lookup in
+            defer { lookup = nil }
+            return lookup
+        }
+    }
+}
+
+/// Work queued while a submission's transaction runs, run in order once it has committed.
+final class FollowUps: Sendable {
+    private let jobs = Mutex<[@Sendable () async -> Void]>([])
+
+    func append(_ job: @escaping @Sendable () async -> Void) {
+        jobs.withLock { $0.append(job) }
+    }
+
+    func run() async {
+        for job in jobs.withLock({ $0 }) { await job() }
+    }
+}
