@@ -9,7 +9,7 @@ public struct ActiveCatalog: Sendable {
     public let version: CatalogVersion
 
     /// Stores `catalog` in the ledger (once per distinct content) and makes it the one orders are priced from.
-    public static func activate(_ catalog: Catalog, in ledger: any LedgerStore, at date: Date) async throws
+    public static func activate(_ catalog: Catalog, in ledger: any OrderBook, at date: Date) async throws
         -> ActiveCatalog
     {
         ActiveCatalog(catalog: catalog, version: try await ledger.saveCatalog(catalog, at: date))
@@ -18,7 +18,7 @@ public struct ActiveCatalog: Sendable {
 
 /// Creates and reads a user's orders, enforcing the catalog's channel policy and idempotency keys.
 public struct OrderService: Sendable {
-    let ledger: any LedgerStore
+    let ledger: any OrderBook & JobQueue
     let catalog: ActiveCatalog
     let identities: OrderIdentityGenerator
     let clock: any WallClock
@@ -38,7 +38,8 @@ public struct OrderService: Sendable {
     public static let appEventsKept = 20
 
     public init(
-        ledger: any LedgerStore, catalog: ActiveCatalog, identities: OrderIdentityGenerator, clock: any WallClock,
+        ledger: any OrderBook & JobQueue, catalog: ActiveCatalog, identities: OrderIdentityGenerator,
+        clock: any WallClock,
         availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60,
         clientResultQueryInterval: TimeInterval = 5,
         unpaidOrderLimit: Int = 0

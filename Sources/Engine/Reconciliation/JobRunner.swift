@@ -6,7 +6,7 @@ import OrderSafeModel
 /// Claims due jobs from the ledger and runs them with the reconciler; what the server's background worker
 /// and `ordersafe reconcile` share. Several runners (threads, replicas) may work one ledger at once.
 public struct JobRunner: Sendable {
-    let ledger: any LedgerStore
+    let ledger: any JobQueue
     let reconciler: Reconciler
     let clock: any WallClock
     let logger: Logger
@@ -16,7 +16,7 @@ public struct JobRunner: Sendable {
     let lease: TimeInterval
 
     public init(
-        ledger: any LedgerStore, reconciler: Reconciler, clock: any WallClock, logger: Logger, owner: String,
+        ledger: any JobQueue, reconciler: Reconciler, clock: any WallClock, logger: Logger, owner: String,
         batchSize: Int = 16, lease: TimeInterval = 120
     ) {
         self.ledger = ledger

@@ -19,7 +19,7 @@ public struct Reconciler: Sendable {
         public static let appStoreHistory = "appstore_history"
     }
 
-    let ledger: any LedgerStore
+    let ledger: any OrderBook & SignalInbox & JobQueue
     let settlers: [Channel: any OrderSettler]
     let replayers: [Channel: any NotificationReplayer]
     let appStore: AppStorePayments?
@@ -31,7 +31,7 @@ public struct Reconciler: Sendable {
     let closeGrace: TimeInterval
 
     public init(
-        ledger: any LedgerStore, settlers: [Channel: any OrderSettler],
+        ledger: any OrderBook & SignalInbox & JobQueue, settlers: [Channel: any OrderSettler],
         replayers: [Channel: any NotificationReplayer] = [:],
         appStore: AppStorePayments? = nil, clock: any WallClock, logger: Logger,
         backoff: [TimeInterval] = [15, 30, 60, 120, 300, 600, 1800], closeGrace: TimeInterval = 60

@@ -41,11 +41,11 @@ public enum RefundError: Error, Equatable, CustomStringConvertible {
 /// Merchant-initiated refunds: the provider refunds first, then the ledger takes back exactly what the payment
 /// granted, once (a repeat finds the payment reversed and changes nothing).
 public struct RefundService: Sendable {
-    let ledger: any LedgerStore
+    let ledger: any OrderBook
     let refunders: [Channel: any OrderRefunder]
     let clock: any WallClock
 
-    public init(ledger: any LedgerStore, refunders: [Channel: any OrderRefunder], clock: any WallClock) {
+    public init(ledger: any OrderBook, refunders: [Channel: any OrderRefunder], clock: any WallClock) {
         self.ledger = ledger
         self.refunders = refunders
         self.clock = clock

@@ -15,7 +15,7 @@ struct ReportedRefund {
     var evidence: String
 
     /// The reversal made, or nil when the refund was partial and only noted.
-    func apply(to ledger: any LedgerStore, at date: Date) async throws -> ReversalOutcome? {
+    func apply(to ledger: any OrderBook, at date: Date) async throws -> ReversalOutcome? {
         guard refundedMinor == totalMinor else {
             try await ledger.note(
                 orderNo: orderNo, kind: "partial_refund", cause: .notification,

@@ -9,7 +9,7 @@ import OrderSafeModel
 /// exponential backoff until a 2xx answer; every attempt is logged. Several dispatchers (replicas) may share one
 /// ledger: events are leased, and a dispatcher whose lease ran out cannot mark an event it no longer holds.
 public struct WebhookDispatcher: Sendable {
-    let ledger: any LedgerStore
+    let ledger: any WebhookOutbox
     let url: String
     let secret: String
     let transport: any ProviderTransport
@@ -21,7 +21,7 @@ public struct WebhookDispatcher: Sendable {
     let maxDelay: TimeInterval
 
     public init(
-        ledger: any LedgerStore, url: String, secret: String, transport: any ProviderTransport, clock: any WallClock,
+        ledger: any WebhookOutbox, url: String, secret: String, transport: any ProviderTransport, clock: any WallClock,
         logger: Logger,
         timeout: Duration = .seconds(10), firstDelay: TimeInterval = 10, maxDelay: TimeInterval = 6 * 3600
     ) {

@@ -6,7 +6,7 @@ extension SQLLedger {
     /// An order with its history: a page of its events from the `eventsFrom`-th (oldest first,
     /// ``OrderDossier/eventsPerPage``) and how many there are, its payments, grants and webhook events; nil when
     /// there is no such order.
-    public func dossier(orderNo: String, eventsFrom: Int = 0) async throws -> OrderDossier? {
+    public func dossier(orderNo: String, eventsFrom: Int) async throws -> OrderDossier? {
         try await database.read { db in
             guard
                 let row = try await db.raw(

@@ -16,7 +16,7 @@ struct OperatorSession: Sendable {
 /// reader cannot use it; a CSRF token per session for every form; idle expiry and an absolute lifetime; sign-out
 /// deletes it everywhere.
 struct ConsoleSessions: Sendable {
-    let ledger: SQLLedger
+    let ledger: any ConsoleSessionStore
     let clock: any WallClock
     let idle: TimeInterval
     /// How long a session may last however busy it is.

@@ -6,7 +6,7 @@ import OrderSafeModel
 
 /// Behind the admin key or an operator key: `/v1/admin/…`, the same data and actions as the console, for scripts.
 struct AdminController {
-    let ledger: SQLLedger
+    let ledger: any OperatorReads & HoldingsReader
     let desk: OperatorDesk
     let clock: any WallClock
 

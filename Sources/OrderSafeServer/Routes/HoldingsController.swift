@@ -4,7 +4,7 @@ import OrderSafeModel
 
 /// `GET /v1/me/entitlements`: the signed-in user's balances and entitlements.
 struct HoldingsController {
-    let ledger: any LedgerStore
+    let ledger: any HoldingsReader
     let clock: any WallClock
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {

@@ -7,7 +7,7 @@ import OrderSafeModel
 /// What an operator can do, for the console and the admin API alike: each action is carried out, logged under the
 /// operator's name (and, on an order, in its history), and refused with a ``Refusal`` that both front ends show.
 struct OperatorDesk: Sendable {
-    let ledger: SQLLedger
+    let ledger: any OperatorReads & OperatorActions & OrderBook
     let refunds: RefundService
     let reconciler: Reconciler
     /// The App Store channel, for replaying held submissions.
