@@ -74,7 +74,7 @@ public struct OrderService: Sendable {
             userID: userID, productID: product.id, channel: request.channel, amount: amount,
             catalogVersionID: catalog.version.id, idempotency: token, createdAt: clock.now(),
             followUp: request.channel == .appStore
-                ? nil : FollowUp(kind: Reconciler.Kind.queryOrder, after: firstQueryAfter))
+                ? nil : FollowUp(kind: .queryOrder, after: firstQueryAfter))
         do {
             return try await ledger.createOrder(new, identity: { identities.next() })
         } catch LedgerError.idempotencyConflict(let key) {
@@ -109,7 +109,7 @@ public struct OrderService: Sendable {
     {
         let now = clock.now()
         try await ledger.note(
-            orderNo: order.orderNo, kind: "client_result:\(hint.result.rawValue)", cause: .app,
+            orderNo: order.orderNo, kind: .clientResult(hint.result.rawValue), cause: .app,
             evidence: hint.detail.map { String($0.prefix(200)) }, at: now, atMost: Self.appEventsKept)
         if hint.result == .success || hint.result == .pending {
             _ = try await ledger.transition(
@@ -121,7 +121,7 @@ public struct OrderService: Sendable {
         do {
             return try await reconciler.settle(orderNo: order.orderNo) ?? order
         } catch {
-            try await ledger.enqueue(NewJob(kind: Reconciler.Kind.queryOrder, key: order.orderNo, runAt: now))
+            try await ledger.enqueue(NewJob(kind: .queryOrder, key: order.orderNo, runAt: now))
             return try await ledger.order(number: order.orderNo) ?? order
         }
     }

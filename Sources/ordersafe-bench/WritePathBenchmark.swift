@@ -95,7 +95,7 @@ enum WritePathBenchmark {
         let price = Money(amountMinor: 600, currency: .cny)
         let entry = try await ledger.storeInbound(
             InboundSignal(
-                channel: .appStore, kind: "submission", headers: ["user_id": user],
+                channel: .appStore, kind: .submission, headers: ["user_id": user],
                 body: Array(#"{"signed_transaction":"\#(transaction)"}"#.utf8), receivedAt: now))
         let identity = OrderIdentity(orderNo: "OSB-\(run)-\(index)", orderUUID: UUID())
         let adopted = try await ledger.fulfil(

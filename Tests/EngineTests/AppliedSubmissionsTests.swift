@@ -5,7 +5,7 @@ import Testing
 @Suite("Applied submissions: the resends this process can answer without the writer, bounded")
 struct AppliedSubmissionsTests {
     static func key(_ n: Int, user: String = "alice") -> AppliedSubmissions.Key {
-        AppliedSubmissions.Key(kind: "submission", userID: user, body: Array("{\"signed_transaction\":\"\(n)\"}".utf8))
+        AppliedSubmissions.Key(kind: .submission, userID: user, body: Array("{\"signed_transaction\":\"\(n)\"}".utf8))
     }
 
     @Test("a submission is known by its kind, its user and its bytes: another user's same bytes are another submission")
@@ -16,8 +16,11 @@ struct AppliedSubmissionsTests {
         #expect(applied.entryID(for: Self.key(1, user: "bob")) == nil)
         #expect(applied.entryID(for: Self.key(2)) == nil)
         #expect(
-            AppliedSubmissions.Key(kind: "submission", userID: "ab", body: [])
-                != AppliedSubmissions.Key(kind: "submissiona", userID: "b", body: []))
+            AppliedSubmissions.Key(kind: .submission, userID: "ab", body: [])
+                != AppliedSubmissions.Key(kind: .sync, userID: "ab", body: []))
+        #expect(
+            AppliedSubmissions.Key(kind: .sync, userID: "a", body: Array("b".utf8))
+                != AppliedSubmissions.Key(kind: .sync, userID: "ab", body: []))
     }
 
     @Test(

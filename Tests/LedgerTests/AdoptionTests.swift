@@ -40,7 +40,7 @@ struct AdoptionTests {
             #expect(fulfilled.createdAt == Fixtures.now && fulfilled.updatedAt == Self.later)
             #expect(try await ledger.order(number: identity.orderNo) == fulfilled)
             let events = try await ledger.events(orderNo: identity.orderNo)
-            #expect(events.map(\.kind) == ["created", "paid", "fulfilled"])
+            #expect(events.map(\.kind.rawValue) == ["created", "paid", "fulfilled"])
             #expect(events.map(\.cause) == [.system, .app, .app])
             #expect(
                 try await ledger.holdings(userID: "user-a", at: Self.later).balances == [
@@ -104,7 +104,7 @@ struct AdoptionTests {
             }
             #expect(order.status == .refunded)
             #expect(
-                try await ledger.events(orderNo: identity.orderNo).map(\.kind) == [
+                try await ledger.events(orderNo: identity.orderNo).map(\.kind.rawValue) == [
                     "created", "paid", "fulfilled", "refunded",
                 ])
             #expect(

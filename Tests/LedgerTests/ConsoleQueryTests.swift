@@ -158,7 +158,7 @@ struct ConsoleQueryTests {
             let orders = try await Self.seed(ledger)
             let entry = try await ledger.storeInbound(
                 InboundSignal(
-                    channel: .alipay, kind: "notify", headers: [:], body: Array("trade_status=TRADE_SUCCESS".utf8),
+                    channel: .alipay, kind: .notify, headers: [:], body: Array("trade_status=TRADE_SUCCESS".utf8),
                     receivedAt: Fixtures.now))
             var payment = Fixtures.payment(orders[3], txn: "T-3", channel: .alipay)
             payment.evidence = "inbox:\(entry.id)"

@@ -46,7 +46,7 @@ struct CreatedOrdersTests {
             }
             #expect(try await ledger.order(number: flagged.orderNo) == flagged)
             #expect(
-                try await ledger.events(orderNo: flagged.orderNo).map(\.kind) == [
+                try await ledger.events(orderNo: flagged.orderNo).map(\.kind.rawValue) == [
                     "created", "cancelled", "flagged:order_already_settled",
                 ])
         }

@@ -45,7 +45,9 @@ struct DeferredInsertsTests {
             }
             for order in orders {
                 #expect(
-                    try await ledger.events(orderNo: order.orderNo).map(\.kind) == ["created", "paid", "fulfilled"])
+                    try await ledger.events(orderNo: order.orderNo).map(\.kind.rawValue) == [
+                        "created", "paid", "fulfilled",
+                    ])
             }
             let webhooks = try await ledger.claimWebhooks(limit: 100, lease: 60, now: Fixtures.now)
             let expected = orders.flatMap { order in

@@ -24,7 +24,7 @@ struct FulfilmentTests {
             #expect(holdings.balances == [Balance(name: "boxes", amount: 1)])
             #expect(holdings.entitlements == [Entitlement(name: "box_owner", expiresAt: nil, active: true)])
             let events = try await ledger.events(orderNo: order.orderNo)
-            #expect(events.map(\.kind) == ["created", "paid", "fulfilled"])
+            #expect(events.map(\.kind.rawValue) == ["created", "paid", "fulfilled"])
             #expect(events.last?.cause == .notification)
             #expect(events.last?.evidence?.contains("2026112222001") == true)
         }

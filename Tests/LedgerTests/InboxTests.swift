@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Ledger inbox: verdicts, bounded refusals, the sweep's choice")
 struct InboxTests {
-    static func signal(_ body: String, kind: String = "notify", at date: Date = Fixtures.now) -> InboundSignal {
+    static func signal(_ body: String, kind: InboxKind = .notify, at date: Date = Fixtures.now) -> InboundSignal {
         InboundSignal(
             channel: .wechatPay, kind: kind, headers: ["wechatpay-serial": "S"], body: Array(body.utf8),
             receivedAt: date)
@@ -83,7 +83,7 @@ struct InboxTests {
         try await engine.withLedger { _, ledger in
             func submission(_ user: String) -> InboundSignal {
                 InboundSignal(
-                    channel: .appStore, kind: "submission", headers: ["user_id": user],
+                    channel: .appStore, kind: .submission, headers: ["user_id": user],
                     body: Array(#"{"signed_transaction":"x.y.z"}"#.utf8), receivedAt: Fixtures.now)
             }
             let alice = try await ledger.storeInbound(submission("alice"))
@@ -99,7 +99,7 @@ struct InboxTests {
     func storedApplied(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             struct Abandoned: Error {}
-            let signal = Self.signal("{\"submission\":1}", kind: "submission")
+            let signal = Self.signal("{\"submission\":1}", kind: .submission)
             await #expect(throws: Abandoned.self) {
                 try await ledger.atomically {
                     _ = try await ledger.storeInbound(signal, appliedAt: Fixtures.now)
@@ -124,7 +124,7 @@ struct InboxTests {
             #expect(try row?.decode(column: "processed_at", as: Int64.self) == Fixtures.now.millisecondsSince1970)
 
             // Stored before (a failed attempt): returned as it is, unprocessed, for the caller to finish.
-            let failedBefore = Self.signal("{\"submission\":2}", kind: "submission")
+            let failedBefore = Self.signal("{\"submission\":2}", kind: .submission)
             let first = try await ledger.storeInbound(failedBefore)
             try await ledger.finishInbound(id: first.id, verdict: .failed, note: "database down", at: Fixtures.now)
             let again = try await ledger.atomically {
@@ -206,7 +206,7 @@ struct ChainLedgerTests {
                     PaymentQuery(channel: .appStore, providerTransactionID: $0, chainOf: $1)
                 } + [PaymentQuery(channel: .alipay, providerTransactionID: "r3", chainOf: "o1")]
             for (index, query) in queries.enumerated() {
-                let signal = InboxTests.signal("submission \(index)", kind: "submission")
+                let signal = InboxTests.signal("submission \(index)", kind: .submission)
                 let alone = try await ledger.payment(
                     channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
                 let first = try await ledger.atomically {

@@ -14,10 +14,10 @@ struct JobQueueTests {
         arguments: TestEngine.available)
     func lifecycle(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
-            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now))
-            try await ledger.enqueue(NewJob(kind: "query_order", key: "B", runAt: Self.now + 60))
+            try await ledger.enqueue(NewJob(kind: JobKind(rawValue: "query_order"), key: "A", runAt: Self.now))
+            try await ledger.enqueue(NewJob(kind: JobKind(rawValue: "query_order"), key: "B", runAt: Self.now + 60))
             // keeps the earlier time
-            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now + 30))
+            try await ledger.enqueue(NewJob(kind: JobKind(rawValue: "query_order"), key: "A", runAt: Self.now + 30))
             let claimed = try await ledger.claimJobs(owner: "w1", limit: 10, lease: 30, now: Self.now)
             #expect(claimed.map(\.key) == ["A"])
             #expect(try await ledger.claimJobs(owner: "w2", limit: 10, lease: 30, now: Self.now + 1).isEmpty)  // leased
@@ -40,14 +40,16 @@ struct JobQueueTests {
         arguments: TestEngine.available)
     func watermark(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
-            try await ledger.enqueue(NewJob(kind: "appstore_history", key: "appstore", runAt: Self.now))
+            try await ledger.enqueue(
+                NewJob(kind: JobKind(rawValue: "appstore_history"), key: "appstore", runAt: Self.now))
             let first = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now)[0]
             #expect(first.payload == "")
             #expect(
                 try await ledger.complete(
                     first, .retry(at: Self.now + 3600, note: nil, payload: "1795000000000"), at: Self.now))
             // a restart
-            try await ledger.enqueue(NewJob(kind: "appstore_history", key: "appstore", runAt: Self.now + 10))
+            try await ledger.enqueue(
+                NewJob(kind: JobKind(rawValue: "appstore_history"), key: "appstore", runAt: Self.now + 10))
             let second = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 10)[0]
             #expect(second.payload == "1795000000000")
             #expect(try await ledger.complete(second, .retry(at: Self.now + 3600, note: "down"), at: Self.now + 10))
@@ -60,7 +62,7 @@ struct JobQueueTests {
     @Test("a worker whose lease ran out is fenced off: its completion writes nothing", arguments: TestEngine.available)
     func fencing(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
-            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now))
+            try await ledger.enqueue(NewJob(kind: JobKind(rawValue: "query_order"), key: "A", runAt: Self.now))
             let slow = try await ledger.claimJobs(owner: "slow", limit: 1, lease: 10, now: Self.now)[0]
             let fast = try await ledger.claimJobs(owner: "fast", limit: 1, lease: 10, now: Self.now + 11)[0]
             #expect(fast.fence > slow.fence)
@@ -69,7 +71,7 @@ struct JobQueueTests {
 
             // Enqueued again while running: the running worker cannot complete it, and it is claimable at once.
             let running = try await ledger.claimJobs(owner: "w", limit: 1, lease: 60, now: Self.now + 100)[0]
-            try await ledger.enqueue(NewJob(kind: "query_order", key: "A", runAt: Self.now + 100))
+            try await ledger.enqueue(NewJob(kind: JobKind(rawValue: "query_order"), key: "A", runAt: Self.now + 100))
             #expect(try await ledger.complete(running, .done, at: Self.now + 101) == false)
             #expect(try await ledger.claimJobs(owner: "w2", limit: 1, lease: 60, now: Self.now + 101).count == 1)
         }
@@ -79,7 +81,8 @@ struct JobQueueTests {
     func concurrentWorkers(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             for index in 0..<200 {
-                try await ledger.enqueue(NewJob(kind: "query_order", key: "O\(index)", runAt: Self.now))
+                try await ledger.enqueue(
+                    NewJob(kind: JobKind(rawValue: "query_order"), key: "O\(index)", runAt: Self.now))
             }
             let taken = try await withThrowingTaskGroup(of: [String].self) { group in
                 for worker in 0..<4 {
@@ -107,7 +110,7 @@ struct JobQueueTests {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Self.now)
             var new = Fixtures.newOrder(version, product: "box", channel: .alipay)
-            new.followUp = FollowUp(kind: "query_order", after: 60)
+            new.followUp = FollowUp(kind: .queryOrder, after: 60)
             let order = try await ledger.createOrder(new, identity: Fixtures.randomIdentity).order
             #expect(try await ledger.claimJobs(owner: "w", limit: 5, lease: 30, now: Self.now).isEmpty)
             #expect(

@@ -23,7 +23,7 @@ struct OrderLedgerTests {
             #expect(try await ledger.order(uuid: order.orderUUID) == order)
             #expect(try await ledger.order(number: "nope") == nil)
             let events = try await ledger.events(orderNo: order.orderNo)
-            #expect(events.map(\.kind) == ["created"])
+            #expect(events.map(\.kind.rawValue) == ["created"])
             #expect(events.first?.cause == .app)
         }
     }
@@ -147,7 +147,7 @@ struct OrderLedgerTests {
     func inbox(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let signal = InboundSignal(
-                channel: .alipay, kind: "notify", headers: ["content-type": "application/x-www-form-urlencoded"],
+                channel: .alipay, kind: .notify, headers: ["content-type": "application/x-www-form-urlencoded"],
                 body: Array("trade_no=1&sign=x".utf8), receivedAt: Fixtures.now)
             let first = try await ledger.storeInbound(signal)
             let replay = try await ledger.storeInbound(signal)

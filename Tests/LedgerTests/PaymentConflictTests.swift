@@ -43,7 +43,7 @@ struct PaymentConflictTests {
             #expect(flagged.status == .flagged)
             #expect(try await ledger.order(number: bob.orderNo)?.status == .flagged)
             let events = try await ledger.events(orderNo: bob.orderNo)
-            #expect(events.map(\.kind) == ["created", "flagged:payment_id_conflict"])
+            #expect(events.map(\.kind.rawValue) == ["created", "flagged:payment_id_conflict"])
             #expect(events.last?.cause == .notification)
             #expect(events.last?.evidence?.contains("alipay:2026112622001000000000000001 inbox:7") == true)
             #expect(events.last?.evidence?.contains(alice.orderNo) == true)
@@ -88,7 +88,9 @@ struct PaymentConflictTests {
                 try await ledger.fulfil(Fixtures.payment(alice, txn: "T-1"), at: Fixtures.now)
                     == .duplicate(orderNo: alice.orderNo))
             #expect(
-                try await ledger.events(orderNo: bob.orderNo).map(\.kind) == ["created", "flagged:payment_id_conflict"])
+                try await ledger.events(orderNo: bob.orderNo).map(\.kind.rawValue) == [
+                    "created", "flagged:payment_id_conflict",
+                ])
             #expect(try await OrderLedgerTests.count(database, "payment_conflicts") == 1)
             #expect(try await ledger.dossier(orderNo: bob.orderNo)?.webhooks.count == 2)
         }
@@ -107,7 +109,9 @@ struct PaymentConflictTests {
             }
             #expect(outcomes.allSatisfy { if case .conflict(_, alice.orderNo) = $0 { true } else { false } })
             #expect(
-                try await ledger.events(orderNo: bob.orderNo).map(\.kind) == ["created", "flagged:payment_id_conflict"])
+                try await ledger.events(orderNo: bob.orderNo).map(\.kind.rawValue) == [
+                    "created", "flagged:payment_id_conflict",
+                ])
             #expect(try await OrderLedgerTests.count(database, "payment_conflicts") == 1)
             #expect(try await OrderLedgerTests.count(database, "payment_transactions") == 1)
         }

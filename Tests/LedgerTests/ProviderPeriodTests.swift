@@ -86,7 +86,7 @@ struct ProviderPeriodTests {
             #expect(try await extend("s1", Fixtures.now + 20 * Self.day) == nil)
             #expect(try await extend("nope", extended) == nil)
             #expect(try await Self.vip(ledger)?.expiresAt == extended)
-            #expect(try await ledger.events(orderNo: order.orderNo).filter { $0.kind == "period_extended" }.count == 1)
+            #expect(try await ledger.events(orderNo: order.orderNo).filter { $0.kind == .periodExtended }.count == 1)
 
             _ = try await ledger.reverse(ReversalTests.refund("s1"), at: Fixtures.now)
             #expect(try await extend("s1", extended + Self.day) == nil)

@@ -59,7 +59,7 @@ struct ReversalTests {
                 try await ledger.holdings(userID: "user-a", at: Fixtures.now).balances == [
                     Balance(name: "coins", amount: -50)
                 ])
-            #expect(try await ledger.events(orderNo: order.orderNo).last?.kind == "flagged:negative_balance")
+            #expect(try await ledger.events(orderNo: order.orderNo).last?.kind == .flagged(.negativeBalance))
         }
     }
 

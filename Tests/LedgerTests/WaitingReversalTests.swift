@@ -57,7 +57,7 @@ struct WaitingReversalTests {
             #expect(try await ledger.reverse(Self.refund("t9"), at: Fixtures.now) == .unknownPayment)
             _ = try await ledger.fulfil(Fixtures.payment(order, txn: "t9"), at: Fixtures.now)
             let events = try await ledger.events(orderNo: order.orderNo)
-            #expect(events.map(\.kind).suffix(3) == ["paid", "fulfilled", "refunded"])
+            #expect(events.map(\.kind.rawValue).suffix(3) == ["paid", "fulfilled", "refunded"])
             #expect(events.last?.evidence?.contains("inbox:7") == true)
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Ledger
 import NIOCore
 import OrderSafeModel
 import Testing
@@ -159,7 +160,8 @@ struct FloodTests {
             let order = try await TestServer.createOrder(browser.client, token: token).decoded(OrderResponse.self).order
             for index in 0..<450 {
                 try await components.ledger.note(
-                    orderNo: order.orderNo, kind: "n\(index)", cause: .system, evidence: nil, at: clock.now())
+                    orderNo: order.orderNo, kind: OrderEventKind(rawValue: "n\(index)"), cause: .system, evidence: nil,
+                    at: clock.now())
             }
             struct Page: Decodable {
                 var events: [Event]

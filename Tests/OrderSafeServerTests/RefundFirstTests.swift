@@ -36,7 +36,7 @@ struct RefundFirstTests {
                 }
                 #expect(try await AppStoreFlowTests.balance(client, token: alice) == 0)
                 #expect(try await ReconciliationFlowTests.status(client, alice, order.orderNo) == .refunded)
-                let events = try await components.ledger.events(orderNo: order.orderNo).map(\.kind)
+                let events = try await components.ledger.events(orderNo: order.orderNo).map(\.kind.rawValue)
                 #expect(events.suffix(3) == ["paid", "fulfilled", "refunded"], "\(events)")
             }
         }

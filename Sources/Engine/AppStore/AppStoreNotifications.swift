@@ -86,7 +86,7 @@ extension AppStorePayments {
                 channel: .appStore, providerTransactionID: purchase.transactionID)
             {
                 try await context.ledger.note(
-                    orderNo: recorded.orderNo, kind: "appstore:\(notification.notificationType.lowercased())",
+                    orderNo: recorded.orderNo, kind: .appStore(notification.notificationType),
                     cause: .notification,
                     evidence: [evidence, notification.subtype].compactMap { $0 }.joined(separator: " "),
                     at: context.clock.now())
@@ -123,7 +123,7 @@ extension AppStorePayments {
             channel: .appStore, providerTransactionID: purchase.transactionID)
         {
             try await context.ledger.note(
-                orderNo: recorded.orderNo, kind: "appstore:consumption_request", cause: .notification,
+                orderNo: recorded.orderNo, kind: .appStore("consumption_request"), cause: .notification,
                 evidence: evidence, at: context.clock.now())
             order = try await context.ledger.order(number: recorded.orderNo)
         }

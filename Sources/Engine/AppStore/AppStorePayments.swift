@@ -71,7 +71,7 @@ public struct AppStorePayments: Sendable {
             throw AppStoreSubmissionError.malformed("give exactly one of signed_transaction and receipt")
         }
         return try await storedAtomically(
-            submission, kind: "submission", userID: userID, lookingUp: Self.firstLookup(verified)
+            submission, kind: .submission, userID: userID, lookingUp: Self.firstLookup(verified)
         ) { evidence, scope in
             AppStoreSubmissionResponse(
                 transactions: try await record(verified, submitter: userID, evidence: evidence, in: scope))
@@ -81,7 +81,7 @@ public struct AppStorePayments: Sendable {
     /// Keeps what the app sent in the inbox before anything is recorded from it (durable before acknowledged);
     /// `work` gets the evidence naming it and its outcome is written on the entry.
     func stored<Body: Encodable, Result>(
-        _ body: Body, kind: String, userID: String, _ work: (String) async throws -> Result
+        _ body: Body, kind: InboxKind, userID: String, _ work: (String) async throws -> Result
     ) async throws -> Result {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -112,7 +112,7 @@ public struct AppStorePayments: Sendable {
     ///
     /// - Parameter query: the lookup `work` starts with, made with the entry's insert (``PrefetchedLookup``).
     func storedAtomically<Result: Sendable>(
-        _ submission: AppStoreSubmission, kind: String, userID: String, lookingUp query: PaymentQuery? = nil,
+        _ submission: AppStoreSubmission, kind: InboxKind, userID: String, lookingUp query: PaymentQuery? = nil,
         _ work: @escaping @Sendable (String, RecordingScope) async throws -> Result
     ) async throws -> Result {
         let body = submission.inboxJSON
@@ -159,7 +159,7 @@ public struct AppStorePayments: Sendable {
     }
 
     /// `body` is the request as JSON with sorted keys (what the inbox has always stored and keyed).
-    private func inboundSignal(_ body: [UInt8], kind: String, userID: String) -> InboundSignal {
+    private func inboundSignal(_ body: [UInt8], kind: InboxKind, userID: String) -> InboundSignal {
         InboundSignal(
             channel: .appStore, kind: kind, headers: ["user_id": userID], body: body, receivedAt: context.clock.now())
     }
@@ -516,7 +516,7 @@ public struct AppStorePayments: Sendable {
             return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded, order: order)
         }
         try await context.ledger.note(
-            orderNo: order.orderNo, kind: "submitted_by_other_user", cause: cause,
+            orderNo: order.orderNo, kind: .submittedByOtherUser, cause: cause,
             evidence: "appstore:\(purchase.transactionID) submitted by another user", at: context.clock.now(),
             atMost: 20)
         context.logger.notice(

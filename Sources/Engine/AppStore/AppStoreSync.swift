@@ -18,7 +18,7 @@ extension AppStorePayments {
             throw AppStoreSubmissionError.malformed(
                 "at most \(Self.maxSyncTransactions) signed transactions per restore")
         }
-        return try await stored(request, kind: "sync", userID: userID) { evidence in
+        return try await stored(request, kind: .sync, userID: userID) { evidence in
             try await restore(request, userID: userID, evidence: evidence)
         }
     }

@@ -1,4 +1,5 @@
 import Crypto
+import Ledger
 import OrderSafeModel
 
 /// The inbox entries of app submissions this process has applied, so that a resend (an app retrying, a restore) is
@@ -13,10 +14,10 @@ final class AppliedSubmissions: Sendable {
     struct Key: Hashable, Sendable {
         let digest: SHA256Digest
 
-        init(kind: String, userID: String, body: [UInt8]) {
+        init(kind: InboxKind, userID: String, body: [UInt8]) {
             var hash = SHA256()
             // Lengths first, so no kind and user run into each other.
-            for field in [Array(kind.utf8), Array(userID.utf8)] {
+            for field in [Array(kind.rawValue.utf8), Array(userID.utf8)] {
                 withUnsafeBytes(of: UInt64(field.count).littleEndian) { hash.update(bufferPointer: $0) }
                 hash.update(data: field)
             }

@@ -25,7 +25,7 @@ struct NotificationInbox {
     ) async throws -> Refusal? {
         let entry = try await context.ledger.storeInbound(
             InboundSignal(
-                channel: channel, kind: "notify", headers: headers, body: body, receivedAt: context.clock.now()))
+                channel: channel, kind: .notify, headers: headers, body: body, receivedAt: context.clock.now()))
         // An exact copy (body and signature headers) of a notification already applied: the provider resent it.
         if entry.processed { return nil }
         do {

@@ -8,17 +8,6 @@ import OrderSafeModel
 /// exactly as a notification would record it, so a lost notification loses nothing.
 public struct Reconciler: Sendable {
     /// The job kinds this reconciler runs.
-    public enum Kind {
-        /// Query an Alipay or WeChat Pay order (key: the order number).
-        public static let queryOrder = "query_order"
-        /// Process again stored notifications whose processing failed, and apply reversals and reinstatements that
-        /// passed their payment on another replica (recurring).
-        public static let retryInbox = "retry_inbox"
-        /// Pull the App Store's notification history since the last pull (recurring; the payload is where the last
-        /// pull ended, in milliseconds).
-        public static let appStoreHistory = "appstore_history"
-    }
-
     let ledger: any OrderBook & SignalInbox & JobQueue
     let settlers: [Channel: any OrderSettler]
     let replayers: [Channel: any NotificationReplayer]
@@ -52,12 +41,12 @@ public struct Reconciler: Sendable {
         let later = now.addingTimeInterval(backoff[min(max(job.attempts - 1, 0), backoff.count - 1)])
         do {
             switch job.kind {
-            case Kind.queryOrder:
+            case .queryOrder:
                 return try await queryOrder(job.key, now: now, later: later)
-            case Kind.retryInbox:
+            case .retryInbox:
                 try await retryInbox(now: now)
                 return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
-            case Kind.appStoreHistory:
+            case .appStoreHistory:
                 let start = Self.historyStart(
                     after: Int64(job.payload).map(Date.init(millisecondsSince1970:)), now: now)
                 let pulled = try await appStore?.pullNotificationHistory(from: start, to: now) ?? 0
@@ -93,9 +82,9 @@ public struct Reconciler: Sendable {
     public func scheduleRecurring() async throws {
         let now = clock.now()
         try await ledger.enqueue(
-            NewJob(kind: Kind.retryInbox, key: "inbox", runAt: now.addingTimeInterval(Self.inboxSweepInterval)))
+            NewJob(kind: .retryInbox, key: "inbox", runAt: now.addingTimeInterval(Self.inboxSweepInterval)))
         if appStore?.api != nil {
-            try await ledger.enqueue(NewJob(kind: Kind.appStoreHistory, key: "appstore", runAt: now))
+            try await ledger.enqueue(NewJob(kind: .appStoreHistory, key: "appstore", runAt: now))
         }
     }
 

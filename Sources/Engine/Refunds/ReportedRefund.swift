@@ -18,7 +18,7 @@ struct ReportedRefund {
     func apply(to ledger: any OrderBook, at date: Date) async throws -> ReversalOutcome? {
         guard refundedMinor == totalMinor else {
             try await ledger.note(
-                orderNo: orderNo, kind: "partial_refund", cause: .notification,
+                orderNo: orderNo, kind: .partialRefund, cause: .notification,
                 evidence:
                     "\(channel.rawValue):\(providerTransactionID) refunded \(refundedMinor) of \(totalMinor) \(evidence)",
                 at: date)

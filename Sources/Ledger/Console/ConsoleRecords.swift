@@ -198,8 +198,6 @@ public struct OrderDossier: Sendable, Hashable {
     /// Events a page of ``events`` holds at most: an order's page stays small however long its history grows.
     public static let eventsPerPage = 200
 
-    /// The event kind of an operator's resolution of a flag.
-    public static let flagResolvedKind = "flag_resolved"
 }
 
 /// A job of the reconciliation queue that is not finished.

@@ -184,7 +184,7 @@ extension SQLLedger {
             try await db.raw(
                 """
                 INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, detail, created_at)
-                VALUES (\(bind: orderID), \(bind: OrderDossier.flagResolvedKind), NULL, NULL, 'admin', \(bind: "operator:\(operatorName)"),
+                VALUES (\(bind: orderID), \(bind: OrderEventKind.flagResolved.rawValue), NULL, NULL, 'admin', \(bind: "operator:\(operatorName)"),
                         \(bind: note), \(bind: now))
                 """
             ).run()
@@ -200,7 +200,7 @@ extension SQLLedger {
     /// The condition on `orders o` that no operator resolved its flag since it was last flagged (the overview's count,
     /// the resolution's guard, and ``OrderDossier/flagWaiting`` use it).
     static let flagWaiting = """
-        NOT EXISTS (SELECT 1 FROM order_events r WHERE r.order_id = o.id AND r.kind = '\(OrderDossier.flagResolvedKind)'
+        NOT EXISTS (SELECT 1 FROM order_events r WHERE r.order_id = o.id AND r.kind = '\(OrderEventKind.flagResolved.rawValue)'
           AND r.id > (SELECT COALESCE(MAX(f.id), 0) FROM order_events f WHERE f.order_id = o.id AND f.kind LIKE 'flagged%'))
         """
 

@@ -54,7 +54,7 @@ extension SQLLedger {
         try await database.read { db in
             try await db.raw(
                 """
-                SELECT id, channel, headers, body, attempts FROM inbox WHERE id = \(bind: id) AND kind = 'notify' AND processed_at IS NULL
+                SELECT id, channel, headers, body, attempts FROM inbox WHERE id = \(bind: id) AND kind = '\(unsafeRaw: InboxKind.notify.rawValue)' AND processed_at IS NULL
                 """
             ).first().map(Self.decodeSignal)
         }

@@ -1,3 +1,5 @@
+import OrderSafeModel
+
 /// Every migration of the ledger, oldest first.
 enum Schema {
     static let migrations: [Migration] = [
@@ -37,7 +39,13 @@ enum Schema {
     private static let statuses =
         "'created','paying','paid','fulfilled','cancelled','closed','failed','refunded','revoked','flagged'"
     private static let channels = "'appstore','alipay','wechatpay'"
-    private static let causes = "'app','notification','reconciliation','admin','system'"
+    /// The values a column of a Swift kind may hold, as SQL's `IN` list: the schema and the code share one list.
+    private static func values<Kind: RawRepresentable & CaseIterable>(of _: Kind.Type) -> String
+    where Kind.RawValue == String {
+        Kind.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
+    }
+    private static let causes = values(of: EventCause.self)
+    private static let grantKinds = values(of: Grant.Kind.self)
 
     private static let initial = Migration(
         version: 1, name: "initial ledger",
@@ -109,7 +117,7 @@ enum Schema {
                 payment_transaction_id BIGINT NOT NULL,
                 grant_index INTEGER NOT NULL,
                 user_id TEXT NOT NULL,
-                kind TEXT NOT NULL CHECK (kind IN ('add_balance','unlock_entitlement','extend_entitlement')),
+                kind TEXT NOT NULL CHECK (kind IN (\(grantKinds))),
                 target TEXT NOT NULL,
                 amount BIGINT,
                 period TEXT,

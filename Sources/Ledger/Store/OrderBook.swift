@@ -74,7 +74,8 @@ public protocol OrderBook: Sendable {
     /// With `atMost`, only while the order has fewer events of `cause` than that (what a client may grow is
     /// bounded); answers whether it was kept.
     @discardableResult
-    func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at: Date, atMost: Int?) async throws
+    func note(orderNo: String, kind: OrderEventKind, cause: EventCause, evidence: String?, at: Date, atMost: Int?)
+        async throws
         -> Bool
 
     /// How many of the user's orders created since `since` are still unpaid (`created` or `paying`).
@@ -86,7 +87,9 @@ public protocol OrderBook: Sendable {
 
 extension OrderBook {
     /// Appends an event that changes no status, however many the order has.
-    public func note(orderNo: String, kind: String, cause: EventCause, evidence: String?, at date: Date) async throws {
+    public func note(orderNo: String, kind: OrderEventKind, cause: EventCause, evidence: String?, at date: Date)
+        async throws
+    {
         try await note(orderNo: orderNo, kind: kind, cause: cause, evidence: evidence, at: date, atMost: nil)
     }
 }

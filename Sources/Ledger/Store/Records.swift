@@ -69,10 +69,10 @@ public struct NewOrder: Sendable {
 
 /// A job to schedule for an order when it is created: `kind`, keyed by the order number, due `after` seconds.
 public struct FollowUp: Sendable, Hashable {
-    public var kind: String
+    public var kind: JobKind
     public var after: TimeInterval
 
-    public init(kind: String, after: TimeInterval) {
+    public init(kind: JobKind, after: TimeInterval) {
         self.kind = kind
         self.after = after
     }
@@ -254,7 +254,7 @@ public enum FulfilmentOutcome: Sendable, Hashable, CustomStringConvertible {
 
 /// One entry of an order's append-only history.
 public struct OrderEvent: Sendable, Hashable {
-    public var kind: String
+    public var kind: OrderEventKind
     public var fromStatus: OrderStatus?
     public var toStatus: OrderStatus?
     public var cause: EventCause
@@ -265,12 +265,12 @@ public struct OrderEvent: Sendable, Hashable {
 /// A raw inbound signal (provider notification), stored before it is processed.
 public struct InboundSignal: Sendable, Hashable {
     public var channel: Channel
-    public var kind: String
+    public var kind: InboxKind
     public var headers: [String: String]
     public var body: [UInt8]
     public var receivedAt: Date
 
-    public init(channel: Channel, kind: String, headers: [String: String], body: [UInt8], receivedAt: Date) {
+    public init(channel: Channel, kind: InboxKind, headers: [String: String], body: [UInt8], receivedAt: Date) {
         self.channel = channel
         self.kind = kind
         self.headers = headers
@@ -314,13 +314,13 @@ public struct InboxEntry: Sendable, Hashable {
 
 /// Work the engine schedules for later: provider queries, closes, history pulls. Unique per (kind, key).
 public struct NewJob: Sendable, Hashable {
-    public var kind: String
+    public var kind: JobKind
     /// What the job is about (an order number); one pending job per kind and key.
     public var key: String
     public var payload: String
     public var runAt: Date
 
-    public init(kind: String, key: String, payload: String = "", runAt: Date) {
+    public init(kind: JobKind, key: String, payload: String = "", runAt: Date) {
         self.kind = kind
         self.key = key
         self.payload = payload
@@ -332,7 +332,7 @@ public struct NewJob: Sendable, Hashable {
 /// lease ran out and was claimed again by another cannot complete it any more.
 public struct ClaimedJob: Sendable, Hashable {
     public var id: Int64
-    public var kind: String
+    public var kind: JobKind
     public var key: String
     public var payload: String
     public var attempts: Int

@@ -40,7 +40,7 @@ extension SQLLedger {
         // claimed before: flagged then
         guard claimed != nil else { return .conflict(order, recordedFor: recordedOrderNo) }
         let flagged = try await advance(
-            db, orderID: orderID, order, through: [("flagged:\(FlagReason.paymentIDConflict.rawValue)", .flagged)],
+            db, orderID: orderID, order, through: [(.flagged(.paymentIDConflict), .flagged)],
             cause: payment.cause,
             evidence:
                 "\(payment.channel.rawValue):\(payment.providerTransactionID) \(payment.evidence) recorded for order \(recordedOrderNo)",

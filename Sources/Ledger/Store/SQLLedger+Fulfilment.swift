@@ -47,10 +47,11 @@ extension SQLLedger {
                 .amountMismatch
             } else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled } else { nil }
         if let flag {
-            return PaymentPlan(flag: flag, steps: [("flagged:\(flag.rawValue)", .flagged)], status: .flagged)
+            return PaymentPlan(flag: flag, steps: [(.flagged(flag), .flagged)], status: .flagged)
         }
         return PaymentPlan(
-            flag: nil, steps: (order.status == .paid ? [] : [("paid", .paid)]) + [("fulfilled", .fulfilled)],
+            flag: nil,
+            steps: (order.status == .paid ? [] : [(.status(.paid), .paid)]) + [(.status(.fulfilled), .fulfilled)],
             status: .fulfilled)
     }
 
@@ -170,7 +171,8 @@ extension SQLLedger {
     }
 
     static func setStatus(
-        _ db: any SQLDatabase, orderID: Int64, from: OrderStatus, to: OrderStatus, kind: String, cause: EventCause,
+        _ db: any SQLDatabase, orderID: Int64, from: OrderStatus, to: OrderStatus, kind: OrderEventKind,
+        cause: EventCause,
         evidence: String?, at date: Date
     ) async throws {
         try await db.raw(
@@ -248,6 +250,6 @@ extension SQLLedger {
 /// What a payment does to its order: the steps it moves it through to `status`, and why it is not granted if flagged.
 struct PaymentPlan {
     var flag: FlagReason?
-    var steps: [(kind: String, to: OrderStatus)]
+    var steps: [(kind: OrderEventKind, to: OrderStatus)]
     var status: OrderStatus
 }

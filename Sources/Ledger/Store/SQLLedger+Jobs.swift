@@ -14,7 +14,7 @@ extension SQLLedger {
         try await db.raw(
             """
             INSERT INTO jobs (kind, dedupe_key, payload, run_at, created_at)
-            VALUES (\(bind: job.kind), \(bind: job.key), \(bind: job.payload), \(bind: runAt), \(bind: date.millisecondsSince1970))
+            VALUES (\(bind: job.kind.rawValue), \(bind: job.key), \(bind: job.payload), \(bind: runAt), \(bind: date.millisecondsSince1970))
             ON CONFLICT (kind, dedupe_key) DO UPDATE SET
                 run_at = CASE WHEN jobs.done_at IS NULL AND jobs.run_at < excluded.run_at THEN jobs.run_at ELSE excluded.run_at END,
                 payload = CASE WHEN excluded.payload = '' THEN jobs.payload ELSE excluded.payload END, done_at = NULL,
@@ -40,7 +40,7 @@ extension SQLLedger {
             ).all().map { row in
                 ClaimedJob(
                     id: try row.decode(column: "id", as: Int64.self),
-                    kind: try row.decode(column: "kind", as: String.self),
+                    kind: JobKind(rawValue: try row.decode(column: "kind", as: String.self)),
                     key: try row.decode(column: "dedupe_key", as: String.self),
                     payload: try row.decode(column: "payload", as: String.self),
                     attempts: Int(try row.decode(column: "attempts", as: Int64.self)),

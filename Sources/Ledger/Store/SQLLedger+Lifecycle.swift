@@ -85,7 +85,7 @@ extension SQLLedger {
             guard from.contains(order.status) else { return order }
             let orderID = try await Self.orderID(db, orderNo: orderNo)
             try await Self.setStatus(
-                db, orderID: orderID, from: order.status, to: to, kind: to.rawValue, cause: cause, evidence: evidence,
+                db, orderID: orderID, from: order.status, to: to, kind: .status(to), cause: cause, evidence: evidence,
                 at: date)
             return try await Self.loadOrder(db, where: "id", orderID)!
         }
@@ -93,7 +93,7 @@ extension SQLLedger {
 
     @discardableResult
     public func note(
-        orderNo: String, kind: String, cause: EventCause, evidence: String?, at date: Date, atMost: Int?
+        orderNo: String, kind: OrderEventKind, cause: EventCause, evidence: String?, at date: Date, atMost: Int?
     ) async throws -> Bool {
         try await database.transaction { db in
             let orderID = try await Self.orderID(db, orderNo: orderNo)

@@ -38,7 +38,7 @@ extension SQLLedger {
             }
             let orderID = try payment.decode(column: "order_id", as: Int64.self)
             try await Self.appendEvent(
-                db, orderID: orderID, kind: "period_extended", from: nil, to: nil, cause: cause,
+                db, orderID: orderID, kind: .periodExtended, from: nil, to: nil, cause: cause,
                 evidence: "\(channel.rawValue):\(providerTransactionID) until \(endMS) \(evidence)", at: date)
             return try await db.raw("SELECT order_no FROM orders WHERE id = \(bind: orderID)").first()?.decode(
                 column: "order_no", as: String.self)

@@ -178,7 +178,7 @@ extension SQLLedger {
                     try await db.raw(
                         """
                         SELECT COUNT(*) AS n FROM grants
-                        WHERE user_id = \(bind: userID) AND kind = 'unlock_entitlement' AND target = \(bind: target)
+                        WHERE user_id = \(bind: userID) AND kind = '\(unsafeRaw: Grant.Kind.unlockEntitlement.rawValue)' AND target = \(bind: target)
                           AND reversed_at IS NULL AND id <> \(bind: grantID)
                         """
                     ).first()?.decode(column: "n", as: Int64.self) ?? 0
@@ -209,7 +209,7 @@ extension SQLLedger {
                     let standing = try await db.raw(
                         """
                         SELECT MAX(COALESCE(provider_period_end, expires_at)) AS standing FROM grants
-                        WHERE user_id = \(bind: userID) AND kind = 'extend_entitlement' AND target = \(bind: target)
+                        WHERE user_id = \(bind: userID) AND kind = '\(unsafeRaw: Grant.Kind.extendEntitlement.rawValue)' AND target = \(bind: target)
                           AND reversed_at IS NULL AND id <> \(bind: grantID)
                         """
                     ).first()?.decode(column: "standing", as: Int64?.self)
@@ -231,13 +231,13 @@ extension SQLLedger {
         if negative {
             try await Self.setStatus(
                 db, orderID: orderID, from: order.status, to: .flagged,
-                kind: "flagged:\(FlagReason.negativeBalance.rawValue)",
+                kind: .flagged(.negativeBalance),
                 cause: reversal.cause, evidence: evidence, at: date)
             return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, .negativeBalance)
         }
         let status: OrderStatus = reversal.kind == .refunded ? .refunded : .revoked
         try await Self.setStatus(
-            db, orderID: orderID, from: order.status, to: status, kind: status.rawValue, cause: reversal.cause,
+            db, orderID: orderID, from: order.status, to: status, kind: .status(status), cause: reversal.cause,
             evidence: evidence,
             at: date)
         return .reversed(try await Self.loadOrder(db, where: "id", orderID)!)
@@ -322,7 +322,7 @@ extension SQLLedger {
         guard let order = try await Self.loadOrder(db, where: "id", orderID, forUpdate: true) else { return nil }
         if order.status != .fulfilled {
             try await Self.setStatus(
-                db, orderID: orderID, from: order.status, to: .fulfilled, kind: "reinstated", cause: cause,
+                db, orderID: orderID, from: order.status, to: .fulfilled, kind: .reinstated, cause: cause,
                 evidence: "\(channel.rawValue):\(providerTransactionID) \(evidence)", at: date)
         }
         return try await Self.loadOrder(db, where: "id", orderID)

@@ -131,7 +131,7 @@ public struct SQLLedger: LedgerStore {
     static func recordCreation(_ db: any SQLDatabase, orderID: Int64, _ order: Order, _ new: NewOrder) async throws {
         let cause: EventCause = new.origin == .api ? .app : .system
         try await appendEvent(
-            db, orderID: orderID, kind: "created", from: nil, to: .created, cause: cause, evidence: nil,
+            db, orderID: orderID, kind: .created, from: nil, to: .created, cause: cause, evidence: nil,
             at: new.createdAt)
         try await emitWebhooks(db, orderID: orderID, states: [order], cause: cause, evidence: nil, at: new.createdAt)
         if let followUp = new.followUp {
@@ -162,7 +162,7 @@ public struct SQLLedger: LedgerStore {
                 """
             ).all().map { row in
                 OrderEvent(
-                    kind: try row.decode(column: "kind", as: String.self),
+                    kind: OrderEventKind(rawValue: try row.decode(column: "kind", as: String.self)),
                     fromStatus: try row.decode(column: "from_status", as: String?.self).flatMap(
                         OrderStatus.init(rawValue:)),
                     toStatus: try row.decode(column: "to_status", as: String?.self).flatMap(
@@ -249,7 +249,7 @@ public struct SQLLedger: LedgerStore {
         let applied = appliedAt.map { $0.millisecondsSince1970 }
         return """
             INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at, processed_at, verdict, attempts)
-            VALUES (\(bind: signal.channel.rawValue), \(bind: signal.kind), \(bind: sha), \(bind: headers),
+            VALUES (\(bind: signal.channel.rawValue), \(bind: signal.kind.rawValue), \(bind: sha), \(bind: headers),
                     \(bind: Data(signal.body)), \(bind: signal.receivedAt.millisecondsSince1970), \(bind: applied),
                     \(bind: applied == nil ? nil : InboxVerdict.applied.rawValue), \(bind: applied == nil ? 0 : 1))
             ON CONFLICT DO NOTHING RETURNING id
@@ -270,7 +270,7 @@ public struct SQLLedger: LedgerStore {
     private static func inboxKey(_ signal: InboundSignal) throws -> (headers: String, sha256: String) {
         let headers = try storedHeaders(signal.headers)
         var hash = SHA256()
-        if signal.kind != "notify" { hash.update(data: Data(headers.utf8 + [0])) }
+        if signal.kind != .notify { hash.update(data: Data(headers.utf8 + [0])) }
         hash.update(data: signal.body)
         return (headers, hash.finalize().hexString)
     }
@@ -293,7 +293,7 @@ public struct SQLLedger: LedgerStore {
     }
 
     private static func inboxEntry(
-        _ db: any SQLDatabase, _ channel: Channel, _ kind: String, sha: String, headers: String
+        _ db: any SQLDatabase, _ channel: Channel, _ kind: InboxKind, sha: String, headers: String
     ) async throws
         -> InboxEntry?
     {
@@ -301,7 +301,7 @@ public struct SQLLedger: LedgerStore {
             let existing = try await db.raw(
                 """
                 SELECT id, processed_at, headers, verdict FROM inbox
-                WHERE channel = \(bind: channel.rawValue) AND kind = \(bind: kind) AND body_sha256 = \(bind: sha)
+                WHERE channel = \(bind: channel.rawValue) AND kind = \(bind: kind.rawValue) AND body_sha256 = \(bind: sha)
                 """
             ).first()
         else { return nil }
@@ -320,7 +320,7 @@ public struct SQLLedger: LedgerStore {
             try await db.raw(
                 """
                 SELECT id, channel, headers, body, attempts FROM inbox
-                WHERE kind = 'notify' AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
+                WHERE kind = '\(unsafeRaw: InboxKind.notify.rawValue)' AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
                   AND attempts < \(bind: maxAttempts)
                   AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
                 ORDER BY id LIMIT \(bind: limit)
@@ -442,7 +442,8 @@ public struct SQLLedger: LedgerStore {
     }
 
     static func appendEvent(
-        _ db: any SQLDatabase, orderID: Int64, kind: String, from: OrderStatus?, to: OrderStatus?, cause: EventCause,
+        _ db: any SQLDatabase, orderID: Int64, kind: OrderEventKind, from: OrderStatus?, to: OrderStatus?,
+        cause: EventCause,
         evidence: String?, at date: Date
     ) async throws {
         try await appendEvents(db, orderID: orderID, [(kind, from, to)], cause: cause, evidence: evidence, at: date)
@@ -451,14 +452,14 @@ public struct SQLLedger: LedgerStore {
     /// Appends several events of one order, in order: inserted with the write's other events when it is done
     /// (``LedgerDatabase/insert(_:rows:on:)``).
     static func appendEvents(
-        _ db: any SQLDatabase, orderID: Int64, _ events: [(kind: String, from: OrderStatus?, to: OrderStatus?)],
+        _ db: any SQLDatabase, orderID: Int64, _ events: [(kind: OrderEventKind, from: OrderStatus?, to: OrderStatus?)],
         cause: EventCause,
         evidence: String?, at date: Date
     ) async throws {
         guard !events.isEmpty else { return }
         let rows: [SQLQueryString] = events.map { event in
             """
-            (\(bind: orderID), \(bind: event.kind), \(bind: event.from?.rawValue), \(bind: event.to?.rawValue), \(bind: cause.rawValue),
+            (\(bind: orderID), \(bind: event.kind.rawValue), \(bind: event.from?.rawValue), \(bind: event.to?.rawValue), \(bind: cause.rawValue),
              \(bind: evidence), \(bind: date.millisecondsSince1970))
             """
         }
@@ -472,7 +473,7 @@ public struct SQLLedger: LedgerStore {
     /// on, not read again. `sandbox` marks it paid in a provider's test environment.
     /// `updated`: the caller has already run ``statusUpdate(orderID:to:sandbox:at:)`` for the last step.
     static func advance(
-        _ db: any SQLDatabase, orderID: Int64, _ order: Order, through steps: [(kind: String, to: OrderStatus)],
+        _ db: any SQLDatabase, orderID: Int64, _ order: Order, through steps: [(kind: OrderEventKind, to: OrderStatus)],
         sandbox: Bool = false,
         updated: Bool = false, cause: EventCause, evidence: String?, at date: Date
     ) async throws -> Order {
@@ -485,7 +486,7 @@ public struct SQLLedger: LedgerStore {
         var current = order
         current.updatedAt = Date(millisecondsSince1970: now)
         current.sandbox = current.sandbox || sandbox
-        var events: [(kind: String, from: OrderStatus?, to: OrderStatus?)] = []
+        var events: [(kind: OrderEventKind, from: OrderStatus?, to: OrderStatus?)] = []
         var states: [Order] = []
         for step in steps {
             events.append((step.kind, current.status, step.to))

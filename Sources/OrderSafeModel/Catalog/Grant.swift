@@ -12,7 +12,7 @@ public enum Grant: Codable, Hashable, Sendable {
     }
 
     /// The grant's `type` in the catalog file.
-    public enum Kind: String, Codable, Sendable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
         case addBalance = "add_balance"
         case unlockEntitlement = "unlock_entitlement"
         case extendEntitlement = "extend_entitlement"

@@ -263,7 +263,7 @@ extension ConsoleController {
                 "lease": job.leaseOwner.map { owner in "\(owner) → \(format.time(job.leaseUntil) ?? "")" } ?? "",
                 "lastError": job.lastError ?? "",
             ]
-            if job.kind == Reconciler.Kind.queryOrder { row["orderKey"] = job.key }
+            if job.kind == JobKind.queryOrder.rawValue { row["orderKey"] = job.key }
             return row
         }
         let held = try await ledger.heldSubmissionCount()
@@ -273,7 +273,7 @@ extension ConsoleController {
                 "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind,
                 "received": format.time(entry.receivedAt),
                 "attempts": entry.attempts, "verdict": entry.verdict ?? "", "lastError": entry.lastError ?? "",
-                "replayable": entry.kind == "notify" && entry.channel != .wechatPay,
+                "replayable": entry.kind == InboxKind.notify.rawValue && entry.channel != .wechatPay,
             ] as [String: Any]
         }
         values["deliveries"] = try await ledger.webhookAttempts(limit: 100).map { attempt in

@@ -262,7 +262,8 @@ struct ChaosRun {
             "\(fulfilled) orders fulfilled for \(paidCount) payments, \(refundedCount) refunded")
         for orderNo in flagged {
             Issue.record(
-                "flagged without explanation: \(orderNo) \(try await ledger.events(orderNo: orderNo).map(\.kind))")
+                "flagged without explanation: \(orderNo) \(try await ledger.events(orderNo: orderNo).map(\.kind.rawValue))"
+            )
         }
         for orderNo in expectations.abandonedOrders {
             let status = try await ledger.order(number: orderNo)?.status
