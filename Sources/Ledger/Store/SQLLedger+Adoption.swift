@@ -9,7 +9,7 @@ extension SQLLedger {
     {
         try await database.transaction { db in
             let order = Self.created(new, as: identity)
-            let plan = Self.plan(paying: order, with: payment)
+            let plan = OrderLifecycle.paying(order, with: payment)
             // The order is inserted as the payment leaves it (never written twice), and only with its payment.
             let orderInsert = Self.orderInsert(
                 new, as: identity, status: plan.status, updatedAt: date, sandbox: payment.sandbox)

@@ -9,7 +9,7 @@ extension SQLLedger {
             else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
-            let plan = Self.plan(paying: order, with: payment)
+            let plan = OrderLifecycle.paying(order, with: payment)
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
             let insert =
@@ -37,22 +37,6 @@ extension SQLLedger {
                 catalogVersionID: catalogVersionID,
                 plan, at: date)
         }
-    }
-
-    /// What paying `order` with `payment` does to it: flags it (the amount differs, or it was settled already), or
-    /// pays and fulfils it.
-    static func plan(paying order: Order, with payment: VerifiedPayment) -> PaymentPlan {
-        let flag: FlagReason? =
-            if payment.amount != order.amount {
-                .amountMismatch
-            } else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled } else { nil }
-        if let flag {
-            return PaymentPlan(flag: flag, steps: [(.flagged(flag), .flagged)], status: .flagged)
-        }
-        return PaymentPlan(
-            flag: nil,
-            steps: (order.status == .paid ? [] : [(.status(.paid), .paid)]) + [(.status(.fulfilled), .fulfilled)],
-            status: .fulfilled)
     }
 
     static let paymentInsertColumns: SQLQueryString = """
@@ -245,11 +229,4 @@ extension SQLLedger {
             """
         try await LedgerDatabase.change([change, record].compactMap { $0 }, on: db)
     }
-}
-
-/// What a payment does to its order: the steps it moves it through to `status`, and why it is not granted if flagged.
-struct PaymentPlan {
-    var flag: FlagReason?
-    var steps: [(kind: OrderEventKind, to: OrderStatus)]
-    var status: OrderStatus
 }

@@ -228,19 +228,12 @@ extension SQLLedger {
         }
 
         let evidence = "\(reversal.channel.rawValue):\(reversal.providerTransactionID) \(reversal.evidence)"
-        if negative {
-            try await Self.setStatus(
-                db, orderID: orderID, from: order.status, to: .flagged,
-                kind: .flagged(.negativeBalance),
-                cause: reversal.cause, evidence: evidence, at: date)
-            return .flagged(try await Self.loadOrder(db, where: "id", orderID)!, .negativeBalance)
-        }
-        let status: OrderStatus = reversal.kind == .refunded ? .refunded : .revoked
+        let step = OrderLifecycle.reversing(reversal.kind, leavesNegativeBalance: negative)
         try await Self.setStatus(
-            db, orderID: orderID, from: order.status, to: status, kind: .status(status), cause: reversal.cause,
-            evidence: evidence,
-            at: date)
-        return .reversed(try await Self.loadOrder(db, where: "id", orderID)!)
+            db, orderID: orderID, from: order.status, to: step.to, kind: step.kind, cause: reversal.cause,
+            evidence: evidence, at: date)
+        let reversed = try await Self.loadOrder(db, where: "id", orderID)!
+        return negative ? .flagged(reversed, .negativeBalance) : .reversed(reversed)
     }
 }
 
