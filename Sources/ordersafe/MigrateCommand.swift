@@ -12,15 +12,9 @@ struct MigrateCommand: AsyncParsableCommand {
         let loaded = try await settings.load()
         loaded.server.logFormat.bootstrap(level: loaded.server.logLevel)
         let logger = Logger(label: "ordersafe.migrate")
-        let database = try LedgerDatabase(url: loaded.database.url, logger: logger)
-        do {
-            let applied = try await Migrator(database: database, logger: logger).migrate()
-            print(
-                "\(loaded.database.url): applied \(applied) migration(s); schema at version \(Migrator.latestVersion)")
-        } catch {
-            try? await database.shutdown()
-            throw error
+        let applied = try await LedgerDatabase.with(url: loaded.database.url, logger: logger) { database in
+            try await Migrator(database: database, logger: logger).migrate()
         }
-        try await database.shutdown()
+        print("\(loaded.database.url): applied \(applied) migration(s); schema at version \(Migrator.latestVersion)")
     }
 }

@@ -145,6 +145,22 @@ public final class LedgerDatabase: Sendable {
         }
     }
 
+    /// Opens the database, runs `body` with it, and closes it however `body` ends (one-shot commands).
+    public static func with<R: Sendable>(url: DatabaseURL, logger: Logger, _ body: (LedgerDatabase) async throws -> R)
+        async throws -> R
+    {
+        let database = try LedgerDatabase(url: url, logger: logger)
+        let result: R
+        do {
+            result = try await body(database)
+        } catch {
+            try? await database.shutdown()
+            throw error
+        }
+        try await database.shutdown()
+        return result
+    }
+
     /// Finishes the queued writes, then closes every connection. Call once, at shutdown.
     public func shutdown() async throws {
         await writer.close()

@@ -75,17 +75,12 @@ public enum OrderSafeApplication {
     public static func reconcileOnce(
         settings: Settings, logger: Logger, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws -> (tally: JobRunner.Tally, later: Int) {
-        let components = try await OrderSafeComponents.build(
-            settings: settings, clock: SystemClock(), random: { UInt64.random(in: .min ... .max) }, logger: logger)
-        do {
+        try await OrderSafeComponents.with(
+            settings: settings, clock: SystemClock(), random: { UInt64.random(in: .min ... .max) }, logger: logger
+        ) { components in
             let due = try await components.ledger.pendingJobs(now: Date()).due
             let tally = try await components.runner.runDue { tally in progress(tally.total, due) }
-            let later = try await components.ledger.pendingJobs(now: Date()).later
-            try await components.database.shutdown()
-            return (tally, later)
-        } catch {
-            try? await components.database.shutdown()
-            throw error
+            return (tally, try await components.ledger.pendingJobs(now: Date()).later)
         }
     }
 

@@ -25,6 +25,25 @@ struct OrderSafeComponents: Sendable {
     /// The built-in providers, when the sandbox runs on them.
     let sandbox: SandboxProviders?
 
+    /// Builds the components, runs `body` with them, and closes the database however `body` ends (one-shot
+    /// commands: `ordersafe reconcile`, `ordersafe demo`; the server closes it as a service of its group instead).
+    static func with<R: Sendable>(
+        settings: Settings, clock: any WallClock, random: @escaping @Sendable () -> UInt64, logger: Logger,
+        sandbox: SandboxProviders? = nil, _ body: (OrderSafeComponents) async throws -> R
+    ) async throws -> R {
+        let components = try await build(
+            settings: settings, clock: clock, random: random, logger: logger, sandbox: sandbox)
+        let result: R
+        do {
+            result = try await body(components)
+        } catch {
+            try? await components.database.shutdown()
+            throw error
+        }
+        try await components.database.shutdown()
+        return result
+    }
+
     /// Migrates the database, activates the catalog and wires the rest. Replicas in one process (tests) may share
     /// one `sandbox`.
     static func build(

@@ -31,16 +31,11 @@ public struct OrderSafeDemo {
             "▶ Setting up: a fresh SQLite ledger and the sandbox App Store, Alipay and WeChat Pay (keys in \(folder.path)/sandbox)"
         )
         let sandbox = try SandboxProviders(settings: settings.server, clock: clock, timeScale: 1e-4, logger: logger)
-        let app = try await OrderSafeComponents.build(
+        return try await OrderSafeComponents.with(
             settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: logger,
-            sandbox: sandbox)
-        do {
-            let passed = try await story(app, sandbox: sandbox, clock: clock)
-            try await app.database.shutdown()
-            return passed
-        } catch {
-            try? await app.database.shutdown()
-            throw error
+            sandbox: sandbox
+        ) { app in
+            try await story(app, sandbox: sandbox, clock: clock)
         }
     }
 
