@@ -50,7 +50,7 @@ public struct AlipayPayments: Sendable {
 
     /// Handles one notification body exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8], headers: [String: String]) async throws -> Reply {
-        let refusal = try await NotificationInbox(context: context).process(.alipay, headers: headers, body: body) {
+        let refusal = try await Inbox(context: context).notification(.alipay, headers: headers, body: body) {
             id in
             do {
                 try await apply(body: body, inboxID: id)

@@ -78,37 +78,21 @@ public struct AppStorePayments: Sendable {
         }
     }
 
-    /// Keeps what the app sent in the inbox before anything is recorded from it (durable before acknowledged);
-    /// `work` gets the evidence naming it and its outcome is written on the entry.
+    /// Keeps what the app sent in the inbox before anything is recorded from it (``Inbox/request(_:_:)``).
     func stored<Body: Encodable, Result>(
         _ body: Body, kind: InboxKind, userID: String, _ work: (String) async throws -> Result
     ) async throws -> Result {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let signal = inboundSignal(Array(try encoder.encode(body)), kind: kind, userID: userID)
-        let entry = try await context.ledger.storeInbound(signal)
-        do {
-            let result = try await work("inbox:\(entry.id)")
-            // An entry applied before (a resend) keeps its verdict: nothing to write.
-            if !entry.processed {
-                try await context.ledger.finishInbound(
-                    id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
-            }
-            return result
-        } catch {
-            if !entry.processed {
-                try? await context.ledger.finishInbound(
-                    id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
-            }
-            throw error
-        }
+        return try await Inbox(context: context).request(
+            inboundSignal(Array(try encoder.encode(body)), kind: kind, userID: userID), work)
     }
 
-    /// As ``stored(_:kind:userID:_:)``, but the inbox entry, what `work` records and the entry's verdict are one
-    /// transaction (durable together before the answer; nothing half-written if the process dies). `work` runs on
-    /// the ledger's writer: only ledger work; whatever else it asks for (``RecordingScope/afterCommit(_:)``) runs
-    /// once it has committed. A resend this process applied is answered from what is recorded, by readers; one it does not know
-    /// (``AppliedSubmissions``) is found by the entry's insert, and `work` answers it on the writer.
+    /// A submission kept and recorded in one transaction (``Inbox/atomically(_:lookingUp:isHeld:_:)``). `work` runs
+    /// on the ledger's writer: only ledger work; whatever else it asks for (``RecordingScope/afterCommit(_:)``) runs
+    /// once it has committed. A resend this process applied is answered from what is recorded, by readers; one it
+    /// does not know (``AppliedSubmissions``) is found by the entry's insert, and `work` answers it on the writer. A
+    /// submission this server's settings cannot verify is held, and said loudly.
     ///
     /// - Parameter query: the lookup `work` starts with, made with the entry's insert (``PrefetchedLookup``).
     func storedAtomically<Result: Sendable>(
@@ -120,42 +104,25 @@ public struct AppStorePayments: Sendable {
         if let entryID = applied.entryID(for: key) {
             return try await work("inbox:\(entryID)", .direct)
         }
-        let signal = inboundSignal(body, kind: kind, userID: userID)
         let followUps = FollowUps()
         do {
-            let (result, entryID) = try await context.ledger.atomically { [self] in
-                // Stored as applied: it commits with what `work` records, or not at all. An entry stored before is
-                // returned as it is: applied already (a resend), or failed and tried again now.
-                let entry: InboxEntry
-                var prefetched: PrefetchedLookup?
-                if let query {
-                    let stored = try await context.ledger.storeInbound(
-                        signal, appliedAt: context.clock.now(), lookingUp: query)
-                    (entry, prefetched) = (stored.entry, PrefetchedLookup(query: query, lookup: stored.lookup))
-                } else {
-                    entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
-                }
-                let result = try await work(
-                    "inbox:\(entry.id)", RecordingScope(followUps: followUps, prefetched: prefetched))
-                if !entry.processed {
-                    try await context.ledger.finishInbound(
-                        id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
-                }
-                return (result, entry.id)
+            let (result, entryID) = try await Inbox(context: context).atomically(
+                inboundSignal(body, kind: kind, userID: userID), lookingUp: query, isHeld: Self.isHeld
+            ) { evidence, prefetched in
+                try await work(evidence, RecordingScope(followUps: followUps, prefetched: prefetched))
             }
             applied.remember(key, entryID: entryID)
             await followUps.run()
             return result
         } catch {
-            // Nothing of it was written: the entry is kept with why, for operators (the app submits it again).
-            let held = if case AppStoreSubmissionError.unverifiable = error { true } else { false }
-            if held { reportHeld(error) }
-            if let entry = try? await context.ledger.storeInbound(signal), !entry.processed {
-                try? await context.ledger.finishInbound(
-                    id: entry.id, verdict: held ? .held : .failed, note: "\(error)", at: context.clock.now())
-            }
+            if Self.isHeld(error) { reportHeld(error) }
             throw error
         }
+    }
+
+    /// A submission this server's settings could not verify (``AppStoreSubmissionError/unverifiable(_:)``).
+    static func isHeld(_ error: any Error) -> Bool {
+        if case AppStoreSubmissionError.unverifiable = error { true } else { false }
     }
 
     /// `body` is the request as JSON with sorted keys (what the inbox has always stored and keyed).

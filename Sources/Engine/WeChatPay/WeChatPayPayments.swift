@@ -54,8 +54,8 @@ public struct WeChatPayPayments: Sendable {
 
     /// Handles one notification exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(headers: [String: String], body: [UInt8]) async throws -> Reply {
-        let inbox = NotificationInbox(context: context)
-        let refusal = try await inbox.process(.wechatPay, headers: headers, body: body) { id in
+        let inbox = Inbox(context: context)
+        let refusal = try await inbox.notification(.wechatPay, headers: headers, body: body) { id in
             try await apply(headers: headers, body: body, inboxID: id)
             return nil
         }
