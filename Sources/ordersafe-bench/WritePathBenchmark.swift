@@ -85,10 +85,12 @@ enum WritePathBenchmark {
 
     /// The ledger calls of one new App Store submission, in the engine's order, as one write (as the server makes them).
     private static func submit(_ index: Int, run: String, ledger: SQLLedger, catalogVersion: Int64) async throws {
-        try await ledger.atomically { try await write(index, run: run, ledger: ledger, catalogVersion: catalogVersion) }
+        try await ledger.atomically { ledger in
+            try await write(index, run: run, ledger: ledger, catalogVersion: catalogVersion)
+        }
     }
 
-    private static func write(_ index: Int, run: String, ledger: SQLLedger, catalogVersion: Int64) async throws {
+    private static func write(_ index: Int, run: String, ledger: any LedgerStore, catalogVersion: Int64) async throws {
         let now = Date()
         let user = "bench-\(index % 1000)"
         let transaction = "bench-\(run)-\(index)"

@@ -12,7 +12,7 @@ struct CreatedOrdersTests {
     func createdThenPaid(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let outcome = try await ledger.atomically {
+            let outcome = try await ledger.atomically { ledger in
                 let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
                     .order
                 return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
@@ -32,7 +32,7 @@ struct CreatedOrdersTests {
     func changedBeforePaid(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let outcome = try await ledger.atomically {
+            let outcome = try await ledger.atomically { ledger in
                 let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
                     .order
                 _ = try await ledger.transition(

@@ -21,7 +21,7 @@ struct DeferredInsertsTests {
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let identity = OrderIdentity(orderNo: "T-ABANDONED", orderUUID: UUID())
             await #expect(throws: Abandoned.self) {
-                try await ledger.atomically {
+                try await ledger.atomically { ledger in
                     let order = try await ledger.createOrder(
                         Fixtures.newOrder(version, user: "user-x"), identity: { identity }
                     ).order
@@ -32,7 +32,7 @@ struct DeferredInsertsTests {
             #expect(try await ledger.order(number: "T-ABANDONED") == nil)
             #expect(try await ledger.claimWebhooks(limit: 100, lease: 60, now: Fixtures.now).isEmpty)
 
-            let orders = try await ledger.atomically {
+            let orders = try await ledger.atomically { ledger in
                 var orders: [Order] = []
                 for n in 0..<3 {
                     let order = try await ledger.createOrder(
@@ -64,7 +64,7 @@ struct DeferredInsertsTests {
     func heldGrantsSeenByTheNextStatement(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let seen = try await ledger.atomically {
+            let seen = try await ledger.atomically { ledger in
                 var seen: [Int64] = []
                 for n in 0..<2 {
                     let order = try await ledger.createOrder(
@@ -117,12 +117,12 @@ struct DeferredInsertsTests {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             await #expect(throws: (any Error).self) {
-                try await ledger.atomically {
+                try await ledger.atomically { ledger in
                     let order = try await ledger.createOrder(
                         Fixtures.newOrder(version, user: "user-failed"),
                         identity: { OrderIdentity(orderNo: "T-HELD-FAIL", orderUUID: UUID()) }
                     ).order
-                    let db = try #require(LedgerDatabase.enclosing?.db)
+                    let db = try #require((ledger as? SQLLedger)?.write)
                     try await LedgerDatabase.change(["INSERT INTO no_such_table (x) VALUES (1)"], on: db)
                     _ = try? await ledger.order(number: order.orderNo)
                 }
@@ -130,8 +130,8 @@ struct DeferredInsertsTests {
             #expect(try await ledger.order(number: "T-HELD-FAIL") == nil)
             // Held until the end of the write, it fails it there too.
             await #expect(throws: (any Error).self) {
-                try await ledger.atomically {
-                    let db = try #require(LedgerDatabase.enclosing?.db)
+                try await ledger.atomically { ledger in
+                    let db = try #require((ledger as? SQLLedger)?.write)
                     try await LedgerDatabase.change(["INSERT INTO no_such_table (x) VALUES (1)"], on: db)
                 }
             }

@@ -78,18 +78,18 @@ struct GroupCommitTests {
     }
 
     @Test(
-        "operations called inside a write join it: they commit together, or not at all", arguments: TestEngine.available
+        "operations given a write's connection join it: they commit together, or not at all", arguments: TestEngine.available
     )
     func nestedWritesJoin(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in
             try await Self.prepare(database)
             try await database.transaction { db in
                 try await db.raw("INSERT INTO gc_child (n, parent) VALUES (1, 1)").run()
-                try await database.transaction { inner in
+                try await database.transaction(joining: db) { inner in
                     try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (2, 1)").run()
                 }
                 // A read inside the write sees the write's own rows.
-                let seen = try await database.read { reader in
+                let seen = try await database.read(joining: db) { reader in
                     try await reader.raw("SELECT COUNT(*) AS c FROM gc_child").first()!
                 }
                 #expect(try seen.decode(column: "c", as: Int.self) == 2)
@@ -98,7 +98,7 @@ struct GroupCommitTests {
             await #expect(throws: Refused.self) {
                 try await database.transaction { db in
                     try await db.raw("INSERT INTO gc_child (n, parent) VALUES (3, 1)").run()
-                    try? await database.transaction { inner in
+                    try? await database.transaction(joining: db) { inner in
                         try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (4, 1)").run()
                         throw Refused()
                     }
@@ -107,7 +107,7 @@ struct GroupCommitTests {
             // The outer write throwing takes its joined parts with it.
             await #expect(throws: Refused.self) {
                 try await database.transaction { db in
-                    try await database.transaction { inner in
+                    try await database.transaction(joining: db) { inner in
                         try await inner.raw("INSERT INTO gc_child (n, parent) VALUES (5, 1)").run()
                     }
                     throw Refused()

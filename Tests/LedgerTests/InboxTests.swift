@@ -101,7 +101,7 @@ struct InboxTests {
             struct Abandoned: Error {}
             let signal = Self.signal("{\"submission\":1}", kind: .submission)
             await #expect(throws: Abandoned.self) {
-                try await ledger.atomically {
+                try await ledger.atomically { ledger in
                     _ = try await ledger.storeInbound(signal, appliedAt: Fixtures.now)
                     throw Abandoned()
                 }
@@ -111,7 +111,9 @@ struct InboxTests {
             }
             #expect(try stored?.decode(column: "n", as: Int.self) == 0)
 
-            let entry = try await ledger.atomically { try await ledger.storeInbound(signal, appliedAt: Fixtures.now) }
+            let entry = try await ledger.atomically { ledger in
+                try await ledger.storeInbound(signal, appliedAt: Fixtures.now)
+            }
             #expect(entry.isNew && entry.processed)
             let found = try await ledger.storeInbound(signal)
             #expect(found.id == entry.id && !found.isNew && found.processed)
@@ -127,7 +129,7 @@ struct InboxTests {
             let failedBefore = Self.signal("{\"submission\":2}", kind: .submission)
             let first = try await ledger.storeInbound(failedBefore)
             try await ledger.finishInbound(id: first.id, verdict: .failed, note: "database down", at: Fixtures.now)
-            let again = try await ledger.atomically {
+            let again = try await ledger.atomically { ledger in
                 try await ledger.storeInbound(failedBefore, appliedAt: Fixtures.now)
             }
             #expect(again.id == first.id && !again.isNew && !again.processed)
@@ -209,12 +211,12 @@ struct ChainLedgerTests {
                 let signal = InboxTests.signal("submission \(index)", kind: .submission)
                 let alone = try await ledger.payment(
                     channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
-                let first = try await ledger.atomically {
+                let first = try await ledger.atomically { ledger in
                     try await ledger.storeInbound(signal, appliedAt: Fixtures.now, lookingUp: query)
                 }
                 #expect(first.lookup == alone, "\(query)")
                 #expect(first.entry.isNew && first.entry.processed)
-                let again = try await ledger.atomically {
+                let again = try await ledger.atomically { ledger in
                     try await ledger.storeInbound(signal, appliedAt: Fixtures.now, lookingUp: query)
                 }
                 #expect(

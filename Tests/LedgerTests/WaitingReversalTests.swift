@@ -131,7 +131,7 @@ struct StrandedReversalTests {
             _ = try await reinstating.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             try await Self.whileUncommitted(
                 on: reinstating,
-                {
+                { reinstating in
                     // Nothing reversed yet: it waits for the refund.
                     let reinstated = try await reinstating.reinstate(
                         channel: .appStore, providerTransactionID: "t1", cause: .notification, evidence: "inbox:8",
@@ -165,7 +165,7 @@ struct StrandedReversalTests {
                 .order
             try await Self.whileUncommitted(
                 on: recording,
-                {
+                { recording in
                     _ = try await recording.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
                 }
             ) {
@@ -203,12 +203,13 @@ struct StrandedReversalTests {
 
     /// Runs `written` in a write of `ledger`, then `meanwhile` while that write is not committed yet, then commits it.
     private static func whileUncommitted(
-        on ledger: SQLLedger, _ written: @escaping @Sendable () async throws -> Void, meanwhile: () async throws -> Void
+        on ledger: SQLLedger, _ written: @escaping @Sendable (any LedgerStore) async throws -> Void,
+        meanwhile: () async throws -> Void
     ) async throws {
         let (done, signal) = AsyncStream<Void>.makeStream()
         let (gate, opening) = AsyncStream<Void>.makeStream()
-        async let write: Void = ledger.atomically {
-            try await written()
+        async let write: Void = ledger.atomically { ledger in
+            try await written(ledger)
             signal.yield()
             var waiting = gate.makeAsyncIterator()
             _ = await waiting.next()

@@ -91,7 +91,7 @@ struct AppStoreFlowTests {
             let (holding, held) = AsyncStream<Void>.makeStream()
             let (release, releasing) = AsyncStream<Void>.makeStream()
             let holder = Task {
-                try await components.ledger.atomically {
+                try await components.ledger.atomically { _ in
                     held.yield()
                     for await _ in release {}
                 }

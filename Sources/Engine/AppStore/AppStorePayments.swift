@@ -108,8 +108,8 @@ public struct AppStorePayments: Sendable {
         do {
             let (result, entryID) = try await Inbox(context: context).atomically(
                 inboundSignal(body, kind: kind, userID: userID), lookingUp: query, isHeld: Self.isHeld
-            ) { evidence, prefetched in
-                try await work(evidence, RecordingScope(followUps: followUps, prefetched: prefetched))
+            ) { evidence, prefetched, ledger in
+                try await work(evidence, RecordingScope(ledger: ledger, followUps: followUps, prefetched: prefetched))
             }
             applied.remember(key, entryID: entryID)
             await followUps.run()
@@ -264,12 +264,13 @@ public struct AppStorePayments: Sendable {
     func record(
         _ purchase: AppStorePurchase, submitter: String?, cause: EventCause, evidence: String, in scope: RecordingScope
     ) async throws -> AppStoreTransactionResult {
+        let ledger = scope.ledger ?? context.ledger
         let id = purchase.transactionID
         if purchase.revoked {
             // Apple took it back (a refund; for a family-shared purchase, a revocation). Recorded before: reversed
             // now, once. Not recorded yet: the reversal waits, and recording the purchase below takes it back in the
             // same step, so the ledger shows it paid and refunded and the submitter hears transaction_revoked.
-            let outcome = try await context.ledger.reverse(
+            let outcome = try await ledger.reverse(
                 Reversal(
                     channel: .appStore, providerTransactionID: id, kind: purchase.familyShared ? .revoked : .refunded,
                     cause: cause,
@@ -277,7 +278,8 @@ public struct AppStorePayments: Sendable {
                 at: context.clock.now())
             guard outcome == .unknownPayment else {
                 return try await answer(
-                    try await recordedOrder(id), purchase: purchase, submitter: submitter, cause: cause)
+                    try await recordedOrder(id, in: ledger), purchase: purchase, submitter: submitter, cause: cause,
+                    in: ledger)
             }
             var paid = purchase
             paid.revoked = false
@@ -290,19 +292,20 @@ public struct AppStorePayments: Sendable {
             if let prefetched = scope.prefetched?.take(query) {
                 prefetched
             } else {
-                try await context.ledger.payment(
+                try await ledger.payment(
                     channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
             }
         let chainOwner = lookup.chainOwner
         if let recorded = lookup.payment {
             if let periodEnd = purchase.periodEnd {
                 // Apple moved the period's end (RENEWAL_EXTENDED, a renewal date extension): extend what it granted.
-                _ = try await context.ledger.extendPeriod(
+                _ = try await ledger.extendPeriod(
                     channel: .appStore, providerTransactionID: id, until: periodEnd, cause: cause, evidence: evidence,
                     at: context.clock.now())
             }
             return try await answer(
-                try await self.order(number: recorded.orderNo), purchase: purchase, submitter: submitter, cause: cause)
+                try await self.order(number: recorded.orderNo, in: ledger), purchase: purchase, submitter: submitter,
+                cause: cause, in: ledger)
         }
         guard let product = context.catalog.catalog.product(appStoreProductID: purchase.productID),
             let price = product.price(for: .appStore)
@@ -312,14 +315,15 @@ public struct AppStorePayments: Sendable {
 
         guard
             let binding = try await binding(
-                for: purchase, product: product, submitter: submitter, chainOwner: chainOwner)
+                for: purchase, product: product, submitter: submitter, chainOwner: chainOwner, in: ledger)
         else {
             throw AppStoreSubmissionError.unbound(id)
         }
         // A subscription chain this payment gives its first owner: its history is pulled once below, so periods
         // nobody brought (the original purchase, renewals whose notifications never came) are granted at once.
         let newChain = api != nil && purchase.periodEnd != nil && !purchase.familyShared && chainOwner == nil
-        let (order, outcome) = try await fulfil(purchase, binding, product: product, price: price) { orderNo, amount in
+        let (order, outcome) = try await fulfil(purchase, binding, product: product, price: price, in: ledger) {
+            orderNo, amount in
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: orderNo, amount: amount, cause: cause,
                 evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd,
@@ -347,46 +351,51 @@ public struct AppStorePayments: Sendable {
                     }
                 }
             }
-            return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause)
+            return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause, in: ledger)
         case .duplicate(let orderNo):
             return try await answer(
-                try await self.order(number: orderNo), purchase: purchase, submitter: submitter, cause: cause)
+                try await self.order(number: orderNo, in: ledger), purchase: purchase, submitter: submitter,
+                cause: cause, in: ledger)
         case .conflict(_, let recordedFor):
             // Recorded for another order than the one this transaction names: the ledger flagged the one it names;
             // the verdict is about the transaction, which is recorded (for the order it was recorded for).
             return try await answer(
-                try await self.order(number: recordedFor), purchase: purchase, submitter: submitter, cause: cause)
+                try await self.order(number: recordedFor, in: ledger), purchase: purchase, submitter: submitter,
+                cause: cause, in: ledger)
         }
     }
 
     /// The order a recorded transaction belongs to.
-    private func recordedOrder(_ transactionID: String) async throws -> Order {
-        let lookup = try await context.ledger.payment(
+    private func recordedOrder(_ transactionID: String, in ledger: any LedgerStore) async throws -> Order {
+        let lookup = try await ledger.payment(
             channel: .appStore, providerTransactionID: transactionID, chainOf: nil)
         guard let recorded = lookup.payment else { throw LedgerError.unknownOrder("appstore:\(transactionID)") }
-        return try await order(number: recorded.orderNo)
+        return try await order(number: recorded.orderNo, in: ledger)
     }
 
-    private func order(number: String) async throws -> Order {
-        guard let order = try await context.ledger.order(number: number) else { throw LedgerError.unknownOrder(number) }
+    private func order(number: String, in ledger: any LedgerStore) async throws -> Order {
+        guard let order = try await ledger.order(number: number) else { throw LedgerError.unknownOrder(number) }
         return order
     }
 
     /// The order a new purchase is recorded against, or the user an order is adopted for; nil when it names no user
     /// at all (a notification for a transaction that names no order of ours and renews nothing we know).
     /// `chainOwner` owns the purchase's subscription chain (nil for a family-shared purchase).
-    private func binding(for purchase: AppStorePurchase, product: Product, submitter: String?, chainOwner: String?)
+    private func binding(
+        for purchase: AppStorePurchase, product: Product, submitter: String?, chainOwner: String?,
+        in ledger: any LedgerStore
+    )
         async throws
         -> Binding?
     {
         var owner = submitter
-        if let uuid = purchase.orderUUID, let bound = try await context.ledger.order(uuid: uuid),
+        if let uuid = purchase.orderUUID, let bound = try await ledger.order(uuid: uuid),
             bound.channel == .appStore
         {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
             owner = bound.userID
         } else if let legacy = purchase.legacyBinding,
-            let bound = try await context.ledger.order(number: legacy.orderNo),
+            let bound = try await ledger.order(number: legacy.orderNo),
             bound.userID == legacy.userID, bound.channel == .appStore
         {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
@@ -408,7 +417,7 @@ public struct AppStorePayments: Sendable {
     /// Records a purchase's payment against its order: an adopted order is created with it in one step when nothing
     /// stands in the way, else created and paid apart (which says whose payment it is when another order has it).
     private func fulfil(
-        _ purchase: AppStorePurchase, _ binding: Binding, product: Product, price: Money,
+        _ purchase: AppStorePurchase, _ binding: Binding, product: Product, price: Money, in ledger: any LedgerStore,
         payment: (_ orderNo: String, _ amount: Money) -> VerifiedPayment
     ) async throws -> (order: Order, outcome: FulfilmentOutcome) {
         let order: Order
@@ -418,7 +427,7 @@ public struct AppStorePayments: Sendable {
         case .adopt(let owner):
             let new = adoption(of: purchase, product: product, price: price, for: owner)
             let identity = identities.next()
-            switch try await context.ledger.fulfil(
+            switch try await ledger.fulfil(
                 payment(identity.orderNo, price), adopting: new, as: identity, at: context.clock.now())
             {
             case .fulfilled(let paid)?: return (paid, .fulfilled(paid))
@@ -426,14 +435,16 @@ public struct AppStorePayments: Sendable {
             case .duplicate?, .conflict?, nil: break
             }
             // Recorded since the lookup (another replica's submission of it): its order answers; nothing is made.
-            if let recorded = try await context.ledger.payment(
+            if let recorded = try await ledger.payment(
                 channel: .appStore, providerTransactionID: purchase.transactionID)
             {
-                return (try await self.order(number: recorded.orderNo), .duplicate(orderNo: recorded.orderNo))
+                return (
+                    try await self.order(number: recorded.orderNo, in: ledger), .duplicate(orderNo: recorded.orderNo)
+                )
             }
-            order = try await context.ledger.createOrder(new, identity: { identities.next() }).order
+            order = try await ledger.createOrder(new, identity: { identities.next() }).order
         }
-        return (order, try await context.ledger.fulfil(payment(order.orderNo, order.amount), at: context.clock.now()))
+        return (order, try await ledger.fulfil(payment(order.orderNo, order.amount), at: context.clock.now()))
     }
 
     /// Once a subscription chain has an owner, the notifications of it that waited for one are applied at once, in
@@ -476,13 +487,13 @@ public struct AppStorePayments: Sendable {
     /// is recorded too: the order says `refunded` or `revoked`), so the app finishes it. Submitted by someone other
     /// than the order's owner (another account signed in on the device): recorded for its owner, and the answer
     /// carries no order, since the order is not the submitter's to see.
-    private func answer(_ order: Order, purchase: AppStorePurchase, submitter: String?, cause: EventCause) async throws
-        -> AppStoreTransactionResult
-    {
+    private func answer(
+        _ order: Order, purchase: AppStorePurchase, submitter: String?, cause: EventCause, in ledger: any LedgerStore
+    ) async throws -> AppStoreTransactionResult {
         guard let submitter, submitter != order.userID else {
             return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded, order: order)
         }
-        try await context.ledger.note(
+        try await ledger.note(
             orderNo: order.orderNo, kind: .submittedByOtherUser, cause: cause,
             evidence: "appstore:\(purchase.transactionID) submitted by another user", at: context.clock.now(),
             atMost: 20)

@@ -1,9 +1,13 @@
 import Ledger
 import Synchronization
 
-/// What one recording carries from step to step, passed where it is used: the work its transaction must not wait
-/// for, the payment lookup made with its inbox entry, and the subscription chain whose waiting signals it is applying.
+/// What one recording carries from step to step, passed where it is used: the ledger of its transaction, the work
+/// that transaction must not wait for, the payment lookup made with its inbox entry, and the subscription chain whose
+/// waiting signals it is applying.
 struct RecordingScope: Sendable {
+    /// The ledger of the transaction the recording is part of (``OrderBook/atomically(_:)``); nil: the engine's own,
+    /// each call a write of its own.
+    var ledger: (any LedgerStore)?
     /// Jobs queued to run once the enclosing transaction has committed; nil outside one (they run at once).
     var followUps: FollowUps?
     /// The lookup made with the submission's inbox entry, for the first step that would have made it.

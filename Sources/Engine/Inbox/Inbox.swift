@@ -68,29 +68,28 @@ struct Inbox {
     /// As ``request(_:_:)``, but the entry, what `work` records and the entry's verdict are one transaction (durable
     /// together, nothing half-written if the process dies): the entry is stored as applied, and an entry stored
     /// before is returned as it is (applied already, or failed and tried again now). `work` runs on the ledger's
-    /// writer and gets the evidence and the lookup of `query` made with the entry's insert. When the transaction
+    /// writer and gets the evidence, the lookup of `query` made with the entry's insert, and the ledger of the
+    /// transaction (every step of `work` goes through it). When the transaction
     /// fails, nothing of it was written: the entry is kept apart with why (`held` when `isHeld` says so, else
     /// `failed`) for operators, and the error is thrown. Returns `work`'s result and the entry's id.
     func atomically<Result: Sendable>(
         _ signal: InboundSignal, lookingUp query: PaymentQuery?,
         isHeld: @Sendable (any Error) -> Bool = { _ in false },
-        _ work: @escaping @Sendable (String, PrefetchedLookup?) async throws -> Result
+        _ work: @escaping @Sendable (String, PrefetchedLookup?, any LedgerStore) async throws -> Result
     ) async throws -> (result: Result, entryID: Int64) {
         do {
-            return try await context.ledger.atomically { [context] in
+            return try await context.ledger.atomically { [context] ledger in
                 let entry: InboxEntry
                 var prefetched: PrefetchedLookup?
                 if let query {
-                    let stored = try await context.ledger.storeInbound(
-                        signal, appliedAt: context.clock.now(), lookingUp: query)
+                    let stored = try await ledger.storeInbound(signal, appliedAt: context.clock.now(), lookingUp: query)
                     (entry, prefetched) = (stored.entry, PrefetchedLookup(query: query, lookup: stored.lookup))
                 } else {
-                    entry = try await context.ledger.storeInbound(signal, appliedAt: context.clock.now())
+                    entry = try await ledger.storeInbound(signal, appliedAt: context.clock.now())
                 }
-                let result = try await work("inbox:\(entry.id)", prefetched)
+                let result = try await work("inbox:\(entry.id)", prefetched, ledger)
                 if !entry.processed {
-                    try await context.ledger.finishInbound(
-                        id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
+                    try await ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
                 }
                 return (result, entry.id)
             }

@@ -7,7 +7,7 @@ extension SQLLedger {
     /// ``OrderDossier/eventsPerPage``) and how many there are, its payments, grants and webhook events; nil when
     /// there is no such order.
     public func dossier(orderNo: String, eventsFrom: Int) async throws -> OrderDossier? {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             guard
                 let row = try await db.raw(
                     "SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE order_no = \(bind: orderNo)"
@@ -165,7 +165,7 @@ extension SQLLedger {
     public func resolveFlag(orderNo: String, operatorName: String, note: String, at date: Date) async throws
         -> ConsoleActionOutcome
     {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             guard let order = try await Self.loadOrder(db, where: "order_no", orderNo, forUpdate: true) else {
                 return .notFound
             }
@@ -189,7 +189,7 @@ extension SQLLedger {
                 """
             ).run()
             try await db.raw("UPDATE orders SET updated_at = \(bind: now) WHERE id = \(bind: orderID)").run()
-            LedgerDatabase.orderChanged(id: orderID)
+            LedgerDatabase.orderChanged(id: orderID, on: db)
             try await Self.logAction(
                 OperatorAction(
                     operatorName: operatorName, action: "resolve_flag", target: orderNo, detail: note, at: date), db)
@@ -207,7 +207,7 @@ extension SQLLedger {
     /// Appends an operator's action on an order to its history (`cause` admin, evidence naming the operator) and to
     /// the operators' log.
     public func noteOperatorAction(orderNo: String, _ action: OperatorAction) async throws {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             if let row = try await db.raw("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() {
                 try await db.raw(
                     """
@@ -225,7 +225,7 @@ extension SQLLedger {
     public func redeliverWebhook(eventID: String, operatorName: String, at date: Date) async throws
         -> ConsoleActionOutcome
     {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             guard
                 try await db.raw(
                     """

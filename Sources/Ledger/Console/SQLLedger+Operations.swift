@@ -5,7 +5,7 @@ import SQLKit
 extension SQLLedger {
     /// Unfinished reconciliation jobs, soonest first.
     public func queuedJobs(limit: Int) async throws -> [QueuedJob] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT id, kind, dedupe_key, run_at, attempts, lease_owner, lease_until, last_error FROM jobs
@@ -28,7 +28,7 @@ extension SQLLedger {
 
     /// Stored signals not done whose processing failed, waits, or is held, newest first.
     public func inboxProblems(limit: Int) async throws -> [InboxProblem] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT id, channel, kind, received_at, attempts, verdict, last_error FROM inbox
@@ -51,7 +51,7 @@ extension SQLLedger {
 
     /// A stored notification not done yet, to process again by hand; nil when there is none with that id.
     public func unfinishedNotification(id: Int64) async throws -> PendingSignal? {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT id, channel, headers, body, attempts FROM inbox WHERE id = \(bind: id) AND kind = '\(unsafeRaw: InboxKind.notify.rawValue)' AND processed_at IS NULL
@@ -62,7 +62,7 @@ extension SQLLedger {
 
     /// The latest webhook delivery attempts, newest first.
     public func webhookAttempts(limit: Int) async throws -> [WebhookAttemptRecord] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT w.event_id, w.event_type, o.order_no, a.attempt, a.attempted_at, a.status_code, a.error, a.duration_ms

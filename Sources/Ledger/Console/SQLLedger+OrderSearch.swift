@@ -8,7 +8,7 @@ extension SQLLedger {
     /// millionth order as at the first.
     public func orders(_ query: OrderQuery) async throws -> OrderPage {
         let limit = min(max(query.limit, 1), OrderQuery.maxLimit)
-        return try await database.read { db in
+        return try await database.read(joining: write) { db in
             var conditions: [SQLQueryString] = []
             if let search = query.search {
                 let ids = try await Self.orderIDs(matching: search, db)

@@ -15,7 +15,7 @@ extension SQLLedger {
         // most an hour off around a change for the others.
         let offset = Int64(zone.secondsFromGMT(for: now)) * 1000
         let jobs = try await pendingJobs(now: now)
-        return try await database.read { db in
+        return try await database.read(joining: write) { db in
             let revenue = try await db.raw(
                 """
                 SELECT (p.recorded_at + \(bind: offset)) / 86400000 AS day, p.channel, p.currency,

@@ -5,7 +5,7 @@ import SQLKit
 extension SQLLedger {
     /// Stores a new session under the SHA-256 of its token, and logs the sign-in.
     public func openSession(tokenSHA256: String, _ session: ConsoleSessionRecord) async throws {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 INSERT INTO console_sessions (token_sha256, operator, csrf, created_at, last_seen_at)
@@ -20,7 +20,7 @@ extension SQLLedger {
 
     /// The session stored under the token's SHA-256, if any.
     public func session(tokenSHA256: String) async throws -> ConsoleSessionRecord? {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT operator, csrf, created_at, last_seen_at FROM console_sessions WHERE token_sha256 = \(bind: tokenSHA256)
@@ -37,7 +37,7 @@ extension SQLLedger {
 
     /// Moves a session's last use to `date`.
     public func touchSession(tokenSHA256: String, at date: Date) async throws {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 UPDATE console_sessions SET last_seen_at = \(bind: date.millisecondsSince1970) WHERE token_sha256 = \(bind: tokenSHA256)
@@ -49,7 +49,7 @@ extension SQLLedger {
     /// Ends a session (sign-out, or idle expiry when `action` is nil: nothing is logged then); and deletes every
     /// session idle since before `idleBefore`.
     public func closeSession(tokenSHA256: String, action: OperatorAction?, idleBefore: Date) async throws {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             try await db.raw("DELETE FROM console_sessions WHERE token_sha256 = \(bind: tokenSHA256)").run()
             try await db.raw(
                 "DELETE FROM console_sessions WHERE last_seen_at < \(bind: idleBefore.millisecondsSince1970)"
@@ -60,12 +60,12 @@ extension SQLLedger {
 
     /// Appends to the operators' log (failed sign-ins included, under the operator name they claimed or `?`).
     public func logOperatorAction(_ action: OperatorAction) async throws {
-        try await database.transaction { db in try await Self.logAction(action, db) }
+        try await database.transaction(joining: write) { db in try await Self.logAction(action, db) }
     }
 
     /// The operators' log, newest first.
     public func operatorActions(limit: Int) async throws -> [OperatorAction] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT operator, action, target, detail, created_at FROM operator_actions ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))

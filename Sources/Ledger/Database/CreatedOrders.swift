@@ -1,4 +1,5 @@
 import OrderSafeModel
+import SQLKit
 import Synchronization
 
 /// Orders a write has inserted, as inserted: a later step of the same write that needs one (an App Store submission
@@ -31,11 +32,11 @@ final class CreatedOrders: Sendable {
 }
 
 extension LedgerDatabase {
-    /// The orders inserted by the write the current task runs in; nil outside a write.
-    static var createdOrders: CreatedOrders? { enclosing?.createdOrders }
+    /// The orders inserted by the write `db` is the connection of; nil outside a write.
+    static func createdOrders(_ db: any SQLDatabase) -> CreatedOrders? { (db as? WriteConnection)?.createdOrders }
 
     /// Called by every statement that changes an order row: a copy kept by ``CreatedOrders`` is no longer the row.
-    static func orderChanged(id: Int64) {
-        enclosing?.createdOrders.forget(id: id)
+    static func orderChanged(id: Int64, on db: any SQLDatabase) {
+        createdOrders(db)?.forget(id: id)
     }
 }

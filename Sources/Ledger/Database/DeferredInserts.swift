@@ -69,11 +69,11 @@ final class DeferredInserts: Sendable {
 }
 
 extension LedgerDatabase {
-    /// Inserts `rows` with `head` (`INSERT INTO table (columns) VALUES `): at the end of the enclosing write when
-    /// there is one, gathered with the write's other rows for the same table; at once otherwise.
+    /// Inserts `rows` with `head` (`INSERT INTO table (columns) VALUES `): at the end of the write when `db` is a
+    /// write's connection, gathered with the write's other rows for the same table; at once otherwise.
     static func insert(_ head: String, rows: [SQLQueryString], on db: any SQLDatabase) async throws {
         guard !rows.isEmpty else { return }
-        if let deferred = enclosing?.deferred {
+        if let deferred = (db as? WriteConnection)?.deferred {
             deferred.add(head, rows: rows)
         } else {
             try await db.raw(DeferredInserts.statement(head, rows: rows)).run()
@@ -83,7 +83,7 @@ extension LedgerDatabase {
     /// Runs `statements` (none reading what another writes, none answering anything) together: inside a write, held
     /// until its next statement or its end, where they join what else is held; at once otherwise.
     static func change(_ statements: [SQLQueryString], on db: any SQLDatabase) async throws {
-        guard let deferred = enclosing?.deferred else {
+        guard let deferred = (db as? WriteConnection)?.deferred else {
             return try await runTogether(statements, on: db)
         }
         if !deferred.hold(statements) {

@@ -52,37 +52,25 @@ public final class LedgerDatabase: Sendable {
             executor: source.writeExecutor, session: { [source] body in try await source.writeSession(body) })
     }
 
-    /// The write the current task runs in, when it runs in one: calls made from inside a write join it.
-    @TaskLocal static var enclosing: EnclosingWrite?
-
-    struct EnclosingWrite: Sendable {
-        var database: ObjectIdentifier
-        var db: any SQLDatabase
-        /// The first error a joined part threw: it fails the whole write, even if its caller went on.
-        var failure: FirstError
-        /// History rows inserted once the body is done, changes held until its next statement.
-        var deferred: DeferredInserts
-        /// Orders inserted by this write, for its later steps.
-        var createdOrders: CreatedOrders
-    }
-
     final class FirstError: Sendable {
         private let error = Mutex<(any Error)?>(nil)
         func record(_ error: any Error) { self.error.withLock { $0 = $0 ?? error } }
         var recorded: (any Error)? { error.withLock { $0 } }
     }
 
-    private var enclosingSession: (any SQLDatabase)? {
-        Self.enclosing.flatMap { $0.database == ObjectIdentifier(self) ? $0.db : nil }
+    /// The write `db` is the connection of, when it is one of this database's writes.
+    private func write(of db: (any SQLDatabase)?) -> WriteConnection? {
+        guard let connection = db as? WriteConnection, connection.database == ObjectIdentifier(self) else { return nil }
+        return connection
     }
 
-    /// Whether the current task runs inside a write of this database (its calls join that write).
-    public var isInsideWrite: Bool { enclosingSession != nil }
-
-    /// Runs `body` on a connection for reading: it sees what has committed and does not wait for writes. Inside a
-    /// write, it reads on that write's connection and so sees what the write has done so far.
-    public func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        if let db = enclosingSession { return try await body(db) }
+    /// Runs `body` on a connection for reading: it sees what has committed and does not wait for writes. Given the
+    /// connection of a write of this database (`joining`), it reads on that write's connection and so sees what the
+    /// write has done so far.
+    public func read<R: Sendable>(
+        joining write: (any SQLDatabase)? = nil, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        if let connection = self.write(of: write) { return try await body(connection) }
         return try await source.read(body)
     }
 
@@ -90,18 +78,18 @@ public final class LedgerDatabase: Sendable {
     /// transaction with concurrent writes; it returns only once that transaction has committed, so what it wrote is
     /// durable when the caller hears of it.
     ///
-    /// Called from inside another write's body, it joins that write and commits with it: this is how several ledger
-    /// operations become one transaction. If a joined part throws, the whole write fails (nothing of it is kept),
-    /// even when its caller catches the error and goes on: no savepoints, whose copies of every page cost the writer
-    /// a tenth of its time in the profile.
-    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws
-        -> R
-    {
-        if let enclosing = Self.enclosing, enclosing.database == ObjectIdentifier(self) {
+    /// Given the connection of a write of this database (`joining`: what another write's body was given), it joins
+    /// that write and commits with it: this is how several ledger operations become one transaction. If a joined part
+    /// throws, the whole write fails (nothing of it is kept), even when its caller catches the error and goes on: no
+    /// savepoints, whose copies of every page cost the writer a tenth of its time in the profile.
+    public func transaction<R: Sendable>(
+        joining write: (any SQLDatabase)? = nil, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        if let connection = self.write(of: write) {
             do {
-                return try await body(enclosing.db)
+                return try await body(connection)
             } catch {
-                enclosing.failure.record(error)
+                connection.failure.record(error)
                 throw error
             }
         }
@@ -111,26 +99,23 @@ public final class LedgerDatabase: Sendable {
                 Write(
                     exclusive: false,
                     body: { db in
-                        let (failure, deferred) = (FirstError(), DeferredInserts())
-                        let connection = WriteConnection(base: db, deferred: deferred, failure: failure)
-                        let enclosing = EnclosingWrite(
-                            database: id, db: connection, failure: failure, deferred: deferred,
+                        let connection = WriteConnection(
+                            base: db, database: id, deferred: DeferredInserts(), failure: FirstError(),
                             createdOrders: CreatedOrders())
-                        let result = try await Self.$enclosing.withValue(enclosing) {
-                            try await body(connection)
-                        }
-                        if let error = failure.recorded { throw error }
-                        try await deferred.flush(db)
+                        let result = try await body(connection)
+                        if let error = connection.failure.recorded { throw error }
+                        try await connection.deferred.flush(db)
                         return result
                     }, continuation: continuation))
         }
     }
 
-    /// Runs `body` alone on a writing connection, outside any transaction (schema changes, maintenance).
-    public func withSession<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws
-        -> R
-    {
-        if let db = enclosingSession { return try await body(db) }
+    /// Runs `body` alone on a writing connection, outside any transaction (schema changes, maintenance); on a
+    /// write's connection (`joining`), inside that write.
+    public func withSession<R: Sendable>(
+        joining write: (any SQLDatabase)? = nil, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        if let connection = self.write(of: write) { return try await body(connection) }
         return try await withCheckedThrowingContinuation { continuation in
             writer.submit(Write(exclusive: true, body: body, continuation: continuation))
         }

@@ -2,14 +2,21 @@ import Logging
 import NIOCore
 import SQLKit
 
-/// The connection a write's body is given: the writer's own, except that the changes the write holds
-/// (``DeferredInserts/hold(_:)``) run before any other statement of it, so every statement sees everything the
-/// write did before it. Should those changes fail, the whole write fails, even if the statement's caller catches
-/// the error and goes on.
+/// The connection a write's body is given, and the handle of that write: the writer's own connection, except that
+/// the changes the write holds (``DeferredInserts/hold(_:)``) run before any other statement of it, so every
+/// statement sees everything the write did before it. Should those changes fail, the whole write fails, even if the
+/// statement's caller catches the error and goes on. Passed on (``LedgerDatabase/transaction(joining:_:)``), it
+/// makes another step part of the same write.
 struct WriteConnection: SQLDatabase {
     let base: any SQLDatabase
+    /// The ``LedgerDatabase`` whose write this is.
+    let database: ObjectIdentifier
+    /// History rows inserted once the body is done, changes held until its next statement.
     let deferred: DeferredInserts
+    /// The first error a joined part threw: it fails the whole write, even if its caller went on.
     let failure: LedgerDatabase.FirstError
+    /// Orders inserted by this write, for its later steps.
+    let createdOrders: CreatedOrders
 
     var logger: Logger { base.logger }
     var eventLoop: any EventLoop { base.eventLoop }

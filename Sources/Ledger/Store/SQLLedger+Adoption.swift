@@ -7,7 +7,7 @@ extension SQLLedger {
         async throws
         -> FulfilmentOutcome?
     {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             let order = Self.created(new, as: identity)
             let plan = OrderLifecycle.paying(order, with: payment)
             // The order is inserted as the payment leaves it (never written twice), and only with its payment.

@@ -4,7 +4,7 @@ import SQLKit
 
 extension SQLLedger {
     public func fulfil(_ payment: VerifiedPayment, at date: Date) async throws -> FulfilmentOutcome {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             guard let (orderID, order, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo)
             else {
                 throw LedgerError.unknownOrder(payment.orderNo)
@@ -108,14 +108,14 @@ extension SQLLedger {
     private static func orderToFulfil(_ db: any SQLDatabase, orderNo: String) async throws -> (
         id: Int64, order: Order, catalogVersionID: Int64
     )? {
-        if let created = LedgerDatabase.createdOrders?.take(orderNo: orderNo) {
+        if let created = LedgerDatabase.createdOrders(db)?.take(orderNo: orderNo) {
             return (created.id, created.order, created.catalogVersionID)
         }
         return try await loadOrderRow(db, where: "order_no", orderNo, forUpdate: true)
     }
 
     public func holdings(userID: String, at date: Date) async throws -> HoldingsResponse {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             let balances = try await db.raw(
                 """
                 SELECT name, amount FROM balances WHERE user_id = \(bind: userID) ORDER BY name
@@ -165,7 +165,7 @@ extension SQLLedger {
             WHERE id = \(bind: orderID)
             """
         ).run()
-        LedgerDatabase.orderChanged(id: orderID)
+        LedgerDatabase.orderChanged(id: orderID, on: db)
         try await appendEvent(
             db, orderID: orderID, kind: kind, from: from, to: to, cause: cause, evidence: evidence, at: date)
         try await emitWebhook(db, orderID: orderID, cause: cause, evidence: evidence, at: date)

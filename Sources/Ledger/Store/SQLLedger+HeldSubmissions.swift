@@ -6,7 +6,7 @@ extension SQLLedger {
     static let held = "verdict = 'held' AND processed_at IS NULL"
 
     public func heldSubmissions(limit: Int) async throws -> [PendingSignal] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT id, channel, headers, body, attempts FROM inbox
@@ -18,7 +18,7 @@ extension SQLLedger {
 
     /// How many submissions are held.
     public func heldSubmissionCount() async throws -> Int {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             Int(
                 try await db.raw("SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held)").first()?
                     .decode(column: "n", as: Int64.self) ?? 0)
@@ -27,7 +27,7 @@ extension SQLLedger {
 
     @discardableResult
     public func purgeHeldSubmissions(keeping: Int) async throws -> Int {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 DELETE FROM inbox WHERE \(unsafeRaw: Self.held) AND id <= (

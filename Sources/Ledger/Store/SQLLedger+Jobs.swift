@@ -6,7 +6,7 @@ extension SQLLedger {
     /// A job that is running when it is enqueued again is fenced off (its worker cannot complete it) and made
     /// claimable at once, so the new request is never swallowed by the old run's completion.
     public func enqueue(_ job: NewJob) async throws {
-        try await database.transaction { db in try await Self.enqueue(job, db: db, at: job.runAt) }
+        try await database.transaction(joining: write) { db in try await Self.enqueue(job, db: db, at: job.runAt) }
     }
 
     static func enqueue(_ job: NewJob, db: any SQLDatabase, at date: Date) async throws {
@@ -27,7 +27,7 @@ extension SQLLedger {
         let nowMS = now.millisecondsSince1970
         let until = now.addingTimeInterval(lease).millisecondsSince1970
         let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await database.transaction { db in
+        return try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 UPDATE jobs SET lease_owner = \(bind: owner), lease_until = \(bind: until), fence = fence + 1, attempts = attempts + 1
@@ -51,7 +51,7 @@ extension SQLLedger {
     }
 
     public func complete(_ job: ClaimedJob, _ result: JobResult, at date: Date) async throws -> Bool {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             let updated: (any SQLRow)?
             switch result {
             case .done:
@@ -75,7 +75,7 @@ extension SQLLedger {
     }
 
     public func pendingJobs(now: Date) async throws -> (due: Int, later: Int) {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             let row = try await db.raw(
                 """
                 SELECT COALESCE(SUM(CASE WHEN run_at <= \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS due,

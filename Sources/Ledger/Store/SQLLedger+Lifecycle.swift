@@ -4,7 +4,7 @@ import SQLKit
 
 extension SQLLedger {
     public func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment? {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
@@ -20,7 +20,7 @@ extension SQLLedger {
     {
         let query = PaymentQuery(
             channel: channel, providerTransactionID: providerTransactionID, chainOf: originalTransactionID)
-        return try await database.read { db in
+        return try await database.read(joining: write) { db in
             guard let row = try await db.raw(Self.lookup(query)).first() else {
                 throw LedgerCorruption(detail: "a lookup of one row returned none")
             }
@@ -50,7 +50,7 @@ extension SQLLedger {
     }
 
     public func payments(orderNo: String) async throws -> [RecordedPayment] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
@@ -78,7 +78,7 @@ extension SQLLedger {
     public func transition(
         orderNo: String, from: Set<OrderStatus>, to: OrderStatus, cause: EventCause, evidence: String?, at date: Date
     ) async throws -> Order {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             guard let order = try await Self.loadOrder(db, where: "order_no", orderNo, forUpdate: true) else {
                 throw LedgerError.unknownOrder(orderNo)
             }
@@ -95,7 +95,7 @@ extension SQLLedger {
     public func note(
         orderNo: String, kind: OrderEventKind, cause: EventCause, evidence: String?, at date: Date, atMost: Int?
     ) async throws -> Bool {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             let orderID = try await Self.orderID(db, orderNo: orderNo)
             if let atMost {
                 let kept =
@@ -113,7 +113,7 @@ extension SQLLedger {
     }
 
     public func unpaidOrderCount(userID: String, since: Date) async throws -> Int {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             let row = try await db.raw(
                 """
                 SELECT COUNT(*) AS n FROM orders WHERE user_id = \(bind: userID) AND created_at >= \(bind: since.millisecondsSince1970)
@@ -125,7 +125,7 @@ extension SQLLedger {
     }
 
     public func hasOrder(userID: String, idempotencyKey: String) async throws -> Bool {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 "SELECT 1 AS one FROM orders WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)"
             )

@@ -7,7 +7,7 @@ extension SQLLedger {
         channel: Channel, providerTransactionID: String, until end: Date, cause: EventCause, evidence: String,
         at date: Date
     ) async throws -> String? {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             guard
                 let payment = try await db.raw(
                     """

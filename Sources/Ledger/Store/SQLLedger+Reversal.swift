@@ -12,7 +12,7 @@ extension SQLLedger {
     /// same database transaction that records the payment (``fulfil(_:at:)``). A reinstatement (`REFUND_REVERSED`)
     /// that arrived before its reversal cancels it.
     public func reverse(_ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             guard
                 let payment = try await db.raw(
                     """
@@ -53,7 +53,7 @@ extension SQLLedger {
     /// reversals before this one committed; a `REFUND_REVERSED` finds nothing reversed and waits while the refund it
     /// cancels is being applied, which looked for a waiting reinstatement before it committed.
     public func applyStrandedReversals(at date: Date, limit: Int) async throws -> Int {
-        let stranded = try await database.read { db in
+        let stranded = try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT w.channel, w.provider_txn_id, w.kind, p.id FROM waiting_reversals w
@@ -74,7 +74,7 @@ extension SQLLedger {
         }
         var applied = 0
         for (channel, providerTransactionID, reinstatement, paymentID) in stranded {
-            let done = try await database.transaction { db in
+            let done = try await database.transaction(joining: write) { db in
                 // Taken in this transaction: a sweep on another replica finds it gone and changes nothing.
                 guard
                     let waiting = try await Self.takeWaiting(
@@ -243,7 +243,7 @@ extension SQLLedger {
     ) async throws
         -> Order?
     {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             if let order = try await Self.reinstateReversed(
                 db, channel: channel, providerTransactionID: providerTransactionID, cause: cause, evidence: evidence,
                 at: date)

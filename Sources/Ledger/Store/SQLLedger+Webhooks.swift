@@ -53,7 +53,7 @@ extension SQLLedger {
     public func claimWebhooks(limit: Int, lease: TimeInterval, now: Date) async throws -> [OutboxEvent] {
         let nowMS = now.millisecondsSince1970
         let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await database.transaction { db in
+        return try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = \(bind: now.addingTimeInterval(lease).millisecondsSince1970)
@@ -74,7 +74,7 @@ extension SQLLedger {
     }
 
     public func recordDelivery(_ event: OutboxEvent, _ attempt: DeliveryAttempt, at date: Date) async throws -> Bool {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 INSERT INTO webhook_attempts (outbox_id, attempt, attempted_at, status_code, error, duration_ms)

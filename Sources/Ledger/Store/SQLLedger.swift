@@ -6,10 +6,19 @@ import SQLKit
 /// The ledger over SQL: one implementation for SQLite and PostgreSQL.
 public struct SQLLedger: LedgerStore {
     let database: LedgerDatabase
-    let products = ProductGrantsCache()
+    let products: ProductGrantsCache
+    /// The write this ledger's calls are part of (``atomically(_:)`` hands its body such a ledger); nil: each call
+    /// is a write or a read of its own.
+    let write: (any SQLDatabase)?
 
     public init(database: LedgerDatabase) {
+        self.init(database: database, products: ProductGrantsCache(), write: nil)
+    }
+
+    private init(database: LedgerDatabase, products: ProductGrantsCache, write: (any SQLDatabase)?) {
         self.database = database
+        self.products = products
+        self.write = write
     }
 
     /// Throws unless the database is at exactly this binary's schema version.
@@ -28,8 +37,12 @@ public struct SQLLedger: LedgerStore {
         }
     }
 
-    public func atomically<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
-        try await database.transaction { _ in try await body() }
+    public func atomically<R: Sendable>(_ body: @escaping @Sendable (any LedgerStore) async throws -> R) async throws
+        -> R
+    {
+        try await database.transaction(joining: write) { [database, products] db in
+            try await body(SQLLedger(database: database, products: products, write: db))
+        }
     }
 
     public func saveCatalog(_ catalog: Catalog, at date: Date) async throws -> CatalogVersion {
@@ -38,7 +51,7 @@ public struct SQLLedger: LedgerStore {
         let products = try catalog.products.map { product in
             (product, try String(decoding: OrderSafeJSON.encoder().encode(product), as: UTF8.self))
         }
-        return try await database.transaction { db in
+        return try await database.transaction(joining: write) { db in
             let inserted = try await db.raw(
                 """
                 INSERT INTO catalog_versions (label, sha256, document, loaded_at)
@@ -70,11 +83,11 @@ public struct SQLLedger: LedgerStore {
     public func createOrder(_ new: NewOrder, identity: @Sendable () -> OrderIdentity) async throws -> OrderCreation {
         for _ in 0..<5 {
             let candidate = identity()
-            let outcome: OrderCreation? = try await database.transaction { db in
+            let outcome: OrderCreation? = try await database.transaction(joining: write) { db in
                 if let inserted = try await db.raw(Self.orderInsert(new, as: candidate)).first() {
                     let id = try inserted.decode(column: "id", as: Int64.self)
                     let order = Self.created(new, as: candidate)
-                    LedgerDatabase.createdOrders?.add(
+                    LedgerDatabase.createdOrders(db)?.add(
                         .init(id: id, order: order, catalogVersionID: new.catalogVersionID))
                     try await Self.recordCreation(db, orderID: id, order, new)
                     return .created(order)
@@ -143,17 +156,17 @@ public struct SQLLedger: LedgerStore {
     }
 
     public func order(number: String) async throws -> Order? {
-        try await database.read { db in try await Self.loadOrder(db, where: "order_no", number) }
+        try await database.read(joining: write) { db in try await Self.loadOrder(db, where: "order_no", number) }
     }
 
     public func order(uuid: UUID) async throws -> Order? {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await Self.loadOrder(db, where: "order_uuid", uuid.uuidString.lowercased())
         }
     }
 
     public func events(orderNo: String) async throws -> [OrderEvent] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT e.kind, e.from_status, e.to_status, e.cause, e.evidence, e.created_at
@@ -181,10 +194,12 @@ public struct SQLLedger: LedgerStore {
         let (headers, sha) = try Self.inboxKey(signal)
         // A resend (a retry, a repeat submission) is found by a reader and writes nothing. (Inside a write, whose
         // caller has just looked, the insert goes first.)
-        if !database.isInsideWrite,
-            let existing = try await database.read({ db in
-                try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers)
-            })
+        if write == nil,
+            let existing = try await database.read(
+                joining: write,
+                { db in
+                    try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers)
+                })
         {
             return existing
         }
@@ -209,7 +224,7 @@ public struct SQLLedger: LedgerStore {
             )
         }
         let (headers, sha) = try Self.inboxKey(signal)
-        return try await database.transaction { db in
+        return try await database.transaction(joining: write) { db in
             // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain).
             guard
                 let row = try await db.raw(
@@ -231,7 +246,7 @@ public struct SQLLedger: LedgerStore {
     private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?)
         async throws -> InboxEntry
     {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             if let row = try await db.raw(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt))
                 .first()
             {
@@ -316,7 +331,7 @@ public struct SQLLedger: LedgerStore {
         -> [PendingSignal]
     {
         guard !channels.isEmpty else { return [] }
-        return try await database.read { db in
+        return try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT id, channel, headers, body, attempts FROM inbox
@@ -346,7 +361,7 @@ public struct SQLLedger: LedgerStore {
     /// of its body for forensics, and lets ``purgeRefusedInbound(before:keeping:)`` delete it later.
     public func finishInbound(id: Int64, verdict: InboxVerdict, note: String?, at date: Date) async throws {
         let note = note.map { String($0.prefix(500)) }
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             switch verdict {
             case .applied:
                 try await db.raw(
@@ -379,7 +394,7 @@ public struct SQLLedger: LedgerStore {
 
     /// What the inbox holds: entries and body bytes (for operators and the flood test).
     public func inboxFootprint() async throws -> (entries: Int, bodyBytes: Int64, headerBytes: Int64) {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             let row = try await db.raw(
                 """
                 SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes, COALESCE(SUM(LENGTH(headers)), 0) AS header_bytes FROM inbox
@@ -395,7 +410,7 @@ public struct SQLLedger: LedgerStore {
     /// Marks a waiting entry as waiting for the subscription chain `chain` to gain an owner; `signedAt` (the
     /// provider's date, milliseconds) orders the chain's signals when they are applied.
     public func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 UPDATE inbox SET chain = \(bind: chain), signed_at = \(bind: signedAt) WHERE id = \(bind: inboxID)
@@ -406,7 +421,7 @@ public struct SQLLedger: LedgerStore {
 
     /// The entries still waiting for `chain`, in the provider's order.
     public func signalsAwaiting(chain: String) async throws -> [PendingSignal] {
-        try await database.read { db in
+        try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT id, channel, headers, body, attempts FROM inbox
@@ -424,7 +439,7 @@ public struct SQLLedger: LedgerStore {
     /// many went. Bounds what traffic nobody signed can leave behind, in age and in count.
     @discardableResult
     public func purgeRefusedInbound(before: Date, keeping: Int = 100_000) async throws -> Int {
-        try await database.transaction { db in
+        try await database.transaction(joining: write) { db in
             let old = try await db.raw(
                 """
                 DELETE FROM inbox WHERE verdict = 'refused' AND received_at < \(bind: before.millisecondsSince1970) RETURNING id
@@ -482,7 +497,7 @@ public struct SQLLedger: LedgerStore {
         if !updated {
             try await db.raw(statusUpdate(orderID: orderID, to: last.to, sandbox: sandbox, at: date)).run()
         }
-        LedgerDatabase.orderChanged(id: orderID)
+        LedgerDatabase.orderChanged(id: orderID, on: db)
         var current = order
         current.updatedAt = Date(millisecondsSince1970: now)
         current.sandbox = current.sandbox || sandbox
