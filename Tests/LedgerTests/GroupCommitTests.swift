@@ -78,7 +78,8 @@ struct GroupCommitTests {
     }
 
     @Test(
-        "operations given a write's connection join it: they commit together, or not at all", arguments: TestEngine.available
+        "operations given a write's connection join it: they commit together, or not at all",
+        arguments: TestEngine.available
     )
     func nestedWritesJoin(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in

@@ -35,6 +35,17 @@ struct ClientSDKEndToEndTests {
         }
     }
 
+    /// A live `ordersafe serve` on the sandbox, alice's token, and a fresh folder for a phone's journal (removed after).
+    static func withLiveServer(
+        phone name: String,
+        _ body: @escaping @Sendable (_ base: String, _ alice: String, _ folder: URL) async throws -> Void
+    ) async throws {
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-\(name)-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await AlipayFlowTests.live(settings) { base, alice in try await body(base, alice, folder) }
+    }
+
     static func app(base: String, token: String, user: String, journal: URL) -> OrderSafe {
         let apps = SandboxPaymentApps(base: base)
         return OrderSafe(
@@ -79,10 +90,7 @@ struct ClientSDKEndToEndTests {
         "every channel, Ask to Buy approved after a relaunch, a refund reaching the balance, a restore on a new install",
         .timeLimit(.minutes(3)))
     func endToEnd() async throws {
-        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-e2e-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await AlipayFlowTests.live(settings) { base, alice in
+        try await Self.withLiveServer(phone: "e2e") { base, alice, folder in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "e2e-phone"))
             let safe = Self.app(
                 base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-1"))

@@ -50,10 +50,7 @@ extension ClientSDKEndToEndTests {
         "through a proxy, any answer that is not `recorded` for the exact transaction leaves it unfinished; answered right, it is finished once",
         .timeLimit(.minutes(2)))
     func proxyAnswers() async throws {
-        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-proxy-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await AlipayFlowTests.live(settings) { base, alice in
+        try await Self.withLiveServer(phone: "proxy") { base, alice, folder in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "proxy-phone"))
             let proxy = RewritingProxy()
             let clock = MovableClock()
@@ -162,10 +159,7 @@ extension ClientSDKEndToEndTests {
         "an unkind iPhone: a purchase interrupted after the charge, payments forbidden, an App Store sync that fails",
         .timeLimit(.minutes(2)))
     func unkindPhone() async throws {
-        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-unkind-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await AlipayFlowTests.live(settings) { base, alice in
+        try await Self.withLiveServer(phone: "unkind") { base, alice, folder in
             let clock = MovableClock()
             StandInDevice.connect(
                 StandInDevice(
@@ -204,10 +198,7 @@ extension ClientSDKEndToEndTests {
         "made elsewhere while the app was closed (another device of the Apple ID, Family Sharing, an offer code, a renewal): each recorded for the signed-in user at launch and finished once",
         .timeLimit(.minutes(2)))
     func madeElsewhere() async throws {
-        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-elsewhere-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await AlipayFlowTests.live(settings) { base, alice in
+        try await Self.withLiveServer(phone: "elsewhere") { base, alice, folder in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "elsewhere-phone"))
             let clock = MovableClock()
             var safe = Self.app(
@@ -269,11 +260,7 @@ extension ClientSDKEndToEndTests {
         "a phone that cannot verify transactions: the server verifies and credits each once, the app shows it credited, never finishes it, and does not submit it again",
         .timeLimit(.minutes(2)))
     func unverifiedOnTheDevice() async throws {
-        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sdk-unverified-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await AlipayFlowTests.live(settings) { base, alice in
+        try await Self.withLiveServer(phone: "unverified") { base, alice, folder in
             StandInDevice.connect(
                 StandInDevice(
                     server: URL(string: base)!, deviceID: "unverifying-phone",
