@@ -95,6 +95,23 @@ struct SafetyCheckTests {
         }
     }
 
+    @Test("a family-shared transaction that carries another member's order token is the submitter's, not that order's")
+    func familySharedTokenIgnored() async throws {
+        try await AppStoreFlowTests.withServer { client, store in
+            let alice = try await TestServer.token("alice")
+            let bob = try await TestServer.token("bob")
+            let order = try await TestServer.createOrder(client, token: alice, product: "remove_ads").decoded(
+                OrderResponse.self
+            ).order
+            let (_, shared) = try await store.purchase(
+                productID: "com.example.ordersafe.removeads", type: "Non-Consumable", appAccountToken: order.orderUUID,
+                familyShared: true)
+            let result = try await AppStoreFlowTests.submit(client, token: bob, jws: shared)
+            #expect(result.verdict == .recorded && result.order?.userID == "bob", "\(result)")
+            #expect(try await ReconciliationFlowTests.status(client, alice, order.orderNo) == .created)
+        }
+    }
+
     @Test("a refunded transaction the app submits is reversed, not credited: first seen, or after it was recorded")
     func revokedSubmission() async throws {
         try await AppStoreFlowTests.withServer { client, store in
