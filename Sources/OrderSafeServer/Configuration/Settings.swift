@@ -3,7 +3,7 @@ import Foundation
 import Ledger
 import Logging
 
-/// Every setting of the server, validated. See the README's configuration reference.
+/// Every setting of the server, validated. See the configuration reference in docs/production.md.
 public struct Settings: Sendable {
     /// `sandbox` runs on the built-in provider simulators and may mint development credentials;
     /// `production` requires every credential to be configured.

@@ -1,5 +1,5 @@
-// The code of the README's "Add OrderSafeKit to your app", compiled here against StoreKitStandIn and the vendor SDK
-// stand-ins; ReadmeExampleTests checks the README shows it verbatim.
+// The code of docs/sdk.md's "Add OrderSafeKit to your app", compiled here against StoreKitStandIn and the vendor SDK
+// stand-ins; ReadmeExampleTests checks the guide shows it verbatim.
 // README: begin
 import Foundation
 import OrderSafeKit

@@ -4,14 +4,14 @@ import Testing
 
 @testable import OrderSafeKit
 
-/// The README's app code compiles (it is ReadmeExample.swift) and works with the vendor SDKs' answers.
+/// The SDK guide's app code (docs/sdk.md) compiles (it is ReadmeExample.swift) and works with the vendor SDKs' answers.
 @Suite("README: Add OrderSafeKit to your app")
 struct ReadmeExampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test("the README shows ReadmeExample.swift's code verbatim")
+    @Test("the SDK guide (docs/sdk.md) shows ReadmeExample.swift's code verbatim")
     func readmeShowsTheCompiledCode() throws {
         let source = try String(
             contentsOf: Self.root.appendingPathComponent("Tests/OrderSafeKitTests/Readme/ReadmeExample.swift"),
@@ -19,10 +19,10 @@ struct ReadmeExampleTests {
         let start = try #require(source.range(of: "// README: begin\n"))
         let end = try #require(source.range(of: "// README: end"))
         let snippet = String(source[start.upperBound..<end.lowerBound])
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("docs/sdk.md"), encoding: .utf8)
         #expect(
             readme.contains("```swift\n" + snippet + "```"),
-            "README.md must show Tests/OrderSafeKitTests/Readme/ReadmeExample.swift's block")
+            "docs/sdk.md must show Tests/OrderSafeKitTests/Readme/ReadmeExample.swift's block")
     }
 
     @Test("the README's bridges hand over the vendor SDKs' answers, including a payment app reopening the app")
