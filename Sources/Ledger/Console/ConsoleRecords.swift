@@ -197,7 +197,6 @@ public struct OrderDossier: Sendable, Hashable {
 
     /// Events a page of ``events`` holds at most: an order's page stays small however long its history grows.
     public static let eventsPerPage = 200
-
 }
 
 /// A job of the reconciliation queue that is not finished.
