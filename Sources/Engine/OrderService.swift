@@ -24,7 +24,9 @@ public struct OrderService: Sendable {
     let clock: any WallClock
     /// The channels this server has accounts for; the catalog may allow more.
     let availableChannels: Set<Channel>
-    /// When the first provider query of an Alipay or WeChat Pay order is due (scheduled with the order).
+    /// The channels whose orders are settled by asking the provider (a query job scheduled with each order).
+    let queriedChannels: Set<Channel>
+    /// When the first provider query of an order of a ``queriedChannels`` channel is due.
     let firstQueryAfter: TimeInterval
     /// One provider query per order in this interval, however often the app reports a client result.
     let clientResultQueries: Cooldown
@@ -40,7 +42,7 @@ public struct OrderService: Sendable {
     public init(
         ledger: any OrderBook & JobQueue, catalog: ActiveCatalog, identities: OrderIdentityGenerator,
         clock: any WallClock,
-        availableChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60,
+        availableChannels: Set<Channel>, queriedChannels: Set<Channel>, firstQueryAfter: TimeInterval = 60,
         clientResultQueryInterval: TimeInterval = 5,
         unpaidOrderLimit: Int = 0
     ) {
@@ -52,6 +54,7 @@ public struct OrderService: Sendable {
         self.identities = identities
         self.clock = clock
         self.availableChannels = availableChannels
+        self.queriedChannels = queriedChannels
     }
 
     /// Creates an order for `userID`; with an idempotency key already used for the same request, returns that order.
@@ -73,8 +76,8 @@ public struct OrderService: Sendable {
         let new = NewOrder(
             userID: userID, productID: product.id, channel: request.channel, amount: amount,
             catalogVersionID: catalog.version.id, idempotency: token, createdAt: clock.now(),
-            followUp: request.channel == .appStore
-                ? nil : FollowUp(kind: .queryOrder, after: firstQueryAfter))
+            followUp: queriedChannels.contains(request.channel)
+                ? FollowUp(kind: .queryOrder, after: firstQueryAfter) : nil)
         do {
             return try await ledger.createOrder(new, identity: { identities.next() })
         } catch LedgerError.idempotencyConflict(let key) {
@@ -115,7 +118,7 @@ public struct OrderService: Sendable {
             _ = try await ledger.transition(
                 orderNo: order.orderNo, from: [.created], to: .paying, cause: .app, evidence: "client result", at: now)
         }
-        guard order.channel != .appStore, clientResultQueries.claim(order.orderNo) else {
+        guard queriedChannels.contains(order.channel), clientResultQueries.claim(order.orderNo) else {
             return try await ledger.order(number: order.orderNo) ?? order
         }
         do {

@@ -141,16 +141,15 @@ public actor OrderSafe {
         guard product.channels.contains(channel) else {
             return failed(.channelNotOffered(productID: productID, channel: channel))
         }
-        switch channel {
-        case .appStore:
+        if channel == .appStore {
             guard product.appStoreProductID != nil else {
                 return failed(.channelNotOffered(productID: productID, channel: channel))
             }
             guard await store.canMakePayments else { return failed(.paymentsNotAllowed) }
-        case .alipay:
-            guard configuration.alipay != nil else { return failed(.bridgeMissing(.alipay)) }
-        case .wechatPay:
-            guard configuration.wechatPay != nil else { return failed(.bridgeMissing(.wechatPay)) }
+        } else {
+            guard ProviderPayments.payment(of: channel, configuration) != nil else {
+                return failed(.bridgeMissing(channel))
+            }
         }
         var entry = JournalEntry(id: UUID(), productID: productID, channel: channel, at: configuration.now())
         entry.userID = userID
@@ -169,10 +168,9 @@ public actor OrderSafe {
             if !error.isRetryable { await journal.remove(entry.id) }
             return report(failed(.server(error)))
         }
-        switch channel {
-        case .appStore: return await buyFromAppStore(entry, product: product, order: response.order)
-        case .alipay, .wechatPay: return await payThroughProvider(entry, response: response)
-        }
+        return channel == .appStore
+            ? await buyFromAppStore(entry, product: product, order: response.order)
+            : await payThroughProvider(entry, response: response)
     }
 
     /// Creates the entry's order (or finds it again: the entry's id is the `Idempotency-Key`) and journals it.

@@ -32,23 +32,3 @@ public struct InProcessTransport: ProviderTransport {
         }
     }
 }
-
-extension SandboxWeChatPay {
-    /// This simulator behind an ``InProcessTransport``.
-    public nonisolated var transport: InProcessTransport {
-        InProcessTransport { method, pathAndQuery, headers, body in
-            await self.handle(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
-        }
-    }
-}
-
-extension SandboxAlipay {
-    /// This simulator's gateway behind an ``InProcessTransport`` (every POST is a `gateway.do` call).
-    public nonisolated var transport: InProcessTransport {
-        InProcessTransport { _, _, _, body in
-            let (status, text) = await self.gateway(body: body)
-            return ProviderHTTPResponse(
-                status: status, headers: ["Content-Type": "text/html;charset=utf-8"], body: Array(text.utf8))
-        }
-    }
-}

@@ -7,7 +7,7 @@ import SwiftASN1
 
 /// StoreKit 2 transaction JWS verification (split, chain from the cache, ES256, decode, checks) against the raw
 /// P-256 signature checks it is built on, on one core. With `--export DIR` it also writes the JWS and the root it
-/// chains to, so `scripts/bench-appstore` can time Apple's Python library on the very same input.
+/// chains to, so `scripts/bench/bench-appstore` can time Apple's Python library on the very same input.
 enum AppStoreBenchmark {
     static let transaction =
         #"{"transactionId":"2000000812345678","originalTransactionId":"2000000812345678","webOrderLineItemId":"0","bundleId":"com.example.app","productId":"com.example.coins60","purchaseDate":1795000100000,"originalPurchaseDate":1795000100000,"quantity":1,"type":"Consumable","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","inAppOwnershipType":"PURCHASED","signedDate":1795000100000,"environment":"Sandbox","transactionReason":"PURCHASE","storefront":"CHN","storefrontId":"143465","price":6000,"currency":"CNY","appTransactionId":"704330171234567890"}"#

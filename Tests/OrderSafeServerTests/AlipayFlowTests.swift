@@ -30,7 +30,7 @@ struct AlipayFlowTests {
     }
 
     static func notification(
-        for order: Order, tradeNo: String, amount: String? = nil, appID: String = SandboxProviders.alipayAppID
+        for order: Order, tradeNo: String, amount: String? = nil, appID: String = AlipaySimulator.appID
     )
         -> [String: String]
     {

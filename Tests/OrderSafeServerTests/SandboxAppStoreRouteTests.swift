@@ -32,7 +32,7 @@ struct SandboxAppStoreRouteTests {
             let roots = try AppleRootCertificates.read(
                 paths: [directory + "/sandbox/appstore-root.der"], requireApple: false)
             let verifier = SignedDataVerifier(
-                rootCertificates: roots, bundleID: SandboxProviders.appStoreBundleID, appAppleID: nil,
+                rootCertificates: roots, bundleID: AppStoreSimulator.bundleID, appAppleID: nil,
                 environment: .sandbox)
             #expect(try await verifier.verifyTransaction(try #require(signed)).productId == "com.example.coins60")
 

@@ -51,15 +51,15 @@ struct WeChatPayFlowTests {
         let side = Side(
             signer: WeChatPaySideSigner(
                 platformKey: try _RSA.Signing.PrivateKey(pemRepresentation: pem),
-                serial: SandboxProviders.wechatpayPublicKeyID),
+                serial: WeChatPaySimulator.publicKeyID),
             cipher: try APIv3Cipher(apiV3Key: apiV3Key))
         return (settings, side)
     }
 
     static func transaction(
-        _ order: Order, id: String, fen: Int64? = nil, appID: String = SandboxProviders.wechatpayAppID
+        _ order: Order, id: String, fen: Int64? = nil, appID: String = WeChatPaySimulator.appID
     ) -> String {
-        #"{"appid":"\#(appID)","mchid":"\#(SandboxProviders.wechatpayMerchantID)","out_trade_no":"\#(order.orderNo)","transaction_id":"\#(id)","trade_type":"APP","trade_state":"SUCCESS","trade_state_desc":"支付成功","success_time":"2026-11-18T19:09:58+08:00","amount":{"total":\#(fen ?? order.amount.amountMinor),"currency":"CNY"}}"#
+        #"{"appid":"\#(appID)","mchid":"\#(WeChatPaySimulator.merchantID)","out_trade_no":"\#(order.orderNo)","transaction_id":"\#(id)","trade_type":"APP","trade_state":"SUCCESS","trade_state_desc":"支付成功","success_time":"2026-11-18T19:09:58+08:00","amount":{"total":\#(fen ?? order.amount.amountMinor),"currency":"CNY"}}"#
     }
 
     static func post(_ client: some TestClientProtocol, _ notification: (HTTPFields, String)) async throws -> (
@@ -102,7 +102,7 @@ struct WeChatPayFlowTests {
             let forger = Side(
                 signer: WeChatPaySideSigner(
                     platformKey: try _RSA.Signing.PrivateKey(keySize: .bits2048),
-                    serial: SandboxProviders.wechatpayPublicKeyID), cipher: side.cipher)
+                    serial: WeChatPaySimulator.publicKeyID), cipher: side.cipher)
             let forged = try await Self.post(
                 client, try forger.notification(Self.transaction(order, id: "4200002026111899999")))
             #expect(forged.0 == 401 && forged.1.contains(#""code":"FAIL""#) && forged.1.contains("signature"))
@@ -140,7 +140,7 @@ struct WeChatPayFlowTests {
                     204, ""
                 ))
             func refund(_ fen: Int64, _ number: String) -> String {
-                #"{"mchid":"\#(SandboxProviders.wechatpayMerchantID)","out_trade_no":"\#(order.orderNo)","transaction_id":"\#(transactionID)","out_refund_no":"\#(number)","refund_id":"50300\#(number)","refund_status":"SUCCESS","success_time":"2026-11-19T10:00:00+08:00","amount":{"total":\#(order.amount.amountMinor),"refund":\#(fen),"payer_total":\#(order.amount.amountMinor),"payer_refund":\#(fen)}}"#
+                #"{"mchid":"\#(WeChatPaySimulator.merchantID)","out_trade_no":"\#(order.orderNo)","transaction_id":"\#(transactionID)","out_refund_no":"\#(number)","refund_id":"50300\#(number)","refund_status":"SUCCESS","success_time":"2026-11-19T10:00:00+08:00","amount":{"total":\#(order.amount.amountMinor),"refund":\#(fen),"payer_total":\#(order.amount.amountMinor),"payer_refund":\#(fen)}}"#
             }
             let partial = try side.notification(refund(100, "R1"), eventType: "REFUND.SUCCESS")
             #expect(try await Self.post(client, partial) == (204, ""))

@@ -7,15 +7,3 @@ public protocol NotificationReplayer: Sendable {
     /// Processes the stored signal again, exactly as if it had just arrived.
     func replay(_ signal: PendingSignal) async throws
 }
-
-extension AlipayPayments: NotificationReplayer {
-    public func replay(_ signal: PendingSignal) async throws {
-        _ = try await handleNotification(body: signal.body, headers: signal.headers)
-    }
-}
-
-extension AppStorePayments: NotificationReplayer {
-    public func replay(_ signal: PendingSignal) async throws {
-        _ = try await handleNotification(body: signal.body)
-    }
-}

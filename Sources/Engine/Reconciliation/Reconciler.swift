@@ -11,7 +11,8 @@ public struct Reconciler: Sendable {
     let ledger: any OrderBook & SignalInbox & JobQueue
     let settlers: [Channel: any OrderSettler]
     let replayers: [Channel: any NotificationReplayer]
-    let appStore: AppStorePayments?
+    /// What channels need done on a schedule, by job kind.
+    let chores: [JobKind: any ChannelChore]
     let clock: any WallClock
     let logger: Logger
     /// Seconds between queries, by attempt (the last repeats).
@@ -22,18 +23,24 @@ public struct Reconciler: Sendable {
     public init(
         ledger: any OrderBook & SignalInbox & JobQueue, settlers: [Channel: any OrderSettler],
         replayers: [Channel: any NotificationReplayer] = [:],
-        appStore: AppStorePayments? = nil, clock: any WallClock, logger: Logger,
+        chores: [any ChannelChore] = [], clock: any WallClock, logger: Logger,
         backoff: [TimeInterval] = [15, 30, 60, 120, 300, 600, 1800], closeGrace: TimeInterval = 60
     ) {
         self.ledger = ledger
         self.settlers = settlers
         self.replayers = replayers
-        self.appStore = appStore
+        self.chores = Dictionary(chores.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
         self.logger = logger
         self.backoff = backoff
         self.closeGrace = closeGrace
     }
+
+    /// Whether `channel`'s orders are settled by asking its provider (the App Store's by its notifications).
+    public func queries(_ channel: Channel) -> Bool { settlers[channel] != nil }
+
+    /// Whether `channel`'s stored notifications can be processed again.
+    public func replays(_ channel: Channel) -> Bool { replayers[channel] != nil }
 
     /// Runs one claimed job and says how it ended; never throws (a failure is a retry).
     public func run(_ job: ClaimedJob) async -> JobResult {
@@ -46,17 +53,11 @@ public struct Reconciler: Sendable {
             case .retryInbox:
                 try await retryInbox(now: now)
                 return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
-            case .appStoreHistory:
-                let start = Self.historyStart(
-                    after: Int64(job.payload).map(Date.init(millisecondsSince1970:)), now: now)
-                let pulled = try await appStore?.pullNotificationHistory(from: start, to: now) ?? 0
-                logger.info(
-                    "app store notification history pulled",
-                    metadata: ["notifications": "\(pulled)", "since": "\(start)"])
-                return .retry(
-                    at: now.addingTimeInterval(Self.historyInterval), note: nil,
-                    payload: String(now.millisecondsSince1970))
-            default:
+            case let kind:
+                if let chore = chores[kind] {
+                    let (next, payload) = try await chore.run(payload: job.payload, now: now)
+                    return .retry(at: next, note: nil, payload: payload)
+                }
                 logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
                 return .done
             }
@@ -67,24 +68,16 @@ public struct Reconciler: Sendable {
         }
     }
 
-    /// How often stored notifications that failed are tried again, and the App Store's history is pulled.
+    /// How often stored notifications that failed are tried again.
     static let inboxSweepInterval: TimeInterval = 300
-    static let historyInterval: TimeInterval = 3600
-
-    /// Where a history pull starts: ten minutes before the last one ended (the App Store dates a notification when
-    /// it is first sent, so each lands in some window), a day back the first time, at most thirty days back.
-    static func historyStart(after lastEnd: Date?, now: Date) -> Date {
-        guard let lastEnd else { return now.addingTimeInterval(-86400) }
-        return max(lastEnd.addingTimeInterval(-600), now.addingTimeInterval(-30 * 86400))
-    }
 
     /// Schedules the recurring jobs this configuration needs (idempotent: a pending one is kept).
     public func scheduleRecurring() async throws {
         let now = clock.now()
         try await ledger.enqueue(
             NewJob(kind: .retryInbox, key: "inbox", runAt: now.addingTimeInterval(Self.inboxSweepInterval)))
-        if appStore?.api != nil {
-            try await ledger.enqueue(NewJob(kind: .appStoreHistory, key: "appstore", runAt: now))
+        for chore in chores.values {
+            try await ledger.enqueue(NewJob(kind: chore.kind, key: chore.key, runAt: now))
         }
     }
 

@@ -45,6 +45,9 @@ public struct RefundService: Sendable {
     let refunders: [Channel: any OrderRefunder]
     let clock: any WallClock
 
+    /// Whether the merchant refunds `channel`'s orders through this service (App Store refunds are Apple's).
+    public func refunds(_ channel: Channel) -> Bool { refunders[channel] != nil }
+
     public init(ledger: any OrderBook, refunders: [Channel: any OrderRefunder], clock: any WallClock) {
         self.ledger = ledger
         self.refunders = refunders

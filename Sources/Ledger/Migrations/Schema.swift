@@ -38,6 +38,8 @@ enum Schema {
 
     private static let statuses =
         "'created','paying','paid','fulfilled','cancelled','closed','failed','refunded','revoked','flagged'"
+    /// The channel names the `channel` columns admit: history, as every migration is (a channel added later adds a
+    /// migration that admits its name; docs/layout.md, "Adding a channel").
     private static let channels = "'appstore','alipay','wechatpay'"
     /// The values a column of a Swift kind may hold, as SQL's `IN` list: the schema and the code share one list.
     private static func values<Kind: RawRepresentable & CaseIterable>(of _: Kind.Type) -> String

@@ -60,13 +60,3 @@ public actor PaymentResultRelay<Result: Sendable> {
         waiting.resume(returning: noAnswer)
     }
 }
-
-extension PaymentResultRelay where Result == AlipayResult {
-    /// A relay for Alipay, ending without an answer in ``AlipayResult/noAnswer``.
-    public init() { self.init(noAnswer: .noAnswer) }
-}
-
-extension PaymentResultRelay where Result == WeChatPayResult {
-    /// A relay for WeChat Pay, ending without an answer in ``WeChatPayResult/noAnswer``.
-    public init() { self.init(noAnswer: .noAnswer) }
-}

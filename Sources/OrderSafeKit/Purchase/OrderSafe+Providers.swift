@@ -2,42 +2,21 @@ import Foundation
 import OrderSafeModel
 
 extension OrderSafe {
-    /// The Alipay / WeChat Pay leg: the provider's app is opened through the app's bridge, its answer is passed
-    /// to the server as a hint, and the outcome is whatever the server then says the order is.
+    /// A provider's leg (``ProviderPayment``): the provider's app is opened through the app's bridge, its answer is
+    /// passed to the server as a hint, and the outcome is whatever the server then says the order is.
     func payThroughProvider(_ entry: JournalEntry, response: OrderResponse) async -> PurchaseOutcome {
         var entry = entry
         let order = response.order
         hub.send(.purchaseStage(orderNo: order.orderNo, stage: .paying))
-        let hint: ClientResultRequest
-        switch entry.channel {
-        case .alipay:
-            guard let bridge = configuration.alipay, let invocation = response.alipay else {
-                return await abandon(entry, order: order, because: .bridgeMissing(.alipay))
-            }
-            let result =
-                await BoundedAnswer.within(configuration.confirmation.providerAnswer) {
-                    await bridge.pay(orderString: invocation.orderString)
-                } ?? .noAnswer
-            entry.providerResult = result.resultStatus
-            hint = ClientResultRequest(result: result.hint, detail: "resultStatus=\(result.resultStatus.prefix(16))")
-        case .wechatPay:
-            guard let bridge = configuration.wechatPay, let invocation = response.wechatpay,
-                let request = WeChatPayRequest(invocation)
-            else {
-                return await abandon(entry, order: order, because: .bridgeMissing(.wechatPay))
-            }
-            let result =
-                await BoundedAnswer.within(configuration.confirmation.providerAnswer) { await bridge.pay(request) }
-                ?? .noAnswer
-            entry.providerResult = String(result.errCode)
-            hint = ClientResultRequest(result: result.hint, detail: "errCode=\(result.errCode)")
-        case .appStore:
-            return await abandon(
-                entry, order: order, because: .channelNotOffered(productID: entry.productID, channel: .appStore))
+        guard let provider = ProviderPayments.payment(of: entry.channel, configuration),
+            let answer = await provider.pay(response, within: configuration.confirmation.providerAnswer)
+        else {
+            return await abandon(entry, order: order, because: .bridgeMissing(entry.channel))
         }
+        entry.providerResult = answer.result
         entry.stage = .awaitingProvider
         try? await save(&entry)
-        return report(await confirm(entry, hint: hint))
+        return report(await confirm(entry, hint: answer.hint))
     }
 
     /// Asks the server until the order is final or the policy's time is up. A cancelled or failed hint ends in a
@@ -98,11 +77,8 @@ extension OrderSafe {
     /// The provider's own failure (Alipay 4000, WeChat Pay −1, −3, −4, −5: not installed, not sent, refused), from the
     /// result kept in the entry.
     static func providerFailure(_ entry: JournalEntry) -> OrderSafeError {
-        let result = entry.providerResult ?? ""
-        return switch entry.channel {
-        case .wechatPay: .wechatPay(WeChatPayResult(errCode: Int32(result) ?? -1))
-        case .alipay, .appStore: .alipay(AlipayResult(resultStatus: result))
-        }
+        ProviderPayments.type(of: entry.channel)?.failure(result: entry.providerResult ?? "")
+            ?? .bridgeMissing(entry.channel)
     }
 
     /// A final outcome: the entry is done.

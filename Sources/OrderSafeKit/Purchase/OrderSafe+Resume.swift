@@ -129,10 +129,6 @@ extension OrderSafe {
     static let askToBuyLapse: TimeInterval = 3 * 86400
 
     static func hint(providerResult: String, channel: Channel) -> ClientResultRequest.Result {
-        switch channel {
-        case .alipay: AlipayResult(resultStatus: providerResult).hint
-        case .wechatPay: Int32(providerResult).map { WeChatPayResult(errCode: $0).hint } ?? .pending
-        case .appStore: .pending
-        }
+        ProviderPayments.type(of: channel)?.hint(result: providerResult) ?? .pending
     }
 }

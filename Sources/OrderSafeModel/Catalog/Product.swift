@@ -46,8 +46,9 @@ public struct Product: Codable, Hashable, Sendable, Identifiable {
             guard let channel = Channel(rawValue: key) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .prices, in: container,
-                    debugDescription: "unknown channel '\(key)' in prices (expected one of appstore, alipay, wechatpay)"
-                )
+                    debugDescription:
+                        "unknown channel '\(key)' in prices (expected one of "
+                        + Channel.allCases.map(\.rawValue).joined(separator: ", ") + ")")
             }
             prices[channel] = money
         }

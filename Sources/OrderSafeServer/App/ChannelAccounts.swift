@@ -3,13 +3,9 @@ import OrderSafeModel
 /// What a production server must have before it takes an order: an account for every channel its catalog sells
 /// through. Without one, that channel's orders would be refused only when a user tries to pay.
 enum ChannelAccounts {
-    /// The setting that turns each channel's account on.
+    /// The setting that turns `channel`'s account on.
     static func key(of channel: Channel) -> String {
-        switch channel {
-        case .appStore: "appstore.bundle_id"
-        case .alipay: "alipay.app_id"
-        case .wechatPay: "wechatpay.mch_id"
-        }
+        ChannelRegistry.type(of: channel)?.accountKey ?? "\(channel.rawValue) (no channel of this name is registered)"
     }
 
     /// Throws naming the first channel (in ``Channel/allCases`` order) the catalog sells through without an account,

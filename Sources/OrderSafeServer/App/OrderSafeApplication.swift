@@ -103,8 +103,10 @@ public enum OrderSafeApplication {
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         let openAPIDocument = try CatalogLoader.bundledResource("openapi", ext: "json")
+        let off = ChannelRegistry.all.filter { components.channels[$0.channel] == nil }
         let unmounted =
-            (components.sandbox == nil ? ["/sandbox/"] : []) + (components.appStore == nil ? ["/v1/appstore/"] : [])
+            (components.sandbox == nil ? ["/sandbox/"] : [])
+            + off.flatMap { ["/v1/\($0.notificationRoute)"] + ($0.userRoutePrefix.map { [$0] } ?? []) }
         router.add(
             middleware: MethodNotAllowedMiddleware(
                 routes: try RouteTable(openAPIDocument: openAPIDocument, unmounted: unmounted)))
@@ -129,14 +131,10 @@ public enum OrderSafeApplication {
                     limiter: RateLimiter(perMinute: settings.limits.perUserPerMinute, clock: clock), key: .user))
         }
         OrdersController(
-            orders: components.orders, alipay: components.alipay, wechatpay: components.wechatpay,
-            reconciler: components.reconciler,
+            orders: components.orders, channels: components.channels, reconciler: components.reconciler,
             maxBodyBytes: settings.server.maxBodyBytes
         ).addRoutes(to: users)
-        NotificationsController(
-            alipay: components.alipay, wechatpay: components.wechatpay, appStore: components.appStore
-        ).addRoutes(to: v1)
-        if let appStore = components.appStore { AppStoreController(payments: appStore).addRoutes(to: users) }
+        for channel in components.channels.all { channel.addRoutes(notifications: v1, users: users) }
         if let sandbox = components.sandbox {
             var tokens: DevelopmentTokenIssuer?
             if settings.auth.jwtAlgorithm == .hs256, let jwtSecret {

@@ -1,4 +1,3 @@
-import Alipay
 import ChannelSupport
 import Engine
 import Foundation
@@ -15,9 +14,8 @@ struct OrderSafeComponents: Sendable {
     let catalog: ActiveCatalog
     let clock: any WallClock
     let orders: OrderService
-    let alipay: AlipayPayments?
-    let wechatpay: WeChatPayPayments?
-    let appStore: AppStorePayments?
+    /// The channels this server takes payments through.
+    let channels: RunningChannels
     let reconciler: Reconciler
     let runner: JobRunner
     let refunds: RefundService
@@ -61,79 +59,35 @@ struct OrderSafeComponents: Sendable {
                 "catalog active",
                 metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
             if settings.server.environment == .production {
-                try ChannelAccounts.check(
-                    catalog.catalog,
-                    configured: Set(
-                        [
-                            settings.appStore.map { _ in .appStore }, settings.alipay.map { _ in .alipay },
-                            settings.wechatpay.map { _ in .wechatPay },
-                        ]
-                        .compactMap { $0 }))
+                try ChannelAccounts.check(catalog.catalog, configured: Set(settings.channels.keys))
             }
 
-            let needsSandbox = settings.alipay == nil || settings.wechatpay == nil || settings.appStore == nil
+            let needsSandbox = ChannelRegistry.all.contains { settings.channels[$0.channel] == nil }
             let sandbox =
                 settings.server.environment == .sandbox && needsSandbox
                 ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
             await sandbox?.resume()
-            let context = EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger)
-            let alipay = try (settings.alipay ?? sandbox?.alipaySettings).map { alipay in
-                let credentials = try alipay.credentials()
-                return AlipayPayments(
-                    credentials: credentials,
-                    gateway: AlipayGatewayClient(
-                        credentials: credentials, gatewayURL: alipay.gatewayURL,
-                        transport: HTTPClientAlipayTransport(
-                            transport: settings.alipay == nil
-                                ? sandbox!.alipay.transport : HTTPClientProviderTransport(maxResponseBytes: 1 << 20)),
-                        clock: clock, logger: logger),
-                    sellerID: alipay.sellerID, notifyURL: alipay.notifyURL, context: context,
-                    sandbox: settings.alipay == nil || alipay.isAlipaySandbox)
-            }
-            let wechatpay = try (settings.wechatpay ?? sandbox?.wechatpaySettings).map { wechatpay in
-                try wechatpay.payments(
-                    transport: settings.wechatpay == nil ? sandbox!.wechatpayTransport : HTTPClientProviderTransport(),
-                    context: context,
-                    sandbox: settings.wechatpay == nil)
-            }
             let identities = OrderIdentityGenerator(clock: clock, random: random)
-            var appStore: AppStorePayments?
-            if let appStoreSettings = settings.appStore ?? sandbox?.appStoreSettings {
-                appStore = try await appStoreSettings.payments(
-                    transport: settings.appStore == nil ? sandbox!.appStore.transport : HTTPClientProviderTransport(),
-                    identities: identities, context: context)
-            }
-
-            var channels: Set<Channel> = appStore == nil ? [] : [.appStore]
-            var settlers: [Channel: any OrderSettler] = [:]
-            var refunders: [Channel: any OrderRefunder] = [:]
-            var replayers: [Channel: any NotificationReplayer] = [:]
-            replayers[.appStore] = appStore
-            if let alipay {
-                channels.insert(.alipay)
-                settlers[.alipay] = alipay
-                refunders[.alipay] = alipay
-                replayers[.alipay] = alipay
-            }
-            if let wechatpay {
-                channels.insert(.wechatPay)
-                settlers[.wechatPay] = wechatpay
-                refunders[.wechatPay] = wechatpay
-            }
+            let channels = try await RunningChannels.start(
+                settings: settings, sandbox: sandbox,
+                wiring: ChannelWiring(
+                    context: EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger),
+                    identities: identities))
             let reconciler = Reconciler(
-                ledger: ledger, settlers: settlers, replayers: replayers, appStore: appStore, clock: clock,
-                logger: logger)
+                ledger: ledger, settlers: channels.settlers, replayers: channels.replayers, chores: channels.chores,
+                clock: clock, logger: logger)
             try await reconciler.scheduleRecurring()
             return OrderSafeComponents(
                 database: database, ledger: ledger, catalog: catalog, clock: clock,
                 orders: OrderService(
-                    ledger: ledger, catalog: catalog, identities: identities, clock: clock, availableChannels: channels,
+                    ledger: ledger, catalog: catalog, identities: identities, clock: clock,
+                    availableChannels: channels.names, queriedChannels: Set(channels.settlers.keys),
                     firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds),
                     unpaidOrderLimit: settings.limits.unpaidOrdersPerUser),
-                alipay: alipay, wechatpay: wechatpay, appStore: appStore, reconciler: reconciler,
+                channels: channels, reconciler: reconciler,
                 runner: JobRunner(
                     ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner),
-                refunds: RefundService(ledger: ledger, refunders: refunders, clock: clock),
+                refunds: RefundService(ledger: ledger, refunders: channels.refunders, clock: clock),
                 webhooks: settings.webhooks.map { webhooks in
                     WebhookDispatcher(
                         ledger: ledger, url: webhooks.url, secret: webhooks.secret,

@@ -1,7 +1,7 @@
-import AppStore
 import Foundation
 import Ledger
 import Logging
+import OrderSafeModel
 
 /// Every setting of the server, validated. See the configuration reference in docs/production.md.
 public struct Settings: Sendable {
@@ -84,70 +84,6 @@ public struct Settings: Sendable {
         public var maxTokenLifetimeSeconds = 24 * 3600
     }
 
-    /// The merchant's Alipay account. Nil: in the sandbox the built-in simulator stands in; in production the
-    /// channel is off (and a catalog selling through it stops the start).
-    public struct Alipay: Sendable {
-        public var appID: String
-        /// PEM or the console's base64 text.
-        public var appPrivateKey: String
-        /// Public-key mode: the Alipay public key (PEM or base64 text).
-        public var publicKey: String?
-        /// Certificate mode: the app certificate, Alipay certificate and Alipay root certificate (PEM texts).
-        public var certificates: (app: String, alipay: String, root: String)?
-        public var sellerID: String?
-        public var gatewayURL: String
-        /// The public URL of `POST /v1/notify/alipay`, sent as `notify_url`.
-        public var notifyURL: String
-
-        /// The gateway is Alipay's sandbox, whose money is not real: every sandbox host is under `alipaydev.com`
-        /// (`openapi.alipaydev.com` before 2023, `openapi-sandbox.dl.alipaydev.com` since; github.com/fzlee/alipay
-        /// issue 156).
-        var isAlipaySandbox: Bool { URL(string: gatewayURL)?.host?.hasSuffix(".alipaydev.com") == true }
-    }
-
-    /// The merchant's WeChat Pay (API v3) account. Nil: in the sandbox the built-in simulator stands in; in
-    /// production the channel is off (and a catalog selling through it stops the start).
-    public struct WeChatPay: Sendable {
-        public var merchantID: String
-        public var appID: String
-        /// The merchant API private key, PEM (PKCS#1 or PKCS#8).
-        public var merchantPrivateKey: String
-        /// The merchant API certificate's serial number.
-        public var merchantSerial: String
-        /// The 32-byte APIv3 key.
-        public var apiV3Key: String
-        /// Public-key mode: WeChat Pay's public key and its `PUB_KEY_ID_…`. Nil: platform-certificate mode
-        /// (downloaded from `/v3/certificates` and refreshed).
-        public var publicKey: (id: String, pem: String)?
-        /// The public URL of `POST /v1/notify/wechatpay`.
-        public var notifyURL: String
-        public var baseURL: String
-    }
-
-    /// The App Store: what signed transactions, receipts and notifications must be verified against.
-    public struct AppStore: Sendable {
-        public var bundleID: String
-        /// Checked on production data when set.
-        public var appAppleID: Int64?
-        public var environment: AppStoreEnvironment
-        /// DER files of the trusted roots for signed data (Apple Root CA - G3).
-        public var rootCertificateFiles: [String]
-        /// DER files of the trusted roots for StoreKit 1 receipts (Apple Inc. Root); none: receipts are refused.
-        public var receiptRootCertificateFiles: [String]
-        /// The App Store Server API (history pulls, restores); nil when no in-app purchase key is configured.
-        public var api: API?
-        /// Answer `CONSUMPTION_REQUEST` notifications with the delivery status (only if users consented to it).
-        public var answersConsumptionRequests = false
-
-        public struct API: Sendable {
-            /// The in-app purchase key (`.p8`, PEM).
-            public var signingKey: String
-            public var keyID: String
-            public var issuerID: String
-            public var baseURL: String
-        }
-    }
-
     /// The background reconciliation worker.
     public struct Reconcile: Sendable {
         /// Seconds between polls of the job queue when it is empty; 0 runs no worker in this process.
@@ -194,9 +130,9 @@ public struct Settings: Sendable {
     public var database: Database
     public var catalog: Catalog
     public var auth: Auth
-    public var alipay: Alipay?
-    public var wechatpay: WeChatPay?
-    public var appStore: AppStore?
+    /// Each channel's account, by channel (a channel's folder under Channels/ gives its section a name of its own:
+    /// `settings.alipay`).
+    public var channels: [Channel: any ChannelSettings] = [:]
     public var reconcile = Reconcile(intervalSeconds: 2, firstQuerySeconds: 60)
     public var webhooks: Webhooks?
     public var limits = Limits()

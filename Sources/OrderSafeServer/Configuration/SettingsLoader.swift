@@ -1,4 +1,3 @@
-import AppStore
 import Configuration
 import Foundation
 import Ledger
@@ -101,8 +100,8 @@ struct SettingsReader {
                 "auth.max_token_lifetime_seconds", default: 24 * 3600, in: 60...(366 * 24 * 3600)))
         try validate(auth, environment: environment)
         var settings = Settings(
-            server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth,
-            alipay: try alipay(), wechatpay: try wechatpay(), appStore: try appStore())
+            server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth)
+        for channel in ChannelRegistry.all { try channel.read(from: self, into: &settings) }
         settings.limits = Settings.Limits(
             perAddressPerMinute: try int("limits.per_address_per_minute", default: 3000, in: 0...1_000_000),
             perUserPerMinute: try int("limits.per_user_per_minute", default: 300, in: 0...1_000_000),
@@ -127,137 +126,8 @@ struct SettingsReader {
         return settings
     }
 
-    /// The Alipay section: nil when `alipay.app_id` is not set.
-    private func alipay() throws -> Settings.Alipay? {
-        guard let appID = try string("alipay.app_id") else { return nil }
-        guard let privateKey = try secret("alipay.app_private_key") else {
-            throw SettingsError(key: "alipay.app_private_key", reason: "is required when alipay.app_id is set")
-        }
-        let publicKey = try secret("alipay.public_key")
-        let certificates = try [
-            file("alipay.app_cert_file"), file("alipay.public_cert_file"), file("alipay.root_cert_file"),
-        ]
-        let certificateMode = certificates.compactMap { $0 }
-        guard (publicKey != nil) != (certificateMode.count == 3) else {
-            throw SettingsError(
-                key: "alipay.public_key",
-                reason: "give either the Alipay public key (public-key mode) or all three of alipay.app_cert_file, "
-                    + "alipay.public_cert_file and alipay.root_cert_file (certificate mode)")
-        }
-        guard let notifyURL = try url("alipay.notify_url") else {
-            throw SettingsError(
-                key: "alipay.notify_url", reason: "is required: the public URL of POST /v1/notify/alipay")
-        }
-        return Settings.Alipay(
-            appID: appID, appPrivateKey: privateKey, publicKey: publicKey,
-            certificates: certificateMode.count == 3
-                ? (certificateMode[0], certificateMode[1], certificateMode[2]) : nil,
-            sellerID: try string("alipay.seller_id"),
-            gatewayURL: try url("alipay.gateway_url") ?? "https://openapi.alipay.com/gateway.do", notifyURL: notifyURL)
-    }
-
-    /// The App Store section: nil when `appstore.bundle_id` is not set.
-    private func appStore() throws -> Settings.AppStore? {
-        guard let bundleID = try string("appstore.bundle_id") else { return nil }
-        let environment = try choice("appstore.environment", default: AppStoreEnvironment.production)
-        guard environment == .production || environment == .sandbox else {
-            throw SettingsError(
-                key: "appstore.environment",
-                reason: "must be Production or Sandbox on a server (Xcode data is never trusted)")
-        }
-        if environment == .sandbox,
-            try choice("server.environment", default: Settings.Environment.sandbox) == .production
-        {
-            throw SettingsError(
-                key: "appstore.environment",
-                reason:
-                    "is Sandbox on a production server, which would let testers' free purchases through as real ones; "
-                    + "use Production (App Review's Sandbox purchases are still accepted, and marked sandbox)")
-        }
-        let appAppleID = try string("appstore.app_apple_id").map { text in
-            guard let id = Int64(text), id > 0 else {
-                throw SettingsError(key: "appstore.app_apple_id", reason: "'\(text)' is not an App Apple ID")
-            }
-            return id
-        }
-        if environment == .production, appAppleID == nil {
-            throw SettingsError(
-                key: "appstore.app_apple_id",
-                reason: "is required in Production (App Store Connect → App Information → Apple ID)")
-        }
-        func files(_ key: String) throws -> [String] {
-            try (string(key) ?? "").split(separator: ",").map { path in
-                let trimmed = path.trimmingCharacters(in: .whitespaces)
-                guard FileManager.default.isReadableFile(atPath: trimmed) else {
-                    throw SettingsError(key: key, reason: "cannot read '\(trimmed)'")
-                }
-                return trimmed
-            }
-        }
-        let roots = try files("appstore.root_certificates")
-        guard !roots.isEmpty else {
-            throw SettingsError(
-                key: "appstore.root_certificates",
-                reason: "is required: the path of Apple Root CA - G3 (AppleRootCA-G3.cer)")
-        }
-        var api: Settings.AppStore.API?
-        if let key = try secret("appstore.api_key") {
-            guard let keyID = try string("appstore.api_key_id"), let issuerID = try string("appstore.api_issuer_id")
-            else {
-                throw SettingsError(
-                    key: "appstore.api_key_id",
-                    reason: "appstore.api_key needs appstore.api_key_id and appstore.api_issuer_id")
-            }
-            let defaultURL =
-                environment == .production ? AppStoreServerAPIClient.productionURL : AppStoreServerAPIClient.sandboxURL
-            api = Settings.AppStore.API(
-                signingKey: key, keyID: keyID, issuerID: issuerID,
-                baseURL: try url("appstore.api_base_url") ?? defaultURL)
-        }
-        var settings = Settings.AppStore(
-            bundleID: bundleID, appAppleID: appAppleID, environment: environment, rootCertificateFiles: roots,
-            receiptRootCertificateFiles: try files("appstore.receipt_root_certificates"), api: api)
-        let answers = try bool("appstore.answer_consumption_requests", default: false)
-        guard !answers || api != nil else {
-            throw SettingsError(
-                key: "appstore.answer_consumption_requests", reason: "needs the App Store Server API (appstore.api_key)"
-            )
-        }
-        settings.answersConsumptionRequests = answers
-        return settings
-    }
-
-    /// The WeChat Pay section: nil when `wechatpay.mch_id` is not set.
-    private func wechatpay() throws -> Settings.WeChatPay? {
-        guard let merchantID = try string("wechatpay.mch_id") else { return nil }
-        func required(_ key: String, secret isSecret: Bool = false) throws -> String {
-            guard let value = isSecret ? try secret(key) : try string(key) else {
-                throw SettingsError(key: key, reason: "is required when wechatpay.mch_id is set")
-            }
-            return value
-        }
-        let publicKeyID = try string("wechatpay.public_key_id")
-        let publicKey = try secret("wechatpay.public_key")
-        guard (publicKeyID == nil) == (publicKey == nil) else {
-            throw SettingsError(
-                key: "wechatpay.public_key",
-                reason: "public-key mode needs both wechatpay.public_key_id and wechatpay.public_key")
-        }
-        guard let notifyURL = try url("wechatpay.notify_url") else {
-            throw SettingsError(
-                key: "wechatpay.notify_url", reason: "is required: the public URL of POST /v1/notify/wechatpay")
-        }
-        return Settings.WeChatPay(
-            merchantID: merchantID, appID: try required("wechatpay.app_id"),
-            merchantPrivateKey: try required("wechatpay.merchant_private_key", secret: true),
-            merchantSerial: try required("wechatpay.merchant_serial"),
-            apiV3Key: try required("wechatpay.apiv3_key", secret: true),
-            publicKey: publicKeyID.map { ($0, publicKey!) }, notifyURL: notifyURL,
-            baseURL: try url("wechatpay.base_url") ?? "https://api.mch.weixin.qq.com")
-    }
-
     /// The contents of the file named by `key`, if set.
-    private func file(_ key: String) throws -> String? {
+    func file(_ key: String) throws -> String? {
         guard let path = try string(key) else { return nil }
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
         else {

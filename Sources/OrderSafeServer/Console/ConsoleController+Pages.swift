@@ -149,8 +149,9 @@ extension ConsoleController {
         var values = frame(page, title: "\(texts["order_no"] ?? "") \(orderNo)", section: .orders)
         values["order"] = orderRow(dossier.order, page)
         values["flagWaiting"] = dossier.flagWaiting
-        values["refundable"] = dossier.order.channel != .appStore && dossier.payments.contains { $0.reversedAt == nil }
-        values["queryable"] = dossier.order.channel != .appStore
+        values["refundable"] =
+            desk.refunds.refunds(dossier.order.channel) && dossier.payments.contains { $0.reversedAt == nil }
+        values["queryable"] = desk.reconciler.queries(dossier.order.channel)
         values["events"] = dossier.events.map { event in
             // Only the keys that have a value: a section over an absent key is skipped, over an empty one it is not.
             var row: [String: Any] = [
@@ -273,7 +274,7 @@ extension ConsoleController {
                 "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind,
                 "received": format.time(entry.receivedAt),
                 "attempts": entry.attempts, "verdict": entry.verdict ?? "", "lastError": entry.lastError ?? "",
-                "replayable": entry.kind == InboxKind.notify.rawValue && entry.channel != .wechatPay,
+                "replayable": entry.kind == InboxKind.notify.rawValue && desk.reconciler.replays(entry.channel),
             ] as [String: Any]
         }
         values["deliveries"] = try await ledger.webhookAttempts(limit: 100).map { attempt in

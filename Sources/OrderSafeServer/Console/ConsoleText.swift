@@ -137,8 +137,8 @@ enum ConsoleText {
         "replay": ("Replay", "重放"),
         "replayed": ("Replayed.", "已重放。"),
         "replay_unsupported": (
-            "WeChat Pay notifications expire and cannot be replayed; ask the provider about the order instead.",
-            "微信支付通知会过期，无法重放；请改为向渠道查询订单。"
+            "This channel's notifications expire and cannot be replayed; ask the provider about the order instead.",
+            "该渠道的通知会过期，无法重放；请改为向渠道查询订单。"
         ),
         "deliveries": ("Webhook delivery log", "Webhook 推送日志"),
         "no_deliveries": ("No delivery attempt yet.", "尚无推送记录。"),
@@ -166,8 +166,10 @@ enum ConsoleText {
         "status_refunded": ("refunded", "已退款"),
         "status_revoked": ("revoked", "已撤销"),
         "status_flagged": ("flagged", "已标记"),
-        "channel_appstore": ("App Store", "App Store"),
-        "channel_alipay": ("Alipay", "支付宝"),
-        "channel_wechatpay": ("WeChat Pay", "微信支付"),
     ]
+    .merging(
+        ChannelRegistry.all.map {
+            ("channel_\($0.channel.rawValue)", (en: $0.label.english, zh: $0.label.simplifiedChinese))
+        },
+        uniquingKeysWith: { text, _ in text })
 }

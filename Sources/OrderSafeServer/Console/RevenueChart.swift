@@ -9,7 +9,7 @@ struct RevenueChart: Sendable {
     let revenue: [LedgerOverview.RevenueDay]
     let channelNames: [Channel: String]
 
-    static let colours: [Channel: String] = [.appStore: "#8e44ad", .alipay: "#1677ff", .wechatPay: "#07c160"]
+    static let colours = Dictionary(uniqueKeysWithValues: ChannelRegistry.all.map { ($0.channel, $0.label.colour) })
 
     /// One `<svg>` per currency that has revenue, in currency order.
     func svgs() -> [(currency: String, svg: String)] {

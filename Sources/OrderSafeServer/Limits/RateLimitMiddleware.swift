@@ -20,7 +20,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     static let probes: Set<String> = ["/healthz", "/readyz"]
 
     /// The paths of the routes behind ``UserAuthMiddleware`` (the `users` group of ``OrderSafeApplication``).
-    static let userRoutePrefixes = ["/v1/orders/", "/v1/me/", "/v1/appstore/"]
+    static let userRoutePrefixes = ["/v1/orders/", "/v1/me/"] + ChannelRegistry.all.compactMap { $0.userRoutePrefix }
 
     /// A request the address does not answer for: a bearer token to a user route.
     static func isSignedIn(_ request: Request) -> Bool {

@@ -69,13 +69,13 @@ struct OperatorDesk: Sendable {
         }
     }
 
-    /// Asks the order's provider (Alipay, WeChat Pay) about it now, and notes the answer on the order.
+    /// Asks the order's provider about it now, and notes the answer on the order.
     func query(orderNo: String, operatorName: String) async throws {
         guard let order = try await ledger.order(number: orderNo) else { throw Refusal.noOrder(orderNo) }
-        guard order.channel != .appStore else {
+        guard reconciler.queries(order.channel) else {
             throw Refusal(
                 status: .unprocessableContent, code: "not_queryable",
-                message: "App Store orders are settled by Apple's notifications and history, not by a query")
+                message: "\(ChannelLabel.english(order.channel)) orders are not settled by a query on this server")
         }
         let settled: Order?
         do {
@@ -102,7 +102,8 @@ struct OperatorDesk: Sendable {
         guard try await reconciler.replay(signal) else {
             throw Refusal(
                 status: .conflict, code: Self.notReplayable,
-                message: "WeChat Pay notifications expire and cannot be replayed; query the order instead")
+                message: "\(ChannelLabel.english(signal.channel)) notifications cannot be replayed on this server "
+                    + "(they expire); query the order instead")
         }
         try await ledger.logOperatorAction(
             OperatorAction(

@@ -2,13 +2,11 @@ import Engine
 import Hummingbird
 import Ledger
 import OrderSafeModel
-import WeChatPay
 
 /// `POST /v1/orders` and `GET /v1/orders/{order_no}` for the signed-in user.
 struct OrdersController {
     let orders: OrderService
-    let alipay: AlipayPayments?
-    let wechatpay: WeChatPayPayments?
+    let channels: RunningChannels
     let reconciler: Reconciler
     let maxBodyBytes: Int
 
@@ -43,29 +41,13 @@ struct OrdersController {
         let key = try Self.idempotencyKey(request)
         let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes, context: context)
         let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
-        let response = OrderResponse(
-            order: creation.order, alipay: body.channel == .alipay ? try alipay?.invocation(for: creation.order) : nil,
-            wechatpay: body.channel == .wechatPay ? try await wechatpayInvocation(for: creation.order) : nil)
+        var response = OrderResponse(order: creation.order)
+        try await channels[body.channel]?.invoke(creation.order, into: &response)
         if case .created(let order) = creation {
             context.logger.info("order created", metadata: ["order_no": "\(order.orderNo)"])
             return try Response.json(response, status: .created)
         }
         return try Response.json(response, status: .ok)
-    }
-
-    /// WeChat Pay must be reached to prepay; when it cannot be, the order stays and the app may retry (the same
-    /// `Idempotency-Key` returns the same order and prepays it again).
-    private func wechatpayInvocation(for order: Order) async throws -> WeChatPayInvocation? {
-        guard let wechatpay else { return nil }
-        do {
-            return try await wechatpay.invocation(for: order)
-        } catch let error as WeChatPayAPIError where error.isRetryable {
-            throw APIError(
-                status: .serviceUnavailable, code: "provider_unavailable",
-                message: "WeChat Pay is unreachable, retry: \(error)")
-        } catch let error as WeChatPayAPIError {
-            throw APIError(status: .badGateway, code: "provider_error", message: "\(error)")
-        }
     }
 
     func show(request: Request, context: OrderSafeRequestContext) async throws -> Response {

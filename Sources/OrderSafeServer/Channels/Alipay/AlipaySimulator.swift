@@ -1,0 +1,39 @@
+import ChannelSupport
+import Foundation
+import Hummingbird
+import OrderSafeModel
+import Sandbox
+
+/// The built-in Alipay: a gateway and notifier speaking Alipay's wire format under `/sandbox/alipay`, with the app
+/// key pair and Alipay's own kept in the sandbox folder.
+struct AlipaySimulator: ChannelSimulator {
+    static let appID = "2021000000000000"
+
+    let alipay: SandboxAlipay
+    let account: Settings.Alipay
+
+    init(_ setup: SimulatorSetup) throws {
+        let appKey = try setup.rsaKey("alipay-app-private-key.pem")
+        let alipayKey = try setup.rsaKey("alipay-simulator-private-key.pem")
+        alipay = try SandboxAlipay(
+            appID: Self.appID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: setup.timeScale,
+            clock: setup.clock, folder: setup.folder, logger: setup.logger)
+        account = Settings.Alipay(
+            appID: Self.appID, appPrivateKey: appKey.pemRepresentation,
+            publicKey: alipayKey.publicKey.pemRepresentation, certificates: nil, sellerID: alipay.sellerID,
+            gatewayURL: setup.base + "/sandbox/alipay/gateway.do", notifyURL: setup.base + "/v1/notify/alipay")
+    }
+
+    var transport: any ProviderTransport { alipay.transport }
+
+    func resume() async { await alipay.resumeNotifications() }
+
+    func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog) async {
+        SandboxAlipayRoutes<OrderSafeRequestContext>(alipay: alipay).addRoutes(to: router.group("sandbox/alipay"))
+    }
+}
+
+extension SandboxProviders {
+    /// The built-in Alipay.
+    var alipay: SandboxAlipay { simulator(AlipaySimulator.self).alipay }
+}

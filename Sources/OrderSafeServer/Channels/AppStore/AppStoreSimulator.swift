@@ -1,0 +1,84 @@
+import ChannelSupport
+import Crypto
+import Foundation
+import Hummingbird
+import OrderSafeModel
+import Sandbox
+
+/// The built-in App Store: its signing authority and receipt signer, the App Store Server API under
+/// `/sandbox/appstore`, and the per-device StoreKit queues that `StoreKitStandIn` and `ordersafe-device` talk to.
+/// Its roots are written to `data/sandbox/appstore-root.der` (signed data) and `appstore-receipt-root.der`
+/// (receipts) for `ordersafe appstore verify|receipt --root`.
+struct AppStoreSimulator: ChannelSimulator {
+    static let bundleID = "com.example.ordersafe"
+    static let keyID = "SANDBOXKEY1"
+    static let appAppleID: Int64 = 1_234_567_890
+
+    let store: SandboxAppStore
+    let devices: SandboxAppStoreDevices
+    let account: Settings.AppStore
+
+    init(_ setup: SimulatorSetup) throws {
+        let authority = try SandboxAppStoreCA.loadOrCreate(in: setup.folder, now: setup.clock.now())
+        let receipts = try SandboxReceiptSigner.loadOrCreate(in: setup.folder, now: setup.clock.now())
+        let rootFile = setup.folder.appendingPathComponent("appstore-root.der")
+        let receiptRootFile = setup.folder.appendingPathComponent("appstore-receipt-root.der")
+        try Data(authority.rootDER).write(to: rootFile, options: .atomic)
+        try Data(receipts.rootDER).write(to: receiptRootFile, options: .atomic)
+        let apiKey = try setup.p256Key("appstore-api-key.pem")
+        var account = Settings.AppStore(
+            bundleID: Self.bundleID, appAppleID: Self.appAppleID, environment: .sandbox,
+            rootCertificateFiles: [rootFile.path], receiptRootCertificateFiles: [receiptRootFile.path],
+            api: .init(
+                signingKey: apiKey.pemRepresentation, keyID: Self.keyID, issuerID: "sandbox-issuer",
+                baseURL: "http://sandbox.ordersafe.invalid/sandbox/appstore"))
+        account.answersConsumptionRequests = true  // the sandbox's users consent
+        self.account = account
+        store = try SandboxAppStore(
+            authority: authority, receipts: receipts, bundleID: Self.bundleID, appAppleID: Self.appAppleID,
+            merchantKeyID: Self.keyID, merchantKey: apiKey.publicKey, clock: setup.clock, folder: setup.folder)
+        devices = try SandboxAppStoreDevices(store: store, folder: setup.folder)
+    }
+
+    /// Each device's StoreKit queue rebuilt from its journal.
+    var transport: any ProviderTransport { store.transport }
+
+    func resume() async { await devices.restore() }
+
+    func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog) async {
+        SandboxAppStoreRoutes<OrderSafeRequestContext>(store: store).addRoutes(to: router.group("sandbox/appstore"))
+        await devices.setProducts(Self.deviceProducts(catalog))
+        SandboxAppStoreDeviceRoutes<OrderSafeRequestContext>(devices: devices).addRoutes(
+            to: router.group("sandbox/appstore"))
+    }
+
+    /// The catalog's App Store products as the sandbox device's StoreKit sells them.
+    static func deviceProducts(_ catalog: Catalog) -> [SandboxAppStoreDevices.DeviceProduct] {
+        catalog.products.compactMap { product in
+            guard let id = product.appStoreProductID, let price = product.price(for: .appStore) else { return nil }
+            let type =
+                switch product.kind {
+                case .consumable: "Consumable"
+                case .nonConsumable: "Non-Consumable"
+                case .autoRenewableSubscription: "Auto-Renewable Subscription"
+                case .nonRenewingSubscription: "Non-Renewing Subscription"
+                }
+            return .init(id: id, type: type, displayName: product.title, price: price)
+        }
+    }
+}
+
+extension SandboxProviders {
+    /// The built-in App Store.
+    var appStore: SandboxAppStore { simulator(AppStoreSimulator.self).store }
+
+    /// Signs transactions with the App Store sandbox's authority kept in `settings`' data folder (created if missing),
+    /// for a server running on that folder to verify; see ``SandboxTransactionMinter``.
+    public static func appStoreMinter(settings: Settings.Server, now: Date = Date()) throws -> SandboxTransactionMinter
+    {
+        let folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return SandboxTransactionMinter(
+            authority: try SandboxAppStoreCA.loadOrCreate(in: folder, now: now), bundleID: AppStoreSimulator.bundleID)
+    }
+}

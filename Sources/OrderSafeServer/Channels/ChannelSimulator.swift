@@ -1,0 +1,89 @@
+import ChannelSupport
+import Crypto
+import Engine
+import Foundation
+import Hummingbird
+import Logging
+import OrderSafeModel
+import _CryptoExtras
+
+/// A channel's built-in provider simulator, which stands in for the provider while a sandbox server has no account.
+protocol ChannelSimulator: Sendable {
+    associatedtype Account: ChannelSettings
+    /// Starts the simulator, with its keys and journals kept in `setup`'s folder.
+    init(_ setup: SimulatorSetup) throws
+    /// The account that points the channel at this simulator.
+    var account: Account { get }
+    /// Calls the simulator in process, as the channel would call its provider over the network.
+    var transport: any ProviderTransport { get }
+    /// Picks up where the simulator was when a server last stopped on its data folder, as the real provider would
+    /// have (notifications nobody acknowledged are sent again). Idempotent.
+    func resume() async
+    /// Its routes under `/sandbox`, selling `catalog`.
+    func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog) async
+}
+
+/// Where and how simulators start: the folder their keys and journals are kept in, the server's own address (the
+/// URLs the simulated accounts point at), the clock, how much faster their retry schedules run, and the logger.
+struct SimulatorSetup: Sendable {
+    let folder: URL
+    /// `http://host:port` of this server.
+    let base: String
+    let clock: any WallClock
+    /// Multiplies the providers' notification retry schedules (1/60: Alipay's first retry after 4 seconds).
+    let timeScale: Double
+    let logger: Logger
+
+    init(settings: Settings.Server, clock: any WallClock, timeScale: Double, logger: Logger) throws {
+        folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        base = "http://\(settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host):\(settings.port)"
+        self.clock = clock
+        self.timeScale = timeScale
+        self.logger = logger
+    }
+
+    /// The RSA key kept in `file` (mode 0600), generated when missing.
+    func rsaKey(_ file: String) throws -> _RSA.Signing.PrivateKey {
+        let url = folder.appendingPathComponent(file)
+        if let text = try? String(contentsOf: url, encoding: .utf8) {
+            return try _RSA.Signing.PrivateKey(pemRepresentation: text)
+        }
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        try Self.write(key.pemRepresentation, to: url)
+        return key
+    }
+
+    /// The P-256 key kept in `file` (mode 0600), generated when missing (the App Store Server API key the merchant
+    /// would download from App Store Connect).
+    func p256Key(_ file: String) throws -> P256.Signing.PrivateKey {
+        let url = folder.appendingPathComponent(file)
+        if let text = try? String(contentsOf: url, encoding: .utf8) {
+            return try P256.Signing.PrivateKey(pemRepresentation: text)
+        }
+        let key = P256.Signing.PrivateKey()
+        try Self.write(key.pemRepresentation, to: url)
+        return key
+    }
+
+    /// A 32-character secret kept in `file` (mode 0600), generated when missing.
+    func secret(_ file: String) throws -> String {
+        let url = folder.appendingPathComponent(file)
+        if let text = try? String(contentsOf: url, encoding: .utf8) {
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        let secret = String((0..<32).map { _ in alphabet.randomElement()! })
+        try Self.write(secret, to: url)
+        return secret
+    }
+
+    private static func write(_ text: String, to url: URL) throws {
+        guard
+            FileManager.default.createFile(
+                atPath: url.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else {
+            throw SettingsError(key: "server.data_dir", reason: "cannot write \(url.path)")
+        }
+    }
+}

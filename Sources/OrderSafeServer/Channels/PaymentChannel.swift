@@ -1,0 +1,75 @@
+import ChannelSupport
+import Engine
+import Hummingbird
+import OrderSafeModel
+
+/// One payment channel as the server runs it: its settings section, its built-in simulator, what it adds to a new
+/// order's answer, the routes its provider and the app reach it by, and what the shared services (reconciliation,
+/// refunds, the inbox sweep, the console) use it for. Each channel is one folder under `Channels/`;
+/// ``ChannelRegistry`` lists them, and nothing else names them.
+protocol PaymentChannel: Sendable {
+    /// The merchant's account with the provider, as configured.
+    associatedtype Account: ChannelSettings
+    /// The provider's built-in simulator, for a server in sandbox mode.
+    associatedtype Simulator: ChannelSimulator where Simulator.Account == Account
+
+    /// The channel's name on the wire and in the ledger.
+    static var channel: Channel { get }
+    /// The setting that turns the account on; production refuses a catalog selling through a channel without one.
+    static var accountKey: String { get }
+    /// How the console names the channel, and its colour in the revenue chart.
+    static var label: ChannelLabel { get }
+    /// The provider's notification route, under `/v1` (404 while the channel is off).
+    static var notificationRoute: String { get }
+    /// The path prefix of the channel's routes for signed-in users, if it has any (404 while the channel is off).
+    static var userRoutePrefix: String? { get }
+
+    /// Reads the channel's settings section; nil when ``accountKey`` is not set.
+    static func account(from reader: SettingsReader) throws -> Account?
+    /// How the channel reaches its provider over the network (by default: HTTP, answers up to 16 MiB).
+    static func networkTransport() -> any ProviderTransport
+    /// The channel over `account`, calling the provider through `transport`; `simulated`: the account is the
+    /// built-in simulator's.
+    static func start(account: Account, transport: any ProviderTransport, simulated: Bool, wiring: ChannelWiring)
+        async throws -> Self
+
+    /// Asks the provider about an unsettled order and closes an unpaid one; nil when its orders settle otherwise.
+    var settler: (any OrderSettler)? { get }
+    /// Refunds through the provider; nil when the merchant cannot (App Store refunds are Apple's).
+    var refunder: (any OrderRefunder)? { get }
+    /// Processes stored notifications again; nil when they expire (query the order instead).
+    var replayer: (any NotificationReplayer)? { get }
+    /// What it needs done on a schedule.
+    var chores: [any ChannelChore] { get }
+
+    /// Puts into a new order's answer what the app hands the provider's SDK.
+    func invoke(_ order: Order, into response: inout OrderResponse) async throws
+    /// Adds the provider's notification routes (under `/v1`) and the channel's routes for signed-in users.
+    func addRoutes(notifications: RouterGroup<OrderSafeRequestContext>, users: RouterGroup<OrderSafeRequestContext>)
+}
+
+extension PaymentChannel {
+    static func networkTransport() -> any ProviderTransport { HTTPClientProviderTransport() }
+}
+
+/// One channel's settings section (`alipay.*`, `wechatpay.*`, `appstore.*`): the merchant's account.
+public protocol ChannelSettings: Sendable {}
+
+/// How the console shows a channel.
+struct ChannelLabel: Sendable {
+    var english: String
+    var simplifiedChinese: String
+    /// The channel's colour in the revenue chart, as CSS.
+    var colour: String
+
+    /// The English name of `channel` (its wire name when no folder registers it).
+    static func english(_ channel: Channel) -> String {
+        ChannelRegistry.type(of: channel)?.label.english ?? channel.rawValue
+    }
+}
+
+/// What every channel is started with: the engine's ledger, catalog, clock and logger, and the order numbers.
+struct ChannelWiring: Sendable {
+    let context: EngineContext
+    let identities: OrderIdentityGenerator
+}
