@@ -5,11 +5,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def build_ordersafe(product="ordersafe"):
-    """Builds an executable of the package (debug; `ordersafe` unless named) and returns its path."""
-    build = subprocess.run(["swift", "build", "--product", product], cwd=ROOT, capture_output=True, text=True)
+    """Builds an executable of the server package (Server/; debug; `ordersafe` unless named) and returns its path."""
+    build = subprocess.run(["swift", "build", "--package-path", "Server", "--product", product], cwd=ROOT, capture_output=True, text=True)
     if build.returncode != 0:
         sys.exit(build.stdout + build.stderr)
-    bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, check=True,
+    bin_path = subprocess.run(["swift", "build", "--package-path", "Server", "--show-bin-path"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip()
     return os.path.join(bin_path, product)
 

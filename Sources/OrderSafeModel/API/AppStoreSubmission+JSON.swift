@@ -7,7 +7,7 @@ import Foundation
 extension AppStoreSubmission {
     /// The submission as the inbox keeps it and keys it: `JSONEncoder` with sorted keys and its default escaping
     /// (slashes too), as every stored entry was written.
-    package var inboxJSON: [UInt8] {
+    @_spi(OrderSafeServer) public var inboxJSON: [UInt8] {
         var json = JSONText(
             escapingSlashes: true, capacity: 64 + (signedTransaction?.utf8.count ?? 0) + (receipt?.utf8.count ?? 0))
         var separator = "{"
@@ -28,7 +28,7 @@ extension AppStoreSubmission {
 
 extension AppStoreSubmissionResponse {
     /// The answer's body, as ``OrderSafeJSON/encoder()`` writes it.
-    package var json: [UInt8] {
+    @_spi(OrderSafeServer) public var json: [UInt8] {
         var json = JSONText()
         json.append(#"{"transactions":["#)
         for (index, result) in transactions.enumerated() {

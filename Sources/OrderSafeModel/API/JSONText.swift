@@ -4,24 +4,24 @@ import Foundation
 /// writes keys in order): the hot answers and rows are written this way, each held equal to `JSONEncoder`'s output by
 /// a test of random values. Slashes are escaped (`\/`) as `JSONEncoder` does by default, or not, as
 /// ``OrderSafeJSON/encoder()`` writes (`withoutEscapingSlashes`).
-package struct JSONText {
-    package private(set) var bytes: [UInt8] = []
+@_spi(OrderSafeServer) public struct JSONText {
+    @_spi(OrderSafeServer) public private(set) var bytes: [UInt8] = []
     private let escapesSlashes: Bool
 
-    package init(escapingSlashes: Bool = false, capacity: Int = 512) {
+    @_spi(OrderSafeServer) public init(escapingSlashes: Bool = false, capacity: Int = 512) {
         escapesSlashes = escapingSlashes
         bytes.reserveCapacity(capacity)
     }
 
-    package var string: String { String(decoding: bytes, as: UTF8.self) }
+    @_spi(OrderSafeServer) public var string: String { String(decoding: bytes, as: UTF8.self) }
 
     /// Appends `raw` as it is: punctuation and keys, which the caller writes escaped.
-    package mutating func append(_ raw: String) {
+    @_spi(OrderSafeServer) public mutating func append(_ raw: String) {
         bytes.append(contentsOf: raw.utf8)
     }
 
     /// Appends a JSON string.
-    package mutating func append(string: String) {
+    @_spi(OrderSafeServer) public mutating func append(string: String) {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
@@ -60,7 +60,7 @@ package struct JSONText {
 
     /// `"YYYY-MM-DDTHH:MM:SSZ"` in UTC, the second rounded down (as `JSONEncoder`'s `.iso8601`); dates are the
     /// ledger's own, kept within years 1…9999 so that no arithmetic can overflow.
-    package mutating func append(date: Date) {
+    @_spi(OrderSafeServer) public mutating func append(date: Date) {
         let seconds = Int64(min(max(date.timeIntervalSince1970, -62_135_596_800), 253_402_300_799).rounded(.down))
         let (days, secondOfDay) = seconds.floorDivided(by: 86_400)
         let (year, month, day) = civilDate(daysSince1970: days)
@@ -88,7 +88,7 @@ package struct JSONText {
 
 extension JSONText {
     /// Appends an order, as `Order` encodes itself.
-    package mutating func append(order: Order) {
+    @_spi(OrderSafeServer) public mutating func append(order: Order) {
         append(#"{"amount":{"amount_minor":"#)
         append(String(order.amount.amountMinor))
         append(#","currency":"#)

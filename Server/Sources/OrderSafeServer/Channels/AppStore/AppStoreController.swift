@@ -1,6 +1,6 @@
 import Engine
 import Hummingbird
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// `POST /v1/appstore/transactions`: the app submits a StoreKit 2 signed transaction or a StoreKit 1 receipt and
 /// learns whether to finish it (`recorded` for its transaction id, 200) or keep it unfinished (`rejected`, or an

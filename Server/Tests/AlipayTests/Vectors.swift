@@ -4,7 +4,8 @@ import Testing
 /// The shared third-party vectors, read in place from `../shared/vectors` beside the repository.
 enum Vectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/vectors")
 
     static let available: Bool = {
         let present = FileManager.default.fileExists(atPath: directory.appendingPathComponent("alipay").path)

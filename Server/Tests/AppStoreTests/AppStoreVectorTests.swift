@@ -13,7 +13,8 @@ struct FixedClock: WallClock {
 
 enum Vectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/appstore")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/vectors/appstore")
 
     static let available: Bool = {
         let present = FileManager.default.fileExists(atPath: directory.path)

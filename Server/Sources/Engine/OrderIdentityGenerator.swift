@@ -1,6 +1,6 @@
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// Makes order numbers like `OS20261122-K7QZ3M9X2A` (Beijing date, then 50 random bits in Crockford base32)
 /// and time-ordered UUIDs (version 7: milliseconds since 1970, then 74 random bits) for StoreKit's

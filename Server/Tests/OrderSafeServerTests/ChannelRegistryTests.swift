@@ -37,12 +37,15 @@ import Testing
     ]
 
     @Test func onlyChannelFoldersNameChannels() throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources")
+        // The server package is Server/ in the repository; the SDK's is the repository's root.
+        let server = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         var offenders: [String] = []
         var scanned = 0
         for module in Self.modules {
-            let root = sources.appendingPathComponent(module)
+            let package =
+                ["OrderSafeKit", "OrderSafeModel"].contains(module) ? server.deletingLastPathComponent() : server
+            let root = package.appendingPathComponent("Sources").appendingPathComponent(module)
             let files = try #require(FileManager.default.enumerator(atPath: root.path)).compactMap { $0 as? String }
             for file in files where file.hasSuffix(".swift") {
                 let path = "\(module)/\(file)"

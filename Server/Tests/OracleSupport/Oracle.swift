@@ -6,6 +6,7 @@ public struct Oracle: Sendable {
     public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent()
         .deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     let name: String
     let script: String

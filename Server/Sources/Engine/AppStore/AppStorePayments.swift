@@ -2,7 +2,7 @@ import AppStore
 import ChannelSupport
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Synchronization
 
 /// The App Store channel of the order engine: turns verified transactions — submitted by the app as StoreKit 2

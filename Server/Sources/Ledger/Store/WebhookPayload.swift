@@ -1,5 +1,5 @@
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// The JSON a merchant's backend receives for one webhook event:
 /// `{"created_at","data":{"cause","evidence","order"},"id","type"}` (`evidence` only when there is one), keys sorted,

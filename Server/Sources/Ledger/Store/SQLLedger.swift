@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 
 /// The ledger over SQL: one implementation for SQLite and PostgreSQL.

@@ -12,7 +12,8 @@ struct FixedClock: WallClock {
 
 enum Vectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/wechatpay")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/vectors/wechatpay")
 
     static let available: Bool = {
         let present = FileManager.default.fileExists(atPath: directory.path)

@@ -1,7 +1,7 @@
 import Foundation
 import Ledger
 import LedgerTestSupport
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Testing
 
 /// The App Store submission path writes its JSON without `JSONEncoder`: the answer apps parse, and the inbox copy
