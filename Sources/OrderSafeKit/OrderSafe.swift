@@ -13,7 +13,7 @@ public actor OrderSafe {
     let store: any StoreClient
     let api: OrderSafeAPI
     let journal: PurchaseJournal
-    let hub = EventHub()
+    let hub: EventHub
     let entitlementCache: EntitlementCache
     private var listener: Task<Void, Never>?
     /// Transactions being recorded now: a purchase, the listener and a sweep that meet one share its one recording
@@ -31,6 +31,7 @@ public actor OrderSafe {
     ) {
         self.configuration = configuration
         userID = configuration.userID
+        hub = EventHub(userID: configuration.userID)
         self.store = store
         api = OrderSafeAPI(baseURL: configuration.serverURL, token: configuration.token, transport: transport)
         journal = PurchaseJournal(directory: configuration.journalDirectory)
@@ -62,6 +63,7 @@ public actor OrderSafe {
     @discardableResult
     public func logIn(_ userID: String) async -> [PurchaseOutcome] {
         self.userID = userID
+        hub.send(.signedIn(userID: userID))
         return await resume()
     }
 
@@ -70,6 +72,7 @@ public actor OrderSafe {
     public func logOut() async {
         userID = nil
         await entitlementCache.clear()
+        hub.send(.signedOut)
     }
 
     /// Stops the listener (tests, sign-out). Purchases on their way stay in the journal.
@@ -82,6 +85,16 @@ public actor OrderSafe {
     /// Events for the UI, from now on. Every call opens a stream of its own.
     public nonisolated func events() -> AsyncStream<OrderSafeEvent> {
         hub.stream()
+    }
+
+    /// What the events so far add up to: products, the signed-in user's entitlements, this session's purchases.
+    public nonisolated func snapshot() -> OrderSafeSnapshot {
+        hub.snapshot
+    }
+
+    /// The snapshot as of now and every event after it, taken together (nothing missed, nothing seen twice).
+    public nonisolated func follow() -> (snapshot: OrderSafeSnapshot, events: AsyncStream<OrderSafeEvent>) {
+        hub.follow()
     }
 
     // MARK: Products

@@ -44,6 +44,8 @@ enum Output {
                 "balances": Dictionary(holdings.balances.map { ($0.name, $0.amount) }, uniquingKeysWith: +),
             ]
         case .journalProblem(let file, let reason): ["event": "journal_problem", "file": file, "reason": reason]
+        case .signedIn(let userID): ["event": "signed_in", "user": userID]
+        case .signedOut: ["event": "signed_out"]
         }
     }
 }

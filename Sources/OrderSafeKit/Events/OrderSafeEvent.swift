@@ -15,6 +15,10 @@ public enum OrderSafeEvent: Sendable {
     case entitlementsChanged(HoldingsResponse)
     /// A journal file could not be read; it was moved to `unreadable/` in the journal folder.
     case journalProblem(file: String, reason: String)
+    /// ``OrderSafe/logIn(_:)``: what is shown is this user's from now on.
+    case signedIn(userID: String)
+    /// ``OrderSafe/logOut()``: nothing of the previous user is shown any more.
+    case signedOut
 }
 
 /// The steps a purchase shows on its way.
@@ -29,25 +33,40 @@ public enum PurchaseStage: String, Sendable, Hashable {
     case confirming
 }
 
-/// Fans events out to every stream opened with ``OrderSafe/events()``.
+/// Fans events out to every stream opened with ``OrderSafe/events()``, and keeps the snapshot they add up to: a
+/// stream and the snapshot it starts from are taken together, so a follower misses nothing and sees nothing twice.
 final class EventHub: Sendable {
     private let lock = NSLock()
     nonisolated(unsafe) private var continuations: [UUID: AsyncStream<OrderSafeEvent>.Continuation] = [:]
+    nonisolated(unsafe) private var current: OrderSafeSnapshot
 
-    func stream() -> AsyncStream<OrderSafeEvent> {
+    init(userID: String?) {
+        current = OrderSafeSnapshot(userID: userID)
+    }
+
+    var snapshot: OrderSafeSnapshot { lock.withLock { current } }
+
+    func stream() -> AsyncStream<OrderSafeEvent> { follow().events }
+
+    /// The snapshot as of now, and every event after it.
+    func follow() -> (snapshot: OrderSafeSnapshot, events: AsyncStream<OrderSafeEvent>) {
         let id = UUID()
         let (stream, continuation) = AsyncStream<OrderSafeEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             self.lock.withLock { _ = self.continuations.removeValue(forKey: id) }
         }
-        lock.withLock { continuations[id] = continuation }
-        return stream
+        let snapshot = lock.withLock {
+            continuations[id] = continuation
+            return current
+        }
+        return (snapshot, stream)
     }
 
     func send(_ event: OrderSafeEvent) {
-        for continuation in lock.withLock({ Array(continuations.values) }) {
-            continuation.yield(event)
+        lock.withLock {
+            current.apply(event)
+            for continuation in continuations.values { continuation.yield(event) }
         }
     }
 

@@ -19,7 +19,7 @@ public struct ProductList: Sendable, Hashable {
             var channels = product.channels
             if product.appStoreProductID != nil, details == nil { channels.removeAll { $0 == .appStore } }
             return ProductOffer(
-                id: product.id, title: details?.displayName ?? product.title, kind: product.kind.rawValue,
+                id: product.id, title: details?.displayName ?? product.title, kind: product.kind,
                 channels: channels,
                 prices: product.prices, store: details)
         }
@@ -34,8 +34,7 @@ public struct ProductOffer: Sendable, Hashable, Identifiable {
     /// The catalog id (what ``OrderSafe/purchase(_:through:)`` takes).
     public var id: String
     public var title: String
-    /// `consumable`, `non_consumable`, `auto_renewable_subscription`, `non_renewing_subscription`.
-    public var kind: String
+    public var kind: ProductKind
     /// The channels it can be bought through on this device.
     public var channels: [Channel]
     /// The catalog's prices per channel (integer minor units).
