@@ -18,6 +18,8 @@ public enum StoreKitError: Error, Sendable {
     case networkError(URLError)
     case systemError(any Error)
     case notAvailableInStorefront
+    @available(iOS 15.4, macOS 12.3, tvOS 15.4, watchOS 8.5, visionOS 1.0, *)
     case notEntitled
+    @available(iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, visionOS 2.4, *)
     case unsupported
 }

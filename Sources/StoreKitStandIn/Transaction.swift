@@ -2,11 +2,31 @@ import Foundation
 
 /// Linux stand-in for StoreKit 2's `Transaction`, read from the JWS the sandbox App Store signed.
 public struct Transaction: Identifiable, Hashable, Sendable {
-    public enum RevocationReason: Hashable, Sendable { case developerIssue, other }
-    /// Bought by this Apple ID, or shared by another member of its family.
-    public enum OwnershipType: Hashable, Sendable { case purchased, familyShared }
-    /// The kind of offer the transaction used (StoreKit's values: an offer code is `.code`).
-    public enum OfferType: Hashable, Sendable { case introductory, promotional, code, winBack }
+    /// Why the App Store revoked it (a struct, as StoreKit's: raw values as the App Store Server API's).
+    public struct RevocationReason: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let developerIssue = RevocationReason(rawValue: 1)
+        public static let other = RevocationReason(rawValue: 0)
+    }
+
+    /// Who owns it: the buyer, or a member of the buyer's family.
+    public struct OwnershipType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let purchased = OwnershipType(rawValue: "PURCHASED")
+        public static let familyShared = OwnershipType(rawValue: "FAMILY_SHARED")
+    }
+
+    /// The offer it was bought with (Apple's offerType: 1 introductory, 2 promotional, 3 offer code, 4 win-back).
+    public struct OfferType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let introductory = OfferType(rawValue: 1)
+        public static let promotional = OfferType(rawValue: 2)
+        public static let code = OfferType(rawValue: 3)
+        public static var winBack: OfferType { OfferType(rawValue: 4) }
+    }
 
     public let id: UInt64
     public let originalID: UInt64
@@ -96,12 +116,11 @@ public struct Transaction: Identifiable, Hashable, Sendable {
         expirationDate = payload.expiresDate
         purchasedQuantity = payload.quantity
         revocationDate = payload.revocationDate
-        revocationReason = payload.revocationReason.map { $0 == 1 ? .developerIssue : .other }
+        revocationReason = payload.revocationReason.map(RevocationReason.init(rawValue:))
         productType = Product.ProductType(rawValue: payload.type)
         appAccountToken = payload.appAccountToken
-        ownershipType = payload.inAppOwnershipType == "FAMILY_SHARED" ? .familyShared : .purchased
-        // Apple's offerType: 1 introductory, 2 promotional, 3 offer code, 4 win-back.
-        offerType = payload.offerType.flatMap { [1: .introductory, 2: .promotional, 3: .code, 4: .winBack][$0] }
+        ownershipType = OwnershipType(rawValue: payload.inAppOwnershipType ?? OwnershipType.purchased.rawValue)
+        offerType = payload.offerType.map(OfferType.init(rawValue:))
         offerID = payload.offerIdentifier
         signedDate = payload.signedDate
     }
