@@ -69,6 +69,7 @@ public struct Product: Identifiable, Hashable, Sendable {
         try await StandInDevice.current().products(Array(identifiers))
     }
 
+    @available(visionOS, unavailable)  // StoreKit's: visionOS buys through purchase(confirmIn:) only
     @MainActor
     public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
         var token: UUID?

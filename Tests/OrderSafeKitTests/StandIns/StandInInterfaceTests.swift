@@ -57,6 +57,9 @@ struct StandInInterfaceTests {
             if theirs.mainActor != declaration.mainActor {
                 drift.append("\(declaration): StoreKit's is \(theirs.mainActor ? "" : "not ")@MainActor")
             }
+            if theirs.unavailable != declaration.unavailable {
+                drift.append("\(declaration): StoreKit's is unavailable on \(theirs.unavailable.sorted())")
+            }
             if (theirs.iOS ?? "15.0") != (declaration.iOS ?? "15.0") {
                 drift.append("\(declaration): StoreKit's is available from iOS \(theirs.iOS ?? "15.0")")
             }
@@ -75,6 +78,7 @@ struct StandInInterfaceTests {
                 }
                 @available(iOS 16.0, macOS 13.0, *)
                 public let environment: AppStore.Environment
+                @available(macOS, unavailable)
                 @MainActor public func purchase(confirmIn scene: some UIScene, options: Set<Product.PurchaseOption> = []) async throws -> Int
             }
             """
@@ -83,6 +87,7 @@ struct StandInInterfaceTests {
         #expect(apple["Transaction.OwnershipType.purchased"]?.kind == "property")
         #expect(apple["Transaction.environment"]?.iOS == "16.0")
         #expect(apple["Transaction.purchase(confirmIn:options:)"]?.mainActor == true)
+        #expect(apple["Transaction.purchase(confirmIn:options:)"]?.unavailable == ["macOS"])
         let ours = SwiftInterface(
             """
             public struct Transaction: Identifiable, Hashable, Sendable {

@@ -11,7 +11,12 @@ struct SwiftInterface {
         var mainActor: Bool
         /// iOS version it is introduced in, as written (`15.0`); nil: not said (StoreKit 2's floor, 15.0).
         var iOS: String?
-        var description: String { "\(kind) \(path)\(mainActor ? " @MainActor" : "")\(iOS.map { " iOS \($0)" } ?? "")" }
+        /// The platforms it is marked unavailable on itself (`@available(visionOS, unavailable)`).
+        var unavailable: Set<String> = []
+        var description: String {
+            "\(kind) \(path)\(mainActor ? " @MainActor" : "")\(iOS.map { " iOS \($0)" } ?? "")"
+                + (unavailable.isEmpty ? "" : " unavailable on \(unavailable.sorted().joined(separator: ", "))")
+        }
     }
 
     private(set) var declarations: [String: Declaration] = [:]
@@ -45,7 +50,8 @@ struct SwiftInterface {
                         for each in kind == "case" ? Self.caseNames(line) : [name] {
                             let eachPath = [base, each].compactMap { $0 }.joined(separator: ".")
                             declarations[eachPath] = Declaration(
-                                path: eachPath, kind: kind, mainActor: mainActor, iOS: iOS)
+                                path: eachPath, kind: kind, mainActor: mainActor, iOS: iOS,
+                                unavailable: Self.unavailable(declared))
                         }
                     }
                     if isType, line.contains("{") {
@@ -154,6 +160,15 @@ struct SwiftInterface {
             return names.first.map { "\($0):" }
         }
         return "(" + labels.joined() + ")"
+    }
+
+    /// The platforms of `@available(PLATFORM, unavailable)` among `attributes`.
+    static func unavailable(_ attributes: [String]) -> Set<String> {
+        Set(
+            attributes.compactMap { attribute in
+                guard attribute.hasPrefix("@available("), attribute.hasSuffix(", unavailable)") else { return nil }
+                return String(attribute.dropFirst("@available(".count).dropLast(", unavailable)".count))
+            })
     }
 
     /// The iOS version of the first `@available(iOS x, …)` among `attributes`.
