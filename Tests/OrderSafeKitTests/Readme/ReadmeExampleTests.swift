@@ -4,25 +4,30 @@ import Testing
 
 @testable import OrderSafeKit
 
-/// The SDK guide's app code (docs/sdk.md) compiles (it is ReadmeExample.swift) and works with the vendor SDKs' answers.
+/// The SDK guide's app code (docs/sdk.md, and the DocC catalog's Getting Started) compiles (it is ReadmeExample.swift)
+/// and works with the vendor SDKs' answers.
 @Suite("README: Add OrderSafeKit to your app")
 struct ReadmeExampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test("the SDK guide (docs/sdk.md) shows ReadmeExample.swift's code verbatim")
-    func readmeShowsTheCompiledCode() throws {
+    @Test(
+        "the SDK guide (docs/sdk.md) and the DocC catalog's Getting Started show ReadmeExample.swift's code verbatim",
+        arguments: ["docs/sdk.md", "Sources/OrderSafeKit/OrderSafeKit.docc/GettingStarted.md"])
+    func guidesShowTheCompiledCode(_ guide: String) throws {
         let source = try String(
             contentsOf: Self.root.appendingPathComponent("Tests/OrderSafeKitTests/Readme/ReadmeExample.swift"),
             encoding: .utf8)
         let start = try #require(source.range(of: "// README: begin\n"))
         let end = try #require(source.range(of: "// README: end"))
         let snippet = String(source[start.upperBound..<end.lowerBound])
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("docs/sdk.md"), encoding: .utf8)
+        let text = try String(contentsOf: Self.root.appendingPathComponent(guide), encoding: .utf8)
         #expect(
-            readme.contains("```swift\n" + snippet + "```"),
-            "docs/sdk.md must show Tests/OrderSafeKitTests/Readme/ReadmeExample.swift's block")
+            text.contains("```swift\n" + snippet + "```"),
+            "\(guide) must show Tests/OrderSafeKitTests/Readme/ReadmeExample.swift's block")
+        let blocks = text.components(separatedBy: "```swift\n").count - 1
+        #expect(blocks == 1, "\(guide) has \(blocks) Swift samples; each must be compiled by a test")
     }
 
     @Test("the README's bridges hand over the vendor SDKs' answers, including a payment app reopening the app")
