@@ -1,6 +1,7 @@
+import ChannelSupport
 import Crypto
 import Ledger
-@_spi(OrderSafeServer) import OrderSafeModel
+import OrderSafeModel
 
 /// The inbox entries of app submissions this process has applied, so that a resend (an app retrying, a restore) is
 /// answered by readers without asking the database whether it is one, and a fresh submission goes to the writer

@@ -3,7 +3,7 @@ import ChannelSupport
 import Crypto
 import Foundation
 import JWTKit
-@_spi(OrderSafeServer) import OrderSafeModel
+import OrderSafeModel
 
 /// The user a request acts for, proven by a bearer JWT from the merchant's backend.
 public struct AuthenticatedUser: Sendable, Hashable {
