@@ -27,8 +27,7 @@ struct SwiftInterface {
         var attributes: [String] = []
         for line in Self.logicalLines(text) {
             let inherited = containers.last
-            if line.hasPrefix("@"), Self.declaration(line) == nil, !line.contains(" enum "), !line.contains(" struct ")
-            {
+            if line.hasPrefix("@"), Self.declaration(line) == nil {
                 attributes.append(line)
             } else {
                 let declared = attributes + [line]
