@@ -7,7 +7,9 @@ import PackageDescription
 let package = Package(
     name: "OrderSafeKit",
     defaultLocalization: "en",
-    platforms: [.macOS(.v15), .iOS(.v15)],
+    // StoreKit 2's floors. What a platform lacks is marked unavailable on the API itself: `purchase(confirmIn:)` on
+    // macOS and watchOS, promoted purchases on tvOS, watchOS and visionOS, the SwiftUI model before iOS 17.
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "OrderSafeKit", targets: ["OrderSafeKit"]),
         .library(name: "OrderSafeModel", targets: ["OrderSafeModel"]),

@@ -2,7 +2,7 @@ import Foundation
 import OrderSafeModel
 
 /// OrderSafeKit's one entry point: create it once at launch, call ``start()``, and buy through
-/// ``purchase(_:through:)`` for every channel.
+/// ``purchase(_:through:confirmIn:)`` for every channel.
 ///
 /// The rules it keeps: an order exists (and is journaled) before any store or provider is asked to pay; a StoreKit
 /// transaction is finished only after the server answered `recorded` for that very transaction; a provider app's
@@ -16,6 +16,7 @@ public actor OrderSafe {
     let hub: EventHub
     let entitlementCache: EntitlementCache
     private var listener: Task<Void, Never>?
+    private var intentListener: Task<Void, Never>?
     /// Transactions being recorded now: a purchase, the listener and a sweep that meet one share its one recording
     /// and its outcome.
     var recordings: [UInt64: Task<PurchaseOutcome?, Never>] = [:]
@@ -39,8 +40,8 @@ public actor OrderSafe {
             file: configuration.journalDirectory.appendingPathComponent("entitlements.cache"))
     }
 
-    /// Starts the one transaction listener (`Transaction.updates`) and resumes everything on its way. Call it at
-    /// launch; calling it again (on foreground) only resumes.
+    /// Starts the one transaction listener (`Transaction.updates`) and the promoted purchases' (`PurchaseIntent`),
+    /// and resumes everything on its way. Call it at launch; calling it again (on foreground) only resumes.
     @discardableResult
     public func start() async -> [PurchaseOutcome] {
         if listener == nil {
@@ -49,6 +50,13 @@ public actor OrderSafe {
                 for await transaction in updates {
                     guard let self else { return }
                     _ = await self.process(transaction)
+                }
+            }
+            let intents = store.purchaseIntents()
+            intentListener = Task { [weak self] in
+                for await appStoreProductID in intents {
+                    guard let self else { return }
+                    await self.promoted(appStoreProductID)
                 }
             }
         }
@@ -79,6 +87,8 @@ public actor OrderSafe {
     public func stop() {
         listener?.cancel()
         listener = nil
+        intentListener?.cancel()
+        intentListener = nil
         hub.finish()
     }
 
@@ -136,12 +146,17 @@ public actor OrderSafe {
 
     /// Buys `productID` (a catalog id) through `channel`, and returns when the purchase reached an outcome or a
     /// state it resumes from by itself (``PurchaseOutcome/State/pending``, ``PurchaseOutcome/State/awaitingConfirmation``).
-    public func purchase(_ productID: String, through channel: Channel) async -> PurchaseOutcome {
+    /// - Parameter scene: the scene of the Buy button, over which StoreKit shows its sheet (iOS 17+, tvOS 17+,
+    ///   visionOS; Apple's recommended call in apps with several scenes). Without one, StoreKit places the sheet
+    ///   itself; on visionOS the foreground scene is taken.
+    public func purchase(_ productID: String, through channel: Channel, confirmIn scene: ConfirmationScene? = nil)
+        async -> PurchaseOutcome
+    {
         let failed = { (error: OrderSafeError) in
             PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error))
         }
         guard let userID else { return failed(.server(.signedOut)) }
-        let product: OrderSafeModel.Product
+        let product: CatalogProduct
         do {
             // A product missing from the catalog loaded earlier may have been added since: ask once more.
             var found = try await loadCatalog().products.first { $0.id == productID }
@@ -182,7 +197,7 @@ public actor OrderSafe {
             return report(failed(.server(error)))
         }
         return channel == .appStore
-            ? await buyFromAppStore(entry, product: product, order: response.order)
+            ? await buyFromAppStore(entry, product: product, order: response.order, confirmIn: scene)
             : await payThroughProvider(entry, response: response)
     }
 

@@ -72,6 +72,21 @@ public struct Product: Identifiable, Hashable, Sendable {
     @available(visionOS, unavailable)  // StoreKit's: visionOS buys through purchase(confirmIn:) only
     @MainActor
     public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
+        try await purchase(options, scene: nil)
+    }
+
+    /// The purchase sheet over `scene` (iOS 17+): the device records the scene's title with the purchase.
+    @available(iOS 17.0, tvOS 17.0, visionOS 1.0, *)
+    @available(macOS, unavailable)
+    @available(watchOS, unavailable)
+    @MainActor
+    public func purchase(confirmIn scene: some UIScene, options: Set<PurchaseOption> = []) async throws
+        -> PurchaseResult
+    {
+        try await purchase(options, scene: scene.title)
+    }
+
+    private func purchase(_ options: Set<PurchaseOption>, scene: String?) async throws -> PurchaseResult {
         var token: UUID?
         var askToBuy = false
         for option in options {
@@ -81,6 +96,7 @@ public struct Product: Identifiable, Hashable, Sendable {
             case .quantity(let quantity): if quantity != 1 { throw PurchaseError.invalidQuantity }
             }
         }
-        return try await StandInDevice.current().purchase(productID: id, appAccountToken: token, askToBuy: askToBuy)
+        return try await StandInDevice.current().purchase(
+            productID: id, appAccountToken: token, askToBuy: askToBuy, scene: scene)
     }
 }

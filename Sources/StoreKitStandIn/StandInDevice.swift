@@ -102,11 +102,14 @@ public final class StandInDevice: Sendable {
         }
     }
 
-    func purchase(productID: String, appAccountToken: UUID?, askToBuy: Bool) async throws -> Product.PurchaseResult {
+    func purchase(productID: String, appAccountToken: UUID?, askToBuy: Bool, scene: String?) async throws
+        -> Product.PurchaseResult
+    {
         var body: [String: Any] = [
             "product_id": productID, "ask_to_buy": askToBuy || asksToBuy, "confirm": confirmsPurchases,
         ]
         body["app_account_token"] = appAccountToken?.uuidString.lowercased()
+        body["scene"] = scene
         let answer: PurchaseAnswer = try await call("POST", endpoint("purchase"), body: body)
         switch answer.result {
         case "success":
@@ -121,6 +124,15 @@ public final class StandInDevice: Sendable {
         case "product_unavailable": throw Product.PurchaseError.productUnavailable
         default: throw StoreKitError.unknown
         }
+    }
+
+    /// The purchases the user started on the App Store since the last call (each is answered once).
+    @available(iOS 16.4, macOS 14.4, *)
+    func purchaseIntents() async throws -> [PurchaseIntent] {
+        let answer: IntentsAnswer = try await call("POST", endpoint("purchase-intents/take"), body: [:])
+        guard !answer.product_ids.isEmpty else { return [] }
+        let products = try await self.products(answer.product_ids)
+        return answer.product_ids.compactMap { id in products.first { $0.id == id }.map(PurchaseIntent.init) }
     }
 
     func unfinished() async throws -> [VerificationResult<Transaction>] {
@@ -203,6 +215,10 @@ public final class StandInDevice: Sendable {
     private struct PurchaseAnswer: Decodable {
         var result: String
         var signed_transaction: String?
+    }
+
+    private struct IntentsAnswer: Decodable {
+        var product_ids: [String]
     }
 
     private struct SignedList: Decodable {

@@ -98,11 +98,25 @@ struct MessagesTests {
 
     @Test("confirmation polling: backoff doubles up to the cap and stops within the timeout")
     func confirmationDelays() {
-        let policy = ConfirmationPolicy(firstDelay: .milliseconds(300), maxDelay: .seconds(5), timeout: .seconds(60))
+        let policy = ConfirmationPolicy(firstDelay: 0.3, maxDelay: 5, timeout: 60)
         let delays = policy.delays
-        #expect(delays.prefix(4) == [.milliseconds(300), .milliseconds(600), .milliseconds(1200), .milliseconds(2400)])
-        #expect(delays.allSatisfy { $0 <= .seconds(5) })
-        #expect(delays.reduce(.zero, +) <= .seconds(60))
-        #expect(ConfirmationPolicy(firstDelay: .zero, maxDelay: .zero, timeout: .zero).delays.isEmpty)
+        #expect(delays.prefix(4) == [0.3, 0.6, 1.2, 2.4])
+        #expect(delays.allSatisfy { $0 <= 5 })
+        #expect(delays.reduce(0, +) <= 60)
+        #expect(ConfirmationPolicy(firstDelay: 0, maxDelay: 0, timeout: 0).delays.isEmpty)
+        // A policy that never ends still polls a bounded number of times, each at least a millisecond apart.
+        for policy in [
+            ConfirmationPolicy(firstDelay: 0, maxDelay: 0, timeout: 60),
+            ConfirmationPolicy(firstDelay: 1, maxDelay: .infinity, timeout: .infinity),
+            ConfirmationPolicy(firstDelay: .nan, maxDelay: .nan, timeout: 1),
+        ] {
+            #expect(policy.delays.count <= ConfirmationPolicy.maxPolls)
+            #expect(policy.delays.allSatisfy { $0 >= 0.001 })
+        }
+        #expect(ConfirmationPolicy(firstDelay: 0, maxDelay: 0, timeout: 60).delays.count == ConfirmationPolicy.maxPolls)
+        // The waits in nanoseconds, for Task.sleep(nanoseconds:): never a trap.
+        #expect(Task.nanoseconds(1.5) == 1_500_000_000)
+        #expect([-1, .nan, 0].map(Task.nanoseconds) == [0, 0, 0])
+        #expect([.infinity, 1e300].map(Task.nanoseconds) == [UInt64.max, UInt64.max])
     }
 }

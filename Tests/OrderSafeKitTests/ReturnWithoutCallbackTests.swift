@@ -22,7 +22,7 @@ struct ReturnWithoutCallbackTests {
             return await alipay.wait(superseded: AlipayResult(resultStatus: "6001")) { [self] in
                 Task {
                     if pays { await server.pay(orderNo: orderNo) }
-                    if returns { await alipay.appBecameActive(grace: .milliseconds(20)) }
+                    if returns { await alipay.appBecameActive(grace: 0.02) }
                 }
             }
         }
@@ -32,19 +32,19 @@ struct ReturnWithoutCallbackTests {
             return await wechat.wait(superseded: WeChatPayResult(errCode: -2)) { [self] in
                 Task {
                     if pays { await server.pay(orderNo: orderNo) }
-                    if returns { await wechat.appBecameActive(grace: .milliseconds(20)) }
+                    if returns { await wechat.appBecameActive(grace: 0.02) }
                 }
             }
         }
     }
 
-    static func app(_ h: Harness, _ apps: SilentPaymentApps, providerAnswer: Duration = .seconds(300)) -> OrderSafe {
+    static func app(_ h: Harness, _ apps: SilentPaymentApps, providerAnswer: TimeInterval = 300) -> OrderSafe {
         var configuration = OrderSafeConfiguration(
             serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
             journalDirectory: h.folder,
             alipay: apps, wechatPay: apps,
             confirmation: ConfirmationPolicy(
-                firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20),
+                firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02,
                 providerAnswer: providerAnswer))
         configuration.sleep = { _ in await Task.yield() }
         return OrderSafe(configuration: configuration, store: h.store, transport: h.server)
@@ -84,10 +84,10 @@ struct ReturnWithoutCallbackTests {
         defer { h.cleanUp() }
         var apps = SilentPaymentApps(server: h.server)
         apps.returns = false
-        let app = Self.app(h, apps, providerAnswer: .milliseconds(200))
+        let app = Self.app(h, apps, providerAnswer: 0.2)
         // Bounded here too, generously (a loaded CI machine took 5.7 s), so that a purchase that never returns fails
         // this test instead of hanging the run.
-        let outcome = await BoundedAnswer.within(.seconds(60)) { await app.purchase("gift", through: .wechatPay) }
+        let outcome = await BoundedAnswer.within(60) { await app.purchase("gift", through: .wechatPay) }
         #expect(outcome?.state == .fulfilled, "paid all along: \(outcome?.name ?? "no outcome within 60 s")")
         // The payment app's answer comes at last: nobody waits for it any more, and it changes nothing.
         #expect(await apps.wechat.deliver(WeChatPayResult(errCode: -2)) == true, "the abandoned bridge call takes it")
@@ -102,14 +102,14 @@ struct ReturnWithoutCallbackTests {
         let relay = PaymentResultRelay<AlipayResult>()
         let answered = Task { await relay.wait(superseded: AlipayResult(resultStatus: "6001")) {} }
         try await Task.sleep(for: .milliseconds(20))
-        await relay.appBecameActive(grace: .seconds(5))
+        await relay.appBecameActive(grace: 5)
         #expect(await relay.deliver(AlipayResult(resultStatus: "9000")))
         #expect(await answered.value.resultStatus == "9000")
 
         let silent = Task { await relay.wait(superseded: AlipayResult(resultStatus: "6001")) {} }
         try await Task.sleep(for: .milliseconds(20))
-        await relay.appBecameActive(grace: .milliseconds(10))
-        #expect(await BoundedAnswer.within(.seconds(10)) { await silent.value } == .noAnswer)
+        await relay.appBecameActive(grace: 0.01)
+        #expect(await BoundedAnswer.within(10) { await silent.value } == .noAnswer)
         #expect(await relay.deliver(AlipayResult(resultStatus: "9000")) == false, "late: dropped")
         #expect(AlipayResult.noAnswer.hint == .pending && WeChatPayResult.noAnswer.hint == .pending)
         await relay.appBecameActive()  // nobody waits: nothing happens

@@ -45,8 +45,8 @@ struct DeviceSession {
             journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
             alipay: vendors, wechatPay: vendors,
             confirmation: ConfirmationPolicy(
-                timeout: .seconds(options.confirmTimeout), storeMayStillDeliver: .seconds(options.storeWait),
-                notRecordedRetryCap: .seconds(options.retryCap)),
+                timeout: TimeInterval(options.confirmTimeout), storeMayStillDeliver: TimeInterval(options.storeWait),
+                notRecordedRetryCap: TimeInterval(options.retryCap)),
             log: { record in
                 Output.line(["log": record.message, "level": record.level.rawValue, "metadata": record.metadata])
             })

@@ -46,6 +46,7 @@ enum Output {
         case .journalProblem(let file, let reason): ["event": "journal_problem", "file": file, "reason": reason]
         case .signedIn(let userID): ["event": "signed_in", "user": userID]
         case .signedOut: ["event": "signed_out"]
+        case .promotedPurchase(let productID): ["event": "promoted_purchase", "product_id": productID]
         }
     }
 }

@@ -30,7 +30,7 @@ struct SimulatedPaymentApps: AlipayBridge, WeChatPayBridge {
     let alipay = PaymentResultRelay<AlipayResult>()
     let wechat = PaymentResultRelay<WeChatPayResult>()
     /// How long the app waits for an answer once it is active again.
-    static let grace = Duration.milliseconds(300)
+    static let grace: TimeInterval = 0.3
 
     func pay(orderString: String) async -> AlipayResult {
         await alipay.wait(superseded: AlipayResult(resultStatus: "6001")) { [self] in
@@ -56,7 +56,7 @@ struct SimulatedPaymentApps: AlipayBridge, WeChatPayBridge {
             await relay.appBecameActive(grace: Self.grace)
         case .late:
             await relay.appBecameActive(grace: Self.grace)
-            try? await Task.sleep(for: Self.grace * 3)
+            try? await Task.sleep(for: .milliseconds(Int(Self.grace * 3000)))
             await relay.deliver(answer)
         }
     }

@@ -9,17 +9,17 @@ enum EngineFixtures {
     static let catalog = try! Catalog(
         version: "engine-1",
         products: [
-            Product(
+            CatalogProduct(
                 id: "coins_60", kind: .consumable, title: "60 Coins",
                 appStoreProductID: "com.example.ordersafe.coins60", channels: [.appStore],
                 prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
                 grants: [.addBalance(balance: "coins", amount: 60)]),
-            Product(
+            CatalogProduct(
                 id: "vip_monthly", kind: .autoRenewableSubscription, title: "VIP",
                 appStoreProductID: "com.example.ordersafe.vip.monthly",
                 channels: [.appStore], prices: [.appStore: Money(amountMinor: 2500, currency: .cny)],
                 grants: [.extendEntitlement(entitlement: "vip", period: GrantPeriod(count: 1, unit: .month))]),
-            Product(
+            CatalogProduct(
                 id: "gift_box", kind: .consumable, title: "Gift box", goods: .physical,
                 channels: [.alipay, .wechatPay],
                 prices: [

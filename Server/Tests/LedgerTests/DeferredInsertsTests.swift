@@ -88,7 +88,7 @@ struct DeferredInsertsTests {
         let catalog = try Catalog(
             version: "double-1",
             products: [
-                Product(
+                CatalogProduct(
                     id: "double", kind: .consumable, title: "Coins and a bonus", appStoreProductID: "test.double",
                     channels: [.appStore],
                     prices: [.appStore: Money(amountMinor: 600, currency: .cny)],

@@ -10,17 +10,17 @@ enum Fixtures {
     static let catalog = try! Catalog(
         version: "test-1",
         products: [
-            Product(
+            CatalogProduct(
                 id: "coins_60", kind: .consumable, title: "60 Coins", appStoreProductID: "test.coins60",
                 channels: [.appStore],
                 prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
                 grants: [.addBalance(balance: "coins", amount: 60)]),
-            Product(
+            CatalogProduct(
                 id: "vip_month", kind: .nonRenewingSubscription, title: "VIP month", appStoreProductID: "test.vip",
                 channels: [.appStore],
                 prices: [.appStore: Money(amountMinor: 2500, currency: .cny)],
                 grants: [.extendEntitlement(entitlement: "vip", period: GrantPeriod(count: 1, unit: .month))]),
-            Product(
+            CatalogProduct(
                 id: "box", kind: .consumable, title: "Box", goods: .physical, channels: [.alipay, .wechatPay],
                 prices: [
                     .alipay: Money(amountMinor: 9900, currency: .cny),

@@ -53,7 +53,7 @@ struct ClientSDKEndToEndTests {
                 serverURL: URL(string: base)!, token: { token }, userID: user, journalDirectory: journal, alipay: apps,
                 wechatPay: apps,
                 confirmation: ConfirmationPolicy(
-                    firstDelay: .milliseconds(50), maxDelay: .milliseconds(500), timeout: .seconds(20))))
+                    firstDelay: 0.05, maxDelay: 0.5, timeout: 20)))
     }
 
     static func balance(_ safe: OrderSafe, _ name: String) async throws -> Int64 {
@@ -72,7 +72,7 @@ struct ClientSDKEndToEndTests {
             for _ in 0..<3 {
                 guard
                     case .success(let transaction) = try await store.purchase(
-                        productID: "com.example.ordersafe.coins60", appAccountToken: UUID())
+                        productID: "com.example.ordersafe.coins60", appAccountToken: UUID(), confirmIn: nil)
                 else {
                     Issue.record("the stand-in store did not charge")
                     return

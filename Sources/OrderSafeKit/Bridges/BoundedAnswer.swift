@@ -3,15 +3,15 @@ import Foundation
 /// A payment app's answer, or none once a time has passed: a bridge call that never returns (a payment app that
 /// never calls back, and an app that never said it was active again) must not hold a purchase forever.
 enum BoundedAnswer {
-    /// `call`'s result, or nil after `limit`. The call is left to finish on its own; what it returns later is
+    /// `call`'s result, or nil after `limit` seconds. The call is left to finish on its own; what it returns later is
     /// dropped.
-    static func within<R: Sendable>(_ limit: Duration, _ call: @escaping @Sendable () async -> R) async -> R? {
+    static func within<R: Sendable>(_ limit: TimeInterval, _ call: @escaping @Sendable () async -> R) async -> R? {
         let first = First<R>()
         return await withCheckedContinuation { continuation in
             Task {
                 await first.set(continuation)
                 let timer = Task {
-                    try? await Task.sleep(for: limit)
+                    try? await Task.sleep(seconds: limit)
                     await first.offer(nil)
                 }
                 Task {

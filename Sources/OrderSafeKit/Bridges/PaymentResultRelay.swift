@@ -42,14 +42,14 @@ public actor PaymentResultRelay<Result: Sendable> {
     }
 
     /// The app is active again (`sceneDidBecomeActive`, SwiftUI's `scenePhase == .active`,
-    /// `applicationDidBecomeActive`): a result that has not arrived within `grace` is not coming (the payment app
+    /// `applicationDidBecomeActive`): a result that has not arrived within `grace` seconds is not coming (the payment app
     /// answers through the URL or universal link that made the app active, in a moment), and the wait ends with
     /// `noAnswer`. Nothing happens when nobody waits.
-    public func appBecameActive(grace: Duration = .seconds(2)) {
+    public func appBecameActive(grace: TimeInterval = 2) {
         guard waiting != nil else { return }
         let current = generation
         Task { [weak self] in
-            try? await Task.sleep(for: grace)
+            try? await Task.sleep(seconds: grace)
             await self?.expire(current)
         }
     }

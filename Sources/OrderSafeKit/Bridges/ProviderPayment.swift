@@ -1,3 +1,4 @@
+import Foundation
 import OrderSafeModel
 
 /// A channel the app pays through by opening the provider's app with what the server's answer carries (Alipay,
@@ -9,7 +10,9 @@ protocol ProviderPayment: Sendable {
     init?(_ configuration: OrderSafeConfiguration)
     /// Opens the provider's app with `response`'s invocation, waiting at most `limit` for its answer; nil when the
     /// response carries none. Returns the answer as the journal keeps it, and the hint the server is given.
-    func pay(_ response: OrderResponse, within limit: Duration) async -> (result: String, hint: ClientResultRequest)?
+    func pay(_ response: OrderResponse, within limit: TimeInterval) async -> (
+        result: String, hint: ClientResultRequest
+    )?
     /// The hint an answer kept in the journal gives.
     static func hint(result: String) -> ClientResultRequest.Result
     /// The error a failed answer kept in the journal is.

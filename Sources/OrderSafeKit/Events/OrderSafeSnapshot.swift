@@ -13,6 +13,10 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
     public internal(set) var entitlements: HoldingsResponse?
     /// This session's purchases of the signed-in user, oldest first (at most ``purchasesKept``).
     public internal(set) var purchases: [PurchaseProgress] = []
+    /// The catalog ids of the promoted purchases the user started on the App Store and the app has not bought yet,
+    /// oldest first (``OrderSafeEvent/promotedPurchase(productID:)``; at most ``purchasesKept``). They are the
+    /// device's, not a user's: signing out keeps them.
+    public internal(set) var promotedPurchases: [String] = []
 
     /// How many purchases a snapshot keeps: the oldest finished ones go first.
     public static let purchasesKept = 50
@@ -32,6 +36,7 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
         case .productsLoaded(let list):
             products = list
         case .orderCreated(let orderNo, let productID, let channel):
+            if channel == .appStore { promotedPurchases.removeAll { $0 == productID } }
             if purchase(orderNo: orderNo) == nil {
                 append(PurchaseProgress(orderNo: orderNo, productID: productID, channel: channel))
             }
@@ -54,6 +59,10 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
         case .signedOut:
             forgetUser()
             userID = nil
+        case .promotedPurchase(let productID):
+            promotedPurchases.removeAll { $0 == productID }
+            promotedPurchases.append(productID)
+            if promotedPurchases.count > Self.purchasesKept { promotedPurchases.removeFirst() }
         case .transactionFinished, .journalProblem:
             break
         }

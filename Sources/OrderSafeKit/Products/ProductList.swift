@@ -10,7 +10,7 @@ public struct ProductList: Sendable, Hashable {
     /// False when this device may not pay through the App Store (Screen Time restrictions).
     public var canMakePayments: Bool
 
-    init(catalog: [OrderSafeModel.Product], store: [StoreProduct], canMakePayments: Bool) {
+    init(catalog: [CatalogProduct], store: [StoreProduct], canMakePayments: Bool) {
         let storeByID = Dictionary(store.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var unknown: [String] = []
         offers = catalog.map { product in
@@ -31,7 +31,7 @@ public struct ProductList: Sendable, Hashable {
 
 /// One product as the UI shows it.
 public struct ProductOffer: Sendable, Hashable, Identifiable {
-    /// The catalog id (what ``OrderSafe/purchase(_:through:)`` takes).
+    /// The catalog id (what ``OrderSafe/purchase(_:through:confirmIn:)`` takes).
     public var id: String
     public var title: String
     public var kind: ProductKind

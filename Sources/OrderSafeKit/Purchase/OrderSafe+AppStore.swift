@@ -4,8 +4,9 @@ import OrderSafeModel
 extension OrderSafe {
     /// The App Store leg: the order's UUID goes with the purchase as its `appAccountToken`, so the transaction names
     /// its order wherever it is delivered (the purchase call, `Transaction.updates`, `Transaction.unfinished`).
-    func buyFromAppStore(_ entry: JournalEntry, product: OrderSafeModel.Product, order: Order) async -> PurchaseOutcome
-    {
+    func buyFromAppStore(
+        _ entry: JournalEntry, product: CatalogProduct, order: Order, confirmIn scene: ConfirmationScene?
+    ) async -> PurchaseOutcome {
         var entry = entry
         let outcome = { (state: PurchaseOutcome.State) in
             PurchaseOutcome(
@@ -15,7 +16,8 @@ extension OrderSafe {
         let result: StorePurchaseResult
         do {
             result = try await store.purchase(
-                productID: product.appStoreProductID ?? product.id, appAccountToken: order.orderUUID)
+                productID: product.appStoreProductID ?? product.id, appAccountToken: order.orderUUID,
+                confirmIn: scene)
         } catch {
             let failure = (error as? StoreFailure) ?? .other("\(error)")
             if failure.mayHaveCharged {
@@ -25,7 +27,7 @@ extension OrderSafe {
                     .warning, "the store failed after the purchase sheet; its transaction may still come",
                     ["order_no": order.orderNo])
                 entry.retryAfter = configuration.now().addingTimeInterval(
-                    configuration.confirmation.storeMayStillDeliver.timeInterval)
+                    configuration.confirmation.storeMayStillDeliver)
                 try? await save(&entry)
                 var waiting = outcome(.awaitingConfirmation)
                 waiting.storeMayHaveCharged = true
@@ -172,7 +174,7 @@ extension OrderSafe {
         entry.attempts += 1
         entry.retryAfter = configuration.now().addingTimeInterval(
             JournalEntry.retryDelay(
-                attempts: entry.attempts, cap: configuration.confirmation.notRecordedRetryCap.timeInterval))
+                attempts: entry.attempts, cap: configuration.confirmation.notRecordedRetryCap))
         try? await save(&entry)
         return outcome
     }

@@ -48,7 +48,7 @@ extension OrderSafe {
             case .notOrdered, .unknown: return waiting
             }
         }
-        var sinceHint = Duration.zero
+        var sinceHint: TimeInterval = 0
         for delay in configuration.confirmation.delays {
             if let order = last, let settled = PurchaseOutcome.settled(order) { return await settle(entry, settled) }
             do {
@@ -58,9 +58,9 @@ extension OrderSafe {
             }
             sinceHint += delay
             do {
-                if sinceHint >= .seconds(5) {
+                if sinceHint >= 5 {
                     // Ask the server to query the provider again (it does so at most every 5 seconds per order).
-                    sinceHint = .zero
+                    sinceHint = 0
                     last = try await api.clientResult(
                         orderNo, result: ClientResultRequest(result: .pending, detail: "still waiting"))
                 } else {

@@ -17,8 +17,8 @@ public struct OrderSafeConfiguration: Sendable {
     public var confirmation: ConfirmationPolicy
     /// Diagnostics (never tokens, receipts or signed transactions): route them to `os.Logger` or swift-log.
     public var log: (@Sendable (OrderSafeLogRecord) -> Void)?
-    /// Waits between polls; tests pass one that does not sleep.
-    public var sleep: @Sendable (Duration) async throws -> Void
+    /// Waits between polls, in seconds; tests pass one that does not sleep.
+    public var sleep: @Sendable (TimeInterval) async throws -> Void
     /// Now; tests pin it.
     public var now: @Sendable () -> Date
 
@@ -36,7 +36,7 @@ public struct OrderSafeConfiguration: Sendable {
         self.wechatPay = wechatPay
         self.confirmation = confirmation
         self.log = log
-        sleep = { try await Task.sleep(for: $0) }
+        sleep = { try await Task.sleep(seconds: $0) }
         now = { Date() }
     }
 }
@@ -44,27 +44,28 @@ public struct OrderSafeConfiguration: Sendable {
 /// Waiting for an Alipay or WeChat Pay payment: at most `providerAnswer` for the payment app's answer (then the
 /// server is asked as if the buyer came back without one), then polling the server for the truth with exponential
 /// backoff from `firstDelay` up to `maxDelay`, for at most `timeout`; after that the order stays in the journal and
-/// is asked about again at the next ``OrderSafe/resume()``. So ``OrderSafe/purchase(_:through:)`` returns within
-/// `providerAnswer + timeout` (six minutes by default) plus the server's answering time.
+/// is asked about again at the next ``OrderSafe/resume()``. So ``OrderSafe/purchase(_:through:confirmIn:)`` returns within
+/// `providerAnswer + timeout` (six minutes by default) plus the server's answering time. Every wait is in seconds
+/// (`TimeInterval`: `Duration` needs iOS 16, and OrderSafeKit runs from iOS 15).
 public struct ConfirmationPolicy: Sendable, Hashable {
-    public var firstDelay: Duration
-    public var maxDelay: Duration
-    public var timeout: Duration
+    public var firstDelay: TimeInterval
+    public var maxDelay: TimeInterval
+    public var timeout: TimeInterval
     /// The longest a buyer may stay in the payment app (entering a password, topping up a balance) before OrderSafe
     /// stops waiting for its answer.
-    public var providerAnswer: Duration
+    public var providerAnswer: TimeInterval
     /// How long an App Store order whose purchase ended in an error that may have followed the charge is kept for
     /// its transaction before a resume gives it up. Giving up loses nothing: a transaction that comes later is
     /// recorded all the same (the server adopts it for its buyer); it only ends the wait the buyer sees.
-    public var storeMayStillDeliver: Duration
+    public var storeMayStillDeliver: TimeInterval
     /// The longest wait before a transaction the server did not record (rejected, or held because its settings
     /// cannot verify it) is submitted again; the wait starts at 30 s and doubles up to this.
-    public var notRecordedRetryCap: Duration
+    public var notRecordedRetryCap: TimeInterval
 
     public init(
-        firstDelay: Duration = .milliseconds(300), maxDelay: Duration = .seconds(5), timeout: Duration = .seconds(60),
-        providerAnswer: Duration = .seconds(300), storeMayStillDeliver: Duration = .seconds(600),
-        notRecordedRetryCap: Duration = .seconds(6 * 3600)
+        firstDelay: TimeInterval = 0.3, maxDelay: TimeInterval = 5, timeout: TimeInterval = 60,
+        providerAnswer: TimeInterval = 300, storeMayStillDeliver: TimeInterval = 600,
+        notRecordedRetryCap: TimeInterval = 6 * 3600
     ) {
         self.firstDelay = firstDelay
         self.maxDelay = maxDelay
@@ -74,17 +75,25 @@ public struct ConfirmationPolicy: Sendable, Hashable {
         self.notRecordedRetryCap = notRecordedRetryCap
     }
 
-    /// The waits between polls, in order, adding up to no more than `timeout`.
-    var delays: [Duration] {
-        var delays: [Duration] = []
-        var total = Duration.zero
-        var next = max(firstDelay, .milliseconds(1))
-        while total + next <= timeout {
+    /// The waits between polls, in order, adding up to no more than `timeout`; each at least a millisecond, and at
+    /// most ``maxPolls`` of them whatever the policy says (an infinite timeout, a zero `maxDelay`).
+    var delays: [TimeInterval] {
+        var delays: [TimeInterval] = []
+        var total: TimeInterval = 0
+        var next = Self.atLeastAMillisecond(firstDelay)
+        while total + next <= timeout, delays.count < Self.maxPolls {
             delays.append(next)
             total += next
-            next = min(next * 2, maxDelay)
+            next = Self.atLeastAMillisecond(min(next * 2, maxDelay))
         }
         return delays
+    }
+
+    /// The most polls one wait makes.
+    static let maxPolls = 10_000
+
+    private static func atLeastAMillisecond(_ seconds: TimeInterval) -> TimeInterval {
+        seconds.isNaN ? 0.001 : max(seconds, 0.001)
     }
 }
 
@@ -94,12 +103,4 @@ public struct OrderSafeLogRecord: Sendable, Hashable {
     public var level: Level
     public var message: String
     public var metadata: [String: String]
-}
-
-extension Duration {
-    /// The duration in seconds, for `Date` arithmetic.
-    var timeInterval: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
-    }
 }

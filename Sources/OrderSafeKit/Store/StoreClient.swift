@@ -7,8 +7,13 @@ public protocol StoreClient: Sendable {
     var canMakePayments: Bool { get async }
     /// `Product.products(for:)`: the ids the store knows, with their store details.
     func products(for ids: [String]) async throws -> [StoreProduct]
-    /// `Product.purchase(options: [.appAccountToken(token)])`.
-    func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseResult
+    /// `Product.purchase(confirmIn: scene, options: [.appAccountToken(token)])` where the system has it and a scene
+    /// is given, else `Product.purchase(options:)`.
+    func purchase(productID: String, appAccountToken: UUID, confirmIn scene: ConfirmationScene?) async throws
+        -> StorePurchaseResult
+    /// `PurchaseIntent.intents` (iOS 16.4+, macOS 14.4+): the App Store product id of each purchase the user starts
+    /// on the App Store (a promoted in-app purchase), for as long as it is iterated; where there is none, it ends.
+    func purchaseIntents() -> AsyncStream<String>
     /// `Transaction.unfinished`: every transaction not finished yet.
     func unfinished() async -> [StoreTransaction]
     /// `Transaction.currentEntitlements`: the verified transactions that entitle the user now (non-consumables,

@@ -5,6 +5,9 @@ import StoreKit
 #else
 import StoreKitStandIn
 #endif
+#if os(visionOS)
+import UIKit
+#endif
 
 /// The real ``StoreClient``: StoreKit 2 on Apple platforms. On Linux the same source compiles against
 /// StoreKitStandIn, whose types carry StoreKit's names, so what ships to iOS is built and run here.
@@ -28,7 +31,9 @@ public struct StoreKitClient: StoreClient {
         }
     }
 
-    public func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+    public func purchase(productID: String, appAccountToken: UUID, confirmIn scene: ConfirmationScene?) async throws
+        -> StorePurchaseResult
+    {
         let products: [Product]
         do {
             products = try await Product.products(for: [productID])
@@ -37,7 +42,7 @@ public struct StoreKitClient: StoreClient {
         }
         guard let product = products.first else { throw StoreFailure.purchase(.productUnavailable) }
         do {
-            switch try await product.purchase(options: [.appAccountToken(appAccountToken)]) {
+            switch try await Self.purchase(product, [.appAccountToken(appAccountToken)], confirmIn: scene) {
             case .success(let result): return .success(Self.transaction(result))
             case .userCancelled: return .userCancelled
             case .pending: return .pending
@@ -45,6 +50,52 @@ public struct StoreKitClient: StoreClient {
             }
         } catch {
             throw Self.failure(error)
+        }
+    }
+
+    /// Over the app's scene where StoreKit takes one; visionOS has no other way (`purchase(options:)` is unavailable
+    /// there), so without a scene it takes the foreground one, as RevenueCat's `currentWindowScene` does.
+    static func purchase(
+        _ product: Product, _ options: Set<Product.PurchaseOption>, confirmIn scene: ConfirmationScene?
+    )
+        async throws -> Product.PurchaseResult
+    {
+        #if os(visionOS)
+        let scene = scene ?? (await foregroundScene())
+        #endif
+        #if os(iOS) || os(tvOS) || os(visionOS) || os(Linux)
+        if #available(iOS 17.0, tvOS 17.0, visionOS 1.0, *), let scene {
+            return try await product.purchase(confirmIn: scene, options: options)
+        }
+        #endif
+        #if os(visionOS)
+        throw StoreFailure.storeKit(.unsupported)  // no scene in the foreground to show the sheet over
+        #else
+        return try await product.purchase(options: options)
+        #endif
+    }
+
+    #if os(visionOS)
+    @MainActor static func foregroundScene() -> ConfirmationScene? {
+        UIApplication.shared.connectedScenes.first { $0.activationState == .foregroundActive }
+    }
+    #endif
+
+    public func purchaseIntents() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            #if os(iOS) || os(macOS) || os(Linux)
+            if #available(iOS 16.4, macOS 14.4, *) {
+                let task = Task {
+                    for await intent in PurchaseIntent.intents {
+                        continuation.yield(intent.product.id)
+                    }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in task.cancel() }
+                return
+            }
+            #endif
+            continuation.finish()  // tvOS, watchOS, visionOS, and systems before PurchaseIntent
         }
     }
 

@@ -54,8 +54,10 @@ public final class OrderSafeViewModel {
 
     /// Buys `productID` through `channel`; ``purchases`` shows it as it moves.
     @discardableResult
-    public func purchase(_ productID: String, through channel: Channel) async -> PurchaseOutcome {
-        await orderSafe.purchase(productID, through: channel)
+    public func purchase(_ productID: String, through channel: Channel, confirmIn scene: ConfirmationScene? = nil)
+        async -> PurchaseOutcome
+    {
+        await orderSafe.purchase(productID, through: channel, confirmIn: scene)
     }
 }
 #endif

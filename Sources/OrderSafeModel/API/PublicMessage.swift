@@ -1,5 +1,7 @@
 /// What a caller outside is told about a failure: no source paths (some libraries put `file:line` in their error
 /// descriptions) and at most 300 characters. The whole error stays in the server's log, under the request id.
+/// Regex needs iOS 16: the server answers errors, and OrderSafeKit (from iOS 15) only reads them.
+@available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *)
 public enum PublicMessage {
     public static let maxLength = 300
 

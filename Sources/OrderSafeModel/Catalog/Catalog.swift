@@ -6,7 +6,7 @@ public struct Catalog: Codable, Hashable, Sendable {
     public var version: String
     /// Lets digital goods use Alipay or WeChat Pay (only where the merchant is entitled to external payment).
     public var allowExternalPaymentForDigitalGoods: Bool
-    public var products: [Product]
+    public var products: [CatalogProduct]
 
     /// The highest price a product may have: 10^12 minor units (ten billion yuan), far beyond any in-app or app
     /// payment (Alipay takes at most 100,000,000 yuan in one payment), so sums of prices stay far from overflowing.
@@ -17,7 +17,7 @@ public struct Catalog: Codable, Hashable, Sendable {
         case allowExternalPaymentForDigitalGoods = "allow_external_payment_for_digital_goods"
     }
 
-    public init(version: String, allowExternalPaymentForDigitalGoods: Bool = false, products: [Product]) throws {
+    public init(version: String, allowExternalPaymentForDigitalGoods: Bool = false, products: [CatalogProduct]) throws {
         self.version = version
         self.allowExternalPaymentForDigitalGoods = allowExternalPaymentForDigitalGoods
         self.products = products
@@ -30,7 +30,7 @@ public struct Catalog: Codable, Hashable, Sendable {
             version: try container.decode(String.self, forKey: .version),
             allowExternalPaymentForDigitalGoods: try container.decodeIfPresent(
                 Bool.self, forKey: .allowExternalPaymentForDigitalGoods) ?? false,
-            products: try container.decode([Product].self, forKey: .products))
+            products: try container.decode([CatalogProduct].self, forKey: .products))
     }
 
     /// Decodes and validates a catalog file's bytes.
@@ -47,12 +47,12 @@ public struct Catalog: Codable, Hashable, Sendable {
     }
 
     /// The product with this id, if the catalog has it.
-    public func product(id: String) -> Product? {
+    public func product(id: String) -> CatalogProduct? {
         products.first { $0.id == id }
     }
 
     /// The product sold in the App Store under this App Store Connect product id.
-    public func product(appStoreProductID: String) -> Product? {
+    public func product(appStoreProductID: String) -> CatalogProduct? {
         products.first { $0.appStoreProductID == appStoreProductID }
     }
 
@@ -74,7 +74,7 @@ public struct Catalog: Codable, Hashable, Sendable {
         }
     }
 
-    private func validate(_ product: Product) throws(CatalogError) {
+    private func validate(_ product: CatalogProduct) throws(CatalogError) {
         func fail(_ reason: String) -> CatalogError { .invalid(product: product.id, reason: reason) }
         guard Identifier.isValid(product.id) else {
             throw fail("id must be 1 to 64 characters of a-z, 0-9, '_', '.', '-'")

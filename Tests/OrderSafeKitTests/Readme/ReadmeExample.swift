@@ -3,7 +3,6 @@
 // README: begin
 import Foundation
 import OrderSafeKit
-import OrderSafeModel  // Channel, Money, HoldingsResponse: the wire types the server speaks
 
 /// Once, at launch (the app delegate's didFinishLaunching, or your App's init). `userID`: who is signed in now,
 /// nil when nobody is yet.

@@ -15,6 +15,7 @@ struct StandInInterfaceTests {
     static let ownNames: [String: String] = [
         "StandInDevice": "the Linux plumbing: the sandbox App Store's device queue the stand-ins read and write",
         "StandInError": "the stand-ins' own failures: no device connected, the sandbox refused, an answer unreadable",
+        "UIScene": "UIKit's scene, which purchase(confirmIn:options:) takes: UIKit does not exist on Linux",
         "Product.init(id:type:displayName:description:price:displayPrice:isFamilyShareable:)":
             "tests make products by hand; StoreKit's come only from the App Store",
     ]
@@ -37,7 +38,7 @@ struct StandInInterfaceTests {
             print("⚠️  ../shared/reference/StoreKit-interface.txt is missing: the stand-ins' interface is NOT CHECKED.")
             return
         }
-        let apple = SwiftInterface(try String(contentsOf: Self.reference, encoding: .utf8)).declarations
+        let apple = SwiftInterface(try String(contentsOf: Self.reference, encoding: .utf8)).overloads
         let ours = try Self.standIns().declarations
         #expect(ours.count > 40, "the reader found too little in the stand-ins: \(ours.count) declarations")
         var drift: [String] = []
@@ -47,24 +48,36 @@ struct StandInInterfaceTests {
             {
                 continue
             }
-            guard let theirs = apple[path] else {
+            guard let overloads = apple[path], let first = overloads.first else {
                 drift.append("\(declaration): StoreKit has no such name")
                 continue
             }
-            if theirs.kind != declaration.kind {
-                drift.append("\(declaration): StoreKit's is a \(theirs.kind)")
-            }
-            if theirs.mainActor != declaration.mainActor {
-                drift.append("\(declaration): StoreKit's is \(theirs.mainActor ? "" : "not ")@MainActor")
-            }
-            if theirs.unavailable != declaration.unavailable {
-                drift.append("\(declaration): StoreKit's is unavailable on \(theirs.unavailable.sorted())")
-            }
-            if (theirs.iOS ?? "15.0") != (declaration.iOS ?? "15.0") {
-                drift.append("\(declaration): StoreKit's is available from iOS \(theirs.iOS ?? "15.0")")
+            // Overloads differing only in their parameters' types share a path: one of them must match.
+            let each = overloads.map { Self.differences(declaration, $0) }
+            if !each.contains(where: \.isEmpty) {
+                drift +=
+                    overloads.count == 1 ? each[0] : ["\(declaration): no overload of StoreKit's matches (\(first))"]
             }
         }
         #expect(drift == [], "\(drift.joined(separator: "\n"))")
+    }
+
+    /// How `ours` differs from StoreKit's `theirs`: kind, isolation, unavailability, iOS version.
+    static func differences(_ ours: SwiftInterface.Declaration, _ theirs: SwiftInterface.Declaration) -> [String] {
+        var drift: [String] = []
+        if theirs.kind != ours.kind {
+            drift.append("\(ours): StoreKit's is a \(theirs.kind)")
+        }
+        if theirs.mainActor != ours.mainActor {
+            drift.append("\(ours): StoreKit's is \(theirs.mainActor ? "" : "not ")@MainActor")
+        }
+        if theirs.unavailable != ours.unavailable {
+            drift.append("\(ours): StoreKit's is unavailable on \(theirs.unavailable.sorted())")
+        }
+        if (theirs.iOS ?? "15.0") != (ours.iOS ?? "15.0") {
+            drift.append("\(ours): StoreKit's is available from iOS \(theirs.iOS ?? "15.0")")
+        }
+        return drift
     }
 
     @Test("the reader sees kinds, labels, isolation and availability, and an enum where StoreKit has a struct")

@@ -1,28 +1,35 @@
 import Foundation
 
 /// The public declarations of a Swift interface or source text, enough to compare two of them: each one's path
-/// (`Transaction.OwnershipType`), kind, signature (a function's argument labels), main-actor isolation and the iOS
-/// version it is available from (its own `@available`, else its container's). A line-based reader for the shapes
-/// Xcode's generated interfaces and our stand-ins use (one declaration per line), not a Swift parser.
+/// (`Transaction.OwnershipType`), kind, signature (a function's argument labels), main-actor isolation and the
+/// version of each platform it is available from (its own `@available`, else its container's). A line-based reader
+/// for the shapes Xcode's generated interfaces, the toolchain's `.swiftinterface` files and our stand-ins use (one
+/// declaration per line), not a Swift parser.
 struct SwiftInterface {
     struct Declaration: Hashable, CustomStringConvertible {
         var path: String
         var kind: String
         var mainActor: Bool
-        /// iOS version it is introduced in, as written (`15.0`); nil: not said (StoreKit 2's floor, 15.0).
-        var iOS: String?
+        /// The version each platform it names introduces it in, as written (`["iOS": "16.0", "macOS": "13.0"]`).
+        var versions: [String: String] = [:]
         /// The platforms it is marked unavailable on itself (`@available(visionOS, unavailable)`).
         var unavailable: Set<String> = []
+        /// iOS version it is introduced in; nil: not said (StoreKit 2's floor, 15.0).
+        var iOS: String? { versions["iOS"] }
         var description: String {
             "\(kind) \(path)\(mainActor ? " @MainActor" : "")\(iOS.map { " iOS \($0)" } ?? "")"
                 + (unavailable.isEmpty ? "" : " unavailable on \(unavailable.sorted().joined(separator: ", "))")
         }
     }
 
-    private(set) var declarations: [String: Declaration] = [:]
+    /// Every declaration by path; overloads that differ only in their parameters' types share one path.
+    private(set) var overloads: [String: [Declaration]] = [:]
+
+    /// The first declaration of each path.
+    var declarations: [String: Declaration] { overloads.compactMapValues(\.first) }
 
     init(_ text: String) {
-        var containers: [(path: String, kind: String, isPublic: Bool, iOS: String?, depth: Int)] = []
+        var containers: [(path: String, kind: String, isPublic: Bool, versions: [String: String], depth: Int)] = []
         var depth = 0
         var attributes: [String] = []
         for line in Self.logicalLines(text) {
@@ -35,7 +42,8 @@ struct SwiftInterface {
                 if let (kind, name, isType) = Self.declaration(line) {
                     let isPublic =
                         kind == "case"
-                        ? inherited?.kind == "enum" && inherited?.isPublic == true : line.contains("public ")
+                        ? inherited?.kind == "enum" && inherited?.isPublic == true
+                        : line.contains("public ") || line.hasPrefix("open ") || line.contains(" open ")
                     let base = inherited?.path
                     let path: String
                     if kind == "extension" {
@@ -43,19 +51,23 @@ struct SwiftInterface {
                     } else {
                         path = [base, name].compactMap { $0 }.joined(separator: ".")
                     }
-                    let iOS = Self.iOS(declared) ?? (kind == "extension" ? nil : inherited?.iOS)
+                    let own = Self.versions(declared)
+                    let versions = kind == "extension" ? own : (inherited?.versions ?? [:]).merging(own) { $1 }
                     if isPublic && kind != "extension" {
                         let mainActor = declared.contains { $0.contains("@MainActor") }
                         for each in kind == "case" ? Self.caseNames(line) : [name] {
                             let eachPath = [base, each].compactMap { $0 }.joined(separator: ".")
-                            declarations[eachPath] = Declaration(
-                                path: eachPath, kind: kind, mainActor: mainActor, iOS: iOS,
-                                unavailable: Self.unavailable(declared))
+                            overloads[eachPath, default: []].append(
+                                Declaration(
+                                    path: eachPath, kind: kind, mainActor: mainActor, versions: versions,
+                                    unavailable: Self.unavailable(declared)))
                         }
                     }
                     if isType, line.contains("{") {
-                        let typeIOS = kind == "extension" ? (Self.iOS(declared) ?? declarations[name]?.iOS) : iOS
-                        containers.append((path, kind, isPublic || kind == "extension", typeIOS, depth))
+                        let typeVersions =
+                            kind == "extension"
+                            ? (overloads[name]?.first?.versions ?? [:]).merging(own) { $1 } : versions
+                        containers.append((path, kind, isPublic || kind == "extension", typeVersions, depth))
                     }
                 }
             }
@@ -106,7 +118,8 @@ struct SwiftInterface {
     static func declaration(_ line: String) -> (String, String, Bool)? {
         let words = line.replacingOccurrences(of: "(", with: " (").split(separator: " ").map(String.init)
         let modifiers: Set<String> = [
-            "public", "static", "final", "nonisolated", "mutating", "override", "@frozen", "@MainActor", "@inlinable",
+            "public", "open", "static", "final", "nonisolated", "mutating", "override", "@frozen", "@MainActor",
+            "@inlinable",
             "indirect", "@discardableResult", "@preconcurrency",
         ]
         guard let index = words.firstIndex(where: { !modifiers.contains($0) && !$0.hasPrefix("@") }),
@@ -170,12 +183,19 @@ struct SwiftInterface {
             })
     }
 
-    /// The iOS version of the first `@available(iOS x, …)` among `attributes`.
-    static func iOS(_ attributes: [String]) -> String? {
-        for attribute in attributes where attribute.hasPrefix("@available(iOS ") {
-            let version = attribute.dropFirst("@available(iOS ".count).prefix { $0.isNumber || $0 == "." }
-            if !version.isEmpty { return String(version) }
+    /// The versions of `@available(iOS 16.0, macOS 13.0, *)` among `attributes` (the first to name a platform wins).
+    static func versions(_ attributes: [String]) -> [String: String] {
+        var versions: [String: String] = [:]
+        for attribute in attributes where attribute.hasPrefix("@available(") {
+            let inside = attribute.dropFirst("@available(".count).prefix { $0 != ")" }
+            for part in inside.split(separator: ",") {
+                let words = part.split(separator: " ")
+                guard words.count == 2, let first = words[1].first, first.isNumber,
+                    words[1].allSatisfy({ $0.isNumber || $0 == "." })
+                else { continue }
+                if versions[String(words[0])] == nil { versions[String(words[0])] = String(words[1]) }
+            }
         }
-        return nil
+        return versions
     }
 }

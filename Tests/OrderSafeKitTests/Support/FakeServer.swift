@@ -203,18 +203,18 @@ actor FakeServer: HTTPTransport {
         path.split(separator: "/").map { $0.hasPrefix("OS-") ? "{order}" : String($0) }.joined(separator: "/")
     }
 
-    static let catalog: [OrderSafeModel.Product] = [
-        OrderSafeModel.Product(
+    static let catalog: [CatalogProduct] = [
+        CatalogProduct(
             id: "coins", kind: .consumable, title: "Coins", appStoreProductID: "coins.ios", channels: [.appStore],
             prices: [.appStore: Money(amountMinor: 600, currency: CurrencyCode("CNY")!)], grants: []),
-        OrderSafeModel.Product(
+        CatalogProduct(
             id: "gift", kind: .consumable, title: "Gift", goods: .physical, channels: [.alipay, .wechatPay],
             prices: [
                 .alipay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!),
                 .wechatPay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!),
             ],
             grants: []),
-        OrderSafeModel.Product(
+        CatalogProduct(
             id: "ghost", kind: .nonConsumable, title: "Not in the store", appStoreProductID: "unknown.ios",
             channels: [.appStore],
             prices: [.appStore: Money(amountMinor: 100, currency: CurrencyCode("CNY")!)], grants: []),

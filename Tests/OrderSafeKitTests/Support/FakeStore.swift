@@ -22,22 +22,26 @@ actor FakeStore: StoreClient {
     private var askToBuy: [(productID: String, token: UUID)] = []
     private var nextID: UInt64 = 1000
     let crash: CrashPoints
+    /// The scene each purchase sheet was shown over (nil: none given), in order.
+    private(set) var scenes: [ConfirmationScene?] = []
     /// The listener of the app now running (a relaunch opens a new one, as each process has its own).
-    nonisolated let listener = Listener()
+    nonisolated let listener = Listener<StoreTransaction>()
+    /// The App Store's promoted purchases, delivered to the app now running (`PurchaseIntent.intents`).
+    nonisolated let intents = Listener<String>()
 
-    final class Listener: Sendable {
+    final class Listener<Element: Sendable>: Sendable {
         private let lock = NSLock()
-        nonisolated(unsafe) private var continuation: AsyncStream<StoreTransaction>.Continuation?
+        nonisolated(unsafe) private var continuation: AsyncStream<Element>.Continuation?
 
-        func replace(_ new: AsyncStream<StoreTransaction>.Continuation) {
+        func replace(_ new: AsyncStream<Element>.Continuation) {
             lock.withLock {
                 continuation?.finish()
                 continuation = new
             }
         }
 
-        func yield(_ transaction: StoreTransaction) {
-            _ = lock.withLock { continuation }?.yield(transaction)
+        func yield(_ element: Element) {
+            _ = lock.withLock { continuation }?.yield(element)
         }
     }
 
@@ -57,7 +61,10 @@ actor FakeStore: StoreClient {
         }
     }
 
-    func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+    func purchase(productID: String, appAccountToken: UUID, confirmIn scene: ConfirmationScene?) async throws
+        -> StorePurchaseResult
+    {
+        scenes.append(scene)
         await crash.step("store: sheet")
         switch sheet {
         case .cancel: return .userCancelled
@@ -99,6 +106,12 @@ actor FakeStore: StoreClient {
     nonisolated func updates() -> AsyncStream<StoreTransaction> {
         let (stream, continuation) = AsyncStream<StoreTransaction>.makeStream()
         listener.replace(continuation)
+        return stream
+    }
+
+    nonisolated func purchaseIntents() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        intents.replace(continuation)
         return stream
     }
 

@@ -28,7 +28,7 @@ struct Harness {
             serverURL: URL(string: "https://pay.example.com/")!, token: { user }, userID: user,
             journalDirectory: folder, alipay: vendors, wechatPay: vendors,
             confirmation: ConfirmationPolicy(
-                firstDelay: .milliseconds(1), maxDelay: .milliseconds(2), timeout: .milliseconds(20)))
+                firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02))
         configuration.sleep = { _ in await Task.yield() }
         if let now { configuration.now = now }
         return OrderSafe(configuration: configuration, store: store, transport: server)

@@ -382,7 +382,7 @@ public struct AppStorePayments: Sendable {
     /// at all (a notification for a transaction that names no order of ours and renews nothing we know).
     /// `chainOwner` owns the purchase's subscription chain (nil for a family-shared purchase).
     private func binding(
-        for purchase: AppStorePurchase, product: Product, submitter: String?, chainOwner: String?,
+        for purchase: AppStorePurchase, product: CatalogProduct, submitter: String?, chainOwner: String?,
         in ledger: any LedgerStore
     )
         async throws
@@ -417,7 +417,8 @@ public struct AppStorePayments: Sendable {
     /// Records a purchase's payment against its order: an adopted order is created with it in one step when nothing
     /// stands in the way, else created and paid apart (which says whose payment it is when another order has it).
     private func fulfil(
-        _ purchase: AppStorePurchase, _ binding: Binding, product: Product, price: Money, in ledger: any LedgerStore,
+        _ purchase: AppStorePurchase, _ binding: Binding, product: CatalogProduct, price: Money,
+        in ledger: any LedgerStore,
         payment: (_ orderNo: String, _ amount: Money) -> VerifiedPayment
     ) async throws -> (order: Order, outcome: FulfilmentOutcome) {
         let order: Order
@@ -472,7 +473,8 @@ public struct AppStorePayments: Sendable {
     public static let adoptionKeyPrefix = "appstore:"
 
     /// The order adopted for a transaction that came without one; the idempotency key makes adoption happen once per user.
-    private func adoption(of purchase: AppStorePurchase, product: Product, price: Money, for userID: String) -> NewOrder
+    private func adoption(of purchase: AppStorePurchase, product: CatalogProduct, price: Money, for userID: String)
+        -> NewOrder
     {
         NewOrder(
             userID: userID, productID: product.id, channel: .appStore, amount: price,

@@ -151,7 +151,7 @@ extension SQLLedger {
             ).first()
         else { throw LedgerCorruption(detail: "order \(orderID) has no product definition") }
         let definition = try row.decode(column: "definition", as: String.self)
-        return try OrderSafeJSON.decoder().decode(Product.self, from: Data(definition.utf8)).grants
+        return try OrderSafeJSON.decoder().decode(CatalogProduct.self, from: Data(definition.utf8)).grants
     }
 
     static func setStatus(

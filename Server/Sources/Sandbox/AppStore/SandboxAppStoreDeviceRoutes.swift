@@ -6,7 +6,8 @@ import OrderSafeModel
 
 /// The device queues over HTTP, for StoreKitStandIn and for people (`{prefix}` is `/sandbox/appstore`):
 /// `GET {prefix}/devices/{device}/products?ids=a,b`, `POST …/purchase` (`product_id`, `app_account_token`,
-/// `ask_to_buy`, `confirm`), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
+/// `ask_to_buy`, `confirm`, `scene`), `POST …/promoted-purchase` (`product_id`: the user tapped it on the App Store),
+/// `POST …/purchase-intents/take` (the intents waiting for the app, each once), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
 /// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline`, `POST …/deliver` (a
 /// transaction made outside the app: `product_id`, `from` = `other_device` [`app_account_token`], `family_shared`,
 /// `offer_code` [`offer_code`] or `renewal` [`original_transaction_id`]); `POST {prefix}/refund` (`transaction_id`) and
@@ -39,7 +40,7 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                     device: try context.parameters.require("device"), productID: try object.string("product_id"),
                     appAccountToken: try Self.token(object),
                     askToBuy: try object.optionalBool("ask_to_buy") ?? false,
-                    confirm: try object.optionalBool("confirm") ?? true)
+                    confirm: try object.optionalBool("confirm") ?? true, scene: try Self.scene(object))
                 switch result {
                 case .success(let signed): return ["result": "success", "signed_transaction": signed]
                 case .pending(let requestID): return ["result": "pending", "request_id": requestID]
@@ -47,6 +48,18 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                 case .productUnavailable: return ["result": "product_unavailable"]
                 }
             }
+        }
+        device.post("promoted-purchase") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                try await devices.promote(
+                    device: try context.parameters.require("device"), productID: try object.string("product_id"))
+                return ["queued": true]
+            }
+        }
+        device.post("purchase-intents/take") { _, context in
+            SandboxJSONObject.response([
+                "product_ids": await devices.takePurchaseIntents(device: try context.parameters.require("device"))
+            ])
         }
         device.get("unfinished") { _, context in
             SandboxJSONObject.response([
@@ -105,7 +118,9 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             }
         }
         group.get("payments") { _, _ in
-            SandboxJSONObject.payments(await devices.payments(), devices: await devices.purchasingDevices)
+            SandboxJSONObject.payments(
+                await devices.payments(), devices: await devices.purchasingDevices, scenes: await devices.purchaseScenes
+            )
         }
         group.post("refund") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
@@ -141,6 +156,14 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             return .offerCode(code)
         case "renewal": return .renewal(originalTransactionID: try object.string("original_transaction_id"))
         default: return .familyShared
+        }
+    }
+
+    /// The optional `scene`: the title of the scene the purchase sheet was shown over, 1 to 64 bytes.
+    static func scene(_ object: JSONObject) throws -> String? {
+        try object.optionalString("scene").map { text in
+            guard (1...64).contains(text.utf8.count) else { throw SandboxDeviceError.badScene }
+            return text
         }
     }
 
@@ -195,7 +218,9 @@ enum SandboxJSONObject {
     }
 
     /// What a simulator was paid, as `GET {prefix}/payments` lists it.
-    static func payments(_ records: [SandboxPaymentRecord], devices: [String: String] = [:]) -> Response {
+    static func payments(
+        _ records: [SandboxPaymentRecord], devices: [String: String] = [:], scenes: [String: String] = [:]
+    ) -> Response {
         let items = records.sorted { $0.providerTransactionID < $1.providerTransactionID }.map {
             record -> [String: Any] in
             var item: [String: Any] = ["provider_transaction_id": record.providerTransactionID]
@@ -204,6 +229,7 @@ enum SandboxJSONObject {
                 ["amount_minor": $0.amountMinor, "currency": $0.currency.code] as [String: Any]
             }
             item["device"] = devices[record.providerTransactionID]
+            item["scene"] = scenes[record.providerTransactionID]
             return item
         }
         return response(["payments": items])

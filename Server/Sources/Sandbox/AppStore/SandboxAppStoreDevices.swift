@@ -39,9 +39,12 @@ public actor SandboxAppStoreDevices {
         var all: [String: (type: String, signed: String)] = [:]
         var updates: [String] = []
         var askToBuy: [String: (productID: String, token: UUID?)] = [:]
+        /// Purchases the user started on the App Store, waiting for the app (`PurchaseIntent.intents`).
+        var intents: [String] = []
     }
 
     static let maxDevices = 100_000
+    static let maxIntentsPerDevice = 100
     static let maxUpdatesPerDevice = 10_000
 
     private let store: SandboxAppStore
@@ -49,6 +52,8 @@ public actor SandboxAppStoreDevices {
     private var devices: [String: Device] = [:]
     /// Which device bought each transaction (refunds and renewals go back to it).
     private var owners: [String: String] = [:]
+    /// The scene each transaction's purchase sheet was shown over (`purchase(confirmIn:)`), when one was named.
+    private var scenes: [String: String] = [:]
     private let journal: SandboxJournal<SandboxDeviceRecord>
     /// What the journal held at start, until ``restore()`` applies it.
     private var toRestore: [SandboxDeviceRecord]?
@@ -97,10 +102,11 @@ public actor SandboxAppStoreDevices {
         ids.compactMap { products[$0] }
     }
 
-    /// The purchase sheet: `confirm` false is the user cancelling; `askToBuy` makes it wait for approval.
-    public func purchase(device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool)
-        async throws -> PurchaseResult
-    {
+    /// The purchase sheet: `confirm` false is the user cancelling; `askToBuy` makes it wait for approval; `scene` is
+    /// the scene the app showed it over (`purchase(confirmIn:)`), kept with the transaction.
+    public func purchase(
+        device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool, scene: String? = nil
+    ) async throws -> PurchaseResult {
         try admit(device)
         guard products[productID] != nil else { return .productUnavailable }
         guard confirm else { return .userCancelled }
@@ -111,8 +117,26 @@ public actor SandboxAppStoreDevices {
             devices[device, default: Device()].askToBuy[requestID] = (productID, appAccountToken)
             return .pending(requestID: requestID)
         }
-        return .success(
-            signed: try await charge(device: device, productID: productID, appAccountToken: appAccountToken))
+        let signed = try await charge(device: device, productID: productID, appAccountToken: appAccountToken)
+        if let scene, let id = Self.transactionID(signed) { scenes[id] = scene }
+        return .success(signed: signed)
+    }
+
+    /// The user taps a promoted in-app purchase on the App Store product page (or a win-back offer): the App Store
+    /// opens the app and hands it a `PurchaseIntent` for the product; nothing is charged until the app buys it.
+    /// Like the App Store app, the queue does not outlive a restart: an intent lost is tapped again.
+    public func promote(device: String, productID: String) throws {
+        try admit(device)
+        guard products[productID] != nil else { throw SandboxDeviceError.unknownProduct(productID) }
+        guard devices[device]!.intents.count < Self.maxIntentsPerDevice else { throw SandboxDeviceError.tooMany }
+        devices[device]!.intents.append(productID)
+    }
+
+    /// The product ids of the intents waiting for the app, each answered once.
+    public func takePurchaseIntents(device: String) -> [String] {
+        guard let intents = devices[device]?.intents, !intents.isEmpty else { return [] }
+        devices[device]!.intents = []
+        return intents
     }
 
     /// A parent approves (or declines) an Ask to Buy request: approved, the transaction is charged and arrives
@@ -239,6 +263,9 @@ public actor SandboxAppStoreDevices {
     /// Which device bought each transaction.
     public var purchasingDevices: [String: String] { owners }
 
+    /// The scene each purchase was confirmed in, by transaction id.
+    public var purchaseScenes: [String: String] { scenes }
+
     private func charge(device: String, productID: String, appAccountToken: UUID?) async throws -> String {
         let type = products[productID]?.type ?? "Consumable"
         let (id, signed) = try await store.purchase(
@@ -291,6 +318,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
     case notShareable(String)
     case notRenewable(String)
     case badDelivery(String)
+    case badScene
 
     public var description: String {
         switch self {
@@ -304,6 +332,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
         case .notRenewable(let id):
             "'\(id.prefix(64))' is not an auto-renewable subscription's original transaction or product"
         case .badDelivery(let reason): reason
+        case .badScene: "scene must be 1 to 64 bytes"
         }
     }
 }

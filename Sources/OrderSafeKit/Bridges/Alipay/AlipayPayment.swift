@@ -1,3 +1,4 @@
+import Foundation
 import OrderSafeModel
 
 /// Alipay through the app's ``AlipayBridge``: `payOrder` with the server's signed order string; the answer kept is
@@ -11,7 +12,9 @@ struct AlipayPayment: ProviderPayment {
         self.bridge = bridge
     }
 
-    func pay(_ response: OrderResponse, within limit: Duration) async -> (result: String, hint: ClientResultRequest)? {
+    func pay(_ response: OrderResponse, within limit: TimeInterval) async -> (
+        result: String, hint: ClientResultRequest
+    )? {
         guard let invocation = response.alipay else { return nil }
         let result =
             await BoundedAnswer.within(limit) { [bridge] in await bridge.pay(orderString: invocation.orderString) }

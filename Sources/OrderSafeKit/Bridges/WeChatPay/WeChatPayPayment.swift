@@ -1,3 +1,4 @@
+import Foundation
 import OrderSafeModel
 
 /// WeChat Pay through the app's ``WeChatPayBridge``: a `PayReq` from the server's signed parameters; the answer kept
@@ -11,7 +12,9 @@ struct WeChatPayPayment: ProviderPayment {
         self.bridge = bridge
     }
 
-    func pay(_ response: OrderResponse, within limit: Duration) async -> (result: String, hint: ClientResultRequest)? {
+    func pay(_ response: OrderResponse, within limit: TimeInterval) async -> (
+        result: String, hint: ClientResultRequest
+    )? {
         guard let invocation = response.wechatpay, let request = WeChatPayRequest(invocation) else { return nil }
         let result = await BoundedAnswer.within(limit) { [bridge] in await bridge.pay(request) } ?? .noAnswer
         return (String(result.errCode), ClientResultRequest(result: result.hint, detail: "errCode=\(result.errCode)"))

@@ -1,5 +1,5 @@
 /// One product a merchant sells, as the catalog file defines it.
-public struct Product: Codable, Hashable, Sendable, Identifiable {
+public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     /// The merchant's product id (`[a-z0-9_.-]`, at most 64 characters).
     public var id: String
     public var kind: ProductKind

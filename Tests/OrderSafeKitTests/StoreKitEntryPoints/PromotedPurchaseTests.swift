@@ -1,0 +1,89 @@
+import Foundation
+import StoreKitStandIn
+import Testing
+
+@testable import OrderSafeKit
+
+/// Promoted in-app purchases (`PurchaseIntent.intents`) and the purchase sheet over the app's scene
+/// (`purchase(confirmIn:)`): an intent is announced and waits, bought later bound to an order like any purchase.
+@Suite("StoreKit's entry points: promoted purchases and the scene the sheet shows over")
+struct PromotedPurchaseTests {
+    /// Waits until `done` holds for the snapshot (the intents listener runs on its own task).
+    func eventually(_ app: OrderSafe, _ done: (OrderSafeSnapshot) -> Bool) async throws {
+        for _ in 0..<2000 where !done(app.snapshot()) { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(done(app.snapshot()), "never reached: \(app.snapshot())")
+    }
+
+    @Test("a promoted purchase is announced by its catalog id, waits, and is bought through an order of its own")
+    func promotedPurchaseIsBoughtLikeAnyPurchase() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        let (_, events) = app.follow()
+        await app.start()
+        h.store.intents.yield("coins.ios")  // the user tapped the promoted product on the App Store
+        try await eventually(app) { $0.promotedPurchases == ["coins"] }
+        var announced: String?
+        for await event in events {
+            if case .promotedPurchase(let productID) = event {
+                announced = productID
+                break
+            }
+        }
+        #expect(announced == "coins")
+        #expect(await h.store.charged.isEmpty, "nothing is charged before the app buys it")
+
+        let outcome = await app.purchase("coins", through: .appStore)
+        #expect(outcome.state == .fulfilled)
+        #expect(outcome.orderNo != nil)
+        #expect(app.snapshot().promotedPurchases == [], "bought: it waits no more")
+        #expect(await h.store.charged.count == 1)
+        await app.stop()
+    }
+
+    @Test("an intent for a product the catalog does not sell through the App Store is left, and logged")
+    func unknownIntentIsLeft() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        await app.start()
+        h.store.intents.yield("not.in.catalog")
+        h.store.intents.yield("coins.ios")
+        try await eventually(app) { $0.promotedPurchases == ["coins"] }
+        await app.stop()
+    }
+
+    @Test("signed out, an intent still waits for the sign-in; the same product tapped twice waits once")
+    func intentWaitsForSignIn() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        await app.start()
+        await app.logOut()
+        h.store.intents.yield("coins.ios")
+        h.store.intents.yield("coins.ios")
+        try await eventually(app) { $0.promotedPurchases == ["coins"] }
+        let signedOut = await app.purchase("coins", through: .appStore)
+        #expect(signedOut.orderNo == nil)
+        #expect(app.snapshot().promotedPurchases == ["coins"], "a purchase refused before its order leaves it waiting")
+        await app.logIn("user-1")
+        #expect(await app.purchase("coins", through: .appStore).state == .fulfilled)
+        #expect(app.snapshot().promotedPurchases == [])
+        await app.stop()
+    }
+
+    @Test("the scene the app passes reaches StoreKit's purchase call; none passed, none reaches it")
+    @MainActor
+    func sceneReachesTheStore() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        let scene = UIScene(title: "second window")
+        #expect(await app.purchase("coins", through: .appStore, confirmIn: scene).state == .fulfilled)
+        #expect(await app.purchase("coins", through: .appStore).state == .fulfilled)
+        let scenes = await h.store.scenes
+        #expect(scenes.count == 2)
+        #expect(scenes.first.flatMap { $0 } === scene)
+        #expect(scenes.last.flatMap { $0 } == nil)
+    }
+}
