@@ -146,9 +146,12 @@ public actor OrderSafe {
 
     /// Buys `productID` (a catalog id) through `channel`, and returns when the purchase reached an outcome or a
     /// state it resumes from by itself (``PurchaseOutcome/State/pending``, ``PurchaseOutcome/State/awaitingConfirmation``).
-    /// - Parameter scene: the scene of the Buy button, over which StoreKit shows its sheet (iOS 17+, tvOS 17+,
-    ///   visionOS; Apple's recommended call in apps with several scenes). Without one, StoreKit places the sheet
-    ///   itself; on visionOS the foreground scene is taken.
+    /// - Parameters:
+    ///   - productID: the catalog id of the product (``ProductOffer/id``).
+    ///   - channel: the App Store, Alipay or WeChat Pay; the catalog says which the product is sold through.
+    ///   - scene: the scene of the Buy button, over which StoreKit shows its sheet (iOS 17+, tvOS 17+, visionOS;
+    ///     Apple's recommended call in apps with several scenes). Without one, StoreKit places the sheet itself; on
+    ///     visionOS the foreground scene is taken.
     public func purchase(_ productID: String, through channel: Channel, confirmIn scene: ConfirmationScene? = nil)
         async -> PurchaseOutcome
     {
