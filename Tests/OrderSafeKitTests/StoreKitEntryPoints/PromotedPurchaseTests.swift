@@ -23,6 +23,8 @@ struct PromotedPurchaseTests {
         await app.start()
         h.store.intents.yield("coins.ios")  // the user tapped the promoted product on the App Store
         try await eventually(app) { $0.promotedPurchases == ["coins"] }
+        // Sent, so the stream opened before holds it (never waited for otherwise: the test would hang).
+        try #require(app.snapshot().promotedPurchases == ["coins"])
         var announced: String?
         for await event in events {
             if case .promotedPurchase(let productID) = event {
