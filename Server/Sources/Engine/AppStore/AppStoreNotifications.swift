@@ -46,6 +46,10 @@ extension AppStorePayments {
         }
         let evidence = "inbox:\(inboxID)"
         let type = NotificationType(rawValue: notification.notificationType)
+        // What it says of a subscription's state, whatever else it does (kept again, harmlessly, on a retry).
+        for signal in SubscriptionSignals.of(notification) {
+            try await context.ledger.recordSubscriptionSignal(signal)
+        }
         guard let transaction = notification.transaction, let purchase = AppStorePurchase(transaction) else {
             context.logger.info(
                 "appstore notification stored",

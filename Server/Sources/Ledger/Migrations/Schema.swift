@@ -5,7 +5,7 @@ enum Schema {
     static let migrations: [Migration] = [
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
-        operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts,
+        operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -48,6 +48,7 @@ enum Schema {
     }
     private static let causes = values(of: EventCause.self)
     private static let grantKinds = values(of: Grant.Kind.self)
+    private static let signalKinds = values(of: SubscriptionSignal.Kind.self)
 
     private static let initial = Migration(
         version: 1, name: "initial ledger",
@@ -382,4 +383,22 @@ enum Schema {
             "CREATE INDEX payment_conflicts_by_recorded_order ON payment_conflicts (recorded_order_id)",
         ],
         engineStatements: appendOnly("payment_conflicts"))
+
+    /// What the App Store last said of each subscription chain: the newest signed version of each transaction and of
+    /// the renewal information (``SubscriptionSignal``), from which a subscription's state is folded. A chain's rows
+    /// are few (one per period, one renewal information); its owner is found through `payments_by_original_txn`.
+    private static let subscriptionSignals = Migration(
+        version: 13, name: "subscription signals",
+        statements: [
+            """
+            CREATE TABLE subscription_signals (
+                chain TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN (\(signalKinds))),
+                signal_key TEXT NOT NULL,
+                signed_at BIGINT NOT NULL,
+                body TEXT NOT NULL,
+                PRIMARY KEY (chain, kind, signal_key)
+            )
+            """
+        ])
 }

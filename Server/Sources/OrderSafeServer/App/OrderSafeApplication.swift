@@ -143,6 +143,8 @@ public enum OrderSafeApplication {
             await sandbox.addRoutes(to: router, catalog: components.catalog.catalog, tokens: tokens, clock: clock)
         }
         HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
+        let subscriptions = Subscriptions(book: components.ledger, clock: clock)
+        SubscriptionsController(subscriptions: subscriptions).addRoutes(to: users)
         let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)
         // Wrong operator keys, from the console's sign-in or the admin API, spend one budget per address.
         let wrongKeys = RateLimiter(
@@ -151,7 +153,7 @@ public enum OrderSafeApplication {
         let desk = OperatorDesk(
             ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler,
             appStore: components.appStore, clock: clock)
-        AdminController(ledger: components.ledger, desk: desk, clock: clock).addRoutes(
+        AdminController(ledger: components.ledger, desk: desk, subscriptions: subscriptions, clock: clock).addRoutes(
             to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys)))
         ConsoleController(
             ledger: components.ledger, desk: desk,

@@ -8,6 +8,7 @@ import OrderSafeModel
 struct AdminController {
     let ledger: any OperatorReads & HoldingsReader
     let desk: OperatorDesk
+    let subscriptions: Subscriptions
     let clock: any WallClock
 
     struct RefundRequest: APIRequestBody {
@@ -24,6 +25,15 @@ struct AdminController {
         var order: Order
         /// `refunded`, `already_refunded`, or `flagged:negative_balance` (the user had spent what was refunded).
         var outcome: String
+    }
+
+    /// The path's `user_id`, percent-decoded: 1 to 128 bytes.
+    static func userID(_ context: OrderSafeRequestContext) throws -> String {
+        guard let userID = context.decodedParameter("user_id"), (1...128).contains(userID.utf8.count) else {
+            throw APIError.badRequest(
+                "invalid_parameter", "'user_id' must be 1 to 128 bytes, percent-encoded in the path")
+        }
+        return userID
     }
 
     func addRoutes(to admin: RouterGroup<OrderSafeRequestContext>) {
@@ -63,11 +73,15 @@ struct AdminController {
             try await desk.query(orderNo: orderNo, operatorName: context.operator)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
         }
-        group.get("users/:user_id") { request, context in
-            guard let userID = context.decodedParameter("user_id"), (1...128).contains(userID.utf8.count) else {
-                throw APIError.badRequest(
-                    "invalid_parameter", "'user_id' must be 1 to 128 bytes, percent-encoded in the path")
+        group.get("users/:user_id/subscriptions") { request, context in
+            let userID = try Self.userID(context)
+            for name in request.uri.queryParameters.map({ String($0.key) }) {
+                throw APIError.badRequest("invalid_parameter", "'\(name.prefix(32))' is not a parameter here")
             }
+            return try Response.json(try await subscriptions.of(userID: userID))
+        }
+        group.get("users/:user_id") { request, context in
+            let userID = try Self.userID(context)
             let parsed = try AdminOrderQuery(request.uri, zone: .gmt, emptyMeansAbsent: false)
             guard parsed.parameters.allSatisfy({ $0.name == "limit" }) else {
                 throw AdminInputError(

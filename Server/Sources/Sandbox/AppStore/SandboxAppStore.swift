@@ -126,6 +126,7 @@ public actor SandboxAppStore {
             familyShared: familyShared)
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         payload["expiresDate"] = expires.map(Self.milliseconds)
+        if expires != nil { payload["subscriptionGroupIdentifier"] = Self.subscriptionGroup }
         if let offerCode {
             // Apple's `offerType` 3 is an offer code, `offerIdentifier` its reference name (App Store Server API,
             // JWSTransactionDecodedPayload `offerType`).
@@ -241,12 +242,19 @@ public actor SandboxAppStore {
         return signed
     }
 
-    /// A signed V2 notification carrying `signedTransaction` (what the App Store would POST to the merchant).
-    public func notification(type: String, subtype: String? = nil, signedTransaction: String?) throws -> String {
+    /// The subscription group of every auto-renewable product the sandbox sells (one group, as most apps have).
+    public static let subscriptionGroup = "21000001"
+
+    /// A signed V2 notification carrying `signedTransaction` and `signedRenewalInfo` (what the App Store would POST
+    /// to the merchant).
+    public func notification(
+        type: String, subtype: String? = nil, signedTransaction: String?, signedRenewalInfo: String? = nil
+    ) throws -> String {
         var data: [String: Any] = [
             "appAppleId": appAppleID, "bundleId": bundleID, "bundleVersion": "1", "environment": "Sandbox",
         ]
         data["signedTransactionInfo"] = signedTransaction
+        data["signedRenewalInfo"] = signedRenewalInfo
         var payload: [String: Any] = [
             "notificationType": type, "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
             "signedDate": Self.milliseconds(clock.now()), "data": data,
@@ -260,6 +268,22 @@ public actor SandboxAppStore {
         KeptTransaction.Notification(
             signedDate: Self.milliseconds(clock.now()),
             payload: try notification(type: type, signedTransaction: signedTransaction))
+    }
+
+    /// A subscription's renewal information (`JWSRenewalInfoDecodedPayload`), signed: `fields` with Apple's names
+    /// (`autoRenewStatus`, `isInBillingRetryPeriod`, `gracePeriodExpiresDate`…) over the chain's defaults, dated now
+    /// unless `signedDate` is given.
+    public func renewalInfo(originalTransactionID: String, productID: String, _ fields: [String: any Sendable] = [:])
+        throws
+        -> String
+    {
+        var payload: [String: Any] = [
+            "originalTransactionId": originalTransactionID, "productId": productID, "autoRenewProductId": productID,
+            "autoRenewStatus": 1, "signedDate": Self.milliseconds(clock.now()), "environment": "Sandbox",
+            "recentSubscriptionStartDate": Self.milliseconds(clock.now()), "appTransactionId": "704330170000000001",
+        ]
+        for (name, value) in fields { payload[name] = value }
+        return try sign(payload)
     }
 
     private func sign(_ payload: [String: Any]) throws -> String {

@@ -1,0 +1,106 @@
+import Foundation
+import HummingbirdTesting
+import LedgerTestSupport
+import OrderSafeModel
+import Testing
+
+@testable import OrderSafeServer
+
+/// A subscription's life as the sandbox App Store signs it — bought, auto-renew turned off and on, billing failing
+/// into a grace period, recovered — delivered as notifications in Apple's order, reversed and shuffled, before and
+/// after the app submits its first transaction: `GET /v1/me/subscriptions` tells one story on each engine.
+@Suite("Subscription state over HTTP: signed notifications in any order")
+struct SubscriptionStateTests {
+    static let monthly = SubscriptionChainTests.monthly
+    static let subscription = "Auto-Renewable Subscription"
+
+    enum Arrival: String, CaseIterable, Sendable {
+        case apple, reversed, shuffled
+    }
+
+    static let cases: [(TestEngine, Arrival)] = TestEngine.available.flatMap { engine in
+        Arrival.allCases.map { (engine, $0) }
+    }
+
+    static func subscriptions(_ client: some TestClientProtocol, token: String) async throws -> [SubscriptionStatus] {
+        let response = try await client.execute(
+            uri: "/v1/me/subscriptions", method: .get, headers: TestServer.bearer(token))
+        #expect(response.status == .ok)
+        return try response.decoded(SubscriptionsResponse.self).subscriptions
+    }
+
+    @Test("grace period, then recovery: one state whatever the order of arrival", arguments: cases)
+    func graceThenRecovery(engine: TestEngine, arrival: Arrival) async throws {
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 90 * 86400)
+            let day: TimeInterval = 86400
+            let (original, first) = try await store.purchase(productID: Self.monthly, type: Self.subscription)
+            let ends = Date(millisecondsSince1970: try SubscriptionChainTests.expiresDate(first))
+            func renewal(_ fields: [String: any Sendable] = [:]) async throws -> String {
+                try await store.renewalInfo(originalTransactionID: original, productID: Self.monthly, fields)
+            }
+            var notifications = [
+                try await store.notification(
+                    type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedTransaction: first,
+                    signedRenewalInfo: try await renewal())
+            ]
+            clock.advance(by: 10 * day)
+            notifications.append(
+                try await store.notification(
+                    type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signedTransaction: first,
+                    signedRenewalInfo: try await renewal(["autoRenewStatus": 0])))
+            clock.advance(by: 5 * day)
+            notifications.append(
+                try await store.notification(
+                    type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", signedTransaction: first,
+                    signedRenewalInfo: try await renewal()))
+            clock.advance(by: ends.timeIntervalSince(clock.now()) + 60)
+            let graceEnds = ends.addingTimeInterval(16 * day)
+            notifications.append(
+                try await store.notification(
+                    type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signedTransaction: first,
+                    signedRenewalInfo: try await renewal([
+                        "isInBillingRetryPeriod": true, "gracePeriodExpiresDate": graceEnds.millisecondsSince1970,
+                    ])))
+            clock.advance(by: 3 * day)
+            var ordered = notifications
+            switch arrival {
+            case .apple: break
+            case .reversed: ordered.reverse()
+            case .shuffled:
+                var random = SeededRandom(state: 41)
+                ordered.shuffle(using: &random)
+            }
+            for notification in ordered {
+                #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)
+            }
+            // Signals kept before the chain had an owner count once it has one.
+            #expect(try await Self.subscriptions(client, token: alice) == [])
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: first).verdict == .recorded)
+            let grace = try #require(try await Self.subscriptions(client, token: alice).first)
+            #expect(grace.state == .inGracePeriod, "\(arrival): \(grace)")
+            #expect(grace.gracePeriodEndsAt == Date(millisecondsSince1970: graceEnds.millisecondsSince1970))
+            #expect(grace.autoRenew == true && grace.productID == Self.monthly)
+            #expect(grace.groupID == "21000001" && grace.originalTransactionID == original)
+
+            // Billing recovers: the renewal and the renewal information that says so, delivered before or after the
+            // failure they follow.
+            let (renewed, renewedJWS) = try await store.purchase(
+                productID: Self.monthly, type: Self.subscription, originalTransactionID: original)
+            let recovery = try await store.notification(
+                type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedTransaction: renewedJWS,
+                signedRenewalInfo: try await renewal(["isInBillingRetryPeriod": false]))
+            #expect(try await AppStoreFlowTests.notify(client, recovery) == .ok)
+            #expect(try await AppStoreFlowTests.notify(client, notifications[3]) == .ok)
+            let active = try #require(try await Self.subscriptions(client, token: alice).first)
+            #expect(active.state == .active, "\(arrival): \(active)")
+            #expect(active.lastTransactionID == renewed)
+            #expect(active.gracePeriodEndsAt == nil)
+            let admin = try await client.execute(
+                uri: "/v1/admin/users/alice/subscriptions", method: .get,
+                headers: TestServer.bearer(TestServer.adminKey))
+            #expect(try admin.decoded(SubscriptionsResponse.self).subscriptions == [active])
+        }
+    }
+}
