@@ -14,7 +14,8 @@ public actor OrderSafe {
     let api: OrderSafeAPI
     let journal: PurchaseJournal
     let hub: EventHub
-    let entitlementCache: EntitlementCache
+    let entitlementCache: UserCache<HoldingsResponse>
+    let subscriptionCache: UserCache<SubscriptionsResponse>
     private var listener: Task<Void, Never>?
     private var intentListener: Task<Void, Never>?
     /// Transactions being recorded now: a purchase, the listener and a sweep that meet one share its one recording
@@ -36,8 +37,9 @@ public actor OrderSafe {
         self.store = store
         api = OrderSafeAPI(baseURL: configuration.serverURL, token: configuration.token, transport: transport)
         journal = PurchaseJournal(directory: configuration.journalDirectory)
-        entitlementCache = EntitlementCache(
-            file: configuration.journalDirectory.appendingPathComponent("entitlements.cache"))
+        entitlementCache = UserCache(file: configuration.journalDirectory.appendingPathComponent("entitlements.cache"))
+        subscriptionCache = UserCache(
+            file: configuration.journalDirectory.appendingPathComponent("subscriptions.cache"))
     }
 
     /// Starts the one transaction listener (`Transaction.updates`) and the promoted purchases' (`PurchaseIntent`),
@@ -80,6 +82,7 @@ public actor OrderSafe {
     public func logOut() async {
         userID = nil
         await entitlementCache.clear()
+        await subscriptionCache.clear()
         hub.send(.signedOut)
     }
 
@@ -263,20 +266,33 @@ public actor OrderSafe {
     /// The signed-in user's balances and entitlements: from the server, or when it cannot be reached and
     /// `allowCached`, the last ones it gave that user (kept on disk for offline reads). Signed out: nothing.
     public func entitlements(allowCached: Bool = true) async throws(OrderSafeError) -> HoldingsResponse {
+        try await signedInUsers(
+            allowCached: allowCached, cache: entitlementCache, changed: { .entitlementsChanged($0) }
+        ) {
+            try await $0.entitlements()
+        }
+    }
+
+    /// Something of the signed-in user's from the server (kept in `cache`, announced when it changed), or when the
+    /// server cannot be reached and `allowCached`, the last one it gave that user. Signed out: nothing.
+    func signedInUsers<Value: UserOwned>(
+        allowCached: Bool, cache: UserCache<Value>, changed: (Value) -> OrderSafeEvent,
+        _ fetch: (OrderSafeAPI) async throws -> Value
+    ) async throws(OrderSafeError) -> Value {
         guard let userID else { throw .server(.signedOut) }
-        let holdings: HoldingsResponse
+        let value: Value
         do {
-            holdings = try await api.entitlements()
+            value = try await fetch(api)
         } catch let problem as ServerProblem {
-            if allowCached, problem.isRetryable, let cached = await entitlementCache.load(for: userID) { return cached }
+            if allowCached, problem.isRetryable, let cached = await cache.load(for: userID) { return cached }
             throw .server(problem)
         } catch {
             throw .server(.malformedAnswer("\(error)"))
         }
         // The token the app gave is another user's than the one signed in: show neither.
-        guard holdings.userID == userID else { throw .server(.tokenOfAnotherUser) }
-        if await entitlementCache.store(holdings) { hub.send(.entitlementsChanged(holdings)) }
-        return holdings
+        guard value.userID == userID else { throw .server(.tokenOfAnotherUser) }
+        if await cache.store(value) { hub.send(changed(value)) }
+        return value
     }
 
     /// Restore: `AppStore.sync()` (which asks the user to sign in to the App Store, so call it from a button), then

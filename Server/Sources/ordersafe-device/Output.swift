@@ -47,6 +47,11 @@ enum Output {
         case .signedIn(let userID): ["event": "signed_in", "user": userID]
         case .signedOut: ["event": "signed_out"]
         case .promotedPurchase(let productID): ["event": "promoted_purchase", "product_id": productID]
+        case .subscriptionsChanged(let loaded):
+            [
+                "event": "subscriptions_changed",
+                "subscriptions": loaded.subscriptions.map { ["group_id": $0.groupID, "state": $0.state.rawValue] },
+            ]
         }
     }
 }

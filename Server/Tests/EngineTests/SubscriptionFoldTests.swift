@@ -269,12 +269,12 @@ struct SubscriptionFoldTests {
         }
     }
 
-    static func fold(_ notifications: [Notification]) -> SubscriptionStatus? {
+    static func fold(_ notifications: [Notification]) -> UserSubscription? {
         let statuses = SubscriptionFold.statuses(notifications.flatMap(\.signals), at: now)
         return statuses.count == 1 ? statuses[0] : nil
     }
 
-    static func summary(_ status: SubscriptionStatus?) -> Expected? {
+    static func summary(_ status: UserSubscription?) -> Expected? {
         guard let status else { return nil }
         return Expected(
             state: status.state, product: status.productID,

@@ -22,7 +22,7 @@ struct SubscriptionStateTests {
         Arrival.allCases.map { (engine, $0) }
     }
 
-    static func subscriptions(_ client: some TestClientProtocol, token: String) async throws -> [SubscriptionStatus] {
+    static func subscriptions(_ client: some TestClientProtocol, token: String) async throws -> [UserSubscription] {
         let response = try await client.execute(
             uri: "/v1/me/subscriptions", method: .get, headers: TestServer.bearer(token))
         #expect(response.status == .ok)
@@ -101,6 +101,13 @@ struct SubscriptionStateTests {
                 uri: "/v1/admin/users/alice/subscriptions", method: .get,
                 headers: TestServer.bearer(TestServer.adminKey))
             #expect(try admin.decoded(SubscriptionsResponse.self).subscriptions == [active])
+            // The console's user page shows it too.
+            let browser = ConsoleClient(client)
+            _ = try await browser.signIn(TestServer.adminKey)
+            let page = try await browser.get("/admin/users/alice")
+            let row = ConsoleClient.firstMatch(
+                #"<table class="compact" id="subscriptions">(.*?)</table>"#, in: page.html)
+            #expect(row?.contains(Self.monthly) == true && row?.contains(">active<") == true, "\(row ?? page.html)")
         }
     }
 }

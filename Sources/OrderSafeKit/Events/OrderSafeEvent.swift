@@ -13,6 +13,8 @@ public enum OrderSafeEvent: Sendable {
     /// StoreKit was told the transaction is delivered.
     case transactionFinished(transactionID: UInt64, orderNo: String?)
     case entitlementsChanged(HoldingsResponse)
+    /// The signed-in user's subscriptions changed (``OrderSafe/subscriptions(allowCached:)``).
+    case subscriptionsChanged(SubscriptionsResponse)
     /// A journal file could not be read; it was moved to `unreadable/` in the journal folder.
     case journalProblem(file: String, reason: String)
     /// ``OrderSafe/logIn(_:)``: what is shown is this user's from now on.

@@ -11,6 +11,8 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
     public internal(set) var products: ProductList?
     /// The signed-in user's entitlements and balances, once loaded.
     public internal(set) var entitlements: HoldingsResponse?
+    /// The signed-in user's subscriptions, one per subscription group, once loaded.
+    public internal(set) var subscriptions: SubscriptionsResponse?
     /// This session's purchases of the signed-in user, oldest first (at most ``purchasesKept``).
     public internal(set) var purchases: [PurchaseProgress] = []
     /// The catalog ids of the promoted purchases the user started on the App Store and the app has not bought yet,
@@ -53,6 +55,8 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
             }
         case .entitlementsChanged(let holdings):
             entitlements = holdings
+        case .subscriptionsChanged(let loaded):
+            subscriptions = loaded
         case .signedIn(let user):
             if user != userID { forgetUser() }
             userID = user
@@ -70,6 +74,7 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
 
     private mutating func forgetUser() {
         entitlements = nil
+        subscriptions = nil
         purchases = []
     }
 

@@ -51,6 +51,10 @@ struct OrderSafeAPI: Sendable {
         try await call("GET", "v1/me/entitlements")
     }
 
+    func subscriptions() async throws -> SubscriptionsResponse {
+        try await call("GET", "v1/me/subscriptions")
+    }
+
     private func call<Answer: Decodable, Body: Encodable>(
         _ method: String, _ path: String, body: Body, headers: [String: String] = [:]
     ) async throws -> Answer {

@@ -39,6 +39,8 @@ public final class OrderSafeViewModel {
     public var products: ProductList? { snapshot.products }
     /// The signed-in user's entitlements and balances, once loaded (``refreshEntitlements()``).
     public var entitlements: HoldingsResponse? { snapshot.entitlements }
+    /// The signed-in user's subscriptions, once loaded (``refreshSubscriptions()``).
+    public var subscriptions: [UserSubscription] { snapshot.subscriptions?.subscriptions ?? [] }
     /// This session's purchases, oldest first.
     public var purchases: [PurchaseProgress] { snapshot.purchases }
 
@@ -50,6 +52,11 @@ public final class OrderSafeViewModel {
     /// Loads the signed-in user's entitlements.
     public func refreshEntitlements() async throws(OrderSafeError) {
         _ = try await orderSafe.entitlements()
+    }
+
+    /// Loads the signed-in user's subscriptions.
+    public func refreshSubscriptions() async throws(OrderSafeError) {
+        _ = try await orderSafe.subscriptions()
     }
 
     /// Buys `productID` through `channel`; ``purchases`` shows it as it moves.

@@ -3,9 +3,9 @@ import Foundation
 /// Body of `GET /v1/me/subscriptions`: the signed-in user's auto-renewable subscriptions, one per subscription group.
 public struct SubscriptionsResponse: Codable, Hashable, Sendable {
     public var userID: String
-    public var subscriptions: [SubscriptionStatus]
+    public var subscriptions: [UserSubscription]
 
-    public init(userID: String, subscriptions: [SubscriptionStatus]) {
+    public init(userID: String, subscriptions: [UserSubscription]) {
         self.userID = userID
         self.subscriptions = subscriptions
     }
@@ -17,8 +17,9 @@ public struct SubscriptionsResponse: Codable, Hashable, Sendable {
 }
 
 /// Where one subscription group of a user stands, from the App Store's signed transactions and renewal information
-/// (each taken in Apple's `signedDate` order, whatever order they arrived in).
-public struct SubscriptionStatus: Codable, Hashable, Sendable {
+/// (each taken in Apple's `signedDate` order, whatever order they arrived in). Not `SubscriptionStatus`: StoreKit
+/// names its own so (iOS 18.4), and an app imports both.
+public struct UserSubscription: Codable, Hashable, Sendable {
     /// App Store Connect's subscription group.
     public var groupID: String
     public var state: SubscriptionState
@@ -77,11 +78,11 @@ public struct SubscriptionStatus: Codable, Hashable, Sendable {
 public enum SubscriptionState: String, Codable, Hashable, Sendable, CaseIterable {
     /// The period paid for has not ended.
     case active
-    /// Billing failed and Apple retries within the grace period: access is kept until ``SubscriptionStatus/gracePeriodEndsAt``.
+    /// Billing failed and Apple retries within the grace period: access is kept until ``UserSubscription/gracePeriodEndsAt``.
     case inGracePeriod = "in_grace_period"
     /// Billing failed and Apple retries: no access; ask the subscriber to fix their payment method.
     case inBillingRetry = "in_billing_retry"
-    /// Ended (see ``SubscriptionStatus/expirationReason``).
+    /// Ended (see ``UserSubscription/expirationReason``).
     case expired
     /// Refunded or revoked (Family Sharing ended): no access.
     case revoked

@@ -49,6 +49,10 @@ actor FakeServer: HTTPTransport {
 
     func pay(orderNo: String) { providerPaid.insert(orderNo) }
 
+    /// What `GET /v1/me/subscriptions` answers each user.
+    func set(subscriptions: [UserSubscription], for user: String) { self.subscriptions[user] = subscriptions }
+    private var subscriptions: [String: [UserSubscription]] = [:]
+
     /// An operator (or the buyer elsewhere) closes an unpaid order.
     func close(orderNo: String) { orders[orderNo]?.status = .closed }
 
@@ -158,6 +162,9 @@ actor FakeServer: HTTPTransport {
                 AppStoreSubmissionResponse(transactions: [
                     .init(transactionID: id, verdict: .recorded, order: fulfilled)
                 ]))
+        case ("GET", ["v1", "me", "subscriptions"]):
+            guard let user else { return (401, Data()) }
+            return try json(SubscriptionsResponse(userID: user, subscriptions: subscriptions[user] ?? []))
         case ("GET", ["v1", "me", "entitlements"]):
             guard let user else { return (401, Data()) }
             return try json(

@@ -156,7 +156,7 @@ public enum OrderSafeApplication {
         AdminController(ledger: components.ledger, desk: desk, subscriptions: subscriptions, clock: clock).addRoutes(
             to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys)))
         ConsoleController(
-            ledger: components.ledger, desk: desk,
+            ledger: components.ledger, desk: desk, subscriptions: subscriptions,
             sessions: ConsoleSessions(
                 ledger: components.ledger, clock: clock, idle: TimeInterval(settings.console.idleMinutes * 60),
                 lifetime: TimeInterval(settings.console.sessionHours * 3600),

@@ -246,6 +246,20 @@ extension ConsoleController {
                 "state": (entitlement.active ? texts["active"] : texts["lapsed"]) ?? "",
             ] as [String: Any]
         }
+        values["subscriptions"] = try await subscriptions.of(userID: userID).subscriptions.map { subscription in
+            var renewal = texts["does_not_renew"] ?? ""
+            if subscription.autoRenew != false, let product = subscription.renewalProductID {
+                renewal = "\(texts["renews_to"] ?? "") \(product)"
+            }
+            var row: [String: Any] = [
+                "group": subscription.groupID, "product": subscription.productID,
+                "state": texts["subscription_\(subscription.state.rawValue)"] ?? subscription.state.rawValue,
+                "expires": page.format.time(subscription.expiresAt) ?? "", "renewal": renewal,
+            ]
+            row["reason"] = subscription.expirationReason?.rawValue
+            row["graceUntil"] = page.format.time(subscription.gracePeriodEndsAt)
+            return row
+        }
         values["orders"] = result.orders.map { orderRow($0, page) }
         if let next = result.next {
             values["nextPage"] = Self.link("/admin/users/\(Self.pathSegment(userID))", parsed.parameters, cursor: next)

@@ -12,6 +12,7 @@ import OrderSafeModel
 struct ConsoleController: Sendable {
     let ledger: any OperatorReads & OperatorActions & OrderBook & HoldingsReader
     let desk: OperatorDesk
+    let subscriptions: Subscriptions
     let sessions: ConsoleSessions
     let keys: OperatorKeys
     let signInLimiter: RateLimiter

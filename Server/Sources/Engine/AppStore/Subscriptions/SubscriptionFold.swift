@@ -14,14 +14,14 @@ import OrderSafeModel
 /// Two chains of one group (two Apple IDs of one user) show the one giving most: active, grace, retry, expired,
 /// revoked; then the later expiry.
 public enum SubscriptionFold {
-    public static func statuses(_ signals: [SubscriptionSignal], at now: Date) -> [SubscriptionStatus] {
+    public static func statuses(_ signals: [SubscriptionSignal], at now: Date) -> [UserSubscription] {
         var newest: [String: SubscriptionSignal] = [:]
         for signal in signals {
             let id = [signal.chain, signal.kind.rawValue, signal.key].joined(separator: "\u{0}")
             if let kept = newest[id], !signal.supersedes(kept) { continue }
             newest[id] = signal
         }
-        var byGroup: [String: SubscriptionStatus] = [:]
+        var byGroup: [String: UserSubscription] = [:]
         for (chain, signals) in Dictionary(grouping: newest.values, by: \.chain) {
             guard let status = status(chain: chain, signals, now: now.millisecondsSince1970) else { continue }
             if let kept = byGroup[status.groupID], !ranks(status, above: kept) { continue }
@@ -30,7 +30,7 @@ public enum SubscriptionFold {
         return byGroup.values.sorted { $0.groupID < $1.groupID }
     }
 
-    private static func status(chain: String, _ signals: [SubscriptionSignal], now: Int64) -> SubscriptionStatus? {
+    private static func status(chain: String, _ signals: [SubscriptionSignal], now: Int64) -> UserSubscription? {
         let periods = signals.filter { $0.kind == .transaction && $0.upgraded != true }
         guard
             let current = periods.max(by: { ends($0) < ends($1) }), let transactionID = current.transactionID,
@@ -48,7 +48,7 @@ public enum SubscriptionFold {
         } else {
             reason = renewal?.expirationIntent.flatMap(ExpirationReason.init(expirationIntent:))
         }
-        return SubscriptionStatus(
+        return UserSubscription(
             groupID: groupID, state: state, expirationReason: reason, productID: productID,
             renewalProductID: renewal?.renewalProductID, autoRenew: renewal?.autoRenew,
             expiresAt: current.expiresAt.map(Date.init(millisecondsSince1970:)),
@@ -66,7 +66,7 @@ public enum SubscriptionFold {
         .active: 4, .inGracePeriod: 3, .inBillingRetry: 2, .expired: 1, .revoked: 0,
     ]
 
-    private static func ranks(_ status: SubscriptionStatus, above other: SubscriptionStatus) -> Bool {
+    private static func ranks(_ status: UserSubscription, above other: UserSubscription) -> Bool {
         let mine = (rank[status.state] ?? 0, status.expiresAt ?? .distantPast, status.originalTransactionID)
         let theirs = (rank[other.state] ?? 0, other.expiresAt ?? .distantPast, other.originalTransactionID)
         return mine > theirs
