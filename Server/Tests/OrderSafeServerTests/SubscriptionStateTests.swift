@@ -97,6 +97,22 @@ struct SubscriptionStateTests {
             #expect(active.state == .active, "\(arrival): \(active)")
             #expect(active.lastTransactionID == renewed)
             #expect(active.gracePeriodEndsAt == nil)
+            // The change is on the timeline of the renewal's order, and a webhook tells the merchant; the failure
+            // delivered again after it changed nothing, and announced nothing.
+            let payment = try #require(
+                try await components.ledger.payment(channel: .appStore, providerTransactionID: renewed))
+            struct Detail: Decodable {
+                struct Event: Decodable { var kind: String }
+                struct Webhook: Decodable { var type: String }
+                var events: [Event]
+                var webhooks: [Webhook]
+            }
+            let detail = try await client.execute(
+                uri: "/v1/admin/orders/\(payment.orderNo)", method: .get,
+                headers: TestServer.bearer(TestServer.adminKey)
+            ).decoded(Detail.self)
+            #expect(detail.events.map(\.kind).filter { $0.hasPrefix("subscription:") } == ["subscription:active"])
+            #expect(detail.webhooks.map(\.type).filter { $0.hasPrefix("subscription.") } == ["subscription.updated"])
             let admin = try await client.execute(
                 uri: "/v1/admin/users/alice/subscriptions", method: .get,
                 headers: TestServer.bearer(TestServer.adminKey))

@@ -44,12 +44,46 @@ extension AppStorePayments {
         } catch {
             throw Refusal(status: 401, message: error.description, unauthenticated: true)
         }
-        let evidence = "inbox:\(inboxID)"
-        let type = NotificationType(rawValue: notification.notificationType)
-        // What it says of a subscription's state, whatever else it does (kept again, harmlessly, on a retry).
-        for signal in SubscriptionSignals.of(notification) {
+        // What it says of a subscription's state, whatever else it does (kept again, harmlessly, on a retry); a change
+        // it makes is announced once its payment is recorded.
+        let signals = SubscriptionSignals.of(notification)
+        let before = try await subscription(chain: signals.first?.chain)
+        for signal in signals {
             try await context.ledger.recordSubscriptionSignal(signal)
         }
+        let note = try await applyVerified(notification, inboxID: inboxID, in: scope)
+        try await announceChange(of: signals.first?.chain, from: before, by: notification, inboxID: inboxID)
+        return note
+    }
+
+    /// A subscription's state now, from what its chain's signals say; nil for no chain, or no transaction of it.
+    private func subscription(chain: String?) async throws -> UserSubscription? {
+        guard let chain else { return nil }
+        let signals = try await context.ledger.subscriptionSignals(chain: chain)
+        return SubscriptionFold.statuses(signals, at: context.clock.now()).first
+    }
+
+    /// A timeline event and a merchant webhook when the notification changed the subscription, on the order of its
+    /// latest period; nothing when that order is not recorded yet (its owner is not known).
+    private func announceChange(
+        of chain: String?, from before: UserSubscription?, by notification: AppStoreNotification, inboxID: Int64
+    ) async throws {
+        guard let after = try await subscription(chain: chain), after != before,
+            let payment = try await context.ledger.payment(
+                channel: .appStore, providerTransactionID: after.lastTransactionID)
+        else { return }
+        let evidence = ["inbox:\(inboxID)", notification.notificationType, notification.subtype].compactMap { $0 }
+        try await context.ledger.subscriptionChanged(
+            orderNo: payment.orderNo, to: after, cause: .notification, evidence: evidence.joined(separator: " "),
+            at: context.clock.now())
+    }
+
+    /// Applies a verified notification to the payments it concerns.
+    private func applyVerified(_ notification: AppStoreNotification, inboxID: Int64, in scope: RecordingScope)
+        async throws -> String?
+    {
+        let evidence = "inbox:\(inboxID)"
+        let type = NotificationType(rawValue: notification.notificationType)
         guard let transaction = notification.transaction, let purchase = AppStorePurchase(transaction) else {
             context.logger.info(
                 "appstore notification stored",

@@ -55,6 +55,10 @@ public struct OrderEventKind: RawRepresentable, Hashable, Sendable, CustomString
     public static func clientResult(_ result: String) -> OrderEventKind {
         OrderEventKind(rawValue: "client_result:\(result)")
     }
+    /// The subscription whose latest period the order paid for is now in `state` (`subscription:in_grace_period`).
+    public static func subscription(_ state: SubscriptionState) -> OrderEventKind {
+        OrderEventKind(rawValue: "subscription:\(state.rawValue)")
+    }
     /// An App Store notification about the order's transaction (`type` as Apple names it, lowercased here).
     public static func appStore(_ type: String) -> OrderEventKind {
         OrderEventKind(rawValue: "appstore:\(type.lowercased())")

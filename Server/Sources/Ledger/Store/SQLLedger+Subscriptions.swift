@@ -1,4 +1,5 @@
 import Foundation
+import OrderSafeModel
 import SQLKit
 
 extension SQLLedger {
@@ -28,10 +29,45 @@ extension SQLLedger {
                 ORDER BY chain, kind, signal_key
                 LIMIT \(bind: SubscriptionSignal.maxPerUser)
                 """
-            ).all().map { row in
-                let body = try row.decode(column: "body", as: String.self)
-                return try JSONDecoder().decode(SubscriptionSignal.self, from: Data(body.utf8))
-            }
+            ).all().map(Self.subscriptionSignal)
         }
+    }
+
+    public func subscriptionSignals(chain: String) async throws -> [SubscriptionSignal] {
+        try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT body FROM subscription_signals WHERE chain = \(bind: chain)
+                ORDER BY kind, signal_key LIMIT \(bind: SubscriptionSignal.maxPerUser)
+                """
+            ).all().map(Self.subscriptionSignal)
+        }
+    }
+
+    public func subscriptionChanged(
+        orderNo: String, to subscription: UserSubscription, cause: EventCause, evidence: String, at date: Date
+    ) async throws {
+        try await database.transaction(joining: write) { db in
+            let orderID = try await Self.orderID(db, orderNo: orderNo)
+            try await Self.appendEvent(
+                db, orderID: orderID, kind: .subscription(subscription.state), from: nil, to: nil, cause: cause,
+                evidence: evidence, at: date)
+            guard let order = try await Self.loadOrder(db, where: "id", orderID) else { return }
+            let now = date.millisecondsSince1970
+            let event = SubscriptionWebhook(
+                id: Self.eventID(at: now), createdAt: date,
+                data: .init(cause: cause.rawValue, evidence: evidence, order: order, subscription: subscription))
+            try await db.raw(
+                """
+                INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at)
+                VALUES (\(bind: event.id), \(bind: event.type), \(bind: orderID), \(bind: try event.json()), \(bind: now), \(bind: now))
+                """
+            ).run()
+        }
+    }
+
+    private static func subscriptionSignal(_ row: any SQLRow) throws -> SubscriptionSignal {
+        let body = try row.decode(column: "body", as: String.self)
+        return try JSONDecoder().decode(SubscriptionSignal.self, from: Data(body.utf8))
     }
 }
