@@ -57,12 +57,13 @@ struct SubscriptionStateTests {
                     signedRenewalInfo: try await renewal()))
             clock.advance(by: ends.timeIntervalSince(clock.now()) + 60)
             let graceEnds = ends.addingTimeInterval(16 * day)
+            let graceRenewal = try await renewal([
+                "isInBillingRetryPeriod": true, "gracePeriodExpiresDate": graceEnds.millisecondsSince1970,
+            ])
             notifications.append(
                 try await store.notification(
                     type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signedTransaction: first,
-                    signedRenewalInfo: try await renewal([
-                        "isInBillingRetryPeriod": true, "gracePeriodExpiresDate": graceEnds.millisecondsSince1970,
-                    ])))
+                    signedRenewalInfo: graceRenewal))
             clock.advance(by: 3 * day)
             var ordered = notifications
             switch arrival {
@@ -92,7 +93,11 @@ struct SubscriptionStateTests {
                 type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedTransaction: renewedJWS,
                 signedRenewalInfo: try await renewal(["isInBillingRetryPeriod": false]))
             #expect(try await AppStoreFlowTests.notify(client, recovery) == .ok)
-            #expect(try await AppStoreFlowTests.notify(client, notifications[3]) == .ok)
+            // The failure again, in a notification of its own (a retry Apple signed anew): older than the recovery.
+            let late = try await store.notification(
+                type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signedTransaction: first,
+                signedRenewalInfo: graceRenewal)
+            #expect(try await AppStoreFlowTests.notify(client, late) == .ok)
             let active = try #require(try await Self.subscriptions(client, token: alice).first)
             #expect(active.state == .active, "\(arrival): \(active)")
             #expect(active.lastTransactionID == renewed)
