@@ -141,7 +141,7 @@ struct AppStoreSandboxTests {
         } while pagination != nil
         var types: [String] = []
         for payload in payloads { types.append(try await verifier.verifyNotification(payload).notificationType) }
-        #expect(types == ["ONE_TIME_CHARGE", "DID_RENEW", "DID_RENEW", "REFUND"])
+        #expect(types == ["SUBSCRIBED", "DID_RENEW", "DID_RENEW", "REFUND"])
         let test = try await client.requestTestNotification()
         #expect(!test.isEmpty)
         await #expect(throws: AppStoreServerAPIError.self) { try await client.transactionInfo(transactionID: "404") }

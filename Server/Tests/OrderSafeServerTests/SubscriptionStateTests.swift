@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import LedgerTestSupport
 import OrderSafeModel
@@ -129,6 +131,59 @@ struct SubscriptionStateTests {
             let row = ConsoleClient.firstMatch(
                 #"<table class="compact" id="subscriptions">(.*?)</table>"#, in: page.html)
             #expect(row?.contains(Self.monthly) == true && row?.contains(">active<") == true, "\(row ?? page.html)")
+        }
+    }
+}
+
+extension SubscriptionStateTests {
+    /// `POST /sandbox/appstore/subscriptions/{original}/events`, then what it answered delivered as Apple would POST
+    /// it; the event's status.
+    static func event(_ client: some TestClientProtocol, _ original: String, _ body: String) async throws
+        -> HTTPResponse.Status
+    {
+        let response = try await client.execute(
+            uri: "/sandbox/appstore/subscriptions/\(original)/events", method: .post, body: ByteBuffer(string: body))
+        let object = try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+        if let payload = object?["signed_payload"] as? String {
+            #expect(try await AppStoreFlowTests.notify(client, payload) == .ok)
+        }
+        return response.status
+    }
+
+    @Test(
+        "the sandbox App Store's subscription events (auto-renew off, billing failing, expiry) move the state",
+        arguments: TestEngine.available)
+    func sandboxEvents(engine: TestEngine) async throws {
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 200 * 86400)
+            let bob = try await TestServer.token("bob", lifetime: 200 * 86400)
+            let (lapsing, first) = try await store.purchase(productID: Self.monthly, type: Self.subscription)
+            let (failing, second) = try await store.purchase(productID: Self.monthly, type: Self.subscription)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: first).verdict == .recorded)
+            #expect(try await AppStoreFlowTests.submit(client, token: bob, jws: second).verdict == .recorded)
+
+            #expect(try await Self.event(client, lapsing, #"{"event":"expires"}"#) == .badRequest, "it still renews")
+            #expect(try await Self.event(client, lapsing, #"{"event":"auto_renew_off"}"#) == .ok)
+            let off = try #require(try await Self.subscriptions(client, token: alice).first)
+            #expect(off.state == .active && off.autoRenew == false)
+            #expect(try await Self.event(client, lapsing, #"{"event":"expires"}"#) == .badRequest, "not due yet")
+            #expect(try await Self.event(client, failing, #"{"event":"billing_fails"}"#) == .badRequest, "not due")
+
+            clock.advance(by: 32 * 86400)
+            #expect(try await Self.event(client, lapsing, #"{"event":"expires"}"#) == .ok)
+            let lapsed = try #require(try await Self.subscriptions(client, token: alice).first)
+            #expect(lapsed.state == .expired && lapsed.expirationReason == .voluntary)
+
+            #expect(try await Self.event(client, failing, #"{"event":"billing_fails","grace_days":16}"#) == .ok)
+            #expect(try await Self.subscriptions(client, token: bob).first?.state == .inGracePeriod)
+            clock.advance(by: 20 * 86400)
+            #expect(try await Self.subscriptions(client, token: bob).first?.state == .inBillingRetry)
+            #expect(try await Self.event(client, failing, #"{"event":"expires"}"#) == .ok)
+            let failed = try #require(try await Self.subscriptions(client, token: bob).first)
+            #expect(failed.state == .expired && failed.expirationReason == .billingError)
+            #expect(try await Self.event(client, failing, #"{"event":"refund"}"#) == .badRequest)
+            #expect(try await Self.event(client, "404", #"{"event":"auto_renew_on"}"#) == .badRequest)
         }
     }
 }

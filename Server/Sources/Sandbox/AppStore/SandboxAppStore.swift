@@ -134,6 +134,24 @@ public actor SandboxAppStore {
             payload["offerIdentifier"] = offerCode
         }
         let signed = try sign(payload)
+        // A subscription's notification carries its renewal information: a new period clears a billing failure
+        // (Apple's DID_RENEW BILLING_RECOVERY).
+        var renewal: [String: Any]?
+        var notification: KeptTransaction.Notification
+        if expires != nil {
+            var fields = renewalFields(original: originalTransactionID ?? id, productID: productID)
+            let recovered = fields["isInBillingRetryPeriod"] as? Bool == true
+            for name in ["isInBillingRetryPeriod", "gracePeriodExpiresDate", "expirationIntent"] {
+                fields.removeValue(forKey: name)
+            }
+            renewal = fields
+            notification = try self.notification(
+                originalTransactionID == nil ? "SUBSCRIBED" : "DID_RENEW",
+                subtype: originalTransactionID == nil ? "INITIAL_BUY" : recovered ? "BILLING_RECOVERY" : nil,
+                signedTransaction: signed, signedRenewalInfo: try sign(fields))
+        } else {
+            notification = try self.notification("ONE_TIME_CHARGE", signedTransaction: signed)
+        }
         try keep(
             KeptTransaction(
                 id: id, signed: signed, payload: try Self.encode(payload), token: appAccountToken,
@@ -144,8 +162,7 @@ public actor SandboxAppStore {
                     purchaseDate: clock.now(),
                     expiresDate: expires),
                 device: device,
-                notification: try notification(
-                    originalTransactionID == nil ? "ONE_TIME_CHARGE" : "DID_RENEW", signedTransaction: signed)),
+                notification: notification, renewal: try renewal.map(Self.encode)),
             payload: payload)
         return (id, signed)
     }
@@ -264,10 +281,95 @@ public actor SandboxAppStore {
     }
 
     /// The notification a change of a transaction makes, as the history keeps it.
-    private func notification(_ type: String, signedTransaction: String) throws -> KeptTransaction.Notification {
+    private func notification(
+        _ type: String, subtype: String? = nil, signedTransaction: String, signedRenewalInfo: String? = nil
+    ) throws -> KeptTransaction.Notification {
         KeptTransaction.Notification(
             signedDate: Self.milliseconds(clock.now()),
-            payload: try notification(type: type, signedTransaction: signedTransaction))
+            payload: try notification(
+                type: type, subtype: subtype, signedTransaction: signedTransaction,
+                signedRenewalInfo: signedRenewalInfo))
+    }
+
+    /// The renewal information of the subscription `original` now, unsigned: as last signed, or a new one that
+    /// renews to `productID`; dated now.
+    private func renewalFields(original: String, productID: String) -> [String: Any] {
+        var fields =
+            records.renewals[original] ?? [
+                "autoRenewStatus": 1, "autoRenewProductId": productID,
+                "recentSubscriptionStartDate": Self.milliseconds(clock.now()),
+            ]
+        fields["originalTransactionId"] = original
+        fields["productId"] = productID
+        fields["environment"] = "Sandbox"
+        fields["appTransactionId"] = "704330170000000001"
+        fields["signedDate"] = Self.milliseconds(clock.now())
+        return fields
+    }
+
+    /// What the subscriber or the App Store's billing does to an auto-renewable subscription between its renewals.
+    public enum SubscriptionEvent: Sendable, Hashable {
+        /// Turned on or off in the subscriber's settings: `DID_CHANGE_RENEWAL_STATUS` `AUTO_RENEW_ENABLED|DISABLED`.
+        case autoRenew(Bool)
+        /// The next period renews to another product of the group (a downgrade or crossgrade at the period's end):
+        /// `DID_CHANGE_RENEWAL_PREF` `DOWNGRADE`.
+        case renewsTo(String)
+        /// Billing failed at the period's end, with a grace period of `graceDays` (none when 0): `DID_FAIL_TO_RENEW`
+        /// (`GRACE_PERIOD`). A renewal bought after it is `DID_RENEW` `BILLING_RECOVERY`.
+        case billingFails(graceDays: Int)
+        /// The period ended and no renewal comes (auto-renew off, or billing never recovered): `EXPIRED`
+        /// `VOLUNTARY|BILLING_RETRY`.
+        case expires
+    }
+
+    /// Applies `event` to the subscription whose original transaction is `original`: its latest transaction and
+    /// its renewal information as Apple then signs them, in a notification kept in the notification history (what
+    /// the server's history pull reads) and returned (what Apple would POST to `/v1/notify/appstore`).
+    @discardableResult
+    public func subscription(_ original: String, _ event: SubscriptionEvent) throws -> String {
+        guard let latest = records.originals[original]?.last, let payload = records.payloads[latest],
+            let signedTransaction = records.transactions[latest], let end = records.periodEnds[original],
+            let productID = payload["productId"] as? String
+        else { throw SandboxAppStoreError.unknownTransaction(original) }
+        var fields = renewalFields(original: original, productID: productID)
+        let renews = fields["autoRenewStatus"] as? Int != 0
+        let retrying = fields["isInBillingRetryPeriod"] as? Bool == true
+        let type: String
+        var subtype: String?
+        switch event {
+        case .autoRenew(let on):
+            fields["autoRenewStatus"] = on ? 1 : 0
+            (type, subtype) = ("DID_CHANGE_RENEWAL_STATUS", on ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED")
+        case .renewsTo(let product):
+            fields["autoRenewProductId"] = product
+            (type, subtype) = ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE")
+        case .billingFails(let graceDays):
+            guard clock.now() >= end else { throw SandboxAppStoreError.notDue(original, end) }
+            guard renews, (0...60).contains(graceDays) else { throw SandboxAppStoreError.notBilled(original) }
+            fields["isInBillingRetryPeriod"] = true
+            fields.removeValue(forKey: "gracePeriodExpiresDate")
+            if graceDays > 0 {
+                fields["gracePeriodExpiresDate"] = Self.milliseconds(
+                    end.addingTimeInterval(TimeInterval(graceDays) * 86400))
+            }
+            (type, subtype) = ("DID_FAIL_TO_RENEW", graceDays > 0 ? "GRACE_PERIOD" : nil)
+        case .expires:
+            guard clock.now() >= end else { throw SandboxAppStoreError.notDue(original, end) }
+            guard !renews || retrying else { throw SandboxAppStoreError.stillRenews(original) }
+            fields["expirationIntent"] = retrying ? 2 : 1
+            fields["isInBillingRetryPeriod"] = false
+            fields["autoRenewStatus"] = 0
+            fields.removeValue(forKey: "gracePeriodExpiresDate")
+            (type, subtype) = ("EXPIRED", retrying ? "BILLING_RETRY" : "VOLUNTARY")
+        }
+        let notification = try notification(
+            type, subtype: subtype, signedTransaction: signedTransaction, signedRenewalInfo: try sign(fields))
+        try keep(
+            KeptTransaction(
+                id: latest, signed: signedTransaction, payload: try Self.encode(payload), original: original,
+                notification: notification, renewal: try Self.encode(fields)),
+            payload: payload)
+        return notification.payload
     }
 
     /// A subscription's renewal information (`JWSRenewalInfoDecodedPayload`), signed: `fields` with Apple's names
@@ -491,12 +593,22 @@ public enum SandboxAppStoreError: Error, CustomStringConvertible {
     case unknownTransaction(String)
     case badPeriod(String)
     case tooMany(Int, limit: Int)
+    case notDue(String, Date)
+    case notBilled(String)
+    case stillRenews(String)
+    case badEvent(String)
 
     public var description: String {
         switch self {
         case .tooMany(let count, let limit): "\(count) transactions asked for; 0 to \(limit) at a time"
         case .unknownTransaction(let id): "no transaction \(id)"
         case .badPeriod(let text): "'\(text)' is not a period like P7D, P1M or P1Y"
+        case .notDue(let id, let end):
+            "subscription \(id)'s period runs until \(end): nothing is billed or ended before"
+        case .notBilled(let id): "subscription \(id) does not renew (auto-renew is off): nothing is billed"
+        case .stillRenews(let id): "subscription \(id) renews: turn auto-renew off or fail its billing first"
+        case .badEvent(let event):
+            "'\(event.prefix(32))' is not auto_renew_on, auto_renew_off, renews_to, billing_fails or expires"
         }
     }
 }

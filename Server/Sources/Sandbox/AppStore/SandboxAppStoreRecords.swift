@@ -23,10 +23,13 @@ struct KeptTransaction: Codable {
     /// The device it was bought on (new purchases made through ``SandboxAppStoreDevices``).
     var device: String?
     var notification: Notification?
+    /// An auto-renewable subscription's renewal information as signed from then on (JSON text), when it changed.
+    var renewal: String?
 
     init(
         id: String, signed: String, payload: String, token: UUID? = nil, original: String, periodEnd: Date? = nil,
-        receiptEntry: SandboxReceiptSigner.Purchase? = nil, device: String? = nil, notification: Notification? = nil
+        receiptEntry: SandboxReceiptSigner.Purchase? = nil, device: String? = nil, notification: Notification? = nil,
+        renewal: String? = nil
     ) {
         self.id = id
         self.signed = signed
@@ -37,6 +40,7 @@ struct KeptTransaction: Codable {
         self.receiptEntry = receiptEntry
         self.device = device
         self.notification = notification
+        self.renewal = renewal
     }
 }
 
@@ -54,6 +58,8 @@ struct SandboxAppStoreRecords {
     var notifications: [(signedDate: Int64, payload: String)] = []
     /// The device that bought each transaction bought on one (``SandboxAppStoreDevices``).
     var purchasingDevices: [String: String] = [:]
+    /// Each auto-renewable subscription's renewal information as last signed, by original transaction id.
+    var renewals: [String: [String: Any]] = [:]
 
     /// Records a transaction as signed now (`payload` is its parsed ``KeptTransaction/payload``).
     mutating func apply(_ kept: KeptTransaction, payload: [String: Any]) {
@@ -66,6 +72,11 @@ struct SandboxAppStoreRecords {
         transactions[kept.id] = kept.signed
         payloads[kept.id] = payload
         if let end = kept.periodEnd { periodEnds[kept.original] = end }
+        if let renewal = kept.renewal,
+            let fields = (try? JSONSerialization.jsonObject(with: Data(renewal.utf8))) as? [String: Any]
+        {
+            renewals[kept.original] = fields
+        }
         if let notification = kept.notification {
             notifications.append((notification.signedDate, notification.payload))
         }

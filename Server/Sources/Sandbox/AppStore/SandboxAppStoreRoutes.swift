@@ -8,8 +8,10 @@ import OrderSafeModel
 /// `{prefix}/production/verifyReceipt` and `{prefix}/sandbox/verifyReceipt`, as the real hosts serve them, and the
 /// authority's OCSP responder at `{prefix}/ocsp`; plus
 /// `POST {prefix}/purchase` (what StoreKit returns after a purchase; `subscription_period` such as `P1M` for an
-/// auto-renewable subscription), `GET {prefix}/receipt` (the app receipt) and
-/// `POST {prefix}/faults`.
+/// auto-renewable subscription), `POST {prefix}/subscriptions/{original_transaction_id}/events` (what a subscriber or
+/// the App Store's billing does between renewals: `event` = `auto_renew_on|auto_renew_off`, `renews_to`
+/// [`product_id`], `billing_fails` [`grace_days`], `expires`; answers the notification Apple would send, which the
+/// notification history keeps), `GET {prefix}/receipt` (the app receipt) and `POST {prefix}/faults`.
 public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
     let store: SandboxAppStore
 
@@ -52,6 +54,22 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
                 return SandboxJSON.response(["transaction_id": id, "signed_transaction": signed], status: .ok)
             } catch {
                 return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
+            }
+        }
+        group.post("subscriptions/:original_transaction_id/events") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                let original = try context.parameters.require("original_transaction_id")
+                let event: SandboxAppStore.SubscriptionEvent
+                switch try object.string("event") {
+                case "auto_renew_on": event = .autoRenew(true)
+                case "auto_renew_off": event = .autoRenew(false)
+                case "renews_to": event = .renewsTo(try object.string("product_id"))
+                case "billing_fails":
+                    event = .billingFails(graceDays: Int(clamping: try object.optionalInt("grace_days") ?? 0))
+                case "expires": event = .expires
+                case let other: throw SandboxAppStoreError.badEvent(other)
+                }
+                return ["signed_payload": try await store.subscription(original, event)]
             }
         }
         group.get("receipt") { _, _ in
