@@ -43,11 +43,7 @@ struct IdentityTests {
         let h = Harness()
         defer { h.cleanUp() }
         _ = await h.app().purchase("coins", through: .appStore)
-        var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-2",
-            journalDirectory: h.folder)
-        configuration.sleep = { _ in await Task.yield() }
-        let confused = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+        let confused = h.app(signedIn: "user-2", tokenOf: "user-1")
         do {
             let shown = try await confused.entitlements()
             Issue.record("user-2 was shown \(shown.userID)'s entitlements")

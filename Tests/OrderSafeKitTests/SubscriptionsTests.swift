@@ -54,11 +54,7 @@ struct SubscriptionsTests {
         let h = Harness()
         defer { h.cleanUp() }
         await h.server.set(subscriptions: [Self.grace], for: "user-1")
-        var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-2",
-            journalDirectory: h.folder)
-        configuration.sleep = { _ in await Task.yield() }
-        let confused = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+        let confused = h.app(signedIn: "user-2", tokenOf: "user-1")
         do {
             let shown = try await confused.subscriptions()
             Issue.record("user-2 was shown \(shown.userID)'s subscriptions")

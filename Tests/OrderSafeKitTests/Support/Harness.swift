@@ -34,6 +34,16 @@ struct Harness {
         return OrderSafe(configuration: configuration, store: store, transport: server)
     }
 
+    /// An app whose signed-in user is `userID` while the app's token provider gives another user's token (an app that
+    /// forgot to switch tokens at sign-in).
+    func app(signedIn userID: String, tokenOf tokenUser: String) -> OrderSafe {
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!, token: { tokenUser }, userID: userID,
+            journalDirectory: folder)
+        configuration.sleep = { _ in await Task.yield() }
+        return OrderSafe(configuration: configuration, store: store, transport: server)
+    }
+
     /// The journal files on disk.
     var journalFiles: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }
