@@ -6,13 +6,31 @@ results: "VALID" or the VerificationStatus name it reports.
    "strict": true|false}
   strict false relaxes OpenSSL's X509_STRICT as Apple's own test suite does for its test chain, which lacks
   authority key identifiers.
+  {"op": "promotional_offer", "key": PEM, "key_id", "bundle_id", "product_id", "offer_id", "application_username",
+   "nonce", "timestamp"}: the library's promotional offer signature (base64 DER);
+  {"op": "promotional_offer_v2", "key": PEM, "key_id", "issuer_id", "bundle_id", "product_id", "offer_id",
+   "transaction_id"|null}: its compact JWS.
 """
-import base64, json, sys
+import base64, json, sys, uuid
+from appstoreserverlibrary.jws_signature_creator import PromotionalOfferV2SignatureCreator
 from appstoreserverlibrary.models.Environment import Environment
+from appstoreserverlibrary.promotional_offer import PromotionalOfferSignatureCreator
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
 
 
+def sign(op):
+    key = op["key"].encode()
+    if op["op"] == "promotional_offer":
+        creator = PromotionalOfferSignatureCreator(key, op["key_id"], op["bundle_id"])
+        return creator.create_signature(op["product_id"], op["offer_id"], op["application_username"],
+                                        uuid.UUID(op["nonce"]), op["timestamp"])
+    creator = PromotionalOfferV2SignatureCreator(key, op["key_id"], op["issuer_id"], op["bundle_id"])
+    return creator.create_signature(op["product_id"], op["offer_id"], op.get("transaction_id"))
+
+
 def run(op):
+    if op.get("op", "verify") != "verify":
+        return sign(op)
     verifier = SignedDataVerifier([base64.b64decode(r) for r in op["roots"]], False, Environment(op["environment"]),
                                   op["bundle_id"], op.get("app_apple_id"))
     if not op.get("strict", True):

@@ -19,6 +19,8 @@ public struct AppStorePayments: Sendable {
     let receipts: ReceiptValidator?
     /// The App Store Server API, for history pulls and restores; nil when no API key is configured.
     let api: AppStoreServerAPIClient?
+    /// Signs subscription offers with the In-App Purchase key; nil when none is configured.
+    let offers: AppStoreOfferSigner?
     /// Whether `CONSUMPTION_REQUEST` notifications are answered (the merchant's users consented to it).
     let answersConsumptionRequests: Bool
     let context: EngineContext
@@ -28,22 +30,24 @@ public struct AppStorePayments: Sendable {
 
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
-        answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator, context: EngineContext
+        offers: AppStoreOfferSigner? = nil, answersConsumptionRequests: Bool = false,
+        identities: OrderIdentityGenerator, context: EngineContext
     ) {
         self.init(
-            verifier: verifier, receipts: receipts, api: api, answersConsumptionRequests: answersConsumptionRequests,
-            identities: identities,
+            verifier: verifier, receipts: receipts, api: api, offers: offers,
+            answersConsumptionRequests: answersConsumptionRequests, identities: identities,
             context: context, applied: AppliedSubmissions())
     }
 
     init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient?,
-        answersConsumptionRequests: Bool,
+        offers: AppStoreOfferSigner?, answersConsumptionRequests: Bool,
         identities: OrderIdentityGenerator, context: EngineContext, applied: AppliedSubmissions
     ) {
         self.verifier = verifier
         self.receipts = receipts
         self.api = api
+        self.offers = offers
         self.answersConsumptionRequests = answersConsumptionRequests
         self.context = context
         self.identities = identities

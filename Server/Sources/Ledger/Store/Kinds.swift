@@ -41,6 +41,8 @@ public struct OrderEventKind: RawRepresentable, Hashable, Sendable, CustomString
     public static let reinstated = OrderEventKind(rawValue: "reinstated")
     /// A subscription period's provider-dated end moved later.
     public static let periodExtended = OrderEventKind(rawValue: "period_extended")
+    /// A subscription offer was signed for the order's purchase (the evidence names the offer and its nonce).
+    public static let offerSigned = OrderEventKind(rawValue: "offer_signed")
     /// A provider reported a refund of part of the amount (not reversed: an operator looks at it).
     public static let partialRefund = OrderEventKind(rawValue: "partial_refund")
     /// Another user than the order's owner submitted its App Store transaction.

@@ -372,6 +372,21 @@ public actor SandboxAppStore {
         return notification.payload
     }
 
+    /// Whether the App Store takes `offer` for a purchase now, as StoreKit checks a promotional offer: signed with the
+    /// merchant's In-App Purchase key (its key id) over Apple's string, for this app, within 24 hours of its
+    /// timestamp.
+    public func acceptsOffer(_ offer: AppStoreOfferSignature) -> Bool {
+        let payload = [
+            bundleID, offer.keyID, offer.productID, offer.offerID, offer.appAccountToken.lowercased(),
+            offer.nonce.lowercased(), String(offer.timestamp),
+        ].joined(separator: "\u{2063}")
+        guard offer.keyID == merchantKeyID, let der = Data(base64Encoded: offer.signature),
+            let signature = try? P256.Signing.ECDSASignature(derRepresentation: der),
+            abs(Self.milliseconds(clock.now()) - offer.timestamp) <= 24 * 3600 * 1000
+        else { return false }
+        return merchantKey.isValidSignature(signature, for: Data(payload.utf8))
+    }
+
     /// A subscription's renewal information (`JWSRenewalInfoDecodedPayload`), signed: `fields` with Apple's names
     /// (`autoRenewStatus`, `isInBillingRetryPeriod`, `gracePeriodExpiresDate`…) over the chain's defaults, dated now
     /// unless `signedDate` is given.

@@ -6,6 +6,8 @@ import Hummingbird
 /// learns whether to finish it (`recorded` for its transaction id, 200) or keep it unfinished (`rejected`, or an
 /// error status: 503 `transaction_held` when this server's settings cannot verify it).
 /// `POST /v1/appstore/sync`: a restore of what the user owns.
+/// `POST /v1/appstore/offers/{offer_id}/signature` (`{"order_no"}`): a promotional offer signed for the purchase of
+/// the user's unpaid order of an auto-renewable subscription, bound to that order.
 struct AppStoreController {
     let payments: AppStorePayments
 
@@ -15,6 +17,27 @@ struct AppStoreController {
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.post("appstore/transactions", use: submit)
         group.post("appstore/sync", use: sync)
+        group.post("appstore/offers/:offer_id/signature", use: signOffer)
+    }
+
+    struct OfferRequest: APIRequestBody {
+        static let members: Set<String> = ["order_no"]
+        var orderNo: String
+
+        enum CodingKeys: String, CodingKey {
+            case orderNo = "order_no"
+        }
+    }
+
+    /// A promotional offer for the order's purchase; the signature itself is never logged.
+    func signOffer(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let offerID = try context.parameters.require("offer_id")
+        let body = try await request.decodeJSON(OfferRequest.self, limit: 4096, context: context)
+        let signed = try await payments.signOffer(offerID, orderNo: body.orderNo, userID: user.id)
+        context.logger.info(
+            "appstore offer signed", metadata: ["order_no": "\(body.orderNo)", "offer_id": "\(offerID)"])
+        return try Response.json(signed)
     }
 
     /// Restore: re-grants what the user owns, idempotently, following the App Store's history.
@@ -42,6 +65,18 @@ struct AppStoreController {
                 ])
         }
         return Response.json(bytes: response.json)
+    }
+}
+
+extension OfferRequestError: APIErrorConvertible {
+    var apiError: APIError {
+        switch self {
+        case .unavailable: APIError(status: .serviceUnavailable, code: "offers_unavailable", message: description)
+        case .invalidOfferID: APIError.badRequest("invalid_parameter", description)
+        case .orderNotFound: APIError(status: .notFound, code: "order_not_found", message: description)
+        case .notApplicable: APIError(status: .conflict, code: "offer_not_applicable", message: description)
+        case .tooMany: APIError(status: .conflict, code: "too_many_offers", message: description)
+        }
     }
 }
 

@@ -43,18 +43,23 @@ extension Settings.AppStore {
                     clock: clock)
                 : nil)
         var client: AppStoreServerAPIClient?
+        var offers: AppStoreOfferSigner?
         if let api {
             do {
                 client = try await AppStoreServerAPIClient(
                     signingKey: api.signingKey, keyID: api.keyID, issuerID: api.issuerID, bundleID: bundleID,
                     baseURL: api.baseURL,
                     transport: transport, clock: clock, logger: logger)
+                // The same In-App Purchase key signs subscription offers.
+                offers = try await AppStoreOfferSigner(
+                    signingKey: api.signingKey, keyID: api.keyID, issuerID: api.issuerID, bundleID: bundleID)
             } catch {
-                throw SettingsError(key: "appstore.api_key", reason: error.description)
+                throw SettingsError(key: "appstore.api_key", reason: "\(error)")
             }
         }
         return AppStorePayments(
-            verifier: verifier, receipts: receipts, api: client, answersConsumptionRequests: answersConsumptionRequests,
+            verifier: verifier, receipts: receipts, api: client, offers: offers,
+            answersConsumptionRequests: answersConsumptionRequests,
             identities: identities,
             context: context)
     }

@@ -1,0 +1,76 @@
+import AppStore
+import Foundation
+import Ledger
+import OrderSafeModel
+
+extension AppStorePayments {
+    /// Signs promotional offer `offerID` for the purchase of order `orderNo`: the user's own unpaid App Store order
+    /// of an auto-renewable subscription. The signature is bound to the order (its UUID is the `appAccountToken`
+    /// signed, which the purchase must carry, so the transaction lands on this order and this user) and noted on its
+    /// timeline with its nonce, within what a client may add to an order's timeline (``OrderService/appEventsKept``
+    /// events, its hints and offers together). Apple checks the offer id, the product and the signature when the
+    /// purchase is made.
+    public func signOffer(_ offerID: String, orderNo: String, userID: String, nonce: UUID = UUID())
+        async throws(OfferRequestError) -> AppStoreOfferSignature
+    {
+        guard let offers else {
+            throw .unavailable("no In-App Purchase key is configured (appstore.api): offers cannot be signed")
+        }
+        guard (1...64).contains(offerID.utf8.count),
+            offerID.utf8.allSatisfy({ $0 < 0x80 && ($0 == 0x2D || $0 == 0x2E || $0 == 0x5F || Self.isAlphanumeric($0)) }
+            )
+        else { throw .invalidOfferID }
+        do {
+            guard let order = try await context.ledger.order(number: orderNo), order.userID == userID else {
+                throw OfferRequestError.orderNotFound
+            }
+            guard order.channel == .appStore, order.status == .created || order.status == .paying else {
+                throw OfferRequestError.notApplicable("order \(orderNo) is not an unpaid App Store order")
+            }
+            guard let product = context.catalog.catalog.product(id: order.productID),
+                product.kind == .autoRenewableSubscription, let appStoreProductID = product.appStoreProductID
+            else {
+                throw OfferRequestError.notApplicable("\(order.productID) is not an auto-renewable subscription")
+            }
+            let now = context.clock.now()
+            let signed = try await offers.promotionalOffer(
+                productID: appStoreProductID, offerID: offerID, appAccountToken: order.orderUUID, nonce: nonce,
+                timestamp: now.millisecondsSince1970, transactionID: nil)
+            guard
+                try await context.ledger.note(
+                    orderNo: orderNo, kind: .offerSigned, cause: .app,
+                    evidence: "offer:\(offerID) nonce:\(signed.nonce)", at: now, atMost: OrderService.appEventsKept)
+            else { throw OfferRequestError.tooMany }
+            return signed
+        } catch let error as OfferRequestError {
+            throw error
+        } catch let error as AppStoreOfferError {
+            throw .unavailable(error.description)
+        } catch {
+            throw .unavailable("the order could not be read (\(error))")
+        }
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+}
+
+/// Why an offer was not signed for an order.
+public enum OfferRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unavailable(String)
+    case invalidOfferID
+    case orderNotFound
+    case notApplicable(String)
+    case tooMany
+
+    public var description: String {
+        switch self {
+        case .unavailable(let reason): reason
+        case .invalidOfferID: "an offer id is 1 to 64 ASCII letters, digits, '.', '-' or '_'"
+        case .orderNotFound: "no such order of yours"
+        case .notApplicable(let reason): reason
+        case .tooMany: "this order holds as many events from the app as it may: create a new order for the offer"
+        }
+    }
+}
