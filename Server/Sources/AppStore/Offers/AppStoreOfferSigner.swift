@@ -62,7 +62,7 @@ public struct AppStoreOfferSigner: Sendable {
         } catch {
             throw .unavailable("the promotional offer could not be signed (\(error))")
         }
-        let claims = PromotionalOfferClaims(
+        let claims = RequestClaims(
             productId: productID, offerIdentifier: offerID, transactionId: transactionID, bid: bundleID,
             iss: issuerID, aud: "promotional-offer", iat: timestamp / 1000, nonce: nonce.uuidString.lowercased())
         return AppStoreOfferSignature(
@@ -76,7 +76,7 @@ public struct AppStoreOfferSigner: Sendable {
         productID: String, allow: Bool, transactionID: String, nonce: UUID, at date: Date
     ) async throws(AppStoreOfferError) -> String {
         try await sign(
-            EligibilityClaims(
+            RequestClaims(
                 productId: productID, allowIntroductoryOffer: allow, transactionId: transactionID, bid: bundleID,
                 iss: issuerID, aud: "introductory-offer-eligibility", iat: Int64(date.timeIntervalSince1970),
                 nonce: nonce.uuidString.lowercased()))
@@ -92,22 +92,13 @@ public struct AppStoreOfferSigner: Sendable {
         }
     }
 
-    struct PromotionalOfferClaims: JWTPayload {
+    /// Apple's claims of a signed App Store request, `aud` naming which: the feature's own are set, the others nil
+    /// (and left out of the JWS).
+    struct RequestClaims: JWTPayload {
         var productId: String
-        var offerIdentifier: String
+        var offerIdentifier: String?
+        var allowIntroductoryOffer: Bool?
         var transactionId: String?
-        var bid: String
-        var iss: String
-        var aud: String
-        var iat: Int64
-        var nonce: String
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
-    }
-
-    struct EligibilityClaims: JWTPayload {
-        var productId: String
-        var allowIntroductoryOffer: Bool
-        var transactionId: String
         var bid: String
         var iss: String
         var aud: String
