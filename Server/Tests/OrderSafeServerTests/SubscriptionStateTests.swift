@@ -183,7 +183,7 @@ extension SubscriptionStateTests {
             #expect(try await Self.event(client, failing, #"{"event":"expires"}"#) == .ok)
             let failed = try #require(try await Self.subscriptions(client, token: bob).first)
             #expect(failed.state == .expired && failed.expirationReason == .billingError)
-            #expect(try await Self.event(client, failing, #"{"event":"refund"}"#) == .badRequest)
+            #expect(try await Self.event(client, failing, #"{"event":"pause"}"#) == .badRequest)
             #expect(try await Self.event(client, "404", #"{"event":"auto_renew_on"}"#) == .badRequest)
         }
     }

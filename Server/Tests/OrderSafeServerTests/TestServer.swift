@@ -43,6 +43,8 @@ enum TestServer {
                 "ORDERSAFE_LIMITS_PER_ADDRESS_PER_MINUTE": "0", "ORDERSAFE_LIMITS_PER_USER_PER_MINUTE": "0",
                 // Chaos runs leave many orders of a user unpaid; FloodTests turns the cap on.
                 "ORDERSAFE_LIMITS_UNPAID_ORDERS_PER_USER": "0",
+                // Subscription flows reckon in calendar months; SubscriptionQuarterTests runs Apple's sandbox rate.
+                "ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "real_time",
             ].merging(extra) { $1 })
     }
 
@@ -110,11 +112,12 @@ enum TestServer {
 
     /// ``withComponents(extra:_:)`` on a fresh database of `engine` (SQLite file or PostgreSQL).
     static func withComponents(
-        engine: TestEngine,
+        engine: TestEngine, extra: [String: String] = [:],
         _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
     ) async throws {
         try await engine.withDatabaseURL { url in
-            try await withComponents(extra: ["ORDERSAFE_DATABASE_URL": databaseSetting(url)], body)
+            try await withComponents(
+                extra: extra.merging(["ORDERSAFE_DATABASE_URL": databaseSetting(url)]) { $1 }, body)
         }
     }
 

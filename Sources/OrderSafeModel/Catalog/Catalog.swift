@@ -131,6 +131,26 @@ public struct Catalog: Codable, Hashable, Sendable {
         if isSubscription, !hasTimedGrant {
             throw fail("subscriptions must grant extend_entitlement with a period")
         }
+        if !product.winBackOffers.isEmpty {
+            guard product.kind == .autoRenewableSubscription else {
+                throw fail("win_back_offers are for auto-renewable subscriptions only")
+            }
+            guard product.winBackOffers.count <= 10, Set(product.winBackOffers).count == product.winBackOffers.count
+            else { throw fail("win_back_offers lists at most 10 offer ids, each once") }
+            for offer in product.winBackOffers where !Self.isOfferID(offer) {
+                throw fail(
+                    "win-back offer id '\(offer.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'")
+            }
+        }
+    }
+
+    /// An App Store offer id: 1 to 64 ASCII letters, digits, `.`, `-` or `_`.
+    public static func isOfferID(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == 0x2D || byte == 0x2E || byte == 0x5F
+            }
     }
 }
 

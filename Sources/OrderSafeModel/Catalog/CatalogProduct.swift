@@ -12,11 +12,15 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     /// The order amount for each allowed channel.
     public var prices: [Channel: Money]
     public var grants: [Grant]
+    /// The App Store win-back offers of an auto-renewable subscription (their offer ids in App Store Connect), which
+    /// the server lists to a subscriber whose subscription expired and signs on request.
+    public var winBackOffers: [String]
 
     public init(
         id: String, kind: ProductKind, title: String, goods: GoodsType = .digital, appStoreProductID: String? = nil,
-        channels: [Channel], prices: [Channel: Money], grants: [Grant]
+        channels: [Channel], prices: [Channel: Money], grants: [Grant], winBackOffers: [String] = []
     ) {
+        self.winBackOffers = winBackOffers
         self.id = id
         self.kind = kind
         self.title = title
@@ -30,6 +34,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     enum CodingKeys: String, CodingKey {
         case id, kind, title, goods, channels, prices, grants
         case appStoreProductID = "app_store_product_id"
+        case winBackOffers = "win_back_offers"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +59,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         }
         self.prices = prices
         grants = try container.decode([Grant].self, forKey: .grants)
+        winBackOffers = try container.decodeIfPresent([String].self, forKey: .winBackOffers) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -67,6 +73,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         try container.encode(
             Dictionary(uniqueKeysWithValues: prices.map { ($0.key.rawValue, $0.value) }), forKey: .prices)
         try container.encode(grants, forKey: .grants)
+        if !winBackOffers.isEmpty { try container.encode(winBackOffers, forKey: .winBackOffers) }
     }
 
     /// The price when bought through `channel`, if the product allows that channel.

@@ -40,12 +40,17 @@ public struct UserSubscription: Codable, Hashable, Sendable {
     /// The newest transaction of the subscription (its period's) and the subscription's first one.
     public var lastTransactionID: String
     public var originalTransactionID: String
+    /// The win-back offers the catalog lists for its product, once it has expired: what the app may offer a lapsed
+    /// subscriber (signed by `POST /v1/appstore/offers/{offer_id}/signature`).
+    public var winBackOffers: [String]?
 
     public init(
         groupID: String, state: SubscriptionState, expirationReason: ExpirationReason? = nil, productID: String,
         renewalProductID: String? = nil, autoRenew: Bool? = nil, expiresAt: Date? = nil, gracePeriodEndsAt: Date? = nil,
-        priceIncrease: PriceIncrease? = nil, lastTransactionID: String, originalTransactionID: String
+        priceIncrease: PriceIncrease? = nil, lastTransactionID: String, originalTransactionID: String,
+        winBackOffers: [String]? = nil
     ) {
+        self.winBackOffers = winBackOffers
         self.groupID = groupID
         self.state = state
         self.expirationReason = expirationReason
@@ -71,6 +76,7 @@ public struct UserSubscription: Codable, Hashable, Sendable {
         case priceIncrease = "price_increase"
         case lastTransactionID = "last_transaction_id"
         case originalTransactionID = "original_transaction_id"
+        case winBackOffers = "win_back_offers"
     }
 }
 

@@ -52,30 +52,10 @@ extension AppStorePayments {
             try await context.ledger.recordSubscriptionSignal(signal)
         }
         let note = try await applyVerified(notification, inboxID: inboxID, in: scope)
-        try await announceChange(of: signals.first?.chain, from: before, by: notification, inboxID: inboxID)
-        return note
-    }
-
-    /// A subscription's state now, from what its chain's signals say; nil for no chain, or no transaction of it.
-    private func subscription(chain: String?) async throws -> UserSubscription? {
-        guard let chain else { return nil }
-        let signals = try await context.ledger.subscriptionSignals(chain: chain)
-        return SubscriptionFold.statuses(signals, at: context.clock.now()).first
-    }
-
-    /// A timeline event and a merchant webhook when the notification changed the subscription, on the order of its
-    /// latest period; nothing when that order is not recorded yet (its owner is not known).
-    private func announceChange(
-        of chain: String?, from before: UserSubscription?, by notification: AppStoreNotification, inboxID: Int64
-    ) async throws {
-        guard let after = try await subscription(chain: chain), after != before,
-            let payment = try await context.ledger.payment(
-                channel: .appStore, providerTransactionID: after.lastTransactionID)
-        else { return }
         let evidence = ["inbox:\(inboxID)", notification.notificationType, notification.subtype].compactMap { $0 }
-        try await context.ledger.subscriptionChanged(
-            orderNo: payment.orderNo, to: after, cause: .notification, evidence: evidence.joined(separator: " "),
-            at: context.clock.now())
+        try await announceChange(
+            of: signals.first?.chain, from: before, cause: .notification, evidence: evidence.joined(separator: " "))
+        return note
     }
 
     /// Applies a verified notification to the payments it concerns.
@@ -92,6 +72,11 @@ extension AppStorePayments {
         }
         switch type {
         case .oneTimeCharge, .subscribed, .didRenew, .offerRedeemed, .renewalExtended:
+            return try await recordOrAwait(purchase, notification: notification, inboxID: inboxID, in: scope)
+        case .didChangeRenewalPref where notification.subtype == NotificationSubtype.upgrade.rawValue:
+            // An upgrade takes effect at once: the notification carries the new period's transaction, paid now
+            // ("the upgrade goes into effect immediately, starting a new billing period", Apple's
+            // notificationType DID_CHANGE_RENEWAL_PREF); a downgrade's comes with the next DID_RENEW.
             return try await recordOrAwait(purchase, notification: notification, inboxID: inboxID, in: scope)
         case .refund, .revoke:
             let outcome = try await context.ledger.reverse(

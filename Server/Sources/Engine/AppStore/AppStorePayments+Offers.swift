@@ -16,10 +16,7 @@ extension AppStorePayments {
         guard let offers else {
             throw .unavailable("no In-App Purchase key is configured (appstore.api): offers cannot be signed")
         }
-        guard (1...64).contains(offerID.utf8.count),
-            offerID.utf8.allSatisfy({ $0 < 0x80 && ($0 == 0x2D || $0 == 0x2E || $0 == 0x5F || Self.isAlphanumeric($0)) }
-            )
-        else { throw .invalidOfferID }
+        guard Catalog.isOfferID(offerID) else { throw .invalidOfferID }
         do {
             guard let order = try await context.ledger.order(number: orderNo), order.userID == userID else {
                 throw OfferRequestError.orderNotFound
@@ -49,10 +46,6 @@ extension AppStorePayments {
         } catch {
             throw .unavailable("the order could not be read (\(error))")
         }
-    }
-
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
     }
 }
 

@@ -343,7 +343,11 @@ public struct AppStorePayments: Sendable {
                 purchase.originalTransactionID, lookup.signalsAwaitChain, paid.userID, newChain
             )
             let applying = scope.applyingChain
+            // A notification keeps its own signals; an app's submission or a history pull keeps its transaction's.
+            let signal = cause == .notification ? nil : purchase.subscriptionSignal
+            let gainedOwner = chainOwner == nil && !purchase.familyShared
             await scope.afterCommit { [self] in
+                if let signal { await keep(signal, chainGainedOwner: gainedOwner, cause: cause, evidence: evidence) }
                 if awaited { await applyAwaitingSignals(chain: chain, applying: applying) }
                 if pullHistory {
                     do {

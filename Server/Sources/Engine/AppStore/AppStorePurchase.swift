@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Ledger
 import OrderSafeModel
 
 /// One verified App Store transaction, whichever way it arrived (StoreKit 2 JWS, a StoreKit 1 receipt entry, a
@@ -19,6 +20,8 @@ struct AppStorePurchase: Sendable {
     var periodEnd: Date?
     /// Apple's Sandbox environment: a test purchase (App Review, TestFlight, a tester), paid with no money.
     var sandbox = false
+    /// What it says of its auto-renewable subscription (a StoreKit 2 transaction of one); nil otherwise.
+    var subscriptionSignal: SubscriptionSignal?
 
     init?(_ transaction: JWSTransaction) {
         guard let id = transaction.transactionId, let product = transaction.productId else { return nil }
@@ -30,6 +33,9 @@ struct AppStorePurchase: Sendable {
         revoked = transaction.revocationDate != nil
         periodEnd = transaction.expiresDate.map(Date.init(millisecondsSince1970:))
         sandbox = transaction.environment == AppStoreEnvironment.sandbox.rawValue
+        if transaction.type == SubscriptionSignals.autoRenewable {
+            subscriptionSignal = SubscriptionSignals.transaction(transaction)
+        }
     }
 
     init?(_ entry: AppReceipt.InAppPurchase, applicationUsername: String?) {

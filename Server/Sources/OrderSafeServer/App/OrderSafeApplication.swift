@@ -49,6 +49,9 @@ public enum OrderSafeApplication {
                     return delivered + failed == 0 ? nil : "delivered \(delivered), failed \(failed)"
                 })
         }
+        if let sandbox = components.sandbox {
+            services += await sandbox.services(logger: logger)
+        }
         let headTimeout = TimeAmount.seconds(Int64(settings.server.idleTimeoutSeconds))
         // Behind a trusted proxy every connection comes from the proxy: it caps its clients' connections itself.
         let connections = ConnectionLimiter(
@@ -142,8 +145,8 @@ public enum OrderSafeApplication {
             }
             await sandbox.addRoutes(to: router, catalog: components.catalog.catalog, tokens: tokens, clock: clock)
         }
-        HoldingsController(ledger: components.ledger, clock: clock).addRoutes(to: users)
-        let subscriptions = Subscriptions(book: components.ledger, clock: clock)
+        let subscriptions = Subscriptions(book: components.ledger, catalog: components.catalog, clock: clock)
+        HoldingsController(ledger: components.ledger, subscriptions: subscriptions, clock: clock).addRoutes(to: users)
         SubscriptionsController(subscriptions: subscriptions).addRoutes(to: users)
         let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)
         // Wrong operator keys, from the console's sign-in or the admin API, spend one budget per address.

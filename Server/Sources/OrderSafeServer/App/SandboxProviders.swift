@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import OrderSafeModel
+import ServiceLifecycle
 
 /// The built-in provider simulators `serve` runs in the sandbox when a channel has no real account, one per
 /// registered channel, with their keys generated on first start and kept in the data folder.
@@ -36,6 +37,13 @@ public struct SandboxProviders: Sendable {
     /// Idempotent.
     func resume() async {
         for (_, simulator) in simulators { await simulator.resume() }
+    }
+
+    /// What the simulators run beside a listening server.
+    func services(logger: Logger) async -> [any Service] {
+        var services: [any Service] = []
+        for (_, simulator) in simulators { services += await simulator.services(logger: logger) }
+        return services
     }
 
     /// The simulators' routes under `/sandbox`; with `tokens`, `POST /sandbox/token` (`{"user": …}`) mints a user

@@ -5,6 +5,8 @@ import Foundation
 import Hummingbird
 import Logging
 import OrderSafeModel
+import Sandbox
+import ServiceLifecycle
 import _CryptoExtras
 
 /// A channel's built-in provider simulator, which stands in for the provider while a sandbox server has no account.
@@ -21,6 +23,13 @@ protocol ChannelSimulator: Sendable {
     func resume() async
     /// Its routes under `/sandbox`, selling `catalog`.
     func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog) async
+    /// What it runs beside a listening server (the App Store's billing clock), in the application's service group;
+    /// none when the server is driven in process.
+    func services(logger: Logger) async -> [any Service]
+}
+
+extension ChannelSimulator {
+    func services(logger: Logger) async -> [any Service] { [] }
 }
 
 /// Where and how simulators start: the folder their keys and journals are kept in, the server's own address (the
@@ -32,6 +41,8 @@ struct SimulatorSetup: Sendable {
     let clock: any WallClock
     /// Multiplies the providers' notification retry schedules (1/60: Alipay's first retry after 4 seconds).
     let timeScale: Double
+    /// How fast the App Store's subscriptions renew.
+    let renewalRate: SandboxRenewalRate
     let logger: Logger
 
     init(settings: Settings.Server, clock: any WallClock, timeScale: Double, logger: Logger) throws {
@@ -40,6 +51,7 @@ struct SimulatorSetup: Sendable {
         base = "http://\(settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host):\(settings.port)"
         self.clock = clock
         self.timeScale = timeScale
+        renewalRate = settings.sandboxRenewalRate
         self.logger = logger
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import Logging
 import OrderSafeModel
+import Sandbox
 
 /// Every setting of the server, validated. See the configuration reference in docs/production.md.
 public struct Settings: Sendable {
@@ -44,6 +45,9 @@ public struct Settings: Sendable {
         /// Sandbox mode on a non-loopback address (`server.allow_public_sandbox`): only for a private test network,
         /// since the built-in simulators mint purchases this server trusts.
         public var allowsPublicSandbox = false
+        /// How fast the built-in App Store's subscriptions renew (`server.sandbox_renewal_rate`): a month in five
+        /// minutes by default, as Apple's sandbox.
+        public var sandboxRenewalRate = SandboxRenewalRate.monthlyEveryFiveMinutes
 
         /// Whether `host` is a loopback address, reachable from this machine only: `localhost`, `::1`, or an IPv4
         /// address in 127.0.0.0/8 written as four decimal octets (a name such as `127.attacker.example` is not one).

@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import Ledger
 import Logging
+import Sandbox
 import SystemPackage
 
 /// Reads ``Settings`` from, highest priority first: command-line flags, `ORDERSAFE_<SECTION>_<KEY>` environment
@@ -69,6 +70,8 @@ struct SettingsReader {
         server.trustForwardedFor = try bool("server.trust_forwarded_for", default: false)
         server.maxConnectionsPerAddress = try int("server.max_connections_per_address", default: 256, in: 0...1_000_000)
         server.maxConnections = try int("server.max_connections", default: 0, in: 0...1_000_000)
+        server.sandboxRenewalRate = try choice(
+            "server.sandbox_renewal_rate", default: SandboxRenewalRate.monthlyEveryFiveMinutes)
         if environment == .sandbox, !server.isLoopback, !server.allowsPublicSandbox {
             throw SettingsError(
                 key: "server.host",

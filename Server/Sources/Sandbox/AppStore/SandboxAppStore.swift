@@ -35,7 +35,16 @@ public actor SandboxAppStore {
     public nonisolated let appAppleID: Int64
     private let merchantKeyID: String
     private let merchantKey: P256.Signing.PublicKey
-    private let clock: any WallClock
+    let clock: any WallClock
+    /// How long its subscription periods, grace and retry periods last.
+    public nonisolated let renewalRate: SandboxRenewalRate
+    /// Where each notification is posted once as it is made (Apple's sandbox does not retry); nil: kept in the
+    /// notification history only.
+    var notificationSink: NotificationSink?
+    /// Subscriptions whose next billing fails, with the grace period's days (``failNextBilling(_:graceDays:)``).
+    var failingBills: [String: Int] = [:]
+    /// Subscriptions whose grace period's end was announced (`GRACE_PERIOD_EXPIRED`).
+    var graceEndsAnnounced: Set<String> = []
     /// Signs StoreKit 1 receipts; its root is what merchants trust for sandbox receipts.
     public nonisolated let receipts: SandboxReceiptSigner
     private let sharedSecret: String?
@@ -44,7 +53,7 @@ public actor SandboxAppStore {
     /// Transaction ids start from the clock, so a restarted sandbox (the data folder kept) never reuses one.
     private var nextID: Int64
     private let journal: SandboxJournal<KeptTransaction>
-    private var records = SandboxAppStoreRecords()
+    var records = SandboxAppStoreRecords()
     private var faults: [Fault] = []
     private var revokedSerials: Set<[UInt8]> = []
     /// Consumption information the merchant sent, by transaction id (the JSON body as received).
@@ -56,8 +65,9 @@ public actor SandboxAppStore {
         authority: SandboxAppStoreCA, receipts: SandboxReceiptSigner, bundleID: String, appAppleID: Int64,
         merchantKeyID: String,
         merchantKey: P256.Signing.PublicKey, sharedSecret: String? = nil, clock: any WallClock = SystemClock(),
-        folder: URL? = nil
+        renewalRate: SandboxRenewalRate = .realTime, folder: URL? = nil
     ) throws {
+        self.renewalRate = renewalRate
         self.authority = authority
         self.receipts = receipts
         self.sharedSecret = sharedSecret
@@ -89,10 +99,12 @@ public actor SandboxAppStore {
         }
     }
 
-    /// A transaction as signed from now on, kept in the journal before anyone sees it.
-    private func keep(_ kept: KeptTransaction, payload: [String: Any]) throws {
+    /// A transaction as signed from now on, kept in the journal before anyone sees it; its notification, if it
+    /// makes one, is then posted.
+    func keep(_ kept: KeptTransaction, payload: [String: Any]) throws {
         try journal.append(kept)
         records.apply(kept, payload: payload)
+        if let notification = kept.notification { post(notification.payload) }
     }
 
     public func inject(_ fault: Fault, count: Int = 1) {
@@ -111,14 +123,38 @@ public actor SandboxAppStore {
         subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, offerCode: String? = nil,
         device: String? = nil
     ) throws -> (transactionID: String, signed: String) {
+        try purchase(
+            productID: productID, type: type, appAccountToken: appAccountToken,
+            originalTransactionID: originalTransactionID, subscriptionPeriod: subscriptionPeriod,
+            familyShared: familyShared, offerCode: offerCode, device: device, start: nil)
+    }
+
+    /// ``purchase(productID:type:appAccountToken:originalTransactionID:subscriptionPeriod:familyShared:offerCode:device:)``;
+    /// a subscription's period starts at `start` (the billing run renews where the last period ended; an upgrade
+    /// starts now), else now or where the chain's last period ends, whichever is later.
+    func purchase(
+        productID: String, type: String, appAccountToken: UUID?, originalTransactionID: String?,
+        subscriptionPeriod: GrantPeriod?, familyShared: Bool, offerCode: String?, device: String?,
+        start: PeriodStart?
+    ) throws -> (transactionID: String, signed: String) {
+        let upgrade = start == .upgrade
         let id = String(nextID)
         nextID += 1
         let now = Self.milliseconds(clock.now())
         var expires: Date?
+        var period: GrantPeriod?
         if type == "Auto-Renewable Subscription" {
             let original = originalTransactionID ?? id
-            let period = subscriptionPeriod ?? GrantPeriod(count: 1, unit: .month)
-            expires = period.adding(to: max(clock.now(), records.periodEnds[original] ?? clock.now()))
+            let chainPeriod = subscriptionPeriod ?? records.periods[original] ?? GrantPeriod(count: 1, unit: .month)
+            let latest = max(clock.now(), records.periodEnds[original] ?? clock.now())
+            let from: Date =
+                switch start {
+                case .upgrade: clock.now()
+                case .lastPeriodEnd: records.periodEnds[original] ?? clock.now()
+                case nil: latest
+                }
+            period = chainPeriod
+            expires = renewalRate.end(of: chainPeriod, from: from)
         }
         var payload = Self.transactionPayload(
             id: id, originalTransactionID: originalTransactionID, bundleID: bundleID, productID: productID, type: type,
@@ -141,14 +177,28 @@ public actor SandboxAppStore {
         if expires != nil {
             var fields = renewalFields(original: originalTransactionID ?? id, productID: productID)
             let recovered = fields["isInBillingRetryPeriod"] as? Bool == true
+            // A subscription bought again after it expired (a win-back) is `SUBSCRIBED` `RESUBSCRIBE`.
+            let resubscribed = fields["expirationIntent"] != nil
             for name in ["isInBillingRetryPeriod", "gracePeriodExpiresDate", "expirationIntent"] {
                 fields.removeValue(forKey: name)
             }
+            if upgrade || resubscribed {
+                fields["autoRenewProductId"] = productID
+                fields["autoRenewStatus"] = 1
+            }
             renewal = fields
+            let (type, subtype): (String, String?) =
+                if upgrade {
+                    ("DID_CHANGE_RENEWAL_PREF", "UPGRADE")
+                } else if originalTransactionID == nil {
+                    ("SUBSCRIBED", "INITIAL_BUY")
+                } else if resubscribed {
+                    ("SUBSCRIBED", "RESUBSCRIBE")
+                } else {
+                    ("DID_RENEW", recovered ? "BILLING_RECOVERY" : nil)
+                }
             notification = try self.notification(
-                originalTransactionID == nil ? "SUBSCRIBED" : "DID_RENEW",
-                subtype: originalTransactionID == nil ? "INITIAL_BUY" : recovered ? "BILLING_RECOVERY" : nil,
-                signedTransaction: signed, signedRenewalInfo: try sign(fields))
+                type, subtype: subtype, signedTransaction: signed, signedRenewalInfo: try sign(fields))
         } else {
             notification = try self.notification("ONE_TIME_CHARGE", signedTransaction: signed)
         }
@@ -156,7 +206,7 @@ public actor SandboxAppStore {
             KeptTransaction(
                 id: id, signed: signed, payload: try Self.encode(payload), token: appAccountToken,
                 original: originalTransactionID ?? id,
-                periodEnd: expires,
+                periodEnd: expires, period: period,
                 receiptEntry: .init(
                     productID: productID, transactionID: id, originalTransactionID: originalTransactionID,
                     purchaseDate: clock.now(),
@@ -165,6 +215,14 @@ public actor SandboxAppStore {
                 notification: notification, renewal: try renewal.map(Self.encode)),
             payload: payload)
         return (id, signed)
+    }
+
+    /// Where a subscription period bought by the store itself starts.
+    enum PeriodStart {
+        /// Now: an upgrade, announced as `DID_CHANGE_RENEWAL_PREF` `UPGRADE`.
+        case upgrade
+        /// Where the chain's last period ended: a renewal billed on time.
+        case lastPeriodEnd
     }
 
     /// The `appAccountToken` of an original transaction (a subscription's first purchase), which its renewals
@@ -246,7 +304,7 @@ public actor SandboxAppStore {
         else {
             throw SandboxAppStoreError.unknownTransaction(originalTransactionID)
         }
-        let extended = end.addingTimeInterval(TimeInterval(days) * 86400)
+        let extended = end.addingTimeInterval(renewalRate.duration(days: days))
         payload["expiresDate"] = Self.milliseconds(extended)
         payload["signedDate"] = Self.milliseconds(clock.now())
         let signed = try sign(payload)
@@ -281,7 +339,7 @@ public actor SandboxAppStore {
     }
 
     /// The notification a change of a transaction makes, as the history keeps it.
-    private func notification(
+    func notification(
         _ type: String, subtype: String? = nil, signedTransaction: String, signedRenewalInfo: String? = nil
     ) throws -> KeptTransaction.Notification {
         KeptTransaction.Notification(
@@ -293,7 +351,7 @@ public actor SandboxAppStore {
 
     /// The renewal information of the subscription `original` now, unsigned: as last signed, or a new one that
     /// renews to `productID`; dated now.
-    private func renewalFields(original: String, productID: String) -> [String: Any] {
+    func renewalFields(original: String, productID: String) -> [String: Any] {
         var fields =
             records.renewals[original] ?? [
                 "autoRenewStatus": 1, "autoRenewProductId": productID,
@@ -350,7 +408,7 @@ public actor SandboxAppStore {
             fields.removeValue(forKey: "gracePeriodExpiresDate")
             if graceDays > 0 {
                 fields["gracePeriodExpiresDate"] = Self.milliseconds(
-                    end.addingTimeInterval(TimeInterval(graceDays) * 86400))
+                    end.addingTimeInterval(renewalRate.duration(days: graceDays)))
             }
             (type, subtype) = ("DID_FAIL_TO_RENEW", graceDays > 0 ? "GRACE_PERIOD" : nil)
         case .expires:
@@ -403,7 +461,7 @@ public actor SandboxAppStore {
         return try sign(payload)
     }
 
-    private func sign(_ payload: [String: Any]) throws -> String {
+    func sign(_ payload: [String: Any]) throws -> String {
         var signer = authority
         let now = clock.now()
         if faults.first == .expiredLeaf {

@@ -1,4 +1,5 @@
 import Foundation
+import OrderSafeModel
 
 /// One line of the sandbox App Store's journal (``SandboxJournal``): a transaction as signed from then on (a new
 /// purchase, or one signed again: a refund, a renewal date extension), with what that change added to the store.
@@ -18,6 +19,8 @@ struct KeptTransaction: Codable {
     var original: String
     /// Where the subscription's period ends now, for a purchase or an extension of one.
     var periodEnd: Date?
+    /// An auto-renewable subscription's period, for a purchase (what its renewals last).
+    var period: GrantPeriod?
     /// Its entry in the app's StoreKit 1 receipt (new purchases).
     var receiptEntry: SandboxReceiptSigner.Purchase?
     /// The device it was bought on (new purchases made through ``SandboxAppStoreDevices``).
@@ -28,7 +31,8 @@ struct KeptTransaction: Codable {
 
     init(
         id: String, signed: String, payload: String, token: UUID? = nil, original: String, periodEnd: Date? = nil,
-        receiptEntry: SandboxReceiptSigner.Purchase? = nil, device: String? = nil, notification: Notification? = nil,
+        period: GrantPeriod? = nil, receiptEntry: SandboxReceiptSigner.Purchase? = nil, device: String? = nil,
+        notification: Notification? = nil,
         renewal: String? = nil
     ) {
         self.id = id
@@ -37,6 +41,7 @@ struct KeptTransaction: Codable {
         self.token = token
         self.original = original
         self.periodEnd = periodEnd
+        self.period = period
         self.receiptEntry = receiptEntry
         self.device = device
         self.notification = notification
@@ -51,6 +56,8 @@ struct SandboxAppStoreRecords {
     var payloads: [String: [String: Any]] = [:]
     /// Where each auto-renewable subscription's current period ends, by original transaction id.
     var periodEnds: [String: Date] = [:]
+    /// Each auto-renewable subscription's period, by original transaction id.
+    var periods: [String: GrantPeriod] = [:]
     var tokens: [String: UUID] = [:]
     /// The transactions of each original transaction, oldest first.
     var originals: [String: [String]] = [:]
@@ -72,6 +79,7 @@ struct SandboxAppStoreRecords {
         transactions[kept.id] = kept.signed
         payloads[kept.id] = payload
         if let end = kept.periodEnd { periodEnds[kept.original] = end }
+        if let period = kept.period { periods[kept.original] = period }
         if let renewal = kept.renewal,
             let fields = (try? JSONSerialization.jsonObject(with: Data(renewal.utf8))) as? [String: Any]
         {

@@ -10,8 +10,11 @@ import OrderSafeModel
 /// `POST {prefix}/purchase` (what StoreKit returns after a purchase; `subscription_period` such as `P1M` for an
 /// auto-renewable subscription), `POST {prefix}/subscriptions/{original_transaction_id}/events` (what a subscriber or
 /// the App Store's billing does between renewals: `event` = `auto_renew_on|auto_renew_off`, `renews_to`
-/// [`product_id`], `billing_fails` [`grace_days`], `expires`; answers the notification Apple would send, which the
-/// notification history keeps), `GET {prefix}/receipt` (the app receipt) and `POST {prefix}/faults`.
+/// [`product_id`], `upgrade` [`product_id`], `fails_next_billing` [`grace_days`], `recovers_billing`, `refund`, and
+/// at a period's end `billing_fails` [`grace_days`] and `expires`; answers the notification Apple would send, which
+/// the notification history keeps), `POST {prefix}/billing/run` (the App Store's billing run now: renewals, billing
+/// failures, grace ends and expiries of every subscription whose period ended; answers their notifications),
+/// `GET {prefix}/receipt` (the app receipt) and `POST {prefix}/faults`.
 public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
     let store: SandboxAppStore
 
@@ -60,16 +63,35 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
             try await SandboxJSONObject.handle(request, context: context) { object in
                 let original = try context.parameters.require("original_transaction_id")
                 let event: SandboxAppStore.SubscriptionEvent
+                let graceDays = Int(clamping: try object.optionalInt("grace_days") ?? 0)
                 switch try object.string("event") {
                 case "auto_renew_on": event = .autoRenew(true)
                 case "auto_renew_off": event = .autoRenew(false)
                 case "renews_to": event = .renewsTo(try object.string("product_id"))
-                case "billing_fails":
-                    event = .billingFails(graceDays: Int(clamping: try object.optionalInt("grace_days") ?? 0))
+                case "billing_fails": event = .billingFails(graceDays: graceDays)
                 case "expires": event = .expires
+                case "fails_next_billing":
+                    try await store.failNextBilling(original, graceDays: graceDays)
+                    return [:]
+                case "recovers_billing": return ["signed_payload": try await store.recoverBilling(original)]
+                case "upgrade":
+                    return ["signed_payload": try await store.upgrade(original, to: try object.string("product_id"))]
+                case "refund":
+                    guard let latest = await store.latestTransaction(of: original) else {
+                        throw SandboxAppStoreError.unknownTransaction(original)
+                    }
+                    try await store.refund(transactionID: latest)
+                    return ["signed_payload": await store.latestNotification ?? ""]
                 case let other: throw SandboxAppStoreError.badEvent(other)
                 }
                 return ["signed_payload": try await store.subscription(original, event)]
+            }
+        }
+        group.post("billing/run") { _, _ in
+            do {
+                return SandboxJSONObject.response(["signed_payloads": try await store.renewDue()])
+            } catch {
+                return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
             }
         }
         group.get("receipt") { _, _ in

@@ -5,15 +5,48 @@ import OrderSafeModel
 /// The subscriptions a user holds, as `GET /v1/me/subscriptions` and the console show them.
 public struct Subscriptions: Sendable {
     let book: any SubscriptionBook
+    let catalog: ActiveCatalog
     let clock: any WallClock
 
-    public init(book: any SubscriptionBook, clock: any WallClock) {
+    public init(book: any SubscriptionBook, catalog: ActiveCatalog, clock: any WallClock) {
         self.book = book
+        self.catalog = catalog
         self.clock = clock
     }
 
+    /// Each of the user's subscription groups; an expired one lists its product's win-back offers.
     public func of(userID: String) async throws -> SubscriptionsResponse {
         let signals = try await book.subscriptionSignals(userID: userID)
-        return SubscriptionsResponse(userID: userID, subscriptions: SubscriptionFold.statuses(signals, at: clock.now()))
+        var statuses = SubscriptionFold.statuses(signals, at: clock.now())
+        for index in statuses.indices where statuses[index].state == .expired {
+            let offers = catalog.catalog.product(appStoreProductID: statuses[index].productID)?.winBackOffers ?? []
+            statuses[index].winBackOffers = offers.isEmpty ? nil : offers
+        }
+        return SubscriptionsResponse(userID: userID, subscriptions: statuses)
+    }
+
+    /// `holdings` with the access a billing grace period keeps: each entitlement the product of a subscription in
+    /// its grace period grants stays in force until the grace period ends ("continue to provide the service" while
+    /// the App Store retries billing: Apple's `gracePeriodExpiresDate`).
+    public func keepingGraceAccess(_ holdings: HoldingsResponse) async throws -> HoldingsResponse {
+        let now = clock.now()
+        let inGrace = SubscriptionFold.statuses(try await book.subscriptionSignals(userID: holdings.userID), at: now)
+            .filter { $0.state == .inGracePeriod }
+        var holdings = holdings
+        for status in inGrace {
+            guard let graceEnds = status.gracePeriodEndsAt, graceEnds > now,
+                let product = catalog.catalog.product(appStoreProductID: status.productID)
+            else { continue }
+            for case .extendEntitlement(let name, _) in product.grants {
+                if let index = holdings.entitlements.firstIndex(where: { $0.name == name }) {
+                    let kept = holdings.entitlements[index].expiresAt.map { max($0, graceEnds) }
+                    holdings.entitlements[index].expiresAt = kept
+                    holdings.entitlements[index].active = true
+                } else {
+                    holdings.entitlements.append(Entitlement(name: name, expiresAt: graceEnds, active: true))
+                }
+            }
+        }
+        return holdings
     }
 }

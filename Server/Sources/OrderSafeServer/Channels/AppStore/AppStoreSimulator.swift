@@ -2,8 +2,10 @@ import ChannelSupport
 import Crypto
 import Foundation
 import Hummingbird
+import Logging
 import OrderSafeModel
 import Sandbox
+import ServiceLifecycle
 
 /// The built-in App Store: its signing authority and receipt signer, the App Store Server API under
 /// `/sandbox/appstore`, and the per-device StoreKit queues that `StoreKitStandIn` and `ordersafe-device` talk to.
@@ -17,6 +19,8 @@ struct AppStoreSimulator: ChannelSimulator {
     let store: SandboxAppStore
     let devices: SandboxAppStoreDevices
     let account: Settings.AppStore
+    /// Where the App Store posts its notifications to this server.
+    let notificationURL: String
 
     init(_ setup: SimulatorSetup) throws {
         let authority = try SandboxAppStoreCA.loadOrCreate(in: setup.folder, now: setup.clock.now())
@@ -36,7 +40,9 @@ struct AppStoreSimulator: ChannelSimulator {
         self.account = account
         store = try SandboxAppStore(
             authority: authority, receipts: receipts, bundleID: Self.bundleID, appAppleID: Self.appAppleID,
-            merchantKeyID: Self.keyID, merchantKey: apiKey.publicKey, clock: setup.clock, folder: setup.folder)
+            merchantKeyID: Self.keyID, merchantKey: apiKey.publicKey, clock: setup.clock,
+            renewalRate: setup.renewalRate, folder: setup.folder)
+        notificationURL = setup.base + "/v1/notify/appstore"
         devices = try SandboxAppStoreDevices(store: store, folder: setup.folder)
     }
 
@@ -44,6 +50,20 @@ struct AppStoreSimulator: ChannelSimulator {
     var transport: any ProviderTransport { store.transport }
 
     func resume() async { await devices.restore() }
+
+    /// Beside a listening server the App Store posts its notifications to it (once each, as Apple's sandbox) and
+    /// bills its subscriptions every five seconds: renewals, billing failures, grace ends and expiries as their
+    /// periods end at the store's renewal rate.
+    func services(logger: Logger) async -> [any Service] {
+        await store.postNotifications(to: notificationURL)
+        let store = store
+        return [
+            PeriodicWorkService(name: "sandbox App Store billing", interval: .seconds(5), logger: logger) {
+                let made = try await store.renewDue()
+                return made.isEmpty ? nil : "\(made.count) subscription notifications"
+            }
+        ]
+    }
 
     func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog) async {
         SandboxAppStoreRoutes<OrderSafeRequestContext>(store: store).addRoutes(to: router.group("sandbox/appstore"))
