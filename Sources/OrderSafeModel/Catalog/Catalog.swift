@@ -131,6 +131,14 @@ public struct Catalog: Codable, Hashable, Sendable {
         if isSubscription, !hasTimedGrant {
             throw fail("subscriptions must grant extend_entitlement with a period")
         }
+        if let group = product.subscriptionGroup {
+            guard product.kind == .autoRenewableSubscription else {
+                throw fail("subscription_group is for auto-renewable subscriptions only")
+            }
+            guard (1...64).contains(group.utf8.count), group.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+                throw fail("subscription_group must be App Store Connect's group id: 1 to 64 digits")
+            }
+        }
         if !product.winBackOffers.isEmpty {
             guard product.kind == .autoRenewableSubscription else {
                 throw fail("win_back_offers are for auto-renewable subscriptions only")

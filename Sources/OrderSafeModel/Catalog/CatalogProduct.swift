@@ -15,11 +15,16 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     /// The App Store win-back offers of an auto-renewable subscription (their offer ids in App Store Connect), which
     /// the server lists to a subscriber whose subscription expired and signs on request.
     public var winBackOffers: [String]
+    /// An auto-renewable subscription's group in App Store Connect (`subscriptionGroupIdentifier`): which
+    /// subscriptions a user's introductory offer counts across. Unset, only the product's own history counts.
+    public var subscriptionGroup: String?
 
     public init(
         id: String, kind: ProductKind, title: String, goods: GoodsType = .digital, appStoreProductID: String? = nil,
-        channels: [Channel], prices: [Channel: Money], grants: [Grant], winBackOffers: [String] = []
+        channels: [Channel], prices: [Channel: Money], grants: [Grant], winBackOffers: [String] = [],
+        subscriptionGroup: String? = nil
     ) {
+        self.subscriptionGroup = subscriptionGroup
         self.winBackOffers = winBackOffers
         self.id = id
         self.kind = kind
@@ -35,6 +40,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         case id, kind, title, goods, channels, prices, grants
         case appStoreProductID = "app_store_product_id"
         case winBackOffers = "win_back_offers"
+        case subscriptionGroup = "subscription_group"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +66,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         self.prices = prices
         grants = try container.decode([Grant].self, forKey: .grants)
         winBackOffers = try container.decodeIfPresent([String].self, forKey: .winBackOffers) ?? []
+        subscriptionGroup = try container.decodeIfPresent(String.self, forKey: .subscriptionGroup)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -74,6 +81,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
             Dictionary(uniqueKeysWithValues: prices.map { ($0.key.rawValue, $0.value) }), forKey: .prices)
         try container.encode(grants, forKey: .grants)
         if !winBackOffers.isEmpty { try container.encode(winBackOffers, forKey: .winBackOffers) }
+        try container.encodeIfPresent(subscriptionGroup, forKey: .subscriptionGroup)
     }
 
     /// The price when bought through `channel`, if the product allows that channel.

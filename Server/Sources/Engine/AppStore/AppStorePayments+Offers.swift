@@ -49,6 +49,18 @@ extension AppStorePayments {
     }
 }
 
+extension AppStorePayments {
+    /// The introductory-offer eligibility StoreKit takes from the server (iOS 18.4), for App Store product
+    /// `productID`, naming the user's `transactionID`; nil without an In-App Purchase key (or if it cannot sign: the
+    /// app then lets StoreKit decide).
+    public func signedEligibility(productID: String, eligible: Bool, transactionID: String) async -> String? {
+        guard let offers else { return nil }
+        return try? await offers.introductoryOfferEligibility(
+            productID: productID, allow: eligible, transactionID: transactionID, nonce: UUID(),
+            at: context.clock.now())
+    }
+}
+
 /// Why an offer was not signed for an order.
 public enum OfferRequestError: Error, Sendable, Hashable, CustomStringConvertible {
     case unavailable(String)

@@ -126,8 +126,13 @@ public enum OrderSafeApplication {
             openAPIDocument: openAPIDocument
         ).addRoutes(to: router)
         let v1 = router.group("v1")
-        CatalogController(catalog: components.catalog).addRoutes(to: v1)
-        let users = v1.group().add(middleware: UserAuthMiddleware(authenticator: userAuth, addresses: addresses))
+        let userAuthentication = UserAuthMiddleware(authenticator: userAuth, addresses: addresses)
+        let users = v1.group().add(middleware: userAuthentication)
+        let subscriptions = Subscriptions(book: components.ledger, catalog: components.catalog, clock: clock)
+        CatalogController(
+            catalog: components.catalog, users: userAuthentication, subscriptions: subscriptions,
+            appStore: components.appStore
+        ).addRoutes(to: v1)
         if settings.limits.perUserPerMinute > 0 {
             users.add(
                 middleware: RateLimitMiddleware(
@@ -145,7 +150,6 @@ public enum OrderSafeApplication {
             }
             await sandbox.addRoutes(to: router, catalog: components.catalog.catalog, tokens: tokens, clock: clock)
         }
-        let subscriptions = Subscriptions(book: components.ledger, catalog: components.catalog, clock: clock)
         HoldingsController(ledger: components.ledger, subscriptions: subscriptions, clock: clock).addRoutes(to: users)
         SubscriptionsController(subscriptions: subscriptions).addRoutes(to: users)
         let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)

@@ -13,8 +13,16 @@ struct UserAuthMiddleware: RouterMiddleware {
         -> Response
     {
         var context = context
+        let user = try await user(of: request, context: context)
+        context.user = user
+        context.logger[metadataKey: "user_id"] = .string(user.id)
+        return try await next(request, context)
+    }
+
+    /// The request's user, or the refusal its token earns (spending its address's budget).
+    func user(of request: Request, context: Context) async throws -> AuthenticatedUser {
         do {
-            context.user = try await authenticator.authenticate(authorization: request.headers[.authorization])
+            return try await authenticator.authenticate(authorization: request.headers[.authorization])
         } catch {
             if let addresses, RateLimitMiddleware.isSignedIn(request),
                 let retryAfter = addresses.take("address:" + (context.clientAddress ?? "unknown"))
@@ -23,8 +31,6 @@ struct UserAuthMiddleware: RouterMiddleware {
             }
             throw APIError.unauthorized(error)
         }
-        context.logger[metadataKey: "user_id"] = .string(context.user!.id)
-        return try await next(request, context)
     }
 }
 

@@ -4,15 +4,38 @@ import OrderSafeModel
 
 /// `GET /v1/catalog`: the products the app may offer (public: the app shows prices before sign-in). Cacheable for
 /// five minutes, by the phone and by any proxy or CDN in front: the catalog changes only with a restart, and phones
-/// behind one carrier-grade NAT then ask it once each in that time, not once per screen.
+/// behind one carrier-grade NAT then ask it once each in that time, not once per screen. Asked with a user's token
+/// (a bad one is refused as on every user route), it adds the user's introductory-offer eligibility and is cached
+/// by nobody.
 struct CatalogController {
     let catalog: ActiveCatalog
+    /// Authenticates a request that carries a token, as every user route does.
+    let users: UserAuthMiddleware
+    let subscriptions: Subscriptions
+    /// Signs eligibility for StoreKit; nil without the App Store channel.
+    let appStore: AppStorePayments?
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
-        group.get("catalog") { _, _ in
-            var response = try Response.json(
-                CatalogResponse(version: catalog.catalog.version, products: catalog.catalog.products))
-            response.headers[.cacheControl] = "public, max-age=300"
+        group.get("catalog") { request, context in
+            var answer = CatalogResponse(version: catalog.catalog.version, products: catalog.catalog.products)
+            guard request.headers[.authorization] != nil else {
+                var response = try Response.json(answer)
+                response.headers[.cacheControl] = "public, max-age=300"
+                return response
+            }
+            let user = try await users.user(of: request, context: context)
+            var offers: [IntroductoryOfferEligibility] = []
+            for (product, eligible, transactionID) in try await subscriptions.introductoryEligibility(userID: user.id) {
+                var offer = IntroductoryOfferEligibility(productID: product.id, eligible: eligible)
+                if let transactionID, let appStoreID = product.appStoreProductID {
+                    offer.signedEligibility = await appStore?.signedEligibility(
+                        productID: appStoreID, eligible: eligible, transactionID: transactionID)
+                }
+                offers.append(offer)
+            }
+            answer.introductoryOffers = offers
+            var response = try Response.json(answer)
+            response.headers[.cacheControl] = "private, no-store"
             return response
         }
     }

@@ -25,6 +25,22 @@ public struct Subscriptions: Sendable {
         return SubscriptionsResponse(userID: userID, subscriptions: statuses)
     }
 
+    /// Whether the user may take each auto-renewable product's introductory offer: not once they subscribed in its
+    /// group (the catalog's `subscription_group`, else the group their own chains of the product name), with the
+    /// last transaction of that group's subscription (to name in a signed answer), ordered by product id.
+    public func introductoryEligibility(userID: String) async throws
+        -> [(product: CatalogProduct, eligible: Bool, transactionID: String?)]
+    {
+        let held = SubscriptionFold.statuses(try await book.subscriptionSignals(userID: userID), at: clock.now())
+        return catalog.catalog.products.filter { $0.kind == .autoRenewableSubscription }.sorted { $0.id < $1.id }
+            .map { product in
+                let group =
+                    product.subscriptionGroup ?? held.first { $0.productID == product.appStoreProductID }?.groupID
+                let subscribed = held.first { $0.groupID == group }
+                return (product, subscribed == nil, subscribed?.lastTransactionID ?? held.first?.lastTransactionID)
+            }
+    }
+
     /// `holdings` with the access a billing grace period keeps: each entitlement the product of a subscription in
     /// its grace period grants stays in force until the grace period ends ("continue to provide the service" while
     /// the App Store retries billing: Apple's `gracePeriodExpiresDate`).
