@@ -251,4 +251,37 @@ struct SubscriptionQuarterTests {
         else { return nil }
         return object["notificationType"] as? String
     }
+
+    @Test("an offer code redeemed in the App Store: its notification waits; the user whose app reports it owns it")
+    func offerCodeRedemption() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 86400)
+            let bob = try await TestServer.token("bob", lifetime: 86400)
+            // Redeemed outside the app: no order, no appAccountToken; Apple announces it before any app runs.
+            let (original, jws) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", offerCode: "SPRING2026")
+            let notification = try #require(await store.latestNotification)
+            #expect(Self.notificationType(notification) == "OFFER_REDEEMED")
+            #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)
+            #expect(try await components.ledger.payment(channel: .appStore, providerTransactionID: original) == nil)
+            #expect(try await SubscriptionStateTests.subscriptions(client, token: alice) == [])
+
+            // Alice's app finds it in StoreKit's updates and reports it: hers, once, with her VIP.
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+            let payment = try #require(
+                try await components.ledger.payment(channel: .appStore, providerTransactionID: original))
+            #expect(payment.userID == "alice")
+            #expect(try await SubscriptionStateTests.subscriptions(client, token: alice).first?.state == .active)
+            #expect(try await Self.entitlement(client, token: alice, "vip"))
+            // Redelivered, or reported by another user's app: still Alice's, credited once.
+            #expect(try await AppStoreFlowTests.notify(client, notification) == .ok)
+            _ = try await AppStoreFlowTests.submit(client, token: bob, jws: jws)
+            #expect(
+                try await components.ledger.payment(channel: .appStore, providerTransactionID: original)?.userID
+                    == "alice")
+            #expect(!(try await Self.entitlement(client, token: bob, "vip")))
+        }
+    }
 }
+

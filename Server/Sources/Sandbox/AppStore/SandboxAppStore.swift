@@ -191,7 +191,9 @@ public actor SandboxAppStore {
                 if upgrade {
                     ("DID_CHANGE_RENEWAL_PREF", "UPGRADE")
                 } else if originalTransactionID == nil {
-                    ("SUBSCRIBED", "INITIAL_BUY")
+                    // An offer code's first purchase is OFFER_REDEEMED INITIAL_BUY ("the customer redeemed the offer
+                    // for a first-time purchase": Apple's notificationType).
+                    (offerCode == nil ? "SUBSCRIBED" : "OFFER_REDEEMED", "INITIAL_BUY")
                 } else if resubscribed {
                     ("SUBSCRIBED", "RESUBSCRIBE")
                 } else {
