@@ -44,6 +44,14 @@ struct SubscriptionQuarterTests {
         return count
     }
 
+    /// The console overview's row of subscribers by group: group, active, in grace, billing retry, churned.
+    static func groupCounts(_ console: ConsoleClient) async throws -> [String] {
+        let page = try await console.get("/admin")
+        let table = ConsoleClient.firstMatch(
+            #"(?s)<table class="compact" id="subscription-groups">(.*?)</table>"#, in: page.html)
+        return ConsoleClient.allMatches(#"<td[^>]*>([^<]*)</td>"#, in: table ?? "")
+    }
+
     static func entitlement(_ client: some TestClientProtocol, token: String, _ name: String) async throws -> Bool {
         let holdings = try await client.execute(
             uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
@@ -128,6 +136,10 @@ struct SubscriptionQuarterTests {
             #expect(now.state == .inGracePeriod && now.gracePeriodEndsAt != nil, "\(now)")
             #expect(try await Self.entitlement(client, token: alice, "vip"), "access is kept through the grace period")
             #expect(try await announcedOnce())
+            let console = ConsoleClient(client)
+            _ = try await console.signIn(TestServer.adminKey)
+            let graceCounts = try await Self.groupCounts(console)
+            #expect(graceCounts == ["21000001", "0", "1", "0", "0"], "one in grace: \(graceCounts)")
             clock.advance(by: 60)
             try await deliver([try await store.recoverBilling(original)])
             now = try await state()
@@ -186,6 +198,16 @@ struct SubscriptionQuarterTests {
             #expect(now.state == .revoked, "\(now)")
             #expect(!(try await Self.entitlement(client, token: alice, "vip_plus")))
             #expect(try await announcedOnce())
+            #expect(try await Self.groupCounts(console) == ["21000001", "0", "0", "0", "1"], "churned: refunded")
+            // The user page links the subscription's timeline: every period's order, each change, in order.
+            let user = try await console.get("/admin/users/alice")
+            let link = try #require(ConsoleClient.firstMatch(#"href="(/admin/subscriptions/[0-9]+)""#, in: user.html))
+            let timeline = try await console.get(link)
+            #expect(timeline.status == .ok)
+            let kinds = ConsoleClient.allMatches(#"<td>(subscription:[a-z_]+)</td>"#, in: timeline.html)
+            #expect(kinds.first == "subscription:active" && kinds.last == "subscription:revoked", "\(kinds)")
+            #expect(kinds.contains("subscription:in_grace_period") && kinds.contains("subscription:expired"))
+            #expect(try await console.get("/admin/subscriptions/999").status == .notFound)
             clock.advance(by: Self.month * 2)
             #expect(try await store.renewDue().isEmpty, "a refunded subscription renews no more")
         }
@@ -284,4 +306,3 @@ struct SubscriptionQuarterTests {
         }
     }
 }
-

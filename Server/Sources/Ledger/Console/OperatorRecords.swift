@@ -54,4 +54,4 @@ public protocol ConsoleSessionStore: Sendable {
     func closeSession(tokenSHA256: String, action: OperatorAction?, idleBefore: Date) async throws
 }
 
-extension SQLLedger: OperatorReads, OperatorActions, ConsoleSessionStore {}
+extension SQLLedger: OperatorReads, OperatorActions, ConsoleSessionStore, SubscriptionReads {}

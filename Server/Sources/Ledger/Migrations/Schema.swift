@@ -6,6 +6,7 @@ enum Schema {
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
+        subscriptionStates,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -49,6 +50,7 @@ enum Schema {
     private static let causes = values(of: EventCause.self)
     private static let grantKinds = values(of: Grant.Kind.self)
     private static let signalKinds = values(of: SubscriptionSignal.Kind.self)
+    private static let subscriptionStateNames = values(of: SubscriptionState.self)
 
     private static let initial = Migration(
         version: 1, name: "initial ledger",
@@ -400,5 +402,24 @@ enum Schema {
                 PRIMARY KEY (chain, kind, signal_key)
             )
             """
+        ])
+
+    /// Each subscription's state as last announced (its chain, owner and group; the dates that make it lapse without
+    /// another signal), for the console's counts per group: written with the announcement, one row per chain.
+    private static let subscriptionStates = Migration(
+        version: 14, name: "subscription states",
+        statements: [
+            """
+            CREATE TABLE subscription_states (
+                chain TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                group_id TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN (\(subscriptionStateNames))),
+                expires_at BIGINT,
+                grace_ends_at BIGINT,
+                changed_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX subscription_states_by_group ON subscription_states (group_id, state)",
         ])
 }

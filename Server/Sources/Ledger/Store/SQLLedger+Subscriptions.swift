@@ -63,6 +63,67 @@ extension SQLLedger {
                 VALUES (\(bind: event.id), \(bind: event.type), \(bind: orderID), \(bind: try event.json()), \(bind: now), \(bind: now))
                 """
             ).run()
+            let expires = subscription.expiresAt?.millisecondsSince1970
+            let graceEnds = subscription.gracePeriodEndsAt?.millisecondsSince1970
+            try await db.raw(
+                """
+                INSERT INTO subscription_states (chain, user_id, group_id, state, expires_at, grace_ends_at, changed_at)
+                VALUES (\(bind: subscription.originalTransactionID), \(bind: order.userID), \(bind: subscription.groupID),
+                        \(bind: subscription.state.rawValue), \(bind: expires), \(bind: graceEnds), \(bind: now))
+                ON CONFLICT (chain) DO UPDATE SET user_id = excluded.user_id, group_id = excluded.group_id,
+                    state = excluded.state, expires_at = excluded.expires_at, grace_ends_at = excluded.grace_ends_at,
+                    changed_at = excluded.changed_at
+                """
+            ).run()
+        }
+    }
+
+    public func subscriptionCounts(now: Date, churnSince: Date) async throws -> [SubscriptionGroupCounts] {
+        let (now, since) = (now.millisecondsSince1970, churnSince.millisecondsSince1970)
+        // A state lapses with time as the fold says: an active period past its end has lapsed (churned then, unless a
+        // renewal is announced); a grace period past its end is billing retry.
+        return try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT group_id,
+                  SUM(CASE WHEN state = 'active' AND (expires_at IS NULL OR expires_at > \(bind: now)) THEN 1 ELSE 0 END) AS active,
+                  SUM(CASE WHEN state = 'in_grace_period' AND grace_ends_at > \(bind: now) THEN 1 ELSE 0 END) AS grace,
+                  SUM(CASE WHEN state = 'in_billing_retry'
+                        OR (state = 'in_grace_period' AND (grace_ends_at IS NULL OR grace_ends_at <= \(bind: now)))
+                      THEN 1 ELSE 0 END) AS retry,
+                  SUM(CASE WHEN (state IN ('expired', 'revoked') AND changed_at >= \(bind: since))
+                        OR (state = 'active' AND expires_at <= \(bind: now) AND expires_at >= \(bind: since))
+                      THEN 1 ELSE 0 END) AS churned
+                FROM subscription_states GROUP BY group_id ORDER BY group_id LIMIT 1000
+                """
+            ).all().map { row in
+                SubscriptionGroupCounts(
+                    groupID: try row.decode(column: "group_id", as: String.self),
+                    active: Int(try row.decode(column: "active", as: Int64?.self) ?? 0),
+                    inGracePeriod: Int(try row.decode(column: "grace", as: Int64?.self) ?? 0),
+                    inBillingRetry: Int(try row.decode(column: "retry", as: Int64?.self) ?? 0),
+                    churned: Int(try row.decode(column: "churned", as: Int64?.self) ?? 0))
+            }
+        }
+    }
+
+    public func subscriptionTimeline(chain: String) async throws -> [SubscriptionTimelineEntry] {
+        try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT o.order_no, e.kind, e.evidence, e.created_at FROM order_events e
+                JOIN orders o ON o.id = e.order_id
+                WHERE e.order_id IN (SELECT order_id FROM payment_transactions
+                                     WHERE channel = 'appstore' AND original_txn_id = \(bind: chain))
+                ORDER BY e.created_at, e.id LIMIT \(bind: SubscriptionTimelineEntry.maxEntries)
+                """
+            ).all().map { row in
+                SubscriptionTimelineEntry(
+                    orderNo: try row.decode(column: "order_no", as: String.self),
+                    kind: try row.decode(column: "kind", as: String.self),
+                    evidence: try row.decode(column: "evidence", as: String?.self),
+                    at: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
+            }
         }
     }
 

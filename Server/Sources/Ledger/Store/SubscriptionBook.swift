@@ -21,3 +21,42 @@ public protocol SubscriptionBook: Sendable {
         orderNo: String, to subscription: UserSubscription, cause: EventCause, evidence: String, at date: Date
     ) async throws
 }
+
+/// What the console reads of subscriptions: counts per group from the states last announced, and one
+/// subscription's timeline.
+public protocol SubscriptionReads: Sendable {
+    /// Per subscription group: subscribers active, in grace, in billing retry at `now`, and churned (expired,
+    /// revoked or lapsed) since `churnSince`.
+    func subscriptionCounts(now: Date, churnSince: Date) async throws -> [SubscriptionGroupCounts]
+
+    /// The events of every order of chain `chain` (its periods' payments, state changes, notifications), oldest
+    /// first, at most ``SubscriptionTimelineEntry/maxEntries``.
+    func subscriptionTimeline(chain: String) async throws -> [SubscriptionTimelineEntry]
+}
+
+/// One subscription group's subscribers by state.
+public struct SubscriptionGroupCounts: Sendable, Hashable {
+    public var groupID: String
+    public var active: Int
+    public var inGracePeriod: Int
+    public var inBillingRetry: Int
+    public var churned: Int
+
+    public init(groupID: String, active: Int, inGracePeriod: Int, inBillingRetry: Int, churned: Int) {
+        self.groupID = groupID
+        self.active = active
+        self.inGracePeriod = inGracePeriod
+        self.inBillingRetry = inBillingRetry
+        self.churned = churned
+    }
+}
+
+/// One event on a subscription's timeline: its order and what happened.
+public struct SubscriptionTimelineEntry: Sendable, Hashable {
+    public static let maxEntries = 500
+
+    public var orderNo: String
+    public var kind: String
+    public var evidence: String?
+    public var at: Date
+}

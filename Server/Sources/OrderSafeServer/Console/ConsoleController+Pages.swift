@@ -28,6 +28,14 @@ extension ConsoleController {
                 return try await user(page, userID: userID)
             }
         }
+        admin.get("subscriptions/:original_transaction_id") { request, context in
+            try await signedIn(request, context) { page in
+                guard let chain = context.decodedParameter("original_transaction_id") else {
+                    throw ConsolePageError.notFound
+                }
+                return try await subscription(page, chain: chain)
+            }
+        }
         admin.get("operations") { request, context in
             try await signedIn(request, context) { page in try await operations(page) }
         }
@@ -56,6 +64,14 @@ extension ConsoleController {
         values["webhooksFailing"] = overview.webhooksFailing
         values["inboxFailed"] = overview.inboxFailed
         values["heldSubmissions"] = overview.heldSubmissions
+        values["subscriptionGroups"] = try await ledger.subscriptionCounts(
+            now: now, churnSince: now.addingTimeInterval(-30 * 86400)
+        ).map { group in
+            [
+                "group": group.groupID, "active": group.active, "grace": group.inGracePeriod,
+                "retry": group.inBillingRetry, "churned": group.churned,
+            ] as [String: Any]
+        }
         if let oldest = overview.oldestUnsettled {
             values["oldest"] = ["orderNo": oldest.orderNo, "created": page.format.time(oldest.createdAt)]
         }
@@ -258,6 +274,7 @@ extension ConsoleController {
             ]
             row["reason"] = subscription.expirationReason?.rawValue
             row["graceUntil"] = page.format.time(subscription.gracePeriodEndsAt)
+            row["timeline"] = "/admin/subscriptions/\(Self.pathSegment(subscription.originalTransactionID))"
             return row
         }
         values["orders"] = result.orders.map { orderRow($0, page) }
@@ -265,6 +282,24 @@ extension ConsoleController {
             values["nextPage"] = Self.link("/admin/users/\(Self.pathSegment(userID))", parsed.parameters, cursor: next)
         }
         return views.page("user", values)
+    }
+
+    /// One subscription's timeline: every event of every order of its chain (its periods, state changes,
+    /// notifications), oldest first.
+    private func subscription(_ page: PageRequest, chain: String) async throws -> Response {
+        guard (1...64).contains(chain.utf8.count) else { throw ConsolePageError.notFound }
+        let entries = try await ledger.subscriptionTimeline(chain: chain)
+        guard !entries.isEmpty else { throw ConsolePageError.notFound }
+        var values = frame(page, title: "\(page.texts["subscription"] ?? "") \(chain)", section: .orders)
+        values["chain"] = chain
+        values["entries"] = entries.map { entry in
+            [
+                "orderNo": entry.orderNo, "orderLink": "/admin/orders/\(Self.pathSegment(entry.orderNo))",
+                "kind": entry.kind, "evidence": entry.evidence ?? "", "at": page.format.time(entry.at) ?? "",
+            ] as [String: Any]
+        }
+        values["truncated"] = entries.count >= SubscriptionTimelineEntry.maxEntries
+        return views.page("subscription", values)
     }
 
     private func operations(_ page: PageRequest) async throws -> Response {

@@ -10,7 +10,7 @@ import OrderSafeModel
 /// sign-in with the admin key or a named operator key. Reading works with JavaScript off; every form carries the
 /// session's CSRF token and answers with a redirect (post, redirect, get).
 struct ConsoleController: Sendable {
-    let ledger: any OperatorReads & OperatorActions & OrderBook & HoldingsReader
+    let ledger: any OperatorReads & OperatorActions & OrderBook & HoldingsReader & SubscriptionReads
     let desk: OperatorDesk
     let subscriptions: Subscriptions
     let sessions: ConsoleSessions

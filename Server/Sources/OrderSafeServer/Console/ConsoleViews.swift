@@ -14,7 +14,8 @@ struct ConsoleViews: Sendable {
     let assetVersion: String
 
     static let templates = [
-        "layout", "sign_in", "overview", "order_rows", "orders", "order", "refund", "user", "operations", "error",
+        "layout", "sign_in", "overview", "order_rows", "orders", "order", "refund", "user", "subscription",
+        "operations", "error",
     ]
 
     /// Loads the bundled templates and assets; throws naming what is missing from the build.
