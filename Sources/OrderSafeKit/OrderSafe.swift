@@ -158,6 +158,13 @@ public actor OrderSafe {
     public func purchase(_ productID: String, through channel: Channel, confirmIn scene: ConfirmationScene? = nil)
         async -> PurchaseOutcome
     {
+        await buy(productID, through: channel, offer: nil, confirmIn: scene)
+    }
+
+    /// ``purchase(_:through:confirmIn:)``, with subscription offer `offerID` (App Store only) signed by the server.
+    func buy(_ productID: String, through channel: Channel, offer offerID: String?, confirmIn scene: ConfirmationScene?)
+        async -> PurchaseOutcome
+    {
         let failed = { (error: OrderSafeError) in
             PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error))
         }
@@ -202,9 +209,19 @@ public actor OrderSafe {
             if !error.isRetryable { await journal.remove(entry.id) }
             return report(failed(.server(error)))
         }
-        return channel == .appStore
-            ? await buyFromAppStore(entry, product: product, order: response.order, confirmIn: scene)
-            : await payThroughProvider(entry, response: response)
+        guard channel == .appStore else { return await payThroughProvider(entry, response: response) }
+        let signed: SignedPurchaseOptions
+        do {
+            signed = try await signedOptions(for: product, order: response.order, offer: offerID)
+        } catch {
+            // Nothing was charged: the order is given up, and the app hears why the offer was not signed.
+            await giveUp(entry)
+            return report(
+                PurchaseOutcome(
+                    orderNo: response.order.orderNo, productID: productID, channel: channel,
+                    state: .failed(.server(error))))
+        }
+        return await buyFromAppStore(entry, product: product, order: response.order, signed: signed, confirmIn: scene)
     }
 
     /// Creates the entry's order (or finds it again: the entry's id is the `Idempotency-Key`) and journals it.

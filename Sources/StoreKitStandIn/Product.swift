@@ -18,6 +18,8 @@ public struct Product: Identifiable, Hashable, Sendable {
             case appAccountToken(UUID)
             case quantity(Int)
             case simulatesAskToBuyInSandbox(Bool)
+            case promotionalOffer(offerID: String, compactJWS: String)
+            case introductoryOfferEligibility(compactJWS: String)
         }
         let value: Value
 
@@ -27,6 +29,14 @@ public struct Product: Identifiable, Hashable, Sendable {
         public static func quantity(_ quantity: Int) -> PurchaseOption { PurchaseOption(value: .quantity(quantity)) }
         public static func simulatesAskToBuyInSandbox(_ simulate: Bool) -> PurchaseOption {
             PurchaseOption(value: .simulatesAskToBuyInSandbox(simulate))
+        }
+        /// A promotional offer the merchant's server signed as a compact JWS (back-deployed to iOS 15 by StoreKit).
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [PurchaseOption] {
+            [PurchaseOption(value: .promotionalOffer(offerID: offerID, compactJWS: compactJWS))]
+        }
+        /// The merchant server's signed word on the customer's introductory-offer eligibility.
+        public static func introductoryOfferEligibility(compactJWS: String) -> PurchaseOption {
+            PurchaseOption(value: .introductoryOfferEligibility(compactJWS: compactJWS))
         }
     }
 
@@ -89,14 +99,17 @@ public struct Product: Identifiable, Hashable, Sendable {
     private func purchase(_ options: Set<PurchaseOption>, scene: String?) async throws -> PurchaseResult {
         var token: UUID?
         var askToBuy = false
+        var signed = StandInDevice.SignedOptions()
         for option in options {
             switch option.value {
             case .appAccountToken(let value): token = value
             case .simulatesAskToBuyInSandbox(let value): askToBuy = value
             case .quantity(let quantity): if quantity != 1 { throw PurchaseError.invalidQuantity }
+            case .promotionalOffer(let offerID, let jws): signed.promotionalOffer = (offerID, jws)
+            case .introductoryOfferEligibility(let jws): signed.introductoryOfferEligibility = jws
             }
         }
         return try await StandInDevice.current().purchase(
-            productID: id, appAccountToken: token, askToBuy: askToBuy, scene: scene)
+            productID: id, appAccountToken: token, askToBuy: askToBuy, scene: scene, signed: signed)
     }
 }

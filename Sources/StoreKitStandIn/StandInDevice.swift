@@ -37,11 +37,15 @@ public final class StandInDevice: Sendable {
         /// (a device whose verification data does not match, a jailbreak tweak; Apple's forums count false positives
         /// among them: developer.apple.com/forums/thread/773604), although the App Store signed them.
         public var deviceVerificationFailure: VerificationResult<Transaction>.VerificationError?
+        /// The user closes Apple's refund request sheet without sending the request.
+        public var cancelsRefundRequests = false
 
         public init(
             paymentsNotAllowed: Bool = false, interruptsPurchases: Bool = false, syncFailure: StoreKitError? = nil,
-            deviceVerificationFailure: VerificationResult<Transaction>.VerificationError? = nil
+            deviceVerificationFailure: VerificationResult<Transaction>.VerificationError? = nil,
+            cancelsRefundRequests: Bool = false
         ) {
+            self.cancelsRefundRequests = cancelsRefundRequests
             self.paymentsNotAllowed = paymentsNotAllowed
             self.interruptsPurchases = interruptsPurchases
             self.syncFailure = syncFailure
@@ -51,6 +55,16 @@ public final class StandInDevice: Sendable {
 
     public let unkindness: Unkindness
     private let session: URLSession
+    private let sheets = NSLock()
+    nonisolated(unsafe) private var shown: [(sheet: String, scene: String)] = []
+
+    /// The App Store sheets shown on this device, oldest first: the sheet (`manage_subscriptions[:group]`,
+    /// `refund_request:<transaction id>`) and the scene's title.
+    public var sheetsShown: [(sheet: String, scene: String)] { sheets.withLock { shown } }
+
+    func showSheet(_ sheet: String, scene: String) {
+        sheets.withLock { shown.append((sheet, scene)) }
+    }
 
     public init(
         server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false,
@@ -102,14 +116,24 @@ public final class StandInDevice: Sendable {
         }
     }
 
-    func purchase(productID: String, appAccountToken: UUID?, askToBuy: Bool, scene: String?) async throws
-        -> Product.PurchaseResult
-    {
+    /// What a purchase's options carry that the App Store checks: signed by the merchant's server.
+    struct SignedOptions: Sendable {
+        var promotionalOffer: (offerID: String, compactJWS: String)?
+        var introductoryOfferEligibility: String?
+    }
+
+    func purchase(
+        productID: String, appAccountToken: UUID?, askToBuy: Bool, scene: String?, signed: SignedOptions = .init()
+    ) async throws -> Product.PurchaseResult {
         var body: [String: Any] = [
             "product_id": productID, "ask_to_buy": askToBuy || asksToBuy, "confirm": confirmsPurchases,
         ]
         body["app_account_token"] = appAccountToken?.uuidString.lowercased()
         body["scene"] = scene
+        if let (offerID, jws) = signed.promotionalOffer {
+            body["promotional_offer"] = ["offer_id": offerID, "compact_jws": jws]
+        }
+        body["introductory_offer_eligibility"] = signed.introductoryOfferEligibility
         let answer: PurchaseAnswer = try await call("POST", endpoint("purchase"), body: body)
         switch answer.result {
         case "success":
@@ -122,6 +146,7 @@ public final class StandInDevice: Sendable {
         case "pending": return .pending
         case "user_cancelled": return .userCancelled
         case "product_unavailable": throw Product.PurchaseError.productUnavailable
+        case "invalid_offer_signature": throw Product.PurchaseError.invalidOfferSignature
         default: throw StoreKitError.unknown
         }
     }

@@ -25,7 +25,7 @@ struct MessagesTests {
             .paymentsNotAllowed, .bridgeMissing(.alipay), .rejected(code: "transaction_revoked", message: ""),
             .rejected(code: "transaction_belongs_to_another_user", message: ""),
             .rejected(code: "invalid_transaction", message: ""),
-            .journalUnavailable("x"),
+            .journalUnavailable("x"), .nothingToRefund("p"),
         ]
         return errors
     }

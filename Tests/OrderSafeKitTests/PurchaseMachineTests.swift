@@ -214,7 +214,7 @@ struct PurchaseMachineTests {
         let h = Harness()
         defer { h.cleanUp() }
         let list = try await h.app().products()
-        #expect(list.offers.map(\.id) == ["ghost", "gift", "coins"])
+        #expect(list.offers.map(\.id) == ["ghost", "gift", "coins", "vip"])
         #expect(list.unknownToStore == ["unknown.ios"])
         #expect(list.offers.first { $0.id == "ghost" }?.channels == [], "not sold where StoreKit does not know it")
         #expect(list.offers.first { $0.id == "coins" }?.store?.displayPrice == "¥6.00")

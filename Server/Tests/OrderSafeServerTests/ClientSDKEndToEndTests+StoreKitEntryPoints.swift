@@ -53,3 +53,44 @@ extension ClientSDKEndToEndTests {
         }
     }
 }
+
+extension ClientSDKEndToEndTests {
+    @Test(
+        "a subscription bought with an offer the server signed, checked by the App Store; Apple's sheets over a window",
+        .timeLimit(.minutes(3)))
+    func subscriptionOfferAndSheets() async throws {
+        try await Self.withLiveServer(phone: "offers") { base, alice, folder in
+            let phone = StandInDevice(server: URL(string: base)!, deviceID: "offers-phone")
+            StandInDevice.connect(phone)
+            let safe = Self.app(base: base, token: alice, user: "alice", journal: folder)
+            await safe.start()
+            #expect(
+                try await safe.introductoryOfferEligibility().map(\.eligible) == [true, true],
+                "nothing subscribed yet: vip_monthly and vip_plus_monthly")
+
+            let outcome = await safe.purchase("vip_monthly", offer: "WINBACK_1")
+            #expect(outcome.state == .fulfilled, "\(outcome.state)")
+            // The App Store took the server's signature and says so in the transaction.
+            let transactions = await StoreKitClient().currentEntitlements()
+            let bought = try #require(transactions.first { $0.productID == "com.example.ordersafe.vip.monthly" })
+            let claims = try #require(IntroductoryEligibilityTests.claims(bought.jwsRepresentation))
+            #expect(claims["offerType"] as? Int == 2 && claims["offerIdentifier"] as? String == "WINBACK_1")
+            #expect(try await safe.subscriptions(allowCached: false).subscriptions.first?.state == .active)
+            #expect(try await safe.introductoryOfferEligibility().map(\.eligible) == [false, false])
+
+            // An offer the server will not sign for a consumable: refused before StoreKit; nothing charged.
+            let refused = await safe.purchase("coins_60", offer: "WINBACK_1")
+            guard case .failed(.server(.refused(_, "offer_not_applicable", _))) = refused.state else {
+                Issue.record("\(refused.state)")
+                return
+            }
+
+            let window = await UIWindowScene(title: "settings")
+            try await safe.showManageSubscriptions(in: window, subscriptionGroupID: "21000001")
+            #expect(try await safe.requestRefund(for: "vip_monthly", in: window))
+            let sheets = phone.sheetsShown.map(\.sheet)
+            #expect(sheets == ["manage_subscriptions:21000001", "refund_request:\(bought.id)"])
+            await safe.stop()
+        }
+    }
+}

@@ -72,7 +72,8 @@ struct ClientSDKEndToEndTests {
             for _ in 0..<3 {
                 guard
                     case .success(let transaction) = try await store.purchase(
-                        productID: "com.example.ordersafe.coins60", appAccountToken: UUID(), confirmIn: nil)
+                        productID: "com.example.ordersafe.coins60", appAccountToken: UUID(), signed: .init(),
+                        confirmIn: nil)
                 else {
                     Issue.record("the stand-in store did not charge")
                     return

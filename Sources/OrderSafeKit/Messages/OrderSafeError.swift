@@ -20,6 +20,8 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
     case rejected(code: String, message: String)
     /// The purchase journal cannot be written (disk full, folder not writable) or is full: no purchase starts.
     case journalUnavailable(String)
+    /// Nothing of this product (a catalog id) was bought with this device's Apple ID: there is nothing to refund.
+    case nothingToRefund(String)
 
     /// The key of this error's text in `Localizable.strings`, and its placeholders.
     var messageKey: (key: String, values: [String: String]) {
@@ -45,6 +47,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .rejected("transaction_belongs_to_another_user", _): ("order.otherUser", [:])
         case .rejected(let code, _): ("order.rejected", ["code": code])
         case .journalUnavailable: ("journal.unavailable", [:])
+        case .nothingToRefund: ("refund.nothingToRefund", [:])
         }
     }
 
@@ -60,6 +63,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .alipay(let result): "alipay resultStatus \(result.resultStatus)"
         case .wechatPay(let result): "wechatpay errCode \(result.errCode)"
         case .server(let problem): "\(problem)"
+        case .nothingToRefund(let id): "no purchase of \(id) with this Apple ID to refund"
         case .productNotFound(let id): "product \(id) is not in the catalog"
         case .channelNotOffered(let id, let channel): "product \(id) is not sold through \(channel.rawValue)"
         case .paymentsNotAllowed: "payments are not allowed on this device"

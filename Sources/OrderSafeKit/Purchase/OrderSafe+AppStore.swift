@@ -5,7 +5,8 @@ extension OrderSafe {
     /// The App Store leg: the order's UUID goes with the purchase as its `appAccountToken`, so the transaction names
     /// its order wherever it is delivered (the purchase call, `Transaction.updates`, `Transaction.unfinished`).
     func buyFromAppStore(
-        _ entry: JournalEntry, product: CatalogProduct, order: Order, confirmIn scene: ConfirmationScene?
+        _ entry: JournalEntry, product: CatalogProduct, order: Order, signed: SignedPurchaseOptions,
+        confirmIn scene: ConfirmationScene?
     ) async -> PurchaseOutcome {
         var entry = entry
         let outcome = { (state: PurchaseOutcome.State) in
@@ -16,7 +17,7 @@ extension OrderSafe {
         let result: StorePurchaseResult
         do {
             result = try await store.purchase(
-                productID: product.appStoreProductID ?? product.id, appAccountToken: order.orderUUID,
+                productID: product.appStoreProductID ?? product.id, appAccountToken: order.orderUUID, signed: signed,
                 confirmIn: scene)
         } catch {
             let failure = (error as? StoreFailure) ?? .other("\(error)")

@@ -15,6 +15,17 @@ struct OrderSafeAPI: Sendable {
         try await call("GET", "v1/catalog", authenticated: false)
     }
 
+    /// The catalog with the signed-in user's introductory-offer eligibility.
+    func catalogForUser() async throws -> CatalogResponse {
+        try await call("GET", "v1/catalog")
+    }
+
+    /// Subscription offer `offerID` signed for the purchase of order `orderNo`.
+    func signOffer(_ offerID: String, orderNo: String) async throws -> AppStoreOfferSignature {
+        try await call(
+            "POST", "v1/appstore/offers/\(Self.segment(offerID))/signature", body: ["order_no": orderNo])
+    }
+
     /// Creates the order, or returns the one `idempotencyKey` already created (with fresh invoke parameters).
     func createOrder(productID: String, channel: Channel, idempotencyKey: String) async throws -> OrderResponse {
         try await call(

@@ -7,10 +7,17 @@ public protocol StoreClient: Sendable {
     var canMakePayments: Bool { get async }
     /// `Product.products(for:)`: the ids the store knows, with their store details.
     func products(for ids: [String]) async throws -> [StoreProduct]
-    /// `Product.purchase(confirmIn: scene, options: [.appAccountToken(token)])` where the system has it and a scene
-    /// is given, else `Product.purchase(options:)`.
-    func purchase(productID: String, appAccountToken: UUID, confirmIn scene: ConfirmationScene?) async throws
-        -> StorePurchaseResult
+    /// `Product.purchase(confirmIn: scene, options: [.appAccountToken(token)] + signed)` where the system has it and
+    /// a scene is given, else `Product.purchase(options:)`.
+    func purchase(
+        productID: String, appAccountToken: UUID, signed: SignedPurchaseOptions, confirmIn scene: ConfirmationScene?
+    ) async throws -> StorePurchaseResult
+    /// `AppStore.showManageSubscriptions(in:)` (iOS, visionOS), opened on `subscriptionGroupID` where the system
+    /// can (iOS 17); throws ``StoreFailure/StoreKitErrorKind/unsupported`` elsewhere.
+    func showManageSubscriptions(in scene: ConfirmationScene, subscriptionGroupID: String?) async throws
+    /// `Transaction.beginRefundRequest(for:in:)` (iOS, visionOS): true when the user sent the request to Apple,
+    /// false when they closed the sheet; throws ``StoreFailure/StoreKitErrorKind/unsupported`` elsewhere.
+    func beginRefundRequest(transactionID: UInt64, in scene: ConfirmationScene) async throws -> Bool
     /// `PurchaseIntent.intents` (iOS 16.4+, macOS 14.4+): the App Store product id of each purchase the user starts
     /// on the App Store (a promoted in-app purchase), for as long as it is iterated; where there is none, it ends.
     func purchaseIntents() -> AsyncStream<String>
@@ -25,6 +32,31 @@ public protocol StoreClient: Sendable {
     func finish(_ transaction: StoreTransaction) async
     /// `AppStore.sync()`.
     func sync() async throws
+}
+
+/// What the merchant's server signed for one purchase, passed to StoreKit with it.
+public struct SignedPurchaseOptions: Sendable, Hashable {
+    /// A promotional or win-back offer: its App Store offer id and the compact JWS the server signed
+    /// (`Product.PurchaseOption.promotionalOffer(_:compactJWS:)`, back-deployed to iOS 15).
+    public var promotionalOffer: PromotionalOffer?
+    /// The server's word on the user's introductory-offer eligibility
+    /// (`Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)`).
+    public var introductoryOfferEligibility: String?
+
+    public struct PromotionalOffer: Sendable, Hashable {
+        public var offerID: String
+        public var compactJWS: String
+
+        public init(offerID: String, compactJWS: String) {
+            self.offerID = offerID
+            self.compactJWS = compactJWS
+        }
+    }
+
+    public init(promotionalOffer: PromotionalOffer? = nil, introductoryOfferEligibility: String? = nil) {
+        self.promotionalOffer = promotionalOffer
+        self.introductoryOfferEligibility = introductoryOfferEligibility
+    }
 }
 
 /// A product as the store describes it.

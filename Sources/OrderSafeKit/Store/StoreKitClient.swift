@@ -5,7 +5,7 @@ import StoreKit
 #else
 import StoreKitStandIn
 #endif
-#if os(visionOS)
+#if os(iOS) || os(visionOS)
 import UIKit
 #endif
 
@@ -31,9 +31,9 @@ public struct StoreKitClient: StoreClient {
         }
     }
 
-    public func purchase(productID: String, appAccountToken: UUID, confirmIn scene: ConfirmationScene?) async throws
-        -> StorePurchaseResult
-    {
+    public func purchase(
+        productID: String, appAccountToken: UUID, signed: SignedPurchaseOptions, confirmIn scene: ConfirmationScene?
+    ) async throws -> StorePurchaseResult {
         let products: [Product]
         do {
             products = try await Product.products(for: [productID])
@@ -42,7 +42,14 @@ public struct StoreKitClient: StoreClient {
         }
         guard let product = products.first else { throw StoreFailure.purchase(.productUnavailable) }
         do {
-            switch try await Self.purchase(product, [.appAccountToken(appAccountToken)], confirmIn: scene) {
+            var options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
+            if let offer = signed.promotionalOffer {
+                options.formUnion(Product.PurchaseOption.promotionalOffer(offer.offerID, compactJWS: offer.compactJWS))
+            }
+            if let eligibility = signed.introductoryOfferEligibility {
+                options.insert(.introductoryOfferEligibility(compactJWS: eligibility))
+            }
+            switch try await Self.purchase(product, options, confirmIn: scene) {
             case .success(let result): return .success(Self.transaction(result))
             case .userCancelled: return .userCancelled
             case .pending: return .pending
@@ -133,6 +140,48 @@ public struct StoreKitClient: StoreClient {
             return
         }
     }
+
+    public func showManageSubscriptions(in scene: ConfirmationScene, subscriptionGroupID: String?) async throws {
+        #if os(iOS) || os(visionOS) || os(Linux)
+        guard let window = await Self.windowScene(scene) else { throw StoreFailure.storeKit(.unsupported) }
+        do {
+            if #available(iOS 17.0, visionOS 1.0, *), let subscriptionGroupID {
+                try await AppStore.showManageSubscriptions(in: window, subscriptionGroupID: subscriptionGroupID)
+            } else {
+                try await AppStore.showManageSubscriptions(in: window)
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+        #else
+        throw StoreFailure.storeKit(.unsupported)
+        #endif
+    }
+
+    public func beginRefundRequest(transactionID: UInt64, in scene: ConfirmationScene) async throws -> Bool {
+        #if os(iOS) || os(visionOS) || os(Linux)
+        guard let window = await Self.windowScene(scene) else { throw StoreFailure.storeKit(.unsupported) }
+        // Its status enum is tvOS 17 and watchOS 10: the availability check names them though this code is iOS's and
+        // visionOS's.
+        if #available(iOS 15.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *) {
+            do {
+                return try await Transaction.beginRefundRequest(for: transactionID, in: window) == .success
+            } catch {
+                throw Self.failure(error)
+            }
+        }
+        throw StoreFailure.storeKit(.unsupported)
+        #else
+        throw StoreFailure.storeKit(.unsupported)
+        #endif
+    }
+
+    #if os(iOS) || os(visionOS) || os(Linux)
+    /// The window scene StoreKit's sheets need (a purchase takes any scene; these take a window's).
+    @MainActor static func windowScene(_ scene: ConfirmationScene) -> UIWindowScene? {
+        scene as? UIWindowScene
+    }
+    #endif
 
     public func sync() async throws {
         do {

@@ -16,6 +16,8 @@ struct StandInInterfaceTests {
         "StandInDevice": "the Linux plumbing: the sandbox App Store's device queue the stand-ins read and write",
         "StandInError": "the stand-ins' own failures: no device connected, the sandbox refused, an answer unreadable",
         "UIScene": "UIKit's scene, which purchase(confirmIn:options:) takes: UIKit does not exist on Linux",
+        "UIWindowScene":
+            "UIKit's window scene, which the subscription and refund sheets take: UIKit does not exist on Linux",
         "Product.init(id:type:displayName:description:price:displayPrice:isFamilyShareable:)":
             "tests make products by hand; StoreKit's come only from the App Store",
     ]

@@ -51,6 +51,10 @@ actor FakeServer: HTTPTransport {
 
     /// What `GET /v1/me/subscriptions` answers each user.
     func set(subscriptions: [UserSubscription], for user: String) { self.subscriptions[user] = subscriptions }
+
+    /// Users who subscribed before: not eligible for the introductory offer.
+    private(set) var ineligible: Set<String> = []
+    func set(ineligible user: String) { ineligible.insert(user) }
     private var subscriptions: [String: [UserSubscription]] = [:]
 
     /// An operator (or the buyer elsewhere) closes an unpaid order.
@@ -95,7 +99,26 @@ actor FakeServer: HTTPTransport {
         let parts = path.split(separator: "/").map(String.init)
         switch (method, parts) {
         case ("GET", ["v1", "catalog"]):
-            return try json(CatalogResponse(version: "test", products: Self.catalog))
+            var answer = CatalogResponse(version: "test", products: Self.catalog)
+            if let user {
+                answer.introductoryOffers = [
+                    IntroductoryOfferEligibility(
+                        productID: "vip", eligible: !ineligible.contains(user),
+                        signedEligibility: ineligible.contains(user) ? "eligibility.jws.\(user)" : nil)
+                ]
+            }
+            return try json(answer)
+        case ("POST", let p) where p.count == 5 && p[1] == "appstore" && p[2] == "offers" && p[4] == "signature":
+            guard let user else { return (401, Data()) }
+            let request = try JSONDecoder().decode([String: String].self, from: body ?? Data())
+            guard let order = orders[request["order_no"] ?? ""], order.userID == user else {
+                return error(404, "order_not_found")
+            }
+            guard order.productID == "vip" else { return error(409, "offer_not_applicable") }
+            return try json(
+                AppStoreOfferSignature(
+                    offerID: p[3], productID: "vip.ios", keyID: "KEY", nonce: UUID(), timestamp: 0, signature: "sig",
+                    compactJWS: "offer.jws.\(order.orderNo)", appAccountToken: order.orderUUID))
         case ("POST", ["v1", "orders"]):
             guard let user else { return (401, Data()) }
             let request = try OrderSafeJSON.decoder().decode(CreateOrderRequest.self, from: body ?? Data())
@@ -221,6 +244,10 @@ actor FakeServer: HTTPTransport {
                 .wechatPay: Money(amountMinor: 500, currency: CurrencyCode("CNY")!),
             ],
             grants: []),
+        CatalogProduct(
+            id: "vip", kind: .autoRenewableSubscription, title: "VIP", appStoreProductID: "vip.ios",
+            channels: [.appStore], prices: [.appStore: Money(amountMinor: 2500, currency: CurrencyCode("CNY")!)],
+            grants: [], winBackOffers: ["WINBACK_1"], subscriptionGroup: "21000001"),
         CatalogProduct(
             id: "ghost", kind: .nonConsumable, title: "Not in the store", appStoreProductID: "unknown.ios",
             channels: [.appStore],

@@ -24,6 +24,10 @@ actor FakeStore: StoreClient {
     let crash: CrashPoints
     /// The scene each purchase sheet was shown over (nil: none given), in order.
     private(set) var scenes: [ConfirmationScene?] = []
+    /// What the server signed for each purchase, in order.
+    private(set) var signedOptions: [SignedPurchaseOptions] = []
+    /// The sheets shown: `manage_subscriptions[:group]`, `refund_request:<transaction id>`.
+    private(set) var sheets: [String] = []
     /// The listener of the app now running (a relaunch opens a new one, as each process has its own).
     nonisolated let listener = Listener<StoreTransaction>()
     /// The App Store's promoted purchases, delivered to the app now running (`PurchaseIntent.intents`).
@@ -61,10 +65,11 @@ actor FakeStore: StoreClient {
         }
     }
 
-    func purchase(productID: String, appAccountToken: UUID, confirmIn scene: ConfirmationScene?) async throws
-        -> StorePurchaseResult
-    {
+    func purchase(
+        productID: String, appAccountToken: UUID, signed: SignedPurchaseOptions, confirmIn scene: ConfirmationScene?
+    ) async throws -> StorePurchaseResult {
         scenes.append(scene)
+        signedOptions.append(signed)
         await crash.step("store: sheet")
         switch sheet {
         case .cancel: return .userCancelled
@@ -101,7 +106,13 @@ actor FakeStore: StoreClient {
         charged.filter { unfinishedIDs.contains($0.id) }
     }
 
-    func currentEntitlements() async -> [StoreTransaction] { [] }
+    /// What `Transaction.currentEntitlements` lists: the transactions of these products (App Store ids).
+    private(set) var entitledProducts: Set<String> = []
+    func entitle(_ productID: String) { entitledProducts.insert(productID) }
+
+    func currentEntitlements() async -> [StoreTransaction] {
+        charged.filter { entitledProducts.contains($0.productID) }
+    }
 
     nonisolated func updates() -> AsyncStream<StoreTransaction> {
         let (stream, continuation) = AsyncStream<StoreTransaction>.makeStream()
@@ -121,6 +132,15 @@ actor FakeStore: StoreClient {
     }
 
     func sync() async throws {}
+
+    func showManageSubscriptions(in scene: ConfirmationScene, subscriptionGroupID: String?) async throws {
+        sheets.append("manage_subscriptions" + (subscriptionGroupID.map { ":" + $0 } ?? ""))
+    }
+
+    func beginRefundRequest(transactionID: UInt64, in scene: ConfirmationScene) async throws -> Bool {
+        sheets.append("refund_request:\(transactionID)")
+        return true
+    }
 
     private func charge(productID: String, token: UUID) -> StoreTransaction {
         nextID += 1

@@ -121,21 +121,22 @@ public actor SandboxAppStore {
         productID: String, type: String = "Consumable", appAccountToken: UUID? = nil,
         originalTransactionID: String? = nil,
         subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, offerCode: String? = nil,
-        device: String? = nil
+        promotionalOffer: String? = nil, device: String? = nil
     ) throws -> (transactionID: String, signed: String) {
         try purchase(
             productID: productID, type: type, appAccountToken: appAccountToken,
             originalTransactionID: originalTransactionID, subscriptionPeriod: subscriptionPeriod,
-            familyShared: familyShared, offerCode: offerCode, device: device, start: nil)
+            familyShared: familyShared, offerCode: offerCode, promotionalOffer: promotionalOffer, device: device,
+            start: nil)
     }
 
-    /// ``purchase(productID:type:appAccountToken:originalTransactionID:subscriptionPeriod:familyShared:offerCode:device:)``;
+    /// ``purchase(productID:type:appAccountToken:originalTransactionID:subscriptionPeriod:familyShared:offerCode:promotionalOffer:device:)``;
     /// a subscription's period starts at `start` (the billing run renews where the last period ended; an upgrade
     /// starts now), else now or where the chain's last period ends, whichever is later.
     func purchase(
         productID: String, type: String, appAccountToken: UUID?, originalTransactionID: String?,
-        subscriptionPeriod: GrantPeriod?, familyShared: Bool, offerCode: String?, device: String?,
-        start: PeriodStart?
+        subscriptionPeriod: GrantPeriod?, familyShared: Bool, offerCode: String?, promotionalOffer: String? = nil,
+        device: String?, start: PeriodStart?
     ) throws -> (transactionID: String, signed: String) {
         let upgrade = start == .upgrade
         let id = String(nextID)
@@ -168,6 +169,9 @@ public actor SandboxAppStore {
             // JWSTransactionDecodedPayload `offerType`).
             payload["offerType"] = 3
             payload["offerIdentifier"] = offerCode
+        } else if let promotionalOffer {
+            payload["offerType"] = 2  // a promotional offer, by its id
+            payload["offerIdentifier"] = promotionalOffer
         }
         let signed = try sign(payload)
         // A subscription's notification carries its renewal information: a new period clears a billing failure
@@ -445,6 +449,29 @@ public actor SandboxAppStore {
             abs(Self.milliseconds(clock.now()) - offer.timestamp) <= 24 * 3600 * 1000
         else { return false }
         return merchantKey.isValidSignature(signature, for: Data(payload.utf8))
+    }
+
+    /// Whether the App Store takes promotional offer `offerID` for a purchase of `productID` in the compact-JWS form
+    /// StoreKit takes (`Product.PurchaseOption.promotionalOffer(_:compactJWS:)`): ES256 over `header.payload` by the
+    /// merchant's In-App Purchase key named in `kid`, with `aud` `promotional-offer`, this app's `bid`, the product and
+    /// offer asked for, issued within the last 24 hours (Apple: "Generating JWS to sign App Store requests").
+    public func acceptsOffer(_ offerID: String, productID: String, compactJWS: String) -> Bool {
+        let parts = compactJWS.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard compactJWS.utf8.count <= 8192, parts.count == 3,
+            let headerBytes = Base64URL.decode(ArraySlice(parts[0])),
+            let payloadBytes = Base64URL.decode(ArraySlice(parts[1])),
+            let signatureBytes = Base64URL.decode(ArraySlice(parts[2])),
+            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+            let claims = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any],
+            header["alg"] as? String == "ES256", header["kid"] as? String == merchantKeyID,
+            claims["aud"] as? String == "promotional-offer", claims["bid"] as? String == bundleID,
+            claims["productId"] as? String == productID, claims["offerIdentifier"] as? String == offerID,
+            let issued = Self.milliseconds(claims["iat"]),
+            abs(Self.milliseconds(clock.now()) / 1000 - issued) <= 24 * 3600,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        else { return false }
+        let signingInput = Data(compactJWS.utf8.prefix(parts[0].count + 1 + parts[1].count))
+        return merchantKey.isValidSignature(signature, for: signingInput)
     }
 
     /// A subscription's renewal information (`JWSRenewalInfoDecodedPayload`), signed: `fields` with Apple's names

@@ -36,16 +36,21 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         }
         device.post("purchase") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
+                var offer: (offerID: String, compactJWS: String)?
+                if let signed = try object.optionalObject("promotional_offer") {
+                    offer = (try signed.string("offer_id"), try signed.string("compact_jws"))
+                }
                 let result = try await devices.purchase(
                     device: try context.parameters.require("device"), productID: try object.string("product_id"),
                     appAccountToken: try Self.token(object),
                     askToBuy: try object.optionalBool("ask_to_buy") ?? false,
-                    confirm: try object.optionalBool("confirm") ?? true, scene: try Self.scene(object))
+                    confirm: try object.optionalBool("confirm") ?? true, scene: try Self.scene(object), offer: offer)
                 switch result {
                 case .success(let signed): return ["result": "success", "signed_transaction": signed]
                 case .pending(let requestID): return ["result": "pending", "request_id": requestID]
                 case .userCancelled: return ["result": "user_cancelled"]
                 case .productUnavailable: return ["result": "product_unavailable"]
+                case .invalidOfferSignature: return ["result": "invalid_offer_signature"]
                 }
             }
         }

@@ -31,6 +31,9 @@ public actor SandboxAppStoreDevices {
         case pending(requestID: String)
         case userCancelled
         case productUnavailable
+        /// The promotional offer's signature is not the merchant's, or not for this product and offer
+        /// (`Product.PurchaseError.invalidOfferSignature`).
+        case invalidOfferSignature
     }
 
     struct Device {
@@ -105,10 +108,14 @@ public actor SandboxAppStoreDevices {
     /// The purchase sheet: `confirm` false is the user cancelling; `askToBuy` makes it wait for approval; `scene` is
     /// the scene the app showed it over (`purchase(confirmIn:)`), kept with the transaction.
     public func purchase(
-        device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool, scene: String? = nil
+        device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool, scene: String? = nil,
+        offer: (offerID: String, compactJWS: String)? = nil
     ) async throws -> PurchaseResult {
         try admit(device)
         guard products[productID] != nil else { return .productUnavailable }
+        if let offer, !(await store.acceptsOffer(offer.offerID, productID: productID, compactJWS: offer.compactJWS)) {
+            return .invalidOfferSignature
+        }
         guard confirm else { return .userCancelled }
         if askToBuy {
             let requestID = UUID().uuidString.lowercased()
@@ -117,7 +124,8 @@ public actor SandboxAppStoreDevices {
             devices[device, default: Device()].askToBuy[requestID] = (productID, appAccountToken)
             return .pending(requestID: requestID)
         }
-        let signed = try await charge(device: device, productID: productID, appAccountToken: appAccountToken)
+        let signed = try await charge(
+            device: device, productID: productID, appAccountToken: appAccountToken, offer: offer?.offerID)
         if let scene, let id = Self.transactionID(signed) { scenes[id] = scene }
         return .success(signed: signed)
     }
@@ -266,10 +274,13 @@ public actor SandboxAppStoreDevices {
     /// The scene each purchase was confirmed in, by transaction id.
     public var purchaseScenes: [String: String] { scenes }
 
-    private func charge(device: String, productID: String, appAccountToken: UUID?) async throws -> String {
+    private func charge(device: String, productID: String, appAccountToken: UUID?, offer: String? = nil) async throws
+        -> String
+    {
         let type = products[productID]?.type ?? "Consumable"
         let (id, signed) = try await store.purchase(
-            productID: productID, type: type, appAccountToken: appAccountToken, device: device)
+            productID: productID, type: type, appAccountToken: appAccountToken, promotionalOffer: offer,
+            device: device)
         owners[id] = device
         devices[device, default: Device()].unfinished[id] = signed
         devices[device]?.all[id] = (type, signed)

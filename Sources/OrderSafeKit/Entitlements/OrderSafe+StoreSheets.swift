@@ -1,0 +1,38 @@
+import Foundation
+import OrderSafeModel
+
+extension OrderSafe {
+    /// Apple's subscription management sheet over `scene` (a window scene; iOS and visionOS), opened on
+    /// `subscriptionGroupID` where the system can (iOS 17): the user cancels, changes plan or turns auto-renew off
+    /// there, and the App Store tells the server, so ``subscriptions(allowCached:)`` shows it. Refreshes the
+    /// subscriptions once the sheet is closed.
+    public func showManageSubscriptions(in scene: ConfirmationScene, subscriptionGroupID: String? = nil)
+        async throws(OrderSafeError)
+    {
+        do {
+            try await store.showManageSubscriptions(in: scene, subscriptionGroupID: subscriptionGroupID)
+        } catch {
+            throw .store((error as? StoreFailure) ?? .other("\(error)"))
+        }
+        _ = try? await subscriptions(allowCached: false)
+    }
+
+    /// Apple's refund request sheet over `scene` (a window scene; iOS and visionOS) for the latest purchase of
+    /// `productID` (a catalog id) that entitles this Apple ID now: true when the user sent the request. Apple decides
+    /// later and tells the server (`REFUND`), which takes back what the purchase granted.
+    public func requestRefund(for productID: String, in scene: ConfirmationScene) async throws(OrderSafeError) -> Bool {
+        let catalog = try await loadCatalog()
+        guard let product = catalog.products.first(where: { $0.id == productID }),
+            let appStoreID = product.appStoreProductID
+        else { throw .productNotFound(productID) }
+        guard
+            let transaction = await store.currentEntitlements().filter({ $0.productID == appStoreID })
+                .max(by: { $0.id < $1.id })
+        else { throw .nothingToRefund(productID) }
+        do {
+            return try await store.beginRefundRequest(transactionID: transaction.id, in: scene)
+        } catch {
+            throw .store((error as? StoreFailure) ?? .other("\(error)"))
+        }
+    }
+}
