@@ -305,4 +305,46 @@ struct SubscriptionQuarterTests {
             #expect(!(try await Self.entitlement(client, token: bob, "vip")))
         }
     }
+
+    @Test("a downgrade takes effect at the next renewal; the history lists each period, to its owner only")
+    func downgradeAndHistory() async throws {
+        try await TestServer.withComponents(
+            extra: ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"]
+        ) { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 86400)
+            let bob = try await TestServer.token("bob", lifetime: 86400)
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_plus_monthly").decoded(
+                OrderResponse.self
+            ).order
+            let (original, jws) = try await store.purchase(
+                productID: Self.plus, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+            clock.advance(by: 60)
+            let downgrade = try await store.subscription(original, .renewsTo(Self.monthly))
+            #expect(Self.notificationType(downgrade) == "DID_CHANGE_RENEWAL_PREF")
+            #expect(try await AppStoreFlowTests.notify(client, downgrade) == .ok)
+            var now = try #require(try await SubscriptionStateTests.subscriptions(client, token: alice).first)
+            #expect(now.productID == Self.plus && now.renewalProductID == Self.monthly, "\(now)")
+            #expect(try await Self.entitlement(client, token: alice, "vip_plus"), "VIP+ until the period ends")
+
+            clock.advance(by: Self.month)
+            for payload in try await store.renewDue() {
+                #expect(try await AppStoreFlowTests.notify(client, payload) == .ok)
+            }
+            now = try #require(try await SubscriptionStateTests.subscriptions(client, token: alice).first)
+            #expect(now.state == .active && now.productID == Self.monthly, "\(now)")
+            #expect(!(try await Self.entitlement(client, token: alice, "vip_plus")))
+            #expect(try await Self.entitlement(client, token: alice, "vip"))
+
+            #expect(now.history == "/v1/me/subscriptions/\(original)/history")
+            let history = try await client.execute(uri: now.history, method: .get, headers: TestServer.bearer(alice))
+            let periods = try history.decoded(SubscriptionHistoryResponse.self).periods
+            #expect(periods.map(\.productID) == [Self.plus, Self.monthly])
+            #expect(periods.first?.transactionID == original && periods.allSatisfy { !$0.upgraded })
+            let stranger = try await client.execute(uri: now.history, method: .get, headers: TestServer.bearer(bob))
+            #expect(stranger.status == .notFound && String(buffer: stranger.body).contains("subscription_not_found"))
+        }
+    }
 }
+

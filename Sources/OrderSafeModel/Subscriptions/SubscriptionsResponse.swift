@@ -43,6 +43,10 @@ public struct UserSubscription: Codable, Hashable, Sendable {
     /// The win-back offers the catalog lists for its product, once it has expired: what the app may offer a lapsed
     /// subscriber (signed by `POST /v1/appstore/offers/{offer_id}/signature`).
     public var winBackOffers: [String]?
+    /// Where the user reads every period of it: `/v1/me/subscriptions/{original_transaction_id}/history`.
+    public var history: String {
+        "/v1/me/subscriptions/\(originalTransactionID)/history"
+    }
 
     public init(
         groupID: String, state: SubscriptionState, expirationReason: ExpirationReason? = nil, productID: String,
@@ -77,6 +81,40 @@ public struct UserSubscription: Codable, Hashable, Sendable {
         case lastTransactionID = "last_transaction_id"
         case originalTransactionID = "original_transaction_id"
         case winBackOffers = "win_back_offers"
+        case history
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        groupID = try container.decode(String.self, forKey: .groupID)
+        state = try container.decode(SubscriptionState.self, forKey: .state)
+        expirationReason = try container.decodeIfPresent(ExpirationReason.self, forKey: .expirationReason)
+        productID = try container.decode(String.self, forKey: .productID)
+        renewalProductID = try container.decodeIfPresent(String.self, forKey: .renewalProductID)
+        autoRenew = try container.decodeIfPresent(Bool.self, forKey: .autoRenew)
+        expiresAt = try container.decodeIfPresent(Date.self, forKey: .expiresAt)
+        gracePeriodEndsAt = try container.decodeIfPresent(Date.self, forKey: .gracePeriodEndsAt)
+        priceIncrease = try container.decodeIfPresent(PriceIncrease.self, forKey: .priceIncrease)
+        lastTransactionID = try container.decode(String.self, forKey: .lastTransactionID)
+        originalTransactionID = try container.decode(String.self, forKey: .originalTransactionID)
+        winBackOffers = try container.decodeIfPresent([String].self, forKey: .winBackOffers)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(groupID, forKey: .groupID)
+        try container.encode(state, forKey: .state)
+        try container.encodeIfPresent(expirationReason, forKey: .expirationReason)
+        try container.encode(productID, forKey: .productID)
+        try container.encodeIfPresent(renewalProductID, forKey: .renewalProductID)
+        try container.encodeIfPresent(autoRenew, forKey: .autoRenew)
+        try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try container.encodeIfPresent(gracePeriodEndsAt, forKey: .gracePeriodEndsAt)
+        try container.encodeIfPresent(priceIncrease, forKey: .priceIncrease)
+        try container.encode(lastTransactionID, forKey: .lastTransactionID)
+        try container.encode(originalTransactionID, forKey: .originalTransactionID)
+        try container.encodeIfPresent(winBackOffers, forKey: .winBackOffers)
+        try container.encode(history, forKey: .history)
     }
 }
 

@@ -295,7 +295,7 @@ extension ConsoleController {
         values["entries"] = entries.map { entry in
             [
                 "orderNo": entry.orderNo, "orderLink": "/admin/orders/\(Self.pathSegment(entry.orderNo))",
-                "kind": entry.kind, "evidence": entry.evidence ?? "", "at": page.format.time(entry.at) ?? "",
+                "kind": entry.kind, "evidence": entry.evidence ?? "", "at": page.format.time(entry.at),
             ] as [String: Any]
         }
         values["truncated"] = entries.count >= SubscriptionTimelineEntry.maxEntries

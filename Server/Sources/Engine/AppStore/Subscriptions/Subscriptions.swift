@@ -25,6 +25,23 @@ public struct Subscriptions: Sendable {
         return SubscriptionsResponse(userID: userID, subscriptions: statuses)
     }
 
+    /// Every period of the user's subscription `chain` the App Store told of, oldest first; nil when the user owns no
+    /// such subscription.
+    public func history(userID: String, chain: String) async throws -> SubscriptionHistoryResponse? {
+        let periods = try await book.subscriptionSignals(userID: userID)
+            .filter { $0.chain == chain && $0.kind == .transaction }
+            .compactMap { signal -> SubscriptionPeriod? in
+                guard let id = signal.transactionID, let product = signal.productID else { return nil }
+                return SubscriptionPeriod(
+                    transactionID: id, productID: product,
+                    purchasedAt: signal.purchasedAt.map(Date.init(millisecondsSince1970:)),
+                    expiresAt: signal.expiresAt.map(Date.init(millisecondsSince1970:)),
+                    revokedAt: signal.revokedAt.map(Date.init(millisecondsSince1970:)), upgraded: signal.upgraded == true)
+            }
+            .sorted { ($0.purchasedAt ?? .distantPast, $0.transactionID) < ($1.purchasedAt ?? .distantPast, $1.transactionID) }
+        return periods.isEmpty ? nil : SubscriptionHistoryResponse(originalTransactionID: chain, periods: periods)
+    }
+
     /// Whether the user may take each auto-renewable product's introductory offer: not once they subscribed in its
     /// group (the catalog's `subscription_group`, else the group their own chains of the product name), with the
     /// last transaction of that group's subscription (to name in a signed answer), ordered by product id.
