@@ -52,6 +52,15 @@ struct SubscriptionQuarterTests {
         return ConsoleClient.allMatches(#"<td[^>]*>([^<]*)</td>"#, in: table ?? "")
     }
 
+    /// A server whose sandbox App Store runs Apple's sandbox clock (a month in five minutes).
+    static func withAcceleratedStore(
+        engine: TestEngine = .sqlite,
+        _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
+    ) async throws {
+        try await TestServer.withComponents(
+            engine: engine, extra: ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"], body)
+    }
+
     static func entitlement(_ client: some TestClientProtocol, token: String, _ name: String) async throws -> Bool {
         let holdings = try await client.execute(
             uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
@@ -62,9 +71,7 @@ struct SubscriptionQuarterTests {
         "renewals, a lost notification, grace and recovery, expiry, a win-back, an upgrade and a refund",
         arguments: TestEngine.available)
     func quarter(engine: TestEngine) async throws {
-        try await TestServer.withComponents(
-            engine: engine, extra: ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"]
-        ) { client, components, clock in
+        try await Self.withAcceleratedStore(engine: engine) { client, components, clock in
             let store = components.sandbox!.appStore
             let alice = try await TestServer.token("alice", lifetime: 86400)
             var transactions = Set<String>()
@@ -215,9 +222,7 @@ struct SubscriptionQuarterTests {
 
     @Test("billing that never recovers: the grace period ends once, then the retry period, expired for billing")
     func billingNeverRecovers() async throws {
-        try await TestServer.withComponents(
-            extra: ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"]
-        ) { client, components, clock in
+        try await Self.withAcceleratedStore { client, components, clock in
             let store = components.sandbox!.appStore
             // Every notification the store makes is posted once, as Apple's sandbox does; here to a list.
             let posted = Posted()
@@ -264,14 +269,7 @@ struct SubscriptionQuarterTests {
 
     /// The `notificationType` of a signed notification (its payload read without verification: the test's own).
     static func notificationType(_ jws: String) -> String? {
-        let parts = jws.split(separator: ".")
-        guard parts.count == 3 else { return nil }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64),
-            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        else { return nil }
-        return object["notificationType"] as? String
+        IntroductoryEligibilityTests.claims(jws)?["notificationType"] as? String
     }
 
     @Test("an offer code redeemed in the App Store: its notification waits; the user whose app reports it owns it")
@@ -308,9 +306,7 @@ struct SubscriptionQuarterTests {
 
     @Test("a downgrade takes effect at the next renewal; the history lists each period, to its owner only")
     func downgradeAndHistory() async throws {
-        try await TestServer.withComponents(
-            extra: ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"]
-        ) { client, components, clock in
+        try await Self.withAcceleratedStore { client, components, clock in
             let store = components.sandbox!.appStore
             let alice = try await TestServer.token("alice", lifetime: 86400)
             let bob = try await TestServer.token("bob", lifetime: 86400)
@@ -347,4 +343,3 @@ struct SubscriptionQuarterTests {
         }
     }
 }
-

@@ -150,7 +150,7 @@ extension SandboxAppStore {
                 } else if let grace = Self.milliseconds(fields["gracePeriodExpiresDate"]),
                     grace <= Self.milliseconds(now), graceEndsAnnounced.insert(original).inserted
                 {
-                    made.append(try announceGraceEnd(original, product: product, fields: fields))
+                    made.append(try announceGraceEnd(original, fields: fields))
                 }
                 break
             }
@@ -181,20 +181,10 @@ extension SandboxAppStore {
 
     /// `GRACE_PERIOD_EXPIRED`: the grace period ended and billing has not recovered (the subscriber loses access;
     /// the App Store keeps retrying).
-    private func announceGraceEnd(_ original: String, product: String, fields: [String: Any]) throws -> String {
-        guard let latest = records.originals[original]?.last, let signed = records.transactions[latest],
-            let payload = records.payloads[latest]
-        else { throw SandboxAppStoreError.unknownTransaction(original) }
+    private func announceGraceEnd(_ original: String, fields: [String: Any]) throws -> String {
         var renewal = fields
         renewal["signedDate"] = Self.milliseconds(clock.now())
-        let notification = try notification(
-            "GRACE_PERIOD_EXPIRED", signedTransaction: signed, signedRenewalInfo: try sign(renewal))
-        try keep(
-            KeptTransaction(
-                id: latest, signed: signed, payload: try Self.encode(payload), original: original,
-                notification: notification, renewal: try Self.encode(renewal)),
-            payload: payload)
-        return notification.payload
+        return try announce("GRACE_PERIOD_EXPIRED", original: original, renewal: renewal)
     }
 
     /// A new period of `productID` on chain `original`, with its token; returns its notification.

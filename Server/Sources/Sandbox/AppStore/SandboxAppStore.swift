@@ -392,8 +392,7 @@ public actor SandboxAppStore {
     @discardableResult
     public func subscription(_ original: String, _ event: SubscriptionEvent) throws -> String {
         guard let latest = records.originals[original]?.last, let payload = records.payloads[latest],
-            let signedTransaction = records.transactions[latest], let end = records.periodEnds[original],
-            let productID = payload["productId"] as? String
+            let end = records.periodEnds[original], let productID = payload["productId"] as? String
         else { throw SandboxAppStoreError.unknownTransaction(original) }
         var fields = renewalFields(original: original, productID: productID)
         let renews = fields["autoRenewStatus"] as? Int != 0
@@ -426,11 +425,22 @@ public actor SandboxAppStore {
             fields.removeValue(forKey: "gracePeriodExpiresDate")
             (type, subtype) = ("EXPIRED", retrying ? "BILLING_RETRY" : "VOLUNTARY")
         }
+        return try announce(type, subtype: subtype, original: original, renewal: fields)
+    }
+
+    /// Signs notification `type` (`subtype`) carrying chain `original`'s latest transaction and renewal information
+    /// `fields`, keeps both (the notification history, the journal) and posts it; returns it.
+    func announce(_ type: String, subtype: String? = nil, original: String, renewal fields: [String: Any]) throws
+        -> String
+    {
+        guard let latest = records.originals[original]?.last, let signed = records.transactions[latest],
+            let payload = records.payloads[latest]
+        else { throw SandboxAppStoreError.unknownTransaction(original) }
         let notification = try notification(
-            type, subtype: subtype, signedTransaction: signedTransaction, signedRenewalInfo: try sign(fields))
+            type, subtype: subtype, signedTransaction: signed, signedRenewalInfo: try sign(fields))
         try keep(
             KeptTransaction(
-                id: latest, signed: signedTransaction, payload: try Self.encode(payload), original: original,
+                id: latest, signed: signed, payload: try Self.encode(payload), original: original,
                 notification: notification, renewal: try Self.encode(fields)),
             payload: payload)
         return notification.payload

@@ -33,9 +33,7 @@ struct SubscriptionChaosTests {
     @Test("every subscriber's state matches the App Store's, on each engine", arguments: TestEngine.available)
     func converges(engine: TestEngine) async throws {
         let seed = ChaosTests.seed
-        try await TestServer.withComponents(
-            engine: engine, extra: ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"]
-        ) { client, components, clock in
+        try await SubscriptionQuarterTests.withAcceleratedStore(engine: engine) { client, components, clock in
             let store = components.sandbox!.appStore
             var random = SeededRandom(state: seed)
             var chains: [(user: String, token: String, original: String)] = []

@@ -36,9 +36,12 @@ public struct Subscriptions: Sendable {
                     transactionID: id, productID: product,
                     purchasedAt: signal.purchasedAt.map(Date.init(millisecondsSince1970:)),
                     expiresAt: signal.expiresAt.map(Date.init(millisecondsSince1970:)),
-                    revokedAt: signal.revokedAt.map(Date.init(millisecondsSince1970:)), upgraded: signal.upgraded == true)
+                    revokedAt: signal.revokedAt.map(Date.init(millisecondsSince1970:)),
+                    upgraded: signal.upgraded == true)
             }
-            .sorted { ($0.purchasedAt ?? .distantPast, $0.transactionID) < ($1.purchasedAt ?? .distantPast, $1.transactionID) }
+            .sorted {
+                ($0.purchasedAt ?? .distantPast, $0.transactionID) < ($1.purchasedAt ?? .distantPast, $1.transactionID)
+            }
         return periods.isEmpty ? nil : SubscriptionHistoryResponse(originalTransactionID: chain, periods: periods)
     }
 
