@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -64,6 +65,35 @@ struct OfferSignatureTests {
             #expect(body.components(separatedBy: #""kind":"offer_signed""#).count - 1 == signed)
             #expect(body.contains("nonce:\(offer.nonce)"))
             #expect(!body.contains(offer.signature), "the signature itself is not kept")
+        }
+    }
+
+    @Test("the sandbox App Store takes the compact JWS StoreKit is given only as the server signed it, for 24 hours")
+    func compactJWSCheckedAsTheAppStoreDoes() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 3 * 86400)
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                OrderResponse.self
+            ).order
+            let offer = try await Self.sign(client, token: alice, offer: "WINBACK_1", orderNo: order.orderNo).decoded(
+                AppStoreOfferSignature.self)
+            let product = "com.example.ordersafe.vip.monthly"
+            #expect(await store.acceptsOffer("WINBACK_1", productID: product, compactJWS: offer.compactJWS))
+            #expect(!(await store.acceptsOffer("OTHER", productID: product, compactJWS: offer.compactJWS)))
+            #expect(
+                !(await store.acceptsOffer(
+                    "WINBACK_1", productID: "com.example.ordersafe.vip.plus.monthly", compactJWS: offer.compactJWS)))
+            // Its payload changed, its signature kept: refused.
+            var parts = offer.compactJWS.split(separator: ".").map(String.init)
+            var claims = try #require(IntroductoryEligibilityTests.claims(offer.compactJWS))
+            claims["offerIdentifier"] = "WINBACK_2"
+            parts[1] = Base64URL.encode(try JSONSerialization.data(withJSONObject: claims))
+            #expect(
+                !(await store.acceptsOffer("WINBACK_2", productID: product, compactJWS: parts.joined(separator: "."))))
+            #expect(!(await store.acceptsOffer("WINBACK_1", productID: product, compactJWS: "not.a.jws")))
+            clock.advance(by: 25 * 3600)
+            #expect(!(await store.acceptsOffer("WINBACK_1", productID: product, compactJWS: offer.compactJWS)))
         }
     }
 }
