@@ -6,14 +6,18 @@ extension SQLLedger {
     public func recordSubscriptionSignal(_ signal: SubscriptionSignal) async throws {
         let body = signal.stored
         try await database.transaction(joining: write) { db in
-            // The same rule as SubscriptionSignal.supersedes: later signedDate, then the greater text.
+            // The same rule as SubscriptionSignal.supersedes: later signedDate, then a revoked version (its JSON has
+            // `"revokedAt":`), then the greater text.
             try await db.raw(
                 """
                 INSERT INTO subscription_signals (chain, kind, signal_key, signed_at, body)
                 VALUES (\(bind: signal.chain), \(bind: signal.kind.rawValue), \(bind: signal.key), \(bind: signal.signedAt), \(bind: body))
                 ON CONFLICT (chain, kind, signal_key) DO UPDATE SET signed_at = excluded.signed_at, body = excluded.body
                 WHERE excluded.signed_at > subscription_signals.signed_at
-                   OR (excluded.signed_at = subscription_signals.signed_at AND excluded.body > subscription_signals.body)
+                   OR (excluded.signed_at = subscription_signals.signed_at
+                       AND ((excluded.body LIKE '%"revokedAt":%') > (subscription_signals.body LIKE '%"revokedAt":%')
+                            OR ((excluded.body LIKE '%"revokedAt":%') = (subscription_signals.body LIKE '%"revokedAt":%')
+                                AND excluded.body > subscription_signals.body)))
                 """
             ).run()
         }

@@ -48,6 +48,9 @@ public struct SubscriptionSignal: Codable, Hashable, Sendable {
     /// stored form (any fixed rule will do: arrival order must not).
     public func supersedes(_ other: SubscriptionSignal) -> Bool {
         if signedAt != other.signedAt { return signedAt > other.signedAt }
+        // Signed in the same millisecond: a revoked version wins (Apple revokes after it sold; only a later-signed
+        // REFUND_REVERSED undoes it), then the greater text, so any order of arrival keeps the same one.
+        if (revokedAt != nil) != (other.revokedAt != nil) { return revokedAt != nil }
         return stored > other.stored
     }
 
