@@ -3,7 +3,7 @@ import OrderSafeModel
 
 extension OrderSafe {
     /// Buys auto-renewable subscription `productID` (a catalog id) with subscription offer `offerID` (a promotional or
-    /// win-back offer's id in App Store Connect, such as one of ``UserSubscription/winBackOffers``): the server signs
+    /// win-back offer's id in App Store Connect, such as one of `UserSubscription.winBackOffers`): the server signs
     /// the offer for this purchase's order, and StoreKit checks the signature. Outcomes as
     /// ``purchase(_:through:confirmIn:)``; an offer the server will not sign (not a subscription, no In-App Purchase
     /// key) fails before anything is charged.
