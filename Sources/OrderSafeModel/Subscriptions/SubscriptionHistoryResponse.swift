@@ -4,9 +4,9 @@ import Foundation
 /// subscriptions the App Store has told the server of, oldest first.
 public struct SubscriptionHistoryResponse: Codable, Hashable, Sendable {
     public var originalTransactionID: String
-    public var periods: [SubscriptionPeriod]
+    public var periods: [SubscriptionHistoryPeriod]
 
-    public init(originalTransactionID: String, periods: [SubscriptionPeriod]) {
+    public init(originalTransactionID: String, periods: [SubscriptionHistoryPeriod]) {
         self.originalTransactionID = originalTransactionID
         self.periods = periods
     }
@@ -18,7 +18,7 @@ public struct SubscriptionHistoryResponse: Codable, Hashable, Sendable {
 }
 
 /// One period of a subscription: the transaction that bought it.
-public struct SubscriptionPeriod: Codable, Hashable, Sendable {
+public struct SubscriptionHistoryPeriod: Codable, Hashable, Sendable {
     public var transactionID: String
     /// The App Store product id.
     public var productID: String

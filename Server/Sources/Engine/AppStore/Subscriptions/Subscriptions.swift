@@ -30,9 +30,9 @@ public struct Subscriptions: Sendable {
     public func history(userID: String, chain: String) async throws -> SubscriptionHistoryResponse? {
         let periods = try await book.subscriptionSignals(userID: userID)
             .filter { $0.chain == chain && $0.kind == .transaction }
-            .compactMap { signal -> SubscriptionPeriod? in
+            .compactMap { signal -> SubscriptionHistoryPeriod? in
                 guard let id = signal.transactionID, let product = signal.productID else { return nil }
-                return SubscriptionPeriod(
+                return SubscriptionHistoryPeriod(
                     transactionID: id, productID: product,
                     purchasedAt: signal.purchasedAt.map(Date.init(millisecondsSince1970:)),
                     expiresAt: signal.expiresAt.map(Date.init(millisecondsSince1970:)),
