@@ -1,23 +1,11 @@
+import ChannelSupport
 import OrderSafeModel
 
 /// Alipay's amounts: decimal yuan strings (`"0.01"`, `"6.00"`, `"0.1"`) converted exactly to integer fen.
 public enum AlipayAmount {
     /// Fen for a string of digits with at most two decimals; nil for anything else (signs, exponents, `.5`, `1.234`).
     public static func fen(_ text: String) -> Int64? {
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, !whole.isEmpty, whole.count <= 13,
-            whole.allSatisfy({ $0.isASCII && $0.isNumber }),
-            let yuan = Int64(whole)
-        else { return nil }
-        var fraction: Int64 = 0
-        if parts.count == 2 {
-            let decimals = parts[1]
-            guard (1...2).contains(decimals.count), decimals.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-                return nil
-            }
-            fraction = Int64(decimals)! * (decimals.count == 1 ? 10 : 1)
-        }
-        return yuan * 100 + fraction
+        YuanAmount.fen(text)
     }
 
     /// The decimal string Alipay expects for an amount in CNY (`600` fen → `"6.00"`).

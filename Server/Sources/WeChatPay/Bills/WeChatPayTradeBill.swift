@@ -1,0 +1,202 @@
+import ChannelSupport
+import Foundation
+
+/// A WeChat Pay trade bill (`GET /v3/bill/tradebill`, downloaded and checked against its `hash_value`), parsed
+/// strictly in one pass: the detail header, one row per payment or refund, the summary header and the summary row.
+/// Every field of the detail and summary rows starts with a backtick (so that Excel keeps long numbers whole);
+/// amounts are yuan with at most two decimals, read into fen exactly; times are Beijing time as written.
+/// Format: https://pay.weixin.qq.com/docs/merchant/products/bill-download/format-trade.html. The summary is checked
+/// against the rows (count and sums): a file that does not add up is refused, never compared in part.
+public struct WeChatPayTradeBill: Sendable, Hashable {
+    /// One payment (`SUCCESS`) or refund (`REFUND`) of the day.
+    public struct Row: Sendable, Hashable {
+        /// `yyyy-MM-dd HH:mm:ss`, Beijing time.
+        public var time: String
+        public var appID: String
+        public var merchantID: String
+        public var transactionID: String
+        public var outTradeNo: String
+        public var tradeType: String
+        /// `SUCCESS`, `REFUND`, `REVOKED`…
+        public var state: String
+        public var currency: String
+        /// 应结订单金额: what the merchant is settled for the payment, in fen (0 on a refund row).
+        public var settlementFen: Int64
+        /// 微信退款单号 and 商户退款单号 of a refund row.
+        public var refundID: String?
+        public var outRefundNo: String?
+        /// 退款金额 in fen (0 on a payment row).
+        public var refundFen: Int64
+        /// 手续费: the fee, in fen (negative on a refund row: returned).
+        public var feeFen: Int64
+        /// 订单金额 in fen.
+        public var orderFen: Int64
+    }
+
+    /// The summary row: 总交易单数, 应结订单总金额, 退款总金额, 手续费总金额, 订单总金额.
+    public struct Totals: Sendable, Hashable {
+        public var count: Int
+        public var settlementFen: Int64
+        public var refundFen: Int64
+        public var feeFen: Int64
+        public var orderFen: Int64
+    }
+
+    public var rows: [Row]
+    public var totals: Totals
+
+    /// The detail columns read, by their header names (the others are kept out).
+    static let columns = [
+        "交易时间", "公众账号ID", "商户号", "微信订单号", "商户订单号", "交易类型", "交易状态", "货币种类", "应结订单金额",
+        "微信退款单号", "商户退款单号", "退款金额", "手续费", "订单金额",
+    ]
+    static let summaryColumns = ["总交易单数", "应结订单总金额", "退款总金额", "手续费总金额", "订单总金额"]
+    /// The most rows a day's file is read with (a larger one is refused, not cut).
+    public static let maxRows = 5_000_000
+
+    public init(_ bytes: [UInt8]) throws(WeChatPayBillError) {
+        var lines = Self.lines(bytes)
+        guard let header = lines.next() else { throw .malformed(line: 1, "the file is empty") }
+        let names = Self.fields(header.text, backticks: false)
+        var index: [String: Int] = [:]
+        for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
+        for column in Self.columns where index[column] == nil {
+            throw .malformed(line: 1, "the detail header has no column \(column)")
+        }
+        var rows: [Row] = []
+        var summaryHeader: (number: Int, text: Substring)?
+        while let line = lines.next() {
+            if line.text.first != "`" {
+                summaryHeader = line
+                break
+            }
+            guard rows.count < Self.maxRows else {
+                throw .malformed(line: line.number, "more than \(Self.maxRows) rows")
+            }
+            let fields = Self.fields(line.text, backticks: true)
+            guard fields.count == names.count else {
+                throw .malformed(line: line.number, "\(fields.count) fields where the header names \(names.count)")
+            }
+            func text(_ column: String) -> String { fields[index[column]!] }
+            func fen(_ column: String, signed: Bool = false) throws(WeChatPayBillError) -> Int64 {
+                guard let value = YuanAmount.fen(text(column), signed: signed) else {
+                    throw .malformed(
+                        line: line.number, "\(column) '\(text(column).prefix(32))' is not an amount in yuan")
+                }
+                return value
+            }
+            let refundID = text("微信退款单号")
+            let outRefundNo = text("商户退款单号")
+            rows.append(
+                Row(
+                    time: text("交易时间"), appID: text("公众账号ID"), merchantID: text("商户号"),
+                    transactionID: text("微信订单号"), outTradeNo: text("商户订单号"), tradeType: text("交易类型"),
+                    state: text("交易状态"), currency: text("货币种类"), settlementFen: try fen("应结订单金额"),
+                    refundID: refundID.isEmpty || refundID == "0" ? nil : refundID,
+                    outRefundNo: outRefundNo.isEmpty || outRefundNo == "0" ? nil : outRefundNo,
+                    refundFen: try fen("退款金额"), feeFen: try fen("手续费", signed: true), orderFen: try fen("订单金额")))
+        }
+        guard let summaryHeader else {
+            throw .truncated(line: lines.count + 1, "no summary: the file ends in its rows")
+        }
+        let summaryNames = Self.fields(summaryHeader.text, backticks: false)
+        guard let summary = lines.next() else {
+            throw .truncated(line: summaryHeader.number + 1, "the summary header has no summary row")
+        }
+        let summaryFields = Self.fields(summary.text, backticks: true)
+        guard summaryFields.count == summaryNames.count else {
+            throw .malformed(
+                line: summary.number, "the summary has \(summaryFields.count) fields for \(summaryNames.count) names")
+        }
+        func total(_ name: String, signed: Bool = false) throws(WeChatPayBillError) -> Int64 {
+            guard let position = summaryNames.firstIndex(of: name) else {
+                throw .malformed(line: summaryHeader.number, "the summary header has no column \(name)")
+            }
+            guard let value = YuanAmount.fen(summaryFields[position], signed: signed) else {
+                throw .malformed(line: summary.number, "\(name) is not an amount in yuan")
+            }
+            return value
+        }
+        guard let position = summaryNames.firstIndex(of: "总交易单数"), let count = Int(summaryFields[position]),
+            count >= 0
+        else { throw .malformed(line: summary.number, "总交易单数 is not a count") }
+        totals = Totals(
+            count: count, settlementFen: try total("应结订单总金额"), refundFen: try total("退款总金额"),
+            feeFen: try total("手续费总金额", signed: true), orderFen: try total("订单总金额"))
+        while let extra = lines.next() {
+            guard extra.text.allSatisfy(\.isWhitespace) else {
+                throw .malformed(line: extra.number, "something follows the summary")
+            }
+        }
+        self.rows = rows
+        try check()
+    }
+
+    /// The summary says what the rows add up to.
+    private func check() throws(WeChatPayBillError) {
+        var sums = Totals(count: rows.count, settlementFen: 0, refundFen: 0, feeFen: 0, orderFen: 0)
+        for row in rows {
+            let (settlement, o1) = sums.settlementFen.addingReportingOverflow(row.settlementFen)
+            let (refund, o2) = sums.refundFen.addingReportingOverflow(row.refundFen)
+            let (fee, o3) = sums.feeFen.addingReportingOverflow(row.feeFen)
+            let (order, o4) = sums.orderFen.addingReportingOverflow(row.orderFen)
+            guard !(o1 || o2 || o3 || o4) else { throw .totalsDiffer("the amounts overflow") }
+            (sums.settlementFen, sums.refundFen, sums.feeFen, sums.orderFen) = (settlement, refund, fee, order)
+        }
+        guard sums == totals else { throw .totalsDiffer("the rows add up to \(sums), the summary says \(totals)") }
+    }
+
+    /// The lines of `bytes` (UTF-8; CRLF or LF; a BOM at the start skipped), numbered from 1, empty ones skipped
+    /// until the summary.
+    static func lines(_ bytes: [UInt8]) -> LineReader {
+        LineReader(
+            text: String(
+                decoding: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes, as: UTF8.self))
+    }
+
+    /// Comma-separated fields; in detail and summary rows each starts with a backtick, which is dropped.
+    static func fields(_ line: Substring, backticks: Bool) -> [String] {
+        line.split(separator: ",", omittingEmptySubsequences: false).map { field in
+            let trimmed = field.trimmingCharacters(in: .whitespaces)
+            return backticks && trimmed.first == "`" ? String(trimmed.dropFirst()) : trimmed
+        }
+    }
+
+    /// A file's non-empty lines, numbered.
+    struct LineReader {
+        let text: String
+        private var rest: Substring
+        private(set) var count = 0
+
+        init(text: String) {
+            self.text = text
+            rest = text[...]
+        }
+
+        mutating func next() -> (number: Int, text: Substring)? {
+            while !rest.isEmpty {
+                let end = rest.firstIndex(where: { $0 == "\n" || $0 == "\r\n" }) ?? rest.endIndex
+                let line = rest[..<end]
+                rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
+                count += 1
+                if !line.allSatisfy(\.isWhitespace) { return (count, line) }
+            }
+            return nil
+        }
+    }
+}
+
+/// Why a WeChat Pay bill was refused: the line it fails on, and why.
+public enum WeChatPayBillError: Error, Sendable, Hashable, CustomStringConvertible {
+    case malformed(line: Int, String)
+    case truncated(line: Int, String)
+    case totalsDiffer(String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let line, let reason): "line \(line): \(reason)"
+        case .truncated(let line, let reason): "line \(line): the file is cut short: \(reason)"
+        case .totalsDiffer(let reason): "the summary does not match the rows: \(reason)"
+        }
+    }
+}
