@@ -234,7 +234,18 @@ struct WeChatPaySandboxTests {
         #expect(bill.hashType == "SHA1")
         await world.sandbox.setDownloadBase("http://sandbox.local")
         let downloaded = try await client.download(try await client.tradeBill(date: "2026-11-21"))
-        #expect(String(decoding: downloaded, as: UTF8.self).contains("2026-11-21"))
+        #expect(try WeChatPayTradeBill(downloaded).rows.isEmpty, "nothing was paid that day")
+        // Today's bill in WeChat Pay's format, from what the sandbox charged and refunded: the payment (99.00, fee
+        // 0.59) and its refund (9.00, fee 0.05 returned), adding up to the summary.
+        let today = String(RFC3339Beijing.string(Date()).prefix(10))
+        let parsed = try WeChatPayTradeBill(try await client.download(try await client.tradeBill(date: today)))
+        let payment = try #require(parsed.rows.first { $0.state == "SUCCESS" })
+        let refunded = try #require(parsed.rows.first { $0.state == "REFUND" })
+        #expect(parsed.rows.count == 2)
+        #expect(payment.outTradeNo == "OS20261122-PAID01" && payment.settlementFen == 9900 && payment.feeFen == 59)
+        #expect(refunded.outRefundNo == "RF-1" && refunded.refundFen == 900 && refunded.feeFen == -5)
+        #expect(refunded.refundID == refund.refundID && refunded.transactionID == payment.transactionID)
+        #expect(parsed.totals == .init(count: 2, settlementFen: 9900, refundFen: 900, feeFen: 54, orderFen: 9900))
         var altered = bill
         altered.digest = String(repeating: "0", count: 40)
         altered.downloadURL = "http://sandbox.local/sandbox/wechatpay/v3/billdownload/file?token=2026-11-21"

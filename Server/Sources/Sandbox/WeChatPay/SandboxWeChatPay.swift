@@ -49,7 +49,7 @@ public actor SandboxWeChatPay {
 
     private var platforms: [PlatformIdentity]
     private let publicKeyIdentity: _RSA.Signing.PrivateKey
-    private var trades: [String: SandboxWeChatPayTrade] = [:]
+    var trades: [String: SandboxWeChatPayTrade] = [:]
     private var serial: SandboxSerial
     private let journal: SandboxJournal<SandboxWeChatPayRecord>
     /// Notifications not acknowledged yet, by id: sent again when the simulator starts again on its folder.
@@ -249,7 +249,7 @@ public actor SandboxWeChatPay {
         if path == "/v3/billdownload/file" {
             // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
             return ProviderHTTPResponse(
-                status: 200, headers: ["Content-Type": "text/plain"], body: Self.bill(date: parameters["token"] ?? ""))
+                status: 200, headers: ["Content-Type": "text/plain"], body: bill(date: parameters["token"] ?? ""))
         }
         do {
             try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
@@ -274,7 +274,7 @@ public actor SandboxWeChatPay {
                 return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
             case ("GET", "/v3/bill/tradebill"):
                 let date = parameters["bill_date"] ?? ""
-                let digest = Insecure.SHA1.hash(data: Self.bill(date: date)).map { String(format: "%02x", $0) }.joined()
+                let digest = Insecure.SHA1.hash(data: bill(date: date)).map { String(format: "%02x", $0) }.joined()
                 let base = String(pathAndQuery[..<v3.lowerBound])
                 return signed(
                     200,
@@ -362,7 +362,8 @@ public actor SandboxWeChatPay {
             else { return signed(400, Self.error("PARAM_ERROR", "退款金额不合法")) }
             let notifyURL = try Self.read { try object.optionalString("notify_url") }
             trade.refunds[outRefundNo] = SandboxWeChatPayRefund(
-                refundID: "50300" + String(format: "%015lld", try serial.take()), fen: fen, notifyURL: notifyURL)
+                refundID: "50300" + String(format: "%015lld", try serial.take()), fen: fen, notifyURL: notifyURL,
+                time: RFC3339Beijing.string(clock.now()))
             trade.state = WeChatPayTradeState.refund
             try keep(
                 trade,
@@ -630,10 +631,6 @@ public actor SandboxWeChatPay {
         ]
         if let merchantID { members.append("\"mchid\":\(JSONString.encode(merchantID))") }
         return "{" + members.joined(separator: ",") + "}"
-    }
-
-    static func bill(date: String) -> [UInt8] {
-        Array("交易时间,公众账号ID,商户号,微信订单号,商户订单号,交易状态,应结订单金额\n总交易单数,应结订单总金额\n`0,`0.00\n# sandbox bill for \(date)\n".utf8)
     }
 
     static func error(_ code: String, _ message: String) -> String {

@@ -23,6 +23,8 @@ struct SandboxWeChatPayRefund: Sendable, Codable {
     var refundID: String
     var fen: Int64
     var notifyURL: String?
+    /// When the refund was accepted (RFC 3339, Beijing): its day's bill lists it.
+    var time: String?
 }
 
 /// One line of the sandbox WeChat Pay's journal (``SandboxJournal``).

@@ -1,0 +1,84 @@
+import Foundation
+import WeChatPay
+
+extension SandboxWeChatPay {
+    /// WeChat Pay's standard fee for app payments: 0.6%, rounded to the fen (half up); a refund returns the fee of
+    /// the amount refunded.
+    static func fee(_ fen: Int64) -> Int64 { (fen * 6 + 500) / 1000 }
+
+    static let billHeader =
+        "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注"
+    static let billSummaryHeader = "总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额"
+
+    /// The ALL trade bill of `date` (`yyyy-MM-dd`, Beijing) in WeChat Pay's format: a row for each payment whose
+    /// success time, and each refund whose acceptance time, falls on that day, from what this sandbox charged and
+    /// refunded (fees included), then the summary
+    /// (https://pay.weixin.qq.com/docs/merchant/products/bill-download/format-trade.html).
+    func bill(date: String) -> [UInt8] {
+        struct Line {
+            var time: String
+            var fields: [String]
+            var settlement: Int64, refund: Int64, fee: Int64, order: Int64, requested: Int64
+        }
+        var lines: [Line] = []
+        for trade in trades.values {
+            // Commas would shift the columns: WeChat Pay's files do not quote, so names are written with full-width ones.
+            let name = trade.description.replacingOccurrences(of: ",", with: "，")
+            let attach = (trade.attach ?? "").replacingOccurrences(of: ",", with: "，")
+            let common = { (time: String, state: String) -> [String] in
+                [
+                    time, trade.appID, self.merchantID, "0", "", trade.transactionID, trade.outTradeNo, "oSandboxPayer",
+                    "APP", state, "OTHERS", trade.amount.currency.code,
+                ]
+            }
+            if let paid = trade.successTime.map(Self.billTime), paid.hasPrefix(date) {
+                let order = trade.amount.amountMinor
+                lines.append(
+                    Line(
+                        time: paid,
+                        fields: common(paid, "SUCCESS")
+                            + [
+                                Self.yuan(order), "0.00", "0", "0", "0.00", "0.00", "", "", name, attach,
+                                Self.yuan(Self.fee(order)), "0.60%", Self.yuan(order), "0.00", "",
+                            ],
+                        settlement: order, refund: 0, fee: Self.fee(order), order: order, requested: 0))
+            }
+            for (outRefundNo, refund) in trade.refunds {
+                guard let time = refund.time.map(Self.billTime), time.hasPrefix(date) else { continue }
+                lines.append(
+                    Line(
+                        time: time,
+                        fields: common(time, "REFUND")
+                            + [
+                                "0.00", "0.00", refund.refundID, outRefundNo, Self.yuan(refund.fen), "0.00", "ORIGINAL",
+                                "SUCCESS", name, attach, Self.yuan(-Self.fee(refund.fen)), "0.60%", "0.00",
+                                Self.yuan(refund.fen), "",
+                            ],
+                        settlement: 0, refund: refund.fen, fee: -Self.fee(refund.fen), order: 0, requested: refund.fen))
+            }
+        }
+        lines.sort { ($0.time, $0.fields[6], $0.fields[14]) < ($1.time, $1.fields[6], $1.fields[14]) }
+        var text = Self.billHeader + "\r\n"
+        for line in lines { text += line.fields.map { "`" + $0 }.joined(separator: ",") + "\r\n" }
+        let sum = { (value: KeyPath<Line, Int64>) in lines.reduce(Int64(0)) { $0 + $1[keyPath: value] } }
+        text += Self.billSummaryHeader + "\r\n"
+        text +=
+            [
+                String(lines.count), Self.yuan(sum(\.settlement)), Self.yuan(sum(\.refund)), "0.00",
+                Self.yuan(sum(\.fee)),
+                Self.yuan(sum(\.order)), Self.yuan(sum(\.requested)),
+            ].map { "`" + $0 }.joined(separator: ",") + "\r\n"
+        return Array(text.utf8)
+    }
+
+    /// `2026-11-25T10:01:02+08:00` → `2026-11-25 10:01:02`.
+    static func billTime(_ rfc3339: String) -> String {
+        String(rfc3339.prefix(19)).replacingOccurrences(of: "T", with: " ")
+    }
+
+    /// Fen as yuan with two decimals (`-59` → `-0.59`).
+    static func yuan(_ fen: Int64) -> String {
+        let magnitude = fen.magnitude
+        return (fen < 0 ? "-" : "") + "\(magnitude / 100)." + String(format: "%02llu", magnitude % 100)
+    }
+}
