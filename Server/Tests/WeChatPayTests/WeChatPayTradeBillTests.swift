@@ -59,6 +59,11 @@ struct WeChatPayTradeBillTests {
         #expect(
             refusal([Self.header, String(Self.paid.dropLast(2)), Self.summaryHeader, Self.summary])?.description
                 .hasPrefix("line 2: 26 fields") == true)
+        // A comma inside a field (WeChat Pay's files do not quote): one field too many, refused, never shifted.
+        let comma = Self.paid.replacingOccurrences(of: "`礼盒", with: "`礼盒,大号")
+        #expect(
+            refusal([Self.header, comma, Self.summaryHeader, Self.summary])?.description.hasPrefix("line 2: 28 fields")
+                == true)
         let short = "`1,`99.00,`0.00,`0.00,`0.59,`99.00,`0.00"
         if case .totalsDiffer = refusal([Self.header, Self.paid, Self.refunded, Self.summaryHeader, short]) {
         } else {
