@@ -196,6 +196,7 @@ let package = Package(
             dependencies: [
                 "CMalloc",
                 "AppStore",
+                "Engine",
                 "Ledger",
                 .product(name: "OrderSafeModel", package: client),
                 "OrderSafeServer",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Engine
 import Foundation
 import Logging
 import OrderSafeServer
@@ -6,7 +7,8 @@ import OrderSafeServer
 struct ReconcileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reconcile",
-        abstract: "Run one reconciliation pass by hand: every job due now (provider queries, closes), then exit.")
+        abstract: "Run one reconciliation pass by hand: every job due now (provider queries, closes), then exit.",
+        subcommands: [StatementsCommand.self])
 
     @OptionGroup var settings: SettingsOptions
 

@@ -2,6 +2,7 @@ import ChannelSupport
 import Foundation
 import OrderSafeModel
 import Sandbox
+import Synchronization
 import Testing
 import _CryptoExtras
 
@@ -75,10 +76,12 @@ struct WeChatPayWorld {
             transport: transport, retry: Self.retry, unknownSerialCooldown: 0)
     }
 
-    func client(keys: (any WeChatPayKeyProvider)? = nil) throws -> WeChatPayClient {
+    func client(keys: (any WeChatPayKeyProvider)? = nil, clock: any WallClock = SystemClock()) throws
+        -> WeChatPayClient
+    {
         WeChatPayClient(
             merchant: merchant, appID: "wx0123456789abcdef", keys: try keys ?? self.keys(),
-            baseURL: "http://sandbox.local/sandbox/wechatpay", transport: transport, retry: Self.retry)
+            baseURL: "http://sandbox.local/sandbox/wechatpay", transport: transport, retry: Self.retry, clock: clock)
     }
 
     func order(_ outTradeNo: String, fen: Int64 = 9900) -> WeChatPayAppOrder {
@@ -194,8 +197,9 @@ struct WeChatPaySandboxTests {
 
     @Test("close, refund (idempotent by out_refund_no), refund query, refund notification, bill download")
     func closeRefundBill() async throws {
-        let world = try WeChatPayWorld()
-        let client = try world.client()
+        let clock = SteppedClock(Date())
+        let world = try WeChatPayWorld(clock: clock)
+        let client = try world.client(clock: clock)
         _ = try await client.prepayApp(world.order("OS20261122-CLOSE1"))
         try await client.closeTransaction(outTradeNo: "OS20261122-CLOSE1")
         #expect(await world.sandbox.state(outTradeNo: "OS20261122-CLOSE1") == .closed)
@@ -230,14 +234,22 @@ struct WeChatPaySandboxTests {
         #expect(refundNotification.eventType == "REFUND.SUCCESS")
         #expect(try WeChatPayRefund(resource: refundNotification.plaintext).outRefundNo == "RF-1")
 
-        let bill = try await client.tradeBill(date: "2026-11-21")
+        // A day without a payment has no bill; today's is written tomorrow morning (WeChat Pay's two refusals).
+        await #expect(
+            throws: WeChatPayAPIError.business(status: 400, code: "NO_STATEMENT_EXIST", message: "账单文件不存在")
+        ) { try await client.tradeBill(date: "2026-11-21") }
+        let today = String(RFC3339Beijing.string(clock.now()).prefix(10))
+        await #expect(
+            throws: WeChatPayAPIError.business(status: 400, code: "STATEMENT_CREATING", message: "账单生成中")
+        ) { try await client.tradeBill(date: today) }
+        // 10:00 the next day in Beijing: the bill is there.
+        let beijingSeconds = (Int(clock.now().timeIntervalSince1970) + 8 * 3600) % 86400
+        clock.advance(by: TimeInterval(86400 - beijingSeconds + 10 * 3600))
+        let bill = try await client.tradeBill(date: today)
         #expect(bill.hashType == "SHA1")
         await world.sandbox.setDownloadBase("http://sandbox.local")
-        let downloaded = try await client.download(try await client.tradeBill(date: "2026-11-21"))
-        #expect(try WeChatPayTradeBill(downloaded).rows.isEmpty, "nothing was paid that day")
         // Today's bill in WeChat Pay's format, from what the sandbox charged and refunded: the payment (99.00, fee
         // 0.59) and its refund (9.00, fee 0.05 returned), adding up to the summary.
-        let today = String(RFC3339Beijing.string(Date()).prefix(10))
         let parsed = try WeChatPayTradeBill(try await client.download(try await client.tradeBill(date: today)))
         let payment = try #require(parsed.rows.first { $0.state == "SUCCESS" })
         let refunded = try #require(parsed.rows.first { $0.state == "REFUND" })
@@ -248,7 +260,7 @@ struct WeChatPaySandboxTests {
         #expect(parsed.totals == .init(count: 2, settlementFen: 9900, refundFen: 900, feeFen: 54, orderFen: 9900))
         var altered = bill
         altered.digest = String(repeating: "0", count: 40)
-        altered.downloadURL = "http://sandbox.local/sandbox/wechatpay/v3/billdownload/file?token=2026-11-21"
+        altered.downloadURL = "http://sandbox.local/sandbox/wechatpay/v3/billdownload/file?token=\(today)"
         await #expect(throws: WeChatPayAPIError.billHashMismatch) { try await client.download(altered) }
     }
 
@@ -363,6 +375,14 @@ struct WeChatPaySandboxTests {
         // The sandbox's own record: what was paid, whatever the notifications did.
         #expect(await world.sandbox.paidTransactions.count == 6)
     }
+}
+
+/// A clock the test moves forward (to the morning a bill is published).
+private final class SteppedClock: WallClock {
+    private let date: Mutex<Date>
+    init(_ date: Date) { self.date = Mutex(date) }
+    func now() -> Date { date.withLock { $0 } }
+    func advance(by seconds: TimeInterval) { date.withLock { $0 += seconds } }
 }
 
 /// One instant for every restart: a sandbox numbered from the clock alone would repeat itself.

@@ -13,12 +13,14 @@ struct ReportedRefund {
     var totalMinor: Int64
     /// Names the proof (`inbox:42`).
     var evidence: String
+    /// What reported it: a notification, or reconciliation (a statement's refund confirmed by a query).
+    var cause: EventCause = .notification
 
     /// The reversal made, or nil when the refund was partial and only noted.
     func apply(to ledger: any OrderBook, at date: Date) async throws -> ReversalOutcome? {
         guard refundedMinor == totalMinor else {
             try await ledger.note(
-                orderNo: orderNo, kind: .partialRefund, cause: .notification,
+                orderNo: orderNo, kind: .partialRefund, cause: cause,
                 evidence:
                     "\(channel.rawValue):\(providerTransactionID) refunded \(refundedMinor) of \(totalMinor) \(evidence)",
                 at: date)
@@ -26,7 +28,7 @@ struct ReportedRefund {
         }
         return try await ledger.reverse(
             Reversal(
-                channel: channel, providerTransactionID: providerTransactionID, kind: .refunded, cause: .notification,
+                channel: channel, providerTransactionID: providerTransactionID, kind: .refunded, cause: cause,
                 evidence: evidence),
             at: date)
     }

@@ -6,7 +6,7 @@ enum Schema {
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
-        subscriptionStates,
+        subscriptionStates, statementRuns,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -421,5 +421,23 @@ enum Schema {
             )
             """,
             "CREATE INDEX subscription_states_by_group ON subscription_states (group_id, state)",
+        ])
+
+    /// Each channel's day checked against its provider's statement: the last run's status and report (a day run
+    /// again replaces it). Read by day, newest first, for the console and `/v1/admin/statements`.
+    private static let statementRuns = Migration(
+        version: 15, name: "statement runs",
+        statements: [
+            """
+            CREATE TABLE statement_runs (
+                channel TEXT NOT NULL CHECK (channel IN (\(channels))),
+                day TEXT NOT NULL CHECK (length(day) = 10),
+                status TEXT NOT NULL CHECK (status IN ('balanced','discrepancies','waiting')),
+                report TEXT NOT NULL,
+                ran_at BIGINT NOT NULL,
+                PRIMARY KEY (channel, day)
+            )
+            """,
+            "CREATE INDEX statement_runs_by_day ON statement_runs (day, channel)",
         ])
 }

@@ -15,6 +15,9 @@ public struct JobKind: RawRepresentable, Hashable, Sendable, CustomStringConvert
     /// Pull the App Store's notification history since the last pull (recurring; the payload is where the last pull
     /// ended, in milliseconds).
     public static let appStoreHistory = JobKind(rawValue: "appstore_history")
+    /// Check yesterday's statement of a channel against the ledger (recurring, keyed by channel; the payload is the
+    /// last day checked).
+    public static let statements = JobKind(rawValue: "statements")
 }
 
 /// What came in, as `inbox.kind` stores it.

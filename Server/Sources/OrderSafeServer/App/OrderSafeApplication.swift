@@ -87,6 +87,28 @@ public enum OrderSafeApplication {
         }
     }
 
+    /// Reconciles one day's statements of `channels` (every channel whose provider publishes one when empty), one
+    /// after another; `progress` is told the channel, the lines checked and the lines to check.
+    public static func reconcileStatements(
+        settings: Settings, day: StatementDay, channels: [OrderSafeModel.Channel], logger: Logger,
+        progress: @escaping @Sendable (OrderSafeModel.Channel, Int, Int) -> Void
+    ) async throws -> [StatementReport] {
+        try await OrderSafeComponents.with(
+            settings: settings, clock: SystemClock(), random: { UInt64.random(in: .min ... .max) }, logger: logger
+        ) { components in
+            let reconciler = components.statements
+            for channel in channels where !reconciler.channels.contains(channel) {
+                throw StatementError.noStatements(channel)
+            }
+            var reports: [StatementReport] = []
+            for channel in channels.isEmpty ? reconciler.channels : channels {
+                reports.append(
+                    try await reconciler.reconcile(channel, day: day) { done, total in progress(channel, done, total) })
+            }
+            return reports
+        }
+    }
+
     /// The router with every route and middleware over `components`.
     static func makeRouter(settings: Settings, components: OrderSafeComponents) async throws -> Router<
         OrderSafeRequestContext
@@ -159,9 +181,11 @@ public enum OrderSafeApplication {
             clock: clock)
         let desk = OperatorDesk(
             ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler,
-            appStore: components.appStore, clock: clock)
+            statements: components.statements, appStore: components.appStore, clock: clock)
+        let admin = v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys))
         AdminController(ledger: components.ledger, desk: desk, subscriptions: subscriptions, clock: clock).addRoutes(
-            to: v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys)))
+            to: admin)
+        StatementsController(desk: desk).addRoutes(to: admin)
         ConsoleController(
             ledger: components.ledger, desk: desk, subscriptions: subscriptions,
             sessions: ConsoleSessions(

@@ -17,6 +17,8 @@ struct OrderSafeComponents: Sendable {
     /// The channels this server takes payments through.
     let channels: RunningChannels
     let reconciler: Reconciler
+    /// Checks each day's provider statements against the ledger.
+    let statements: StatementReconciler
     let runner: JobRunner
     let refunds: RefundService
     let webhooks: WebhookDispatcher?
@@ -73,9 +75,16 @@ struct OrderSafeComponents: Sendable {
                 wiring: ChannelWiring(
                     context: EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger),
                     identities: identities))
+            let statements = StatementReconciler(
+                ledger: ledger, sources: channels.statements, settlers: channels.settlers, clock: clock, logger: logger)
+            let statementChores = channels.statements.map { channel, source in
+                StatementChore(
+                    reconciler: statements, channel: channel, utcOffset: source.utcOffset,
+                    hour: settings.reconcile.statementHour)
+            }
             let reconciler = Reconciler(
-                ledger: ledger, settlers: channels.settlers, replayers: channels.replayers, chores: channels.chores,
-                clock: clock, logger: logger)
+                ledger: ledger, settlers: channels.settlers, replayers: channels.replayers,
+                chores: channels.chores + statementChores, clock: clock, logger: logger)
             try await reconciler.scheduleRecurring()
             return OrderSafeComponents(
                 database: database, ledger: ledger, catalog: catalog, clock: clock,
@@ -84,7 +93,7 @@ struct OrderSafeComponents: Sendable {
                     availableChannels: channels.names, queriedChannels: Set(channels.settlers.keys),
                     firstQueryAfter: TimeInterval(settings.reconcile.firstQuerySeconds),
                     unpaidOrderLimit: settings.limits.unpaidOrdersPerUser),
-                channels: channels, reconciler: reconciler,
+                channels: channels, reconciler: reconciler, statements: statements,
                 runner: JobRunner(
                     ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: JobRunner.processOwner),
                 refunds: RefundService(ledger: ledger, refunders: channels.refunders, clock: clock),

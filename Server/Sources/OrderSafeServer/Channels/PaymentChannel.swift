@@ -41,6 +41,8 @@ protocol PaymentChannel: Sendable {
     var replayer: (any NotificationReplayer)? { get }
     /// What it needs done on a schedule.
     var chores: [any ChannelChore] { get }
+    /// Its provider's daily statement, checked against the ledger; nil when none is read yet.
+    var statements: (any StatementSource)? { get }
 
     /// Puts into a new order's answer what the app hands the provider's SDK.
     func invoke(_ order: Order, into response: inout OrderResponse) async throws

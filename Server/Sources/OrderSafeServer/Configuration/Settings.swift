@@ -94,6 +94,9 @@ public struct Settings: Sendable {
         public var intervalSeconds: Int
         /// Seconds after creation of the first provider query of an Alipay or WeChat Pay order.
         public var firstQuerySeconds: Int
+        /// The hour of the provider's day (Beijing for Alipay and WeChat Pay) from which yesterday's statement is
+        /// fetched and checked, tried again every half hour until it is published.
+        public var statementHour = 10
     }
 
     /// Request rates per caller: token buckets that answer 429 with `Retry-After` when empty. 0 turns one off.

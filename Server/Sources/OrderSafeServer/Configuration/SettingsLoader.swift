@@ -111,7 +111,8 @@ struct SettingsReader {
             unpaidOrdersPerUser: try int("limits.unpaid_orders_per_user", default: 30, in: 0...10_000))
         settings.reconcile = Settings.Reconcile(
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
-            firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600))
+            firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600),
+            statementHour: try int("reconcile.statement_hour", default: 10, in: 0...23))
         settings.console = Settings.Console(
             operatorKeys: try operatorKeys(),
             idleMinutes: try int("console.idle_minutes", default: 30, in: 1...1440),

@@ -10,6 +10,8 @@ struct OperatorDesk: Sendable {
     let ledger: any OperatorReads & OperatorActions & OrderBook
     let refunds: RefundService
     let reconciler: Reconciler
+    /// Checks the providers' statements.
+    let statements: StatementReconciler
     /// The App Store channel, for replaying held submissions.
     let appStore: AppStorePayments?
     let clock: any WallClock
@@ -135,5 +137,31 @@ struct OperatorDesk: Sendable {
         else {
             throw Refusal(status: .notFound, code: "not_found", message: "no webhook event '\(eventID.prefix(64))'")
         }
+    }
+
+    /// Checks a channel's day against its provider's statement now, recovering what the provider confirms, and
+    /// logs it under the operator's name.
+    func reconcile(_ channel: Channel, day: StatementDay, operatorName: String) async throws -> StatementReport {
+        guard statements.channels.contains(channel) else {
+            throw Refusal(
+                status: .unprocessableContent, code: "no_statements",
+                message: "\(ChannelLabel.english(channel)) statements are not checked on this server")
+        }
+        let report: StatementReport
+        do {
+            report = try await statements.reconcile(channel, day: day)
+        } catch let error as StatementError {
+            throw Refusal(status: .badGateway, code: "statement_unreadable", message: error.description)
+        } catch {
+            throw Refusal(
+                status: .badGateway, code: "provider_error", message: "the statement could not be fetched: \(error)")
+        }
+        try await ledger.logOperatorAction(
+            OperatorAction(
+                operatorName: operatorName, action: "reconcile_statement", target: "\(channel.rawValue) \(day)",
+                detail:
+                    "\(report.status.rawValue): matched \(report.matched.count), recovered \(report.recovered.count + report.refundsRecovered.count), flagged \(report.flagged.count)",
+                at: clock.now()))
+        return report
     }
 }

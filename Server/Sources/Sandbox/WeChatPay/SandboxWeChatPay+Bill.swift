@@ -13,8 +13,8 @@ extension SandboxWeChatPay {
     /// The ALL trade bill of `date` (`yyyy-MM-dd`, Beijing) in WeChat Pay's format: a row for each payment whose
     /// success time, and each refund whose acceptance time, falls on that day, from what this sandbox charged and
     /// refunded (fees included), then the summary
-    /// (https://pay.weixin.qq.com/docs/merchant/products/bill-download/format-trade.html).
-    func bill(date: String) -> [UInt8] {
+    /// (https://pay.weixin.qq.com/docs/merchant/products/bill-download/format-trade.html); nil for a day without one.
+    func bill(date: String) -> [UInt8]? {
         struct Line {
             var time: String
             var fields: [String]
@@ -57,6 +57,7 @@ extension SandboxWeChatPay {
                         settlement: 0, refund: refund.fen, fee: -Self.fee(refund.fen), order: 0, requested: refund.fen))
             }
         }
+        guard !lines.isEmpty else { return nil }
         lines.sort { ($0.time, $0.fields[6], $0.fields[14]) < ($1.time, $1.fields[6], $1.fields[14]) }
         var text = Self.billHeader + "\r\n"
         for line in lines { text += line.fields.map { "`" + $0 }.joined(separator: ",") + "\r\n" }

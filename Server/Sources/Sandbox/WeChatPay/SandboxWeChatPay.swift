@@ -248,8 +248,10 @@ public actor SandboxWeChatPay {
         let (path, parameters) = PathAndQuery.split(route)
         if path == "/v3/billdownload/file" {
             // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
-            return ProviderHTTPResponse(
-                status: 200, headers: ["Content-Type": "text/plain"], body: bill(date: parameters["token"] ?? ""))
+            guard let file = bill(date: parameters["token"] ?? "") else {
+                return signed(400, Self.error("NO_STATEMENT_EXIST", "账单文件不存在"))
+            }
+            return ProviderHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: file)
         }
         do {
             try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
@@ -274,7 +276,17 @@ public actor SandboxWeChatPay {
                 return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
             case ("GET", "/v3/bill/tradebill"):
                 let date = parameters["bill_date"] ?? ""
-                let digest = Insecure.SHA1.hash(data: bill(date: date)).map { String(format: "%02x", $0) }.joined()
+                // WeChat Pay writes a day's bill the next morning and answers STATEMENT_CREATING until then (from
+                // 10:00 it is there), NO_STATEMENT_EXIST for a day without a payment or refund
+                // (https://pay.weixin.qq.com/docs/merchant/apis/jsapi-payment/get-trade-bill.html).
+                guard date.utf8.count == 10, date.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (48...57).contains($0) })
+                else { return signed(400, Self.error("INVALID_REQUEST", "bill_date 格式错误")) }
+                let published = RFC3339Beijing.string(clock.now().addingTimeInterval(-34 * 3600)).prefix(10)
+                guard date <= published else { return signed(400, Self.error("STATEMENT_CREATING", "账单生成中")) }
+                guard let file = bill(date: date) else {
+                    return signed(400, Self.error("NO_STATEMENT_EXIST", "账单文件不存在"))
+                }
+                let digest = Insecure.SHA1.hash(data: file).map { String(format: "%02x", $0) }.joined()
                 let base = String(pathAndQuery[..<v3.lowerBound])
                 return signed(
                     200,

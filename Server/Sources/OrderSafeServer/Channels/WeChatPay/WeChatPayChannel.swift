@@ -33,6 +33,7 @@ struct WeChatPayChannel: PaymentChannel {
     var refunder: (any OrderRefunder)? { payments }
     var replayer: (any NotificationReplayer)? { nil }
     var chores: [any ChannelChore] { [] }
+    var statements: (any StatementSource)? { payments }
 
     /// WeChat Pay must be reached to prepay; when it cannot be, the order stays and the app may retry (the same
     /// `Idempotency-Key` returns the same order and prepays it again).

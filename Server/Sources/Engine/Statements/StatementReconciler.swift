@@ -1,0 +1,246 @@
+import Foundation
+import Ledger
+import Logging
+import OrderSafeModel
+
+/// Checks a channel's day, line by line, against the statement its provider published (对账): every payment and
+/// refund on the statement must be in the ledger, credited once with the same amount, and every payment the ledger
+/// recorded that day on the statement. What is missing from the ledger is not taken on the statement's word: the
+/// provider is asked, and what it confirms is recorded through the channel's own path (a payment as its query
+/// records it, a refund as its notification would). What nothing settles is flagged, with its evidence.
+/// Idempotent: a day run again records nothing new and keeps what its first run recovered.
+public struct StatementReconciler: Sendable {
+    let ledger: any OrderBook & StatementBook
+    let sources: [Channel: any StatementSource]
+    let settlers: [Channel: any OrderSettler]
+    let clock: any WallClock
+    let logger: Logger
+
+    public init(
+        ledger: any OrderBook & StatementBook, sources: [Channel: any StatementSource],
+        settlers: [Channel: any OrderSettler], clock: any WallClock, logger: Logger
+    ) {
+        self.ledger = ledger
+        self.sources = sources
+        self.settlers = settlers
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The channels whose providers publish statements.
+    public var channels: [Channel] { sources.keys.sorted { $0.rawValue < $1.rawValue } }
+
+    /// The day before today in `channel`'s provider zone: the newest a provider publishes.
+    public func yesterday(of channel: Channel) -> StatementDay? {
+        guard let source = sources[channel] else { return nil }
+        let today = StatementDay(containing: clock.now(), utcOffset: source.utcOffset)
+        return StatementDay(containing: today.start(utcOffset: source.utcOffset) - 1, utcOffset: source.utcOffset)
+    }
+
+    /// Reconciles one channel's day, keeps the report and returns it. `progress` is told the lines checked and
+    /// the lines to check.
+    public func reconcile(
+        _ channel: Channel, day: StatementDay, progress: @Sendable (Int, Int) -> Void = { _, _ in }
+    ) async throws -> StatementReport {
+        guard let source = sources[channel] else { throw StatementError.noStatements(channel) }
+        let previous = try await report(channel, day: day)
+        var report = StatementReport(channel: channel, day: day.description, status: .waiting, ranAt: clock.now())
+        switch try await source.statement(of: day) {
+        case .notYet(let reason):
+            if let previous, previous.status != .waiting { return previous }
+            report.waitingFor = reason
+        case .published(let statement):
+            report.statementTotals = statement.totals
+            report.recoveredTransactions = previous?.recoveredTransactions ?? []
+            report.recoveredRefunds = previous?.recoveredRefunds ?? []
+            let start = day.start(utcOffset: source.utcOffset)
+            let recorded = try await ledger.payments(
+                channel: channel, recordedFrom: start, before: day.next.start(utcOffset: source.utcOffset))
+            let total = statement.entries.count + recorded.count
+            var done = 0
+            var onStatement = Set<String>()
+            for entry in statement.entries where entry.kind == .payment {
+                onStatement.insert(entry.providerTransactionID)
+                try await check(payment: entry, channel: channel, into: &report)
+                done += 1
+                progress(done, total)
+            }
+            for entry in statement.entries where entry.kind == .refund {
+                try await check(refund: entry, channel: channel, source: source, into: &report)
+                done += 1
+                progress(done, total)
+            }
+            for payment in recorded {
+                if !onStatement.contains(payment.providerTransactionID) {
+                    try await check(unlisted: payment, day: day, source: source, into: &report)
+                }
+                done += 1
+                progress(done, total)
+            }
+            report.status = report.flagged.count == 0 ? .balanced : .discrepancies
+        }
+        try await ledger.saveStatementRun(
+            StatementRun(
+                channel: channel, day: report.day, status: report.status.rawValue,
+                report: String(decoding: try OrderSafeJSON.encoder().encode(report), as: UTF8.self),
+                ranAt: report.ranAt))
+        return report
+    }
+
+    /// The kept report of one channel's day, if it ran.
+    public func report(_ channel: Channel, day: StatementDay) async throws -> StatementReport? {
+        try await ledger.statementRun(channel: channel, day: day.description).map(Self.decode)
+    }
+
+    /// The kept reports, newest day first, at most `limit`.
+    public func reports(limit: Int) async throws -> [StatementReport] {
+        try await ledger.statementRuns(limit: limit).map(Self.decode)
+    }
+
+    private static func decode(_ run: StatementRun) throws -> StatementReport {
+        try OrderSafeJSON.decoder().decode(StatementReport.self, from: Data(run.report.utf8))
+    }
+
+    /// A payment on the statement: matched, recovered through the channel's query, or flagged.
+    private func check(payment entry: StatementEntry, channel: Channel, into report: inout StatementReport)
+        async throws
+    {
+        let evidence = "statement:\(channel.rawValue):\(report.day):line \(entry.line)"
+        if let recorded = try await ledger.payment(channel: channel, providerTransactionID: entry.providerTransactionID)
+        {
+            if recorded.amount != entry.amount {
+                report.flag(
+                    .init(
+                        kind: .amountDiffers, orderNo: recorded.orderNo, transactionID: entry.providerTransactionID,
+                        line: entry.line, statementAmount: entry.amount, ledgerAmount: recorded.amount,
+                        detail: "\(evidence): the statement says \(entry.amount), the ledger \(recorded.amount)"))
+            } else if report.recoveredTransactions.contains(entry.providerTransactionID) {
+                report.recovered.add(entry.amount)
+            } else {
+                report.matched.add(entry.amount)
+            }
+            return
+        }
+        guard let order = try await ledger.order(number: entry.orderNo), order.channel == channel,
+            let settler = settlers[channel]
+        else {
+            report.flag(
+                .init(
+                    kind: .unknownOrder, orderNo: entry.orderNo, transactionID: entry.providerTransactionID,
+                    line: entry.line, statementAmount: entry.amount, ledgerAmount: nil,
+                    detail: "\(evidence): no \(channel.rawValue) order \(entry.orderNo) in the ledger"))
+            return
+        }
+        var answer: String
+        do {
+            answer = "\(try await settler.settle(order, cause: .reconciliation))"
+        } catch {
+            answer = "the query failed: \(error)"
+        }
+        if let now = try await ledger.payment(channel: channel, providerTransactionID: entry.providerTransactionID),
+            now.amount == entry.amount
+        {
+            report.recovered.add(entry.amount)
+            report.recoveredTransactions.append(entry.providerTransactionID)
+            logger.notice(
+                "payment recovered from the statement",
+                metadata: [
+                    "order_no": "\(order.orderNo)", "channel": "\(channel.rawValue)", "day": "\(report.day)",
+                ])
+            return
+        }
+        report.flag(
+            .init(
+                kind: .notInLedger, orderNo: order.orderNo, transactionID: entry.providerTransactionID,
+                line: entry.line, statementAmount: entry.amount, ledgerAmount: nil,
+                detail: "\(evidence): asked, the provider answered \(answer)"))
+    }
+
+    /// A refund on the statement: matched when its payment is reversed, recovered through the provider's refund
+    /// query, or flagged.
+    private func check(
+        refund entry: StatementEntry, channel: Channel, source: any StatementSource,
+        into report: inout StatementReport
+    ) async throws {
+        let evidence = "statement:\(channel.rawValue):\(report.day):line \(entry.line)"
+        let key = entry.refundNo ?? entry.providerTransactionID
+        guard
+            let recorded = try await ledger.payment(
+                channel: channel, providerTransactionID: entry.providerTransactionID)
+        else {
+            report.flag(
+                .init(
+                    kind: .refundNotReversed, orderNo: entry.orderNo, transactionID: entry.providerTransactionID,
+                    line: entry.line, statementAmount: entry.amount, ledgerAmount: nil,
+                    detail: "\(evidence): refund \(key) of a payment the ledger does not hold"))
+            return
+        }
+        if recorded.reversedAt != nil {
+            if report.recoveredRefunds.contains(key) {
+                report.refundsRecovered.add(entry.amount)
+            } else {
+                report.refundsMatched.add(entry.amount)
+            }
+            return
+        }
+        var detail = "the provider's refund query did not confirm a full refund"
+        do {
+            if try await source.recoverRefund(entry, of: recorded, evidence: evidence) {
+                report.refundsRecovered.add(entry.amount)
+                report.recoveredRefunds.append(key)
+                logger.notice(
+                    "refund recovered from the statement",
+                    metadata: ["order_no": "\(recorded.orderNo)", "channel": "\(channel.rawValue)"])
+                return
+            }
+        } catch {
+            detail = "the refund query failed: \(error)"
+        }
+        report.flag(
+            .init(
+                kind: .refundNotReversed, orderNo: recorded.orderNo, transactionID: entry.providerTransactionID,
+                line: entry.line, statementAmount: entry.amount, ledgerAmount: recorded.amount,
+                detail: "\(evidence): refund \(key): \(detail)"))
+    }
+
+    /// A payment recorded on the day that the statement does not list: on another day's statement when the
+    /// provider dates it there, flagged otherwise.
+    private func check(
+        unlisted payment: RecordedPayment, day: StatementDay, source: any StatementSource,
+        into report: inout StatementReport
+    ) async throws {
+        let detail: String
+        do {
+            switch try await source.paidDay(of: payment) {
+            case .some(let paid) where paid != day:
+                report.otherDay += 1
+                return
+            case .some:
+                detail = "the provider dates it \(day) but its statement does not list it"
+            case .none:
+                detail = "the provider says it was not paid"
+            }
+        } catch {
+            detail = "not on the statement, and asking the provider failed: \(error)"
+        }
+        report.flag(
+            .init(
+                kind: .notInStatement, orderNo: payment.orderNo, transactionID: payment.providerTransactionID,
+                line: nil, statementAmount: nil, ledgerAmount: payment.amount, detail: detail))
+    }
+}
+
+/// Why a statement could not be reconciled.
+public enum StatementError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The channel's provider publishes no statement here (or the channel is not running).
+    case noStatements(Channel)
+    /// The provider's file could not be read: nothing of it was compared.
+    case unreadable(Channel, day: String, String)
+
+    public var description: String {
+        switch self {
+        case .noStatements(let channel): "\(channel.rawValue) has no statements to reconcile here"
+        case .unreadable(let channel, let day, let reason): "the \(channel.rawValue) statement of \(day): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import OrderSafeModel
+
+/// What checking one channel's day against its provider's statement found: what matched, what the statement
+/// recovered (paid or refunded at the provider, missing from the ledger, confirmed by a query and recorded), and
+/// every difference left for a human, with its evidence.
+public struct StatementReport: Sendable, Hashable, Codable {
+    public enum Status: String, Sendable, Codable {
+        /// Every line of the statement is in the ledger, credited once with the same amount, and the reverse.
+        case balanced
+        /// At least one difference is flagged.
+        case discrepancies
+        /// The provider has not published the day's statement yet.
+        case waiting
+    }
+
+    /// A count and its sums, by currency (minor units).
+    public struct Tally: Sendable, Hashable, Codable {
+        public var count = 0
+        public var amountMinor: [String: Int64] = [:]
+
+        public init() {}
+
+        mutating func add(_ money: Money) {
+            count += 1
+            let (sum, overflow) = amountMinor[money.currency.code, default: 0].addingReportingOverflow(
+                money.amountMinor)
+            amountMinor[money.currency.code] = overflow ? .max : sum
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case count
+            case amountMinor = "amount_minor"
+        }
+    }
+
+    /// A difference between the ledger and the statement that nothing here could settle.
+    public struct Discrepancy: Sendable, Hashable, Codable {
+        public enum Kind: String, Sendable, Codable {
+            /// On the statement, but the provider's query did not confirm it (or failed): not recorded.
+            case notInLedger = "not_in_ledger"
+            /// On the statement for an order number the ledger does not know (or of another channel).
+            case unknownOrder = "unknown_order"
+            /// Recorded in the ledger, and the provider dates it on this day or says it was not paid.
+            case notInStatement = "not_in_statement"
+            /// The statement's amount or currency differs from the ledger's.
+            case amountDiffers = "amount_differs"
+            /// A refund on the statement the ledger has not reversed and the provider's query did not confirm
+            /// (or a partial refund, noted for a human).
+            case refundNotReversed = "refund_not_reversed"
+        }
+
+        public var kind: Kind
+        public var orderNo: String?
+        public var transactionID: String
+        /// The statement's line, when the difference is one.
+        public var line: Int?
+        public var statementAmount: Money?
+        public var ledgerAmount: Money?
+        public var detail: String
+
+        enum CodingKeys: String, CodingKey {
+            case kind
+            case orderNo = "order_no"
+            case transactionID = "transaction_id"
+            case line
+            case statementAmount = "statement_amount"
+            case ledgerAmount = "ledger_amount"
+            case detail
+        }
+    }
+
+    public var channel: Channel
+    public var day: String
+    public var status: Status
+    public var ranAt: Date
+    /// Why the day is waiting.
+    public var waitingFor: String?
+    /// The file's own summary (checked against its rows when it was read).
+    public var statementTotals: StatementTotals?
+    public var matched = Tally()
+    public var recovered = Tally()
+    public var refundsMatched = Tally()
+    public var refundsRecovered = Tally()
+    /// Payments recorded in the ledger on this day that the provider dates on another (a payment made just before
+    /// midnight and recorded just after): on that day's statement, not this one.
+    public var otherDay = 0
+    public var flagged = Tally()
+    /// The provider transactions this day's runs recovered (kept across runs: a second run finds them matched).
+    public var recoveredTransactions: [String] = []
+    public var recoveredRefunds: [String] = []
+    /// The first ``maxListed`` differences (``flagged`` counts them all).
+    public var discrepancies: [Discrepancy] = []
+
+    /// The most differences a report lists.
+    public static let maxListed = 1_000
+
+    public init(channel: Channel, day: String, status: Status, ranAt: Date) {
+        self.channel = channel
+        self.day = day
+        self.status = status
+        self.ranAt = ranAt
+    }
+
+    mutating func flag(_ discrepancy: Discrepancy) {
+        flagged.add(discrepancy.statementAmount ?? discrepancy.ledgerAmount ?? Money(amountMinor: 0, currency: .cny))
+        if discrepancies.count < Self.maxListed { discrepancies.append(discrepancy) }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case channel, day, status
+        case ranAt = "ran_at"
+        case waitingFor = "waiting_for"
+        case statementTotals = "statement_totals"
+        case matched, recovered
+        case refundsMatched = "refunds_matched"
+        case refundsRecovered = "refunds_recovered"
+        case otherDay = "other_day"
+        case flagged
+        case recoveredTransactions = "recovered_transactions"
+        case recoveredRefunds = "recovered_refunds"
+        case discrepancies
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import OrderSafeModel
+import SQLKit
+
+extension SQLLedger: StatementBook {
+    public func payments(channel: Channel, recordedFrom from: Date, before: Date) async throws -> [RecordedPayment] {
+        try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
+                WHERE p.recorded_at >= \(bind: from.millisecondsSince1970) AND p.recorded_at < \(bind: before.millisecondsSince1970)
+                  AND p.channel = \(bind: channel.rawValue)
+                ORDER BY p.recorded_at, p.id
+                """
+            ).all().map(Self.decodePayment)
+        }
+    }
+
+    public func saveStatementRun(_ run: StatementRun) async throws {
+        try await database.transaction(joining: write) { db in
+            try await db.raw(
+                """
+                INSERT INTO statement_runs (channel, day, status, report, ran_at)
+                VALUES (\(bind: run.channel.rawValue), \(bind: run.day), \(bind: run.status), \(bind: run.report),
+                        \(bind: run.ranAt.millisecondsSince1970))
+                ON CONFLICT (channel, day) DO UPDATE SET status = excluded.status, report = excluded.report,
+                    ran_at = excluded.ran_at
+                """
+            ).run()
+        }
+    }
+
+    public func statementRun(channel: Channel, day: String) async throws -> StatementRun? {
+        try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT channel, day, status, report, ran_at FROM statement_runs
+                WHERE channel = \(bind: channel.rawValue) AND day = \(bind: day)
+                """
+            ).first().map(Self.decodeStatementRun)
+        }
+    }
+
+    public func statementRuns(limit: Int) async throws -> [StatementRun] {
+        try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT channel, day, status, report, ran_at FROM statement_runs
+                ORDER BY day DESC, channel LIMIT \(bind: limit)
+                """
+            ).all().map(Self.decodeStatementRun)
+        }
+    }
+
+    private static func decodeStatementRun(_ row: any SQLRow) throws -> StatementRun {
+        let name = try row.decode(column: "channel", as: String.self)
+        guard let channel = Channel(rawValue: name) else {
+            throw LedgerCorruption(detail: "statement run of unknown channel \(name)")
+        }
+        return StatementRun(
+            channel: channel, day: try row.decode(column: "day", as: String.self),
+            status: try row.decode(column: "status", as: String.self),
+            report: try row.decode(column: "report", as: String.self),
+            ranAt: Date(millisecondsSince1970: try row.decode(column: "ran_at", as: Int64.self)))
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import OrderSafeModel
+
+/// What statement reconciliation reads and keeps: a day's recorded payments of one channel, and each day's report.
+public protocol StatementBook: Sendable {
+    /// The payments of `channel` recorded in `[from, before)`, oldest first.
+    func payments(channel: Channel, recordedFrom from: Date, before: Date) async throws -> [RecordedPayment]
+    /// Keeps the run of `run.channel` and `run.day`, replacing the one before.
+    func saveStatementRun(_ run: StatementRun) async throws
+    /// The run of one channel's day, if it ran.
+    func statementRun(channel: Channel, day: String) async throws -> StatementRun?
+    /// The newest days first (by day, then channel), at most `limit`.
+    func statementRuns(limit: Int) async throws -> [StatementRun]
+}
+
+/// One channel's day checked against its provider's statement: its status and its report (JSON, the engine's).
+public struct StatementRun: Sendable, Hashable {
+    public var channel: Channel
+    /// `yyyy-MM-dd` in the provider's zone.
+    public var day: String
+    /// `balanced`, `discrepancies` or `waiting` (not published yet).
+    public var status: String
+    public var report: String
+    public var ranAt: Date
+
+    public init(channel: Channel, day: String, status: String, report: String, ranAt: Date) {
+        self.channel = channel
+        self.day = day
+        self.status = status
+        self.report = report
+        self.ranAt = ranAt
+    }
+}

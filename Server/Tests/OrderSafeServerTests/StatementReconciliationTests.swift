@@ -1,0 +1,153 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Ledger
+import LedgerTestSupport
+import NIOCore
+import OrderSafeModel
+import Testing
+import WeChatPay
+
+@testable import Engine
+@testable import OrderSafeServer
+
+@Suite("Statement reconciliation: the providers' daily statements checked against the ledger")
+struct StatementReconciliationTests {
+    static let beijing = 8 * 3600
+
+    /// Moves `clock` to `hour`:05 of the next Beijing day.
+    static func nextMorning(_ clock: ManualClock, hour: Int = 10) {
+        let seconds = (Int(clock.now().timeIntervalSince1970) + beijing) % 86400
+        clock.advance(by: TimeInterval(86400 - seconds + hour * 3600 + 300))
+    }
+
+    @Test(
+        "WeChat Pay: payments and a refund whose notifications were lost, never reported by the app, are recovered from the statement once; an unknown order is flagged",
+        arguments: TestEngine.available)
+    func weChatPayDay(engine: TestEngine) async throws {
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let day = StatementDay(containing: clock.now(), utcOffset: Self.beijing)
+            // Three paid orders: nothing reaches the server (no notification, no report from the app, no query).
+            var paid: [OrderResponse] = []
+            for _ in 0..<3 {
+                let created = try await ReconciliationFlowTests.order(client, alice, channel: "wechatpay")
+                try await ReconciliationFlowTests.pay(client, created)
+                paid.append(created)
+            }
+            let unpaid = try await ReconciliationFlowTests.order(client, alice, channel: "wechatpay")
+            // The merchant refunds the third payment at WeChat Pay (its portal); that notification is lost too.
+            let payments = try #require(components.channels.running(WeChatPayChannel.self)?.payments)
+            _ = try await payments.client.refund(
+                WeChatPayRefundRequest(
+                    outTradeNo: paid[2].order.orderNo, outRefundNo: "RF-PORTAL-1", refund: paid[2].order.amount,
+                    total: paid[2].order.amount))
+            // Someone else's trade on the merchant's account: not an order of this ledger.
+            _ = try await payments.client.prepayApp(
+                WeChatPayAppOrder(
+                    outTradeNo: "OS-NOT-OURS-1", description: "x", amount: Money(amountMinor: 100, currency: .cny),
+                    notifyURL: "https://merchant.example/notify"))
+            try await #require(components.sandbox).wechatpay.pay(outTradeNo: "OS-NOT-OURS-1")
+            for created in paid + [unpaid] {
+                #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .created)
+            }
+
+            // Before WeChat Pay publishes (10:00 the next day): the day waits.
+            let early = try await components.statements.reconcile(.wechatPay, day: day)
+            #expect(early.status == .waiting && early.waitingFor?.contains("STATEMENT_CREATING") == true)
+
+            Self.nextMorning(clock)
+            let report = try await components.statements.reconcile(.wechatPay, day: day)
+            #expect(report.status == .discrepancies)
+            #expect(
+                report.recovered.count == 3
+                    && report.recovered.amountMinor["CNY"] == 3 * paid[0].order.amount.amountMinor)
+            #expect(report.refundsRecovered.count == 1 && report.matched.count == 0)
+            #expect(report.flagged.count == 1)
+            let flagged = try #require(report.discrepancies.first)
+            #expect(flagged.kind == .unknownOrder && flagged.orderNo == "OS-NOT-OURS-1" && flagged.line != nil)
+            #expect(report.statementTotals?.rows == 5)
+            for created in paid.prefix(2) {
+                #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .fulfilled)
+            }
+            #expect(try await ReconciliationFlowTests.status(client, alice, paid[2].order.orderNo) == .refunded)
+            #expect(try await ReconciliationFlowTests.status(client, alice, unpaid.order.orderNo) == .created)
+            let holdings = try await client.execute(
+                uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
+            #expect(try holdings.decoded(HoldingsResponse.self).balances == [Balance(name: "gift_boxes", amount: 2)])
+            let events = try await components.ledger.events(orderNo: paid[0].order.orderNo)
+            #expect(events.contains { $0.cause == .reconciliation })
+
+            // The same day again: nothing new is recorded, and the report still says what the statement recovered.
+            let again = try await components.statements.reconcile(.wechatPay, day: day)
+            #expect(again.recovered == report.recovered && again.refundsRecovered == report.refundsRecovered)
+            #expect(again.matched.count == 0 && again.flagged.count == 1)
+            #expect(try await components.ledger.events(orderNo: paid[0].order.orderNo) == events)
+
+            // The admin API: the list, the day, a run by hand, and clear refusals.
+            let admin = TestServer.bearer(TestServer.adminKey)
+            let list = try await client.execute(uri: "/v1/admin/statements", method: .get, headers: admin)
+            #expect(list.status == .ok)
+            let listed = try JSONSerialization.jsonObject(with: Data(buffer: list.body)) as? [String: Any]
+            let first = try #require((listed?["statements"] as? [[String: Any]])?.first)
+            #expect(first["day"] as? String == day.description && first["status"] as? String == "discrepancies")
+            let one = try await client.execute(
+                uri: "/v1/admin/statements/wechatpay/\(day)", method: .get, headers: admin)
+            #expect(one.status == .ok && String(buffer: one.body).contains("OS-NOT-OURS-1"))
+            let run = try await client.execute(
+                uri: "/v1/admin/statements/wechatpay/\(day)/run", method: .post, headers: admin)
+            #expect(run.status == .ok && String(buffer: run.body).contains(#""status":"discrepancies""#))
+            let missing = try await client.execute(
+                uri: "/v1/admin/statements/wechatpay/2026-01-01", method: .get, headers: admin)
+            #expect(missing.status == .notFound && String(buffer: missing.body).contains("statement_not_found"))
+            for bad in ["wechatpay/2026-13-01", "paypal/2026-11-18", "wechatpay/20261118"] {
+                let refused = try await client.execute(uri: "/v1/admin/statements/\(bad)", method: .get, headers: admin)
+                #expect(refused.status == .badRequest, "\(bad)")
+            }
+            let appStore = try await client.execute(
+                uri: "/v1/admin/statements/appstore/\(day)/run", method: .post, headers: admin)
+            #expect(appStore.status == .unprocessableContent)
+            let anonymous = try await client.execute(uri: "/v1/admin/statements", method: .get)
+            #expect(anonymous.status == .unauthorized)
+        }
+    }
+
+    @Test("a payment the ledger holds that the statement lacks is flagged unless WeChat Pay dates it on another day")
+    func ledgerOnlyPayment() async throws {
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        try await TestServer.withComponents { client, components, clock in
+            // Paid at 23:59 Beijing and recorded (by a query) just after midnight: on the first day's statement.
+            let seconds = (Int(clock.now().timeIntervalSince1970) + Self.beijing) % 86400
+            clock.advance(by: TimeInterval(86400 - seconds - 60))
+            let paidDay = StatementDay(containing: clock.now(), utcOffset: Self.beijing)
+            let created = try await ReconciliationFlowTests.order(client, alice, channel: "wechatpay")
+            try await ReconciliationFlowTests.pay(client, created)
+            clock.advance(by: 120)
+            let recordedDay = StatementDay(containing: clock.now(), utcOffset: Self.beijing)
+            #expect(recordedDay == paidDay.next)
+            _ = try await components.reconciler.settle(orderNo: created.order.orderNo)
+            #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .fulfilled)
+            Self.nextMorning(clock)
+            let first = try await components.statements.reconcile(.wechatPay, day: paidDay)
+            #expect(first.status == .balanced && first.matched.count == 1 && first.otherDay == 0)
+            let second = try await components.statements.reconcile(.wechatPay, day: recordedDay)
+            #expect(second.status == .balanced && second.otherDay == 1 && second.matched.count == 0)
+        }
+    }
+
+    @Test("the daily job checks yesterday from the configured hour, and waits while the bill is being written")
+    func dailyJob() async throws {
+        try await TestServer.withComponents(extra: ["ORDERSAFE_RECONCILE_STATEMENT_HOUR": "11"]) {
+            _, components, clock in
+            let today = StatementDay(containing: clock.now(), utcOffset: Self.beijing)
+            Self.nextMorning(clock, hour: 9)
+            _ = try await components.runner.runDue()
+            #expect(try await components.statements.report(.wechatPay, day: today) == nil)
+            clock.advance(by: 2 * 3600)
+            _ = try await components.runner.runDue()
+            let report = try #require(try await components.statements.report(.wechatPay, day: today))
+            #expect(report.status == .balanced && report.statementTotals?.rows == 0)
+        }
+    }
+}
