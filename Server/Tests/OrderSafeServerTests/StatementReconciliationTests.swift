@@ -110,6 +110,21 @@ struct StatementReconciliationTests {
             #expect(appStore.status == .unprocessableContent)
             let anonymous = try await client.execute(uri: "/v1/admin/statements", method: .get)
             #expect(anonymous.status == .unauthorized)
+
+            // The console: the days, one day's differences, and the CSV a finance team opens in Excel.
+            let browser = ConsoleClient(client)
+            try await browser.signIn(TestServer.adminKey)
+            let days = try await browser.get("/admin/statements")
+            #expect(days.status == .ok && days.html.contains("/admin/statements/wechatpay/\(day)"))
+            #expect(days.html.contains("differences") && days.html.contains("CNY"))
+            let page = try await browser.get("/admin/statements/wechatpay/\(day)")
+            #expect(page.status == .ok && page.html.contains("OS-NOT-OURS-1") && page.html.contains("unknown order"))
+            #expect(page.html.contains("CNY 1.00") && page.html.contains("/admin/statements/wechatpay/\(day)/csv"))
+            let csv = try await browser.get("/admin/statements/wechatpay/\(day)/csv")
+            #expect(csv.status == .ok && csv.html.hasPrefix("\u{FEFF}day,channel,kind,order_no,transaction_id"))
+            #expect(csv.html.contains("\r\n\(day),wechatpay,unknown_order,OS-NOT-OURS-1,"))
+            #expect(try await browser.get("/admin/statements/wechatpay/2026-01-01").status == .notFound)
+            #expect(try await browser.get("/admin/statements/paypal/\(day)/csv").status == .notFound)
         }
     }
 
@@ -149,5 +164,12 @@ struct StatementReconciliationTests {
             let report = try #require(try await components.statements.report(.wechatPay, day: today))
             #expect(report.status == .balanced && report.statementTotals?.rows == 0)
         }
+    }
+
+    @Test("the CSV quotes what needs quoting and never hands Excel a formula")
+    func csvCells() {
+        #expect(
+            StatementCSV.line(["plain", "a,b", #"say "hi""#, "=HYPERLINK(1)", "+1", "@x", "line\nbreak"])
+                == #"plain,"a,b","say ""hi""",'=HYPERLINK(1),'+1,'@x,"line"# + "\nbreak\"\r\n")
     }
 }

@@ -36,6 +36,7 @@ struct ConsoleController: Sendable {
         admin.get("language") { request, _ in language(request) }
         addSignInRoutes(to: admin)
         addPageRoutes(to: admin)
+        addStatementRoutes(to: admin)
         addActionRoutes(to: admin)
     }
 
@@ -77,7 +78,7 @@ struct ConsoleController: Sendable {
         var texts: [String: String] { ConsoleText.texts(language) }
     }
 
-    enum Section { case overview, orders, operations, none }
+    enum Section { case overview, orders, statements, operations, none }
 
     /// Runs `body` for a signed-in operator (others go to the sign-in page) and turns its errors into pages.
     func signedIn(
@@ -120,6 +121,7 @@ struct ConsoleController: Sendable {
         values["navOverview"] = section == .overview
         values["navOrders"] = section == .orders
         values["navOperations"] = section == .operations
+        values["navStatements"] = section == .statements
         if let done = page.request.uri.queryParameters["done"].map(String.init), Self.notices.contains(done) {
             values["notice"] = page.texts[done]
         }

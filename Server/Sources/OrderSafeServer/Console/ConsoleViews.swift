@@ -15,6 +15,8 @@ struct ConsoleViews: Sendable {
 
     static let templates = [
         "layout", "sign_in", "overview", "order_rows", "orders", "order", "refund", "user", "subscription",
+        "statements",
+        "statement",
         "operations", "error",
     ]
 

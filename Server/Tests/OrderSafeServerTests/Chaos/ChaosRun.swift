@@ -72,12 +72,12 @@ struct ChaosRun {
             let clock = ManualClock(TestServer.now)
             let sandbox = try SandboxProviders(
                 settings: settings.server, clock: clock, timeScale: 1e-5, logger: TestLog.logger)
-            var built: [(Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner)] = []
+            var built: [(Router<OrderSafeRequestContext>, LedgerDatabase, JobRunner, StatementReconciler)] = []
             for _ in 0..<replicas {
                 let (router, components) = try await OrderSafeApplication.makeRouter(
                     settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) },
                     logger: TestLog.logger, sandbox: sandbox)
-                built.append((router, components.database, components.runner))
+                built.append((router, components.database, components.runner, components.statements))
             }
             let verification = try LedgerDatabase(url: url, logger: TestLog.logger)
             let runners = built.map(\.2)
@@ -86,15 +86,42 @@ struct ChaosRun {
                     try await world(
                         clients: clients, runners: runners, sandbox: sandbox, clock: clock, database: verification)
                 }
-                for (_, database, _) in built { try await database.shutdown() }
+                try await Self.checkTheBooks(built[0].3, clock: clock, engine: engine, replicas: replicas)
+                for (_, database, _, _) in built { try await database.shutdown() }
                 try await verification.shutdown()
                 return counts
             } catch {
-                for (_, database, _) in built { try? await database.shutdown() }
+                for (_, database, _, _) in built { try? await database.shutdown() }
                 try? await verification.shutdown()
                 throw error
             }
         }
+    }
+
+    /// The run ends with the books: each day it spanned, WeChat Pay's statement (as the sandbox writes it from what
+    /// it charged and refunded) is checked against the ledger the next morning; nothing may be flagged.
+    static func checkTheBooks(_ statements: StatementReconciler, clock: ManualClock, engine: TestEngine, replicas: Int)
+        async throws
+    {
+        let beijing = 8 * 3600
+        let first = StatementDay(containing: TestServer.now, utcOffset: beijing)
+        let last = StatementDay(containing: clock.now(), utcOffset: beijing)
+        StatementReconciliationTests.nextMorning(clock)
+        var (matched, recovered, flagged) = (0, 0, 0)
+        var day = first
+        while day <= last {
+            let report = try await statements.reconcile(.wechatPay, day: day)
+            #expect(report.status != .waiting, "\(day): \(report.waitingFor ?? "")")
+            matched += report.matched.count + report.refundsMatched.count
+            recovered += report.recovered.count + report.refundsRecovered.count
+            flagged += report.flagged.count
+            for discrepancy in report.discrepancies { Issue.record("statement \(day): \(discrepancy.detail)") }
+            day = day.next
+        }
+        print(
+            "chaos[\(engine.rawValue), \(replicas) replica(s)]: statements: matched \(matched), recovered \(recovered), flagged \(flagged)"
+        )
+        #expect(matched > 0 && flagged == 0)
     }
 
     /// Routers waiting to be opened as test clients, one inside the other's test closure. Each router is handed

@@ -1,0 +1,161 @@
+import Foundation
+import Ledger
+import LedgerTestSupport
+import OrderSafeModel
+import Testing
+
+@testable import Engine
+
+/// A provider whose statement, dates and refund answers the test writes.
+private struct WrittenStatement: StatementSource {
+    let day: StatementDay
+    let entries: [StatementEntry]
+    /// The day the provider dates each transaction (absent: not paid).
+    let paidDays: [String: StatementDay]
+    /// The refunds (merchant refund numbers) the provider's query confirms.
+    let confirmedRefunds: Set<String>
+    let ledger: any OrderBook
+
+    var utcOffset: Int { 8 * 3600 }
+
+    func statement(of day: StatementDay) async throws -> StatementAvailability {
+        guard day == self.day else { return .notYet("only \(self.day) is written") }
+        return .published(
+            ProviderStatement(
+                day: day, entries: entries,
+                totals: StatementTotals(rows: entries.count, paidMinor: 0, refundedMinor: 0, feeMinor: 0)))
+    }
+
+    func paidDay(of payment: RecordedPayment) async throws -> StatementDay? { paidDays[payment.providerTransactionID] }
+
+    func recoverRefund(_ entry: StatementEntry, of payment: RecordedPayment, evidence: String) async throws -> Bool {
+        guard let refundNo = entry.refundNo, confirmedRefunds.contains(refundNo) else { return false }
+        _ = try await ledger.reverse(
+            Reversal(
+                channel: payment.channel, providerTransactionID: payment.providerTransactionID, kind: .refunded,
+                cause: .reconciliation, evidence: evidence),
+            at: EngineFixtures.now)
+        return true
+    }
+}
+
+/// A provider's order query: what it says was paid, by order number.
+private struct AnsweringSettler: OrderSettler {
+    let ledger: any OrderBook
+    let paid: [String: (transactionID: String, amount: Money)]
+    var paymentWindow: TimeInterval { 1800 }
+
+    func settle(_ order: Order, cause: EventCause) async throws -> SettlementState {
+        guard let payment = paid[order.orderNo] else { return .pending }
+        _ = try await ledger.fulfil(
+            VerifiedPayment(
+                channel: order.channel, providerTransactionID: payment.transactionID, orderNo: order.orderNo,
+                amount: payment.amount, cause: cause, evidence: "query"),
+            at: EngineFixtures.now)
+        return .paid
+    }
+
+    func close(_ order: Order) async throws {}
+}
+
+@Suite("Statement reconciler: every outcome, and a day run twice")
+struct StatementReconcilerTests {
+    @Test(
+        "matched, recovered after the query, refunds, other day, and each kind of flag", arguments: TestEngine.available
+    )
+    func outcomes(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: EngineFixtures.now)
+            let day = StatementDay(containing: EngineFixtures.now, utcOffset: 8 * 3600)
+            var orders: [String: Order] = [:]
+            for name in ["matched", "differs", "recovered", "unconfirmed", "ledgerOnly", "lateNight"] {
+                orders[name] = try await EngineFixtures.order(ledger, version: version)
+            }
+            let price = Money(amountMinor: 9900, currency: .cny)
+            for (name, transaction) in [
+                ("matched", "TM"), ("differs", "TD"), ("ledgerOnly", "TL"), ("lateNight", "TN"),
+            ] {
+                _ = try await ledger.fulfil(
+                    VerifiedPayment(
+                        channel: .alipay, providerTransactionID: transaction, orderNo: orders[name]!.orderNo,
+                        amount: price, cause: .notification, evidence: "inbox"),
+                    at: EngineFixtures.now)
+            }
+            func payment(_ line: Int, _ name: String, _ transaction: String, minor: Int64 = 9900) -> StatementEntry {
+                StatementEntry(
+                    kind: .payment, line: line, orderNo: orders[name]?.orderNo ?? name,
+                    providerTransactionID: transaction, amount: Money(amountMinor: minor, currency: .cny), feeMinor: 59)
+            }
+            func refund(_ line: Int, _ name: String, _ transaction: String, _ refundNo: String) -> StatementEntry {
+                StatementEntry(
+                    kind: .refund, line: line, orderNo: orders[name]!.orderNo, providerTransactionID: transaction,
+                    refundNo: refundNo, amount: price, feeMinor: -59)
+            }
+            let source = WrittenStatement(
+                day: day,
+                entries: [
+                    payment(2, "matched", "TM"), payment(3, "differs", "TD", minor: 9800),
+                    payment(4, "recovered", "TR"),
+                    payment(5, "unconfirmed", "TU"), payment(6, "OS-SOMEONE-ELSES", "TX"),
+                    refund(7, "matched", "TM", "RF-M"), refund(8, "differs", "TD", "RF-D"),
+                ],
+                paidDays: ["TL": day, "TN": day.next, "TM": day, "TD": day], confirmedRefunds: ["RF-M"], ledger: ledger)
+            let reconciler = StatementReconciler(
+                ledger: ledger, sources: [.alipay: source],
+                settlers: [
+                    .alipay: AnsweringSettler(ledger: ledger, paid: [orders["recovered"]!.orderNo: ("TR", price)])
+                ],
+                clock: ManualClock(EngineFixtures.now), logger: TestLog.logger)
+
+            let report = try await reconciler.reconcile(.alipay, day: day)
+            #expect(report.status == .discrepancies)
+            #expect(
+                report.matched.count == 1 && report.recovered.count == 1
+                    && report.recovered.amountMinor == ["CNY": 9900])
+            #expect(report.refundsRecovered.count == 1 && report.refundsMatched.count == 0)
+            #expect(report.otherDay == 1)
+            let kinds = report.discrepancies.map { "\($0.kind.rawValue):\($0.transactionID)" }
+            #expect(
+                kinds == [
+                    "amount_differs:TD", "not_in_ledger:TU", "unknown_order:TX", "refund_not_reversed:TD",
+                    "not_in_statement:TL",
+                ])
+            #expect(report.flagged.count == 5)
+            let differs = try #require(report.discrepancies.first)
+            #expect(differs.line == 3 && differs.statementAmount?.amountMinor == 9800 && differs.ledgerAmount == price)
+            #expect(try await ledger.order(number: orders["recovered"]!.orderNo)?.status == .fulfilled)
+            #expect(try await ledger.order(number: orders["matched"]!.orderNo)?.status == .refunded)
+            #expect(try await ledger.order(number: orders["unconfirmed"]!.orderNo)?.status == .created)
+
+            // Again: nothing new is recorded; what the first run recovered is still said to be recovered.
+            let events = try await ledger.events(orderNo: orders["recovered"]!.orderNo)
+            let again = try await reconciler.reconcile(.alipay, day: day)
+            #expect(again.recovered == report.recovered && again.refundsRecovered == report.refundsRecovered)
+            #expect(again.matched == report.matched && again.flagged == report.flagged)
+            #expect(try await ledger.events(orderNo: orders["recovered"]!.orderNo) == events)
+            #expect(try await reconciler.report(.alipay, day: day) == again)
+            #expect(try await reconciler.reports(limit: 10).map(\.day) == [day.description])
+
+            // A day the provider has not published waits, and a published day is never overwritten by a wait.
+            let waiting = try await reconciler.reconcile(.alipay, day: day.next)
+            #expect(waiting.status == .waiting && waiting.waitingFor != nil)
+            await #expect(throws: StatementError.noStatements(.appStore)) {
+                try await reconciler.reconcile(.appStore, day: day)
+            }
+        }
+    }
+
+    @Test("days parse strictly and count across months and years")
+    func days() {
+        for bad in ["2026-02-29", "2026-13-01", "2026-1-01", "2026/01/01", "1999-12-31", "２０２６-01-01", "2026-01-001"] {
+            #expect(StatementDay(bad) == nil, "\(bad)")
+        }
+        #expect(StatementDay("2024-02-29")?.next.description == "2024-03-01")
+        #expect(StatementDay("2026-12-31")?.next.description == "2027-01-01")
+        let day = StatementDay("2026-11-25")!
+        // Midnight in Beijing is 16:00 UTC the day before.
+        #expect(day.start(utcOffset: 8 * 3600) == Date(timeIntervalSince1970: 1_795_536_000))
+        #expect(StatementDay(containing: Date(timeIntervalSince1970: 1_795_536_000), utcOffset: 8 * 3600) == day)
+        #expect(StatementDay(containing: Date(timeIntervalSince1970: 1_795_535_999), utcOffset: 8 * 3600) < day)
+    }
+}
