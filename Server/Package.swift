@@ -213,6 +213,7 @@ let package = Package(
             dependencies: [
                 "Alipay",
                 "AppStore",
+                "Engine",
                 "Ledger",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),

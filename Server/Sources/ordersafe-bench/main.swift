@@ -1,12 +1,16 @@
 // Benchmarks, apart from the tests: `swift run -c release ordersafe-bench [alipay] [wechatpay] [appstore [--export DIR]]`,
 // or `ordersafe-bench console --database URL --catalog FILE [--orders N]` (the console's lists at scale), or
-// `ordersafe-bench writes [--database URL] [--submissions N] [--concurrency C]` (the ledger's write path per group size).
+// `ordersafe-bench writes [--database URL] [--submissions N] [--concurrency C]` (the ledger's write path per group size),
+// or `ordersafe-bench statements [--lines N]` (a day's WeChat Pay bill parsed and compared with the ledger).
 // Each prints its own operations per second beside the baseline it is built on, measured in the same run.
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "console" {
     exit(try await ConsoleBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
+}
+if arguments.first == "statements" {
+    exit(try await StatementBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
 }
 if arguments.first == "writes" {
     exit(try await WritePathBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)

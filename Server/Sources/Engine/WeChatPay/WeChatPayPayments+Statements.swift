@@ -35,18 +35,26 @@ extension WeChatPayPayments: StatementSource {
         } catch {
             throw StatementError.unreadable(.wechatPay, day: day.description, error.description)
         }
+        return .published(try Self.statement(bill, day: day, merchantID: client.merchantID, appID: client.appID))
+    }
+
+    /// A parsed trade bill as the statement of `day`: a payment per `SUCCESS` row (its order amount), a refund per
+    /// `REFUND` row; a row of another merchant or app, or of an unknown currency, refuses the whole file.
+    public static func statement(_ bill: WeChatPayTradeBill, day: StatementDay, merchantID: String, appID: String)
+        throws(StatementError) -> ProviderStatement
+    {
         var entries: [StatementEntry] = []
         entries.reserveCapacity(bill.rows.count)
         // The header is line 1: the rows follow it (blank lines are not counted by WeChat Pay's files).
         for (offset, row) in bill.rows.enumerated() {
             let line = offset + 2
-            guard row.merchantID == client.merchantID, row.appID == client.appID else {
-                throw StatementError.unreadable(
+            guard row.merchantID == merchantID, row.appID == appID else {
+                throw .unreadable(
                     .wechatPay, day: day.description,
                     "line \(line): a row of merchant \(row.merchantID) and app \(row.appID), not ours")
             }
             guard let currency = CurrencyCode(row.currency) else {
-                throw StatementError.unreadable(
+                throw .unreadable(
                     .wechatPay, day: day.description, "line \(line): currency '\(row.currency.prefix(8))'")
             }
             switch row.state {
@@ -66,12 +74,11 @@ extension WeChatPayPayments: StatementSource {
                 continue
             }
         }
-        return .published(
-            ProviderStatement(
-                day: day, entries: entries,
-                totals: StatementTotals(
-                    rows: bill.totals.count, paidMinor: bill.totals.settlementFen,
-                    refundedMinor: bill.totals.refundFen, feeMinor: bill.totals.feeFen)))
+        return ProviderStatement(
+            day: day, entries: entries,
+            totals: StatementTotals(
+                rows: bill.totals.count, paidMinor: bill.totals.settlementFen, refundedMinor: bill.totals.refundFen,
+                feeMinor: bill.totals.feeFen))
     }
 
     /// `GET /v3/pay/transactions/id/{transaction_id}`: the Beijing day of its `success_time`.

@@ -6,9 +6,11 @@ extension SandboxWeChatPay {
     /// the amount refunded.
     static func fee(_ fen: Int64) -> Int64 { (fen * 6 + 500) / 1000 }
 
-    static let billHeader =
+    /// The detail header of WeChat Pay's trade bill, every column as the format page lists it.
+    public static let billHeader =
         "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注"
-    static let billSummaryHeader = "总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额"
+    /// The summary header of WeChat Pay's trade bill.
+    public static let billSummaryHeader = "总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额"
 
     /// The ALL trade bill of `date` (`yyyy-MM-dd`, Beijing) in WeChat Pay's format: a row for each payment whose
     /// success time, and each refund whose acceptance time, falls on that day, from what this sandbox charged and

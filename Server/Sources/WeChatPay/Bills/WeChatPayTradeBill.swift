@@ -57,7 +57,7 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
     public init(_ bytes: [UInt8]) throws(WeChatPayBillError) {
         var lines = Self.lines(bytes)
         guard let header = lines.next() else { throw .malformed(line: 1, "the file is empty") }
-        let names = Self.fields(header.text, backticks: false)
+        let names = Self.fields(header.text, backticks: false).map(String.init)
         var index: [String: Int] = [:]
         for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
         for column in Self.columns where index[column] == nil {
@@ -77,7 +77,7 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
             guard fields.count == names.count else {
                 throw .malformed(line: line.number, "\(fields.count) fields where the header names \(names.count)")
             }
-            func text(_ column: String) -> String { fields[index[column]!] }
+            func text(_ column: String) -> String { String(fields[index[column]!]) }
             func fen(_ column: String, signed: Bool = false) throws(WeChatPayBillError) -> Int64 {
                 guard let value = YuanAmount.fen(text(column), signed: signed) else {
                     throw .malformed(
@@ -99,7 +99,7 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
         guard let summaryHeader else {
             throw .truncated(line: lines.count + 1, "no summary: the file ends in its rows")
         }
-        let summaryNames = Self.fields(summaryHeader.text, backticks: false)
+        let summaryNames = Self.fields(summaryHeader.text, backticks: false).map(String.init)
         guard let summary = lines.next() else {
             throw .truncated(line: summaryHeader.number + 1, "the summary header has no summary row")
         }
@@ -112,7 +112,7 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
             guard let position = summaryNames.firstIndex(of: name) else {
                 throw .malformed(line: summaryHeader.number, "the summary header has no column \(name)")
             }
-            guard let value = YuanAmount.fen(summaryFields[position], signed: signed) else {
+            guard let value = YuanAmount.fen(String(summaryFields[position]), signed: signed) else {
                 throw .malformed(line: summary.number, "\(name) is not an amount in yuan")
             }
             return value
@@ -154,11 +154,15 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
                 decoding: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes, as: UTF8.self))
     }
 
-    /// Comma-separated fields; in detail and summary rows each starts with a backtick, which is dropped.
-    static func fields(_ line: Substring, backticks: Bool) -> [String] {
+    /// Comma-separated fields, spaces and tabs around each trimmed; in detail and summary rows each starts with a
+    /// backtick, which is dropped. Substrings of the line, trimmed by their bytes: Foundation's `trimmingCharacters` was
+    /// 55% of the parse in the profile of `ordersafe-bench statements`; only the columns read become strings.
+    static func fields(_ line: Substring, backticks: Bool) -> [Substring] {
         line.split(separator: ",", omittingEmptySubsequences: false).map { field in
-            let trimmed = field.trimmingCharacters(in: .whitespaces)
-            return backticks && trimmed.first == "`" ? String(trimmed.dropFirst()) : trimmed
+            var trimmed = field
+            while let first = trimmed.utf8.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
+            while let last = trimmed.utf8.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
+            return backticks && trimmed.utf8.first == UInt8(ascii: "`") ? trimmed.dropFirst() : trimmed
         }
     }
 
