@@ -148,11 +148,7 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
 
     /// The lines of `bytes` (UTF-8; CRLF or LF; a BOM at the start skipped), numbered from 1, empty ones skipped
     /// until the summary.
-    static func lines(_ bytes: [UInt8]) -> LineReader {
-        LineReader(
-            text: String(
-                decoding: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes, as: UTF8.self))
-    }
+    static func lines(_ bytes: [UInt8]) -> LineReader { LineReader(bytes) }
 
     /// Comma-separated fields, spaces and tabs around each trimmed; in detail and summary rows each starts with a
     /// backtick, which is dropped. Substrings of the line, trimmed by their bytes: Foundation's `trimmingCharacters` was
@@ -166,22 +162,24 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
         }
     }
 
-    /// A file's non-empty lines, numbered.
+    /// A file's non-empty lines, numbered, found in its bytes: each line becomes a string only when it is read
+    /// (the whole file as one string was as large again as the file).
     struct LineReader {
-        let text: String
-        private var rest: Substring
+        private let bytes: [UInt8]
+        private var position: Int
         private(set) var count = 0
 
-        init(text: String) {
-            self.text = text
-            rest = text[...]
+        init(_ bytes: [UInt8]) {
+            self.bytes = bytes
+            position = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         }
 
         mutating func next() -> (number: Int, text: Substring)? {
-            while !rest.isEmpty {
-                let end = rest.firstIndex(where: { $0 == "\n" || $0 == "\r\n" }) ?? rest.endIndex
-                let line = rest[..<end]
-                rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
+            while position < bytes.count {
+                let end = bytes[position...].firstIndex(of: 0x0A) ?? bytes.count
+                let last = end > position && bytes[end - 1] == 0x0D ? end - 1 : end
+                let line = String(decoding: bytes[position..<last], as: UTF8.self)[...]
+                position = end + 1
                 count += 1
                 if !line.allSatisfy(\.isWhitespace) { return (count, line) }
             }
