@@ -128,6 +128,42 @@ struct StatementReconciliationTests {
         }
     }
 
+    @Test(
+        "the statement is the trigger, the query the authority: a payment the provider's queries do not show yet stays flagged until they do"
+    )
+    func queryIsTheAuthority() async throws {
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        try await TestServer.withComponents { client, components, clock in
+            let day = StatementDay(containing: clock.now(), utcOffset: Self.beijing)
+            let lag = try await client.execute(
+                uri: "/sandbox/wechatpay/faults", method: .post,
+                body: ByteBuffer(string: #"{"query_lag_seconds": 172800}"#))
+            #expect(lag.status == .ok)
+            let refused = try await client.execute(
+                uri: "/sandbox/wechatpay/faults", method: .post, body: ByteBuffer(string: #"{"query_lag_seconds": -1}"#)
+            )
+            #expect(refused.status == .badRequest)
+            let created = try await ReconciliationFlowTests.order(client, alice, channel: "wechatpay")
+            try await ReconciliationFlowTests.pay(client, created)
+            // The worker asks a minute on: WeChat Pay still says the buyer is paying.
+            clock.advance(by: 61)
+            _ = try await components.runner.runDue()
+            #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .created)
+            Self.nextMorning(clock)
+            let first = try await components.statements.reconcile(.wechatPay, day: day)
+            #expect(first.recovered.count == 0 && first.flagged.count == 1)
+            #expect(
+                first.discrepancies.first?.kind == .notInLedger
+                    && first.discrepancies.first?.detail.contains("pending") == true)
+            #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .created)
+            // Two days on the query shows the payment: the day's next run recovers it, once.
+            clock.advance(by: 2 * 86400)
+            let second = try await components.statements.reconcile(.wechatPay, day: day)
+            #expect(second.status == .balanced && second.recovered.count == 1)
+            #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .fulfilled)
+        }
+    }
+
     @Test("a payment the ledger holds that the statement lacks is flagged unless WeChat Pay dates it on another day")
     func ledgerOnlyPayment() async throws {
         let alice = try await TestServer.token("alice", lifetime: 30 * 86400)

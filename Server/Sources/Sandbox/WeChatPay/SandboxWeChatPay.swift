@@ -348,8 +348,23 @@ public actor SandboxWeChatPay {
     }
 
     private func query(_ trade: SandboxWeChatPayTrade?) -> ProviderHTTPResponse {
-        guard let trade else { return signed(404, Self.error("ORDER_NOT_EXIST", "订单不存在")) }
+        guard var trade else { return signed(404, Self.error("ORDER_NOT_EXIST", "订单不存在")) }
+        if queryLag > 0, trade.state.isPaid, let time = trade.successTime,
+            let paid = ISO8601DateFormatter().date(from: time), clock.now().timeIntervalSince(paid) < queryLag
+        {
+            trade.state = .userPaying
+        }
         return signed(200, Self.transactionJSON(trade, merchantID: merchantID))
+    }
+
+    /// How long a payment stays unseen by queries (a fault; 0: none).
+    private var queryLag: TimeInterval = 0
+
+    /// From now on, queries answer a payment younger than `seconds` as `USERPAYING` (the buyer still paying), so that
+    /// only its notification, or the day's bill, shows it was paid (0 ends the lag). The bill and refunds are not
+    /// affected.
+    public func setQueryLag(_ seconds: TimeInterval) {
+        queryLag = seconds
     }
 
     private func close(_ outTradeNo: String) throws -> ProviderHTTPResponse {

@@ -30,9 +30,11 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
                 let faults = try SandboxJSON.decode(WeChatPayFaultRequest.self, from: Array(buffer: body))
                 let notifications = try faults.notificationFaults()
                 let api = try faults.apiFaults()
+                let lag = try faults.queryLag()
                 for fault in notifications { await wechatpay.injectNotificationFault(fault) }
                 for fault in api { await wechatpay.injectAPIFault(fault) }
                 if faults.rotate_certificate == true { try await wechatpay.rotatePlatformCertificate() }
+                if let lag { await wechatpay.setQueryLag(lag) }
                 return SandboxJSON.response(["queued": "\(notifications.count + api.count)"], status: .ok)
             } catch {
                 return SandboxJSON.response(["error": "\(error)"], status: .badRequest)

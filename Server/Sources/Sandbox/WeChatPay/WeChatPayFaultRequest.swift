@@ -3,13 +3,24 @@ import Foundation
 /// Body of `POST /sandbox/wechatpay/faults`: faults for the next notifications and API calls, in order.
 ///
 /// `{"notifications": ["drop", "duplicate", "reorder", "stale_timestamp", "delay_ms:500"],
-///   "api": ["server_error", "frequency_limited", "bad_signature", "timeout_ms:3000"], "rotate_certificate": true}`
+///   "api": ["server_error", "frequency_limited", "bad_signature", "timeout_ms:3000"], "rotate_certificate": true,
+///   "query_lag_seconds": 86400}` (from now on, queries see a payment only once it is that old; 0 ends it)
 struct WeChatPayFaultRequest: SandboxBody {
-    static let members: Set<String> = ["notifications", "api", "rotate_certificate"]
+    static let members: Set<String> = ["notifications", "api", "rotate_certificate", "query_lag_seconds"]
 
     var notifications: [String]?
     var api: [String]?
     var rotate_certificate: Bool?
+    var query_lag_seconds: Int?
+
+    /// The query lag asked for, if any: 0 to 7 days.
+    func queryLag() throws -> TimeInterval? {
+        guard let seconds = query_lag_seconds else { return nil }
+        guard (0...7 * 86400).contains(seconds) else {
+            throw SandboxWeChatPayError.invalidRequest("query_lag_seconds must be 0 to 604800")
+        }
+        return TimeInterval(seconds)
+    }
 
     func notificationFaults() throws -> [WeChatPayNotificationFault] {
         try (notifications ?? []).map { text in
