@@ -258,6 +258,12 @@ struct WeChatPaySandboxTests {
         #expect(refunded.outRefundNo == "RF-1" && refunded.refundFen == 900 && refunded.feeFen == -5)
         #expect(refunded.refundID == refund.refundID && refunded.transactionID == payment.transactionID)
         #expect(parsed.totals == .init(count: 2, settlementFen: 9900, refundFen: 900, feeFen: 54, orderFen: 9900))
+        // The same day's fund-flow bill: the payment credited and its fee, the refund's fee returned and the refund.
+        let funds = try WeChatPayFundFlowBill(
+            try await client.download(try await client.fundFlowBill(date: today)))
+        #expect(funds.rows.map(\.businessName) == ["交易", "扣除交易手续费", "退还手续费", "退款"])
+        #expect(funds.totals == .init(count: 4, incomeCount: 2, incomeFen: 9905, expenseCount: 2, expenseFen: 959))
+        #expect(funds.rows.last.map(\.balanceFen) == Int64(9905 - 959))
         var altered = bill
         altered.digest = String(repeating: "0", count: 40)
         altered.downloadURL = "http://sandbox.local/sandbox/wechatpay/v3/billdownload/file?token=\(today)"

@@ -2,7 +2,7 @@ import ChannelSupport
 import WeChatPay
 import _CryptoExtras
 
-/// WeChat Pay v3 signature headers and notification envelopes, v2 XML, and trade bills.
+/// WeChat Pay v3 signature headers and notification envelopes, v2 XML, and trade and fund-flow bills.
 enum WeChatPayFuzz {
     static let platformKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     static let cipher = try! APIv3Cipher(apiV3Key: "0123456789abcdef0123456789abcdef")
@@ -20,5 +20,6 @@ enum WeChatPayFuzz {
         _ = try? WeChatPayNotificationParser.decrypt(body: message.body, cipher: cipher)
         _ = try? V2XML.parse(bytes)
         _ = try? WeChatPayTradeBill(bytes)
+        _ = try? WeChatPayFundFlowBill(bytes)
     }
 }

@@ -248,7 +248,11 @@ public actor SandboxWeChatPay {
         let (path, parameters) = PathAndQuery.split(route)
         if path == "/v3/billdownload/file" {
             // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
-            guard let file = bill(date: parameters["token"] ?? "") else {
+            let token = parameters["token"] ?? ""
+            let file =
+                token.hasPrefix(Self.fundFlowToken)
+                ? fundFlowBill(date: String(token.dropFirst(Self.fundFlowToken.count))) : bill(date: token)
+            guard let file else {
                 return signed(400, Self.error("NO_STATEMENT_EXIST", "账单文件不存在"))
             }
             return ProviderHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: file)
@@ -274,8 +278,9 @@ public actor SandboxWeChatPay {
                     return signed(404, Self.error("RESOURCE_NOT_EXISTS", "退款单不存在"))
                 }
                 return signed(200, Self.refundJSON(trade, outRefundNo: outRefundNo, statusKey: "status"))
-            case ("GET", "/v3/bill/tradebill"):
+            case ("GET", "/v3/bill/tradebill"), ("GET", "/v3/bill/fundflowbill"):
                 let date = parameters["bill_date"] ?? ""
+                let fundFlow = path == "/v3/bill/fundflowbill"
                 // WeChat Pay writes a day's bill the next morning and answers STATEMENT_CREATING until then (from
                 // 10:00 it is there), NO_STATEMENT_EXIST for a day without a payment or refund
                 // (https://pay.weixin.qq.com/docs/merchant/apis/jsapi-payment/get-trade-bill.html).
@@ -283,14 +288,14 @@ public actor SandboxWeChatPay {
                 else { return signed(400, Self.error("INVALID_REQUEST", "bill_date 格式错误")) }
                 let published = RFC3339Beijing.string(clock.now().addingTimeInterval(-34 * 3600)).prefix(10)
                 guard date <= published else { return signed(400, Self.error("STATEMENT_CREATING", "账单生成中")) }
-                guard let file = bill(date: date) else {
+                guard let file = fundFlow ? fundFlowBill(date: date) : bill(date: date) else {
                     return signed(400, Self.error("NO_STATEMENT_EXIST", "账单文件不存在"))
                 }
                 let digest = Insecure.SHA1.hash(data: file).map { String(format: "%02x", $0) }.joined()
                 let base = String(pathAndQuery[..<v3.lowerBound])
                 return signed(
                     200,
-                    #"{"hash_type":"SHA1","hash_value":"\#(digest)","download_url":"\#(downloadBase)\#(base)/v3/billdownload/file?token=\#(date)"}"#
+                    #"{"hash_type":"SHA1","hash_value":"\#(digest)","download_url":"\#(downloadBase)\#(base)/v3/billdownload/file?token=\#(fundFlow ? Self.fundFlowToken : "")\#(date)"}"#
                 )
             case ("GET", "/v3/certificates"):
                 return try certificates()

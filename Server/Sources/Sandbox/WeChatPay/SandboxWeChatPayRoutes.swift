@@ -64,6 +64,7 @@ public enum SandboxWeChatPayAPI {
         ("POST", "v3/refund/domestic/refunds"),
         ("GET", "v3/refund/domestic/refunds/:out_refund_no"),
         ("GET", "v3/bill/tradebill"),
+        ("GET", "v3/bill/fundflowbill"),
         ("GET", "v3/billdownload/file"),
         ("GET", "v3/certificates"),
     ]

@@ -55,9 +55,9 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
     public static let maxRows = 5_000_000
 
     public init(_ bytes: [UInt8]) throws(WeChatPayBillError) {
-        var lines = Self.lines(bytes)
+        var lines = WeChatPayBillText.lines(bytes)
         guard let header = lines.next() else { throw .malformed(line: 1, "the file is empty") }
-        let names = Self.fields(header.text, backticks: false).map(String.init)
+        let names = WeChatPayBillText.fields(header.text, backticks: false).map(String.init)
         var index: [String: Int] = [:]
         for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
         for column in Self.columns where index[column] == nil {
@@ -73,7 +73,7 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
             guard rows.count < Self.maxRows else {
                 throw .malformed(line: line.number, "more than \(Self.maxRows) rows")
             }
-            let fields = Self.fields(line.text, backticks: true)
+            let fields = WeChatPayBillText.fields(line.text, backticks: true)
             guard fields.count == names.count else {
                 throw .malformed(line: line.number, "\(fields.count) fields where the header names \(names.count)")
             }
@@ -99,11 +99,11 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
         guard let summaryHeader else {
             throw .truncated(line: lines.count + 1, "no summary: the file ends in its rows")
         }
-        let summaryNames = Self.fields(summaryHeader.text, backticks: false).map(String.init)
+        let summaryNames = WeChatPayBillText.fields(summaryHeader.text, backticks: false).map(String.init)
         guard let summary = lines.next() else {
             throw .truncated(line: summaryHeader.number + 1, "the summary header has no summary row")
         }
-        let summaryFields = Self.fields(summary.text, backticks: true)
+        let summaryFields = WeChatPayBillText.fields(summary.text, backticks: true)
         guard summaryFields.count == summaryNames.count else {
             throw .malformed(
                 line: summary.number, "the summary has \(summaryFields.count) fields for \(summaryNames.count) names")
@@ -146,46 +146,6 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
         guard sums == totals else { throw .totalsDiffer("the rows add up to \(sums), the summary says \(totals)") }
     }
 
-    /// The lines of `bytes` (UTF-8; CRLF or LF; a BOM at the start skipped), numbered from 1, empty ones skipped
-    /// until the summary.
-    static func lines(_ bytes: [UInt8]) -> LineReader { LineReader(bytes) }
-
-    /// Comma-separated fields, spaces and tabs around each trimmed; in detail and summary rows each starts with a
-    /// backtick, which is dropped. Substrings of the line, trimmed by their bytes: Foundation's `trimmingCharacters` was
-    /// 55% of the parse in the profile of `ordersafe-bench statements`; only the columns read become strings.
-    static func fields(_ line: Substring, backticks: Bool) -> [Substring] {
-        line.split(separator: ",", omittingEmptySubsequences: false).map { field in
-            var trimmed = field
-            while let first = trimmed.utf8.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
-            while let last = trimmed.utf8.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
-            return backticks && trimmed.utf8.first == UInt8(ascii: "`") ? trimmed.dropFirst() : trimmed
-        }
-    }
-
-    /// A file's non-empty lines, numbered, found in its bytes: each line becomes a string only when it is read
-    /// (the whole file as one string was as large again as the file).
-    struct LineReader {
-        private let bytes: [UInt8]
-        private var position: Int
-        private(set) var count = 0
-
-        init(_ bytes: [UInt8]) {
-            self.bytes = bytes
-            position = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        }
-
-        mutating func next() -> (number: Int, text: Substring)? {
-            while position < bytes.count {
-                let end = bytes[position...].firstIndex(of: 0x0A) ?? bytes.count
-                let last = end > position && bytes[end - 1] == 0x0D ? end - 1 : end
-                let line = String(decoding: bytes[position..<last], as: UTF8.self)[...]
-                position = end + 1
-                count += 1
-                if !line.allSatisfy(\.isWhitespace) { return (count, line) }
-            }
-            return nil
-        }
-    }
 }
 
 /// Why a WeChat Pay bill was refused: the line it fails on, and why.

@@ -95,12 +95,24 @@ public struct WeChatPayClient: Sendable {
 
     /// `GET /v3/bill/tradebill?bill_date=yyyy-MM-dd&bill_type=ALL|SUCCESS|REFUND`.
     public func tradeBill(date: String, type: String = "ALL") async throws(WeChatPayAPIError) -> WeChatPayBill {
-        let object = try await call(
-            "GET", "/v3/bill/tradebill?bill_date=\(Self.segment(date))&bill_type=\(Self.segment(type))")
+        try await bill("/v3/bill/tradebill?bill_date=\(Self.segment(date))&bill_type=\(Self.segment(type))")
+    }
+
+    /// A bill's digest and download address.
+    private func bill(_ pathAndQuery: String) async throws(WeChatPayAPIError) -> WeChatPayBill {
+        let object = try await call("GET", pathAndQuery)
         guard let hashType = try? object.string("hash_type"), let hashValue = try? object.string("hash_value"),
             let url = try? object.string("download_url")
-        else { throw .malformedResponse("tradebill needs hash_type, hash_value and download_url") }
+        else { throw .malformedResponse("a bill needs hash_type, hash_value and download_url") }
         return WeChatPayBill(hashType: hashType, digest: hashValue, downloadURL: url)
+    }
+
+    /// `GET /v3/bill/fundflowbill?bill_date=yyyy-MM-dd&account_type=BASIC|OPERATION|FEES`: the account's movements.
+    public func fundFlowBill(date: String, accountType: String = "BASIC") async throws(WeChatPayAPIError)
+        -> WeChatPayBill
+    {
+        try await bill(
+            "/v3/bill/fundflowbill?bill_date=\(Self.segment(date))&account_type=\(Self.segment(accountType))")
     }
 
     /// Downloads a bill (the download is signed by us but not by WeChat Pay) and checks it against its SHA-1 digest.
