@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 
 /// What WeChat Pay's bills share: lines of UTF-8 text, comma-separated fields, each field of the detail and summary
@@ -41,6 +42,55 @@ enum WeChatPayBillText {
                 if !line.allSatisfy(\.isWhitespace) { return (count, line) }
             }
             return nil
+        }
+    }
+
+    /// A bill's summary block: the header `header` (read already), its one row, and nothing after it but blank lines.
+    /// The row's fields are read by their header names: counts and amounts in yuan, refused naming the line.
+    struct Summary {
+        let headerLine: Int
+        let line: Int
+        let names: [String]
+        let fields: [Substring]
+
+        init(header: (number: Int, text: Substring)?, rest lines: inout LineReader) throws(WeChatPayBillError) {
+            guard let header else { throw .truncated(line: lines.count + 1, "no summary: the file ends in its rows") }
+            names = WeChatPayBillText.fields(header.text, backticks: true).map(String.init)
+            guard let row = lines.next() else {
+                throw .truncated(line: header.number + 1, "the summary header has no summary row")
+            }
+            fields = WeChatPayBillText.fields(row.text, backticks: true)
+            guard fields.count == names.count else {
+                throw .malformed(line: row.number, "the summary has \(fields.count) fields for \(names.count) names")
+            }
+            while let extra = lines.next() {
+                guard extra.text.allSatisfy(\.isWhitespace) else {
+                    throw .malformed(line: extra.number, "something follows the summary")
+                }
+            }
+            headerLine = header.number
+            line = row.number
+        }
+
+        func text(_ name: String) throws(WeChatPayBillError) -> Substring {
+            guard let position = names.firstIndex(of: name) else {
+                throw .malformed(line: headerLine, "the summary header has no column \(name)")
+            }
+            return fields[position]
+        }
+
+        func count(_ name: String) throws(WeChatPayBillError) -> Int {
+            guard let value = Int(try text(name)), value >= 0 else {
+                throw .malformed(line: line, "\(name) is not a count")
+            }
+            return value
+        }
+
+        func fen(_ name: String, signed: Bool = false) throws(WeChatPayBillError) -> Int64 {
+            guard let value = YuanAmount.fen(String(try text(name)), signed: signed) else {
+                throw .malformed(line: line, "\(name) is not an amount in yuan")
+            }
+            return value
         }
     }
 }

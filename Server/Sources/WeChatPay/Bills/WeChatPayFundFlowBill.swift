@@ -94,44 +94,11 @@ public struct WeChatPayFundFlowBill: Sendable, Hashable {
                     businessName: text("业务名称"), businessType: text("业务类型"), income: direction == "收入",
                     amountFen: try fen("收支金额(元)"), balanceFen: try fen("账户结余(元)"), voucher: text("业务凭证号")))
         }
-        guard let summaryHeader else {
-            throw .truncated(line: lines.count + 1, "no summary: the file ends in its rows")
-        }
-        let summaryNames = WeChatPayBillText.fields(summaryHeader.text, backticks: true).map(String.init)
-        guard let summary = lines.next() else {
-            throw .truncated(line: summaryHeader.number + 1, "the summary header has no summary row")
-        }
-        let summaryFields = WeChatPayBillText.fields(summary.text, backticks: true)
-        guard summaryFields.count == summaryNames.count else {
-            throw .malformed(
-                line: summary.number, "the summary has \(summaryFields.count) fields for \(summaryNames.count) names")
-        }
-        func field(_ name: String) throws(WeChatPayBillError) -> String {
-            guard let position = summaryNames.firstIndex(of: name) else {
-                throw .malformed(line: summaryHeader.number, "the summary header has no column \(name)")
-            }
-            return String(summaryFields[position])
-        }
-        func count(_ name: String) throws(WeChatPayBillError) -> Int {
-            guard let value = Int(try field(name)), value >= 0 else {
-                throw .malformed(line: summary.number, "\(name) is not a count")
-            }
-            return value
-        }
-        func amount(_ name: String) throws(WeChatPayBillError) -> Int64 {
-            guard let value = YuanAmount.fen(try field(name)) else {
-                throw .malformed(line: summary.number, "\(name) is not an amount in yuan")
-            }
-            return value
-        }
+        let summary = try WeChatPayBillText.Summary(header: summaryHeader, rest: &lines)
         totals = Totals(
-            count: try count("资金流水总笔数"), incomeCount: try count("收入笔数"), incomeFen: try amount("收入金额"),
-            expenseCount: try count("支出笔数"), expenseFen: try amount("支出金额"))
-        while let extra = lines.next() {
-            guard extra.text.allSatisfy(\.isWhitespace) else {
-                throw .malformed(line: extra.number, "something follows the summary")
-            }
-        }
+            count: try summary.count("资金流水总笔数"), incomeCount: try summary.count("收入笔数"),
+            incomeFen: try summary.fen("收入金额"), expenseCount: try summary.count("支出笔数"),
+            expenseFen: try summary.fen("支出金额"))
         self.rows = rows
         try check()
     }

@@ -96,38 +96,11 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
                     outRefundNo: outRefundNo.isEmpty || outRefundNo == "0" ? nil : outRefundNo,
                     refundFen: try fen("退款金额"), feeFen: try fen("手续费", signed: true), orderFen: try fen("订单金额")))
         }
-        guard let summaryHeader else {
-            throw .truncated(line: lines.count + 1, "no summary: the file ends in its rows")
-        }
-        let summaryNames = WeChatPayBillText.fields(summaryHeader.text, backticks: false).map(String.init)
-        guard let summary = lines.next() else {
-            throw .truncated(line: summaryHeader.number + 1, "the summary header has no summary row")
-        }
-        let summaryFields = WeChatPayBillText.fields(summary.text, backticks: true)
-        guard summaryFields.count == summaryNames.count else {
-            throw .malformed(
-                line: summary.number, "the summary has \(summaryFields.count) fields for \(summaryNames.count) names")
-        }
-        func total(_ name: String, signed: Bool = false) throws(WeChatPayBillError) -> Int64 {
-            guard let position = summaryNames.firstIndex(of: name) else {
-                throw .malformed(line: summaryHeader.number, "the summary header has no column \(name)")
-            }
-            guard let value = YuanAmount.fen(String(summaryFields[position]), signed: signed) else {
-                throw .malformed(line: summary.number, "\(name) is not an amount in yuan")
-            }
-            return value
-        }
-        guard let position = summaryNames.firstIndex(of: "总交易单数"), let count = Int(summaryFields[position]),
-            count >= 0
-        else { throw .malformed(line: summary.number, "总交易单数 is not a count") }
+        let summary = try WeChatPayBillText.Summary(header: summaryHeader, rest: &lines)
         totals = Totals(
-            count: count, settlementFen: try total("应结订单总金额"), refundFen: try total("退款总金额"),
-            feeFen: try total("手续费总金额", signed: true), orderFen: try total("订单总金额"))
-        while let extra = lines.next() {
-            guard extra.text.allSatisfy(\.isWhitespace) else {
-                throw .malformed(line: extra.number, "something follows the summary")
-            }
-        }
+            count: try summary.count("总交易单数"), settlementFen: try summary.fen("应结订单总金额"),
+            refundFen: try summary.fen("退款总金额"), feeFen: try summary.fen("手续费总金额", signed: true),
+            orderFen: try summary.fen("订单总金额"))
         self.rows = rows
         try check()
     }
