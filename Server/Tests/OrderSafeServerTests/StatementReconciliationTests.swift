@@ -164,6 +164,23 @@ struct StatementReconciliationTests {
         }
     }
 
+    @Test("a tester can have today's bill published at once: a run on real time ends with the books")
+    func billsAtOnce() async throws {
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        try await TestServer.withComponents { client, components, clock in
+            let today = StatementDay(containing: clock.now(), utcOffset: Self.beijing)
+            let created = try await ReconciliationFlowTests.order(client, alice, channel: "wechatpay")
+            try await ReconciliationFlowTests.pay(client, created)
+            #expect(try await components.statements.reconcile(.wechatPay, day: today).status == .waiting)
+            let published = try await client.execute(
+                uri: "/sandbox/wechatpay/faults", method: .post, body: ByteBuffer(string: #"{"bills_now": true}"#))
+            #expect(published.status == .ok)
+            let report = try await components.statements.reconcile(.wechatPay, day: today)
+            #expect(report.status == .balanced && report.recovered.count == 1)
+            #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .fulfilled)
+        }
+    }
+
     @Test("a payment the ledger holds that the statement lacks is flagged unless WeChat Pay dates it on another day")
     func ledgerOnlyPayment() async throws {
         let alice = try await TestServer.token("alice", lifetime: 30 * 86400)

@@ -35,6 +35,7 @@ public struct SandboxWeChatPayRoutes<Context: RequestContext>: Sendable {
                 for fault in api { await wechatpay.injectAPIFault(fault) }
                 if faults.rotate_certificate == true { try await wechatpay.rotatePlatformCertificate() }
                 if let lag { await wechatpay.setQueryLag(lag) }
+                if let now = faults.bills_now { await wechatpay.publishBillsAtOnce(now) }
                 return SandboxJSON.response(["queued": "\(notifications.count + api.count)"], status: .ok)
             } catch {
                 return SandboxJSON.response(["error": "\(error)"], status: .badRequest)
