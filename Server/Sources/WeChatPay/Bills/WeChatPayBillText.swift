@@ -45,6 +45,17 @@ enum WeChatPayBillText {
         }
     }
 
+    /// Where each of `names` (a detail header) stands, the first of a repeated name winning; refused when a column
+    /// of `required` is missing.
+    static func columns(_ names: [String], required: [String]) throws(WeChatPayBillError) -> [String: Int] {
+        var index: [String: Int] = [:]
+        for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
+        for column in required where index[column] == nil {
+            throw .malformed(line: 1, "the detail header has no column \(column)")
+        }
+        return index
+    }
+
     /// A bill's summary block: the header `header` (read already), its one row, and nothing after it but blank lines.
     /// The row's fields are read by their header names: counts and amounts in yuan, refused naming the line.
     struct Summary {

@@ -56,11 +56,7 @@ public struct WeChatPayFundFlowBill: Sendable, Hashable {
         let names = WeChatPayBillText.fields(header.text, backticks: true).map {
             String($0).replacingOccurrences(of: "（", with: "(").replacingOccurrences(of: "）", with: ")")
         }
-        var index: [String: Int] = [:]
-        for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
-        for column in Self.columns where index[column] == nil {
-            throw .malformed(line: 1, "the detail header has no column \(column)")
-        }
+        let index = try WeChatPayBillText.columns(names, required: Self.columns)
         var rows: [Row] = []
         var summaryHeader: (number: Int, text: Substring)?
         while let line = lines.next() {

@@ -58,11 +58,7 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
         var lines = WeChatPayBillText.lines(bytes)
         guard let header = lines.next() else { throw .malformed(line: 1, "the file is empty") }
         let names = WeChatPayBillText.fields(header.text, backticks: false).map(String.init)
-        var index: [String: Int] = [:]
-        for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
-        for column in Self.columns where index[column] == nil {
-            throw .malformed(line: 1, "the detail header has no column \(column)")
-        }
+        let index = try WeChatPayBillText.columns(names, required: Self.columns)
         var rows: [Row] = []
         var summaryHeader: (number: Int, text: Substring)?
         while let line = lines.next() {
