@@ -53,6 +53,9 @@ public struct StatementReconciler: Sendable {
             report.statementTotals = statement.totals
             report.recoveredTransactions = previous?.recoveredTransactions ?? []
             report.recoveredRefunds = previous?.recoveredRefunds ?? []
+            // What earlier runs recovered, looked up once per line.
+            let recoveredBefore = Set(report.recoveredTransactions)
+            let refundsRecoveredBefore = Set(report.recoveredRefunds)
             let start = day.start(utcOffset: source.utcOffset)
             let recorded = try await ledger.payments(
                 channel: channel, recordedFrom: start, before: day.next.start(utcOffset: source.utcOffset))
@@ -61,12 +64,14 @@ public struct StatementReconciler: Sendable {
             var onStatement = Set<String>()
             for entry in statement.entries where entry.kind == .payment {
                 onStatement.insert(entry.providerTransactionID)
-                try await check(payment: entry, channel: channel, into: &report)
+                try await check(payment: entry, channel: channel, recoveredBefore: recoveredBefore, into: &report)
                 done += 1
                 progress(done, total)
             }
             for entry in statement.entries where entry.kind == .refund {
-                try await check(refund: entry, channel: channel, source: source, into: &report)
+                try await check(
+                    refund: entry, channel: channel, source: source, recoveredBefore: refundsRecoveredBefore,
+                    into: &report)
                 done += 1
                 progress(done, total)
             }
@@ -102,9 +107,10 @@ public struct StatementReconciler: Sendable {
     }
 
     /// A payment on the statement: matched, recovered through the channel's query, or flagged.
-    private func check(payment entry: StatementEntry, channel: Channel, into report: inout StatementReport)
-        async throws
-    {
+    private func check(
+        payment entry: StatementEntry, channel: Channel, recoveredBefore: Set<String>,
+        into report: inout StatementReport
+    ) async throws {
         let evidence = "statement:\(channel.rawValue):\(report.day):line \(entry.line)"
         if let recorded = try await ledger.payment(channel: channel, providerTransactionID: entry.providerTransactionID)
         {
@@ -114,7 +120,7 @@ public struct StatementReconciler: Sendable {
                         kind: .amountDiffers, orderNo: recorded.orderNo, transactionID: entry.providerTransactionID,
                         line: entry.line, statementAmount: entry.amount, ledgerAmount: recorded.amount,
                         detail: "\(evidence): the statement says \(entry.amount), the ledger \(recorded.amount)"))
-            } else if report.recoveredTransactions.contains(entry.providerTransactionID) {
+            } else if recoveredBefore.contains(entry.providerTransactionID) {
                 report.recovered.add(entry.amount)
             } else {
                 report.matched.add(entry.amount)
@@ -159,7 +165,7 @@ public struct StatementReconciler: Sendable {
     /// A refund on the statement: matched when its payment is reversed, recovered through the provider's refund
     /// query, or flagged.
     private func check(
-        refund entry: StatementEntry, channel: Channel, source: any StatementSource,
+        refund entry: StatementEntry, channel: Channel, source: any StatementSource, recoveredBefore: Set<String>,
         into report: inout StatementReport
     ) async throws {
         let evidence = "statement:\(channel.rawValue):\(report.day):line \(entry.line)"
@@ -176,7 +182,7 @@ public struct StatementReconciler: Sendable {
             return
         }
         if recorded.reversedAt != nil {
-            if report.recoveredRefunds.contains(key) {
+            if recoveredBefore.contains(key) {
                 report.refundsRecovered.add(entry.amount)
             } else {
                 report.refundsMatched.add(entry.amount)
