@@ -256,6 +256,10 @@ final class StatusScriptedAlipay: AlipayTransport {
         if status == 599 { throw URLError(.timedOut) }
         return (status, Array("<html>error</html>".utf8))
     }
+
+    func get(url: String, timeout: Duration) async throws -> (status: Int, body: [UInt8]) {
+        try await post(url: url, form: "", timeout: timeout)
+    }
 }
 
 @Suite("Alipay gateway client: what is retried")

@@ -1,3 +1,4 @@
+import Alipay
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -129,6 +130,96 @@ struct StatementReconciliationTests {
     }
 
     @Test(
+        "Alipay: payments and a refund whose notifications were lost, never reported by the app, are recovered from its zipped GBK bill once; an unknown order is flagged",
+        arguments: TestEngine.available)
+    func alipayDay(engine: TestEngine) async throws {
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let day = StatementDay(containing: clock.now(), utcOffset: Self.beijing)
+            // Queries see nothing for two days: only the bill shows these payments.
+            let lag = try await client.execute(
+                uri: "/sandbox/alipay/faults", method: .post, body: ByteBuffer(string: #"{"query_lag_seconds": 3600}"#))
+            #expect(lag.status == .ok)
+            var paid: [OrderResponse] = []
+            for _ in 0..<4 {
+                let created = try await ReconciliationFlowTests.order(client, alice, channel: "alipay")
+                try await ReconciliationFlowTests.pay(client, created)
+                paid.append(created)
+            }
+            // The merchant refunds two payments at Alipay (its portal), those notifications lost too: the third after
+            // a query recorded it, the fourth before anyone heard of it (Alipay then answers TRADE_CLOSED).
+            let payments = try #require(components.channels.running(AlipayChannel.self)?.payments)
+            let gateway = try #require(payments.gateway)
+            clock.advance(by: 3601)
+            _ = try await components.reconciler.settle(orderNo: paid[2].order.orderNo)
+            #expect(try await ReconciliationFlowTests.status(client, alice, paid[2].order.orderNo) == .fulfilled)
+            for (index, request) in [(2, "RF-PORTAL-A1"), (3, "RF-PORTAL-A2")] {
+                _ = try await gateway.refund(
+                    outTradeNo: paid[index].order.orderNo, amount: paid[index].order.amount, outRequestNo: request)
+            }
+            // Someone else's trade on the merchant's account.
+            let foreign = try AlipayRequestSigner(credentials: payments.credentials).orderString(
+                for: AlipayAppPayOrder(
+                    outTradeNo: "OS-NOT-OURS-A1", amount: Money(amountMinor: 100, currency: .cny), subject: "x",
+                    notifyURL: "https://merchant.example/notify"),
+                at: clock.now())
+            try await #require(components.sandbox).alipay.open(orderString: foreign)
+            for created in [paid[0], paid[1], paid[3]] {
+                #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .created)
+            }
+
+            // Before Alipay writes the bill (by 09:00 the next day): isp.bill_not_exist, and the day waits.
+            let early = try await components.statements.reconcile(.alipay, day: day)
+            #expect(early.status == .waiting && early.waitingFor?.contains("isp.bill_not_exist") == true)
+
+            Self.nextMorning(clock)
+            let report = try await components.statements.reconcile(.alipay, day: day)
+            #expect(report.status == .discrepancies)
+            #expect(
+                report.recovered.count == 3
+                    && report.recovered.amountMinor["CNY"] == 3 * paid[0].order.amount.amountMinor)
+            // The third's refund, confirmed by Alipay's refund query; the fourth's, recorded with its payment by the
+            // trade query that recovered it.
+            #expect(report.matched.count == 1 && report.refundsRecovered.count == 1 && report.refundsMatched.count == 1)
+            #expect(report.flagged.count == 1)
+            let flagged = try #require(report.discrepancies.first)
+            #expect(flagged.kind == .unknownOrder && flagged.orderNo == "OS-NOT-OURS-A1" && flagged.line != nil)
+            #expect(report.statementTotals?.rows == 7)
+            // 0.6% of each payment, the refunded ones' returned; the foreign fen's fee rounds up to 1.
+            let fee = (paid[0].order.amount.amountMinor * 6 + 500) / 1000
+            #expect(report.statementTotals?.feeMinor == 2 * fee + 1)
+            for created in paid.prefix(2) {
+                #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .fulfilled)
+            }
+            for created in paid.suffix(2) {
+                #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .refunded)
+            }
+            let holdings = try await client.execute(
+                uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
+            #expect(try holdings.decoded(HoldingsResponse.self).balances == [Balance(name: "gift_boxes", amount: 2)])
+            let events = try await components.ledger.events(orderNo: paid[0].order.orderNo)
+            #expect(events.contains { $0.cause == .reconciliation })
+
+            // Again: nothing new, the same report.
+            let again = try await components.statements.reconcile(.alipay, day: day)
+            #expect(again.recovered == report.recovered && again.refundsRecovered == report.refundsRecovered)
+            #expect(again.flagged.count == 1 && again.matched.count == 1)
+            #expect(try await components.ledger.events(orderNo: paid[0].order.orderNo) == events)
+            let admin = TestServer.bearer(TestServer.adminKey)
+            let one = try await client.execute(uri: "/v1/admin/statements/alipay/\(day)", method: .get, headers: admin)
+            #expect(one.status == .ok && String(buffer: one.body).contains("OS-NOT-OURS-A1"))
+
+            // A day without a trade: no bill until noon, then an empty day.
+            let empty = day.next
+            Self.nextMorning(clock, hour: 11)
+            #expect(try await components.statements.reconcile(.alipay, day: empty).status == .waiting)
+            clock.advance(by: 3600)
+            let quiet = try await components.statements.reconcile(.alipay, day: empty)
+            #expect(quiet.status == .balanced && quiet.statementTotals?.rows == 0)
+        }
+    }
+
+    @Test(
         "the statement is the trigger, the query the authority: a payment the provider's queries do not show yet stays flagged until they do"
     )
     func queryIsTheAuthority() async throws {
@@ -216,6 +307,11 @@ struct StatementReconciliationTests {
             _ = try await components.runner.runDue()
             let report = try #require(try await components.statements.report(.wechatPay, day: today))
             #expect(report.status == .balanced && report.statementTotals?.rows == 0)
+            // Each channel's job runs (they share a kind): Alipay's day without a bill waits until noon.
+            #expect(try await components.statements.report(.alipay, day: today)?.status == .waiting)
+            clock.advance(by: 3600)
+            _ = try await components.runner.runDue()
+            #expect(try await components.statements.report(.alipay, day: today)?.status == .balanced)
         }
     }
 

@@ -12,6 +12,9 @@ public struct AlipayGatewayClient: Sendable {
     /// How often and how patiently to retry.
     public typealias RetryPolicy = ChannelSupport.RetryPolicy
 
+    /// The largest gateway answer read.
+    static let maxAnswerBytes = 1 << 20
+
     let credentials: AlipayCredentials
     let gatewayURL: String
     let transport: any AlipayTransport
@@ -90,16 +93,40 @@ public struct AlipayGatewayClient: Sendable {
             status: response.string("refund_status"))
     }
 
-    /// The short-lived URL of a day's (`yyyy-MM-dd`) or month's (`yyyy-MM`) bill.
-    public func billDownloadURL(billType: String = "trade", billDate: String) async throws(AlipayGatewayError) -> String
+    /// The short-lived URL of a day's (`yyyy-MM-dd`) or month's (`yyyy-MM`) bill; nil when Alipay answers
+    /// `isp.bill_not_exist` (not written yet — a day's bill is there by 09:00 the next day — or a day without business).
+    public func billDownloadURL(billType: String = "trade", billDate: String) async throws(AlipayGatewayError)
+        -> String?
     {
         guard
             let response = try await call(
                 "alipay.data.dataservice.bill.downloadurl.query", ["bill_type": billType, "bill_date": billDate],
-                notFound: nil),
-            let url = response.string("bill_download_url")
-        else { throw .malformedResponse("no bill_download_url") }
+                notFound: "isp.bill_not_exist")
+        else { return nil }
+        guard let url = response.string("bill_download_url") else { throw .malformedResponse("no bill_download_url") }
         return url
+    }
+
+    /// Downloads a bill from the URL ``billDownloadURL(billType:billDate:)`` gave, retried as gateway calls are. The
+    /// file is not signed: the zip's CRC-32s and the bill's own totals are its checks. The URL carries a token and is
+    /// never logged.
+    public func downloadBill(url: String) async throws(AlipayGatewayError) -> [UInt8] {
+        try await retry.run(
+            sleep: sleep,
+            onRetry: { attempt, error in
+                logger.warning("alipay bill download failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+            }
+        ) { () async -> Attempt<[UInt8], AlipayGatewayError> in
+            let status: Int
+            let body: [UInt8]
+            do {
+                (status, body) = try await transport.get(url: url, timeout: retry.timeout)
+            } catch {
+                return .retry(.unavailable(String(describing: error)))
+            }
+            if let refusal: Attempt<[UInt8], AlipayGatewayError> = Self.refusal(status: status) { return refusal }
+            return .success(body)
+        }
     }
 
     private func trade(from response: AlipayGatewayResponse) throws(AlipayGatewayError) -> AlipayTrade {
@@ -110,7 +137,8 @@ public struct AlipayGatewayClient: Sendable {
         return AlipayTrade(
             tradeNo: tradeNo, outTradeNo: outTradeNo, status: status,
             totalAmount: Money(amountMinor: amount, currency: .cny),
-            buyerID: response.string("buyer_user_id"))
+            buyerID: response.string("buyer_user_id"),
+            paidAt: response.string("send_pay_date").flatMap(BeijingTime.date))
     }
 
     /// One method call with retries. Returns nil when the answer is the `notFound` sub-code.
@@ -140,9 +168,12 @@ public struct AlipayGatewayClient: Sendable {
             } catch {
                 return .retry(.unavailable(String(describing: error)))
             }
-            guard (200..<300).contains(status) else {
-                return status >= 500 || status == 429
-                    ? .retry(.unavailable("HTTP \(status)")) : .stop(.refused(status: status))
+            if let refusal: Attempt<AlipayGatewayResponse?, AlipayGatewayError> = Self.refusal(status: status) {
+                return refusal
+            }
+            // The transport takes bills too; a gateway answer is small.
+            guard body.count <= Self.maxAnswerBytes else {
+                return .stop(.malformedResponse("\(body.count) bytes: a gateway answer is at most 1 MiB"))
             }
             let response: AlipayGatewayResponse
             do throws(AlipayGatewayError) {
@@ -154,5 +185,12 @@ public struct AlipayGatewayClient: Sendable {
             if let notFound, response.subCode == notFound { return .success(nil) }
             return .failure(response.error, retryable: response.error.isRetryable)
         }
+    }
+
+    /// What an HTTP status other than 2xx means: 5xx and 429 are tried again, any other refusal is final.
+    private static func refusal<Value>(status: Int) -> Attempt<Value, AlipayGatewayError>? {
+        guard !(200..<300).contains(status) else { return nil }
+        return status >= 500 || status == 429
+            ? .retry(.unavailable("HTTP \(status)")) : .stop(.refused(status: status))
     }
 }

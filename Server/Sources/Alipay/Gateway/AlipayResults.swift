@@ -1,3 +1,4 @@
+import Foundation
 import OrderSafeModel
 
 /// `alipay.trade.query`: the trade, or that Alipay has none yet (the buyer has not paid).
@@ -14,6 +15,8 @@ public struct AlipayTrade: Sendable, Hashable {
     public var status: AlipayTradeStatus
     public var totalAmount: Money
     public var buyerID: String?
+    /// `send_pay_date`: when the buyer's money went to the seller (Beijing time), once paid.
+    public var paidAt: Date?
 }
 
 /// `alipay.trade.close`.

@@ -11,8 +11,8 @@ public struct Reconciler: Sendable {
     let ledger: any OrderBook & SignalInbox & JobQueue
     let settlers: [Channel: any OrderSettler]
     let replayers: [Channel: any NotificationReplayer]
-    /// What channels need done on a schedule, by job kind.
-    let chores: [JobKind: any ChannelChore]
+    /// What channels need done on a schedule, by job kind and key (several channels' chores share a kind).
+    let chores: [ChoreID: any ChannelChore]
     let clock: any WallClock
     let logger: Logger
     /// Seconds between queries, by attempt (the last repeats).
@@ -29,7 +29,8 @@ public struct Reconciler: Sendable {
         self.ledger = ledger
         self.settlers = settlers
         self.replayers = replayers
-        self.chores = Dictionary(chores.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
+        self.chores = Dictionary(
+            chores.map { (ChoreID(kind: $0.kind, key: $0.key), $0) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
         self.logger = logger
         self.backoff = backoff
@@ -54,7 +55,7 @@ public struct Reconciler: Sendable {
                 try await retryInbox(now: now)
                 return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
             case let kind:
-                if let chore = chores[kind] {
+                if let chore = chores[ChoreID(kind: kind, key: job.key)] {
                     let (next, payload) = try await chore.run(payload: job.payload, now: now)
                     return .retry(at: next, note: nil, payload: payload)
                 }
@@ -66,6 +67,12 @@ public struct Reconciler: Sendable {
                 "job failed; will retry", metadata: ["kind": "\(job.kind)", "key": "\(job.key)", "error": "\(error)"])
             return .retry(at: later, note: "\(error)")
         }
+    }
+
+    /// Names one chore's job: its kind and key.
+    struct ChoreID: Hashable {
+        var kind: JobKind
+        var key: String
     }
 
     /// How often stored notifications that failed are tried again.

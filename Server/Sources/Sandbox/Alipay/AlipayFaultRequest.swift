@@ -3,12 +3,25 @@ import Foundation
 /// Body of `POST /sandbox/alipay/faults`: faults for the next notifications and gateway calls, in order.
 ///
 /// `{"notifications": ["drop", "duplicate", "reorder", "tamper", "delay_ms:500"],
-///   "gateway": ["server_error", "system_error", "bad_signature", "timeout_ms:3000"]}`
+///   "gateway": ["server_error", "system_error", "bad_signature", "timeout_ms:3000"], "query_lag_seconds": 86400,
+///   "bills_now": true}` (from now on, queries see a payment only once it is that old, 0 ending it; bills are
+/// published at once, today's included, for runs on real time that end with the books)
 struct AlipayFaultRequest: SandboxBody {
-    static let members: Set<String> = ["notifications", "gateway"]
+    static let members: Set<String> = ["notifications", "gateway", "query_lag_seconds", "bills_now"]
 
     var notifications: [String]?
     var gateway: [String]?
+    var query_lag_seconds: Int?
+    var bills_now: Bool?
+
+    /// The query lag asked for, if any: 0 to 7 days.
+    func queryLag() throws -> TimeInterval? {
+        guard let seconds = query_lag_seconds else { return nil }
+        guard (0...7 * 86400).contains(seconds) else {
+            throw SandboxAlipayError.invalidRequest("query_lag_seconds must be 0 to 604800")
+        }
+        return TimeInterval(seconds)
+    }
 
     func notificationFaults() throws -> [AlipayNotificationFault] {
         try (notifications ?? []).map { text in

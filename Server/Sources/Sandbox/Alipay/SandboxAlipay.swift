@@ -28,11 +28,11 @@ public actor SandboxAlipay {
     public nonisolated let signer: AlipaySideSigner
     private let appPublicKey: _RSA.Signing.PublicKey
     private let timeScale: Double
-    private let clock: any WallClock
+    let clock: any WallClock
     private var sink: NotificationSink
     private let logger: Logger
 
-    private var trades: [String: SandboxAlipayTrade] = [:]
+    private(set) var trades: [String: SandboxAlipayTrade] = [:]
     private var serial: SandboxSerial
     private let journal: SandboxJournal<SandboxAlipayRecord>
     /// Notifications not acknowledged yet, by id: sent again when the simulator starts again on its folder.
@@ -42,6 +42,10 @@ public actor SandboxAlipay {
     private var notificationFaults: [AlipayNotificationFault] = []
     private var gatewayFaults: [AlipayGatewayFault] = []
     private var shortensNextRefund = false
+    /// How long a payment stays unseen by queries (a fault; 0: none): see ``setQueryLag(_:)``.
+    var queryLag: TimeInterval = 0
+    /// Bills are published at once, today's included (a tester's switch): see ``publishBillsAtOnce(_:)``.
+    var billsAtOnce = false
     private var heldNotification: (id: String, outTradeNo: String, body: String)?
     private var pending: [UUID: Task<Void, Never>] = [:]
     public private(set) var deliveries: [Delivery] = []
@@ -113,6 +117,19 @@ public actor SandboxAlipay {
         gatewayFaults.append(contentsOf: repeatElement(fault, count: count))
     }
 
+    /// From now on, `alipay.trade.query` answers a payment younger than `seconds` as `WAIT_BUYER_PAY` (the buyer
+    /// still paying), so that only its notification, or the day's bill, shows it was paid (0 ends the lag). Bills and
+    /// refunds are not affected.
+    public func setQueryLag(_ seconds: TimeInterval) {
+        queryLag = seconds
+    }
+
+    /// Publishes each day's bill at once, today's so far included (for a run on real time that ends by checking its
+    /// statements), or as Alipay does again.
+    public func publishBillsAtOnce(_ atOnce: Bool) {
+        billsAtOnce = atOnce
+    }
+
     /// Faults still waiting for a notification or a gateway call.
     public var pendingFaults: (notifications: [AlipayNotificationFault], gateway: [AlipayGatewayFault]) {
         (notificationFaults, gatewayFaults)
@@ -160,6 +177,7 @@ public actor SandboxAlipay {
         guard trade.status != .tradeClosed else { throw SandboxAlipayError.invalidRequest("the trade is closed") }
         guard trade.status == .waitBuyerPay else { return }
         trade.status = .tradeSuccess
+        trade.paidAt = BeijingTime.string(clock.now())
         try keep(trade, notifying: [:])
     }
 
@@ -222,11 +240,14 @@ public actor SandboxAlipay {
         switch method {
         case "alipay.trade.query":
             guard let trade = trades[outTradeNo] else { return notExist }
-            return Self.json([
+            let status = queriedStatus(of: trade)
+            var answer = [
                 "code": "10000", "msg": "Success", "trade_no": trade.tradeNo, "out_trade_no": trade.outTradeNo,
-                "trade_status": trade.status.rawValue, "total_amount": Self.yuan(trade.totalFen),
+                "trade_status": status.rawValue, "total_amount": Self.yuan(trade.totalFen),
                 "buyer_user_id": trade.buyerID,
-            ])
+            ]
+            answer["send_pay_date"] = status == .waitBuyerPay ? nil : trade.paidAt
+            return Self.json(answer)
         case "alipay.trade.close":
             guard var trade = trades[outTradeNo] else { return notExist }
             guard trade.status == .waitBuyerPay || trade.status == .tradeClosed else {
@@ -252,12 +273,7 @@ public actor SandboxAlipay {
                 "refund_status": "REFUND_SUCCESS",
             ])
         case "alipay.data.dataservice.bill.downloadurl.query":
-            guard let date = biz["bill_date"], !date.isEmpty else {
-                return Self.errorJSON("40004", "Business Failed", "isp.bill_not_exist", "账单不存在")
-            }
-            return Self.json([
-                "code": "10000", "msg": "Success", "bill_download_url": "http://sandbox.invalid/bill/\(date).csv.zip",
-            ])
+            return billDownloadURL(type: biz["bill_type"] ?? "", date: biz["bill_date"] ?? "")
         default:
             throw SandboxAlipayError.invalidRequest("unknown method '\(method)'")
         }
@@ -284,6 +300,7 @@ public actor SandboxAlipay {
                 return Self.errorJSON("40004", "Business Failed", "ACQ.REFUND_AMT_NOT_EQUAL_TOTAL", "退款金额超限")
             }
             trade.refunds[request] = fen
+            trade.refundedAt = (trade.refundedAt ?? [:]).merging([request: BeijingTime.string(clock.now())]) { $1 }
             if trade.refundedFen == trade.totalFen { trade.status = .tradeClosed }
             fundChange = "Y"
             try keep(
@@ -341,7 +358,8 @@ public actor SandboxAlipay {
             "app_id": trade.appID, "auth_app_id": trade.appID, "seller_id": sellerID, "out_trade_no": trade.outTradeNo,
             "trade_no": trade.tradeNo, "trade_status": trade.status.rawValue, "total_amount": Self.yuan(trade.totalFen),
             "receipt_amount": Self.yuan(trade.totalFen), "buyer_id": trade.buyerID, "subject": trade.subject,
-            "gmt_create": BeijingTime.string(clock.now()), "gmt_payment": BeijingTime.string(clock.now()),
+            "gmt_create": BeijingTime.string(clock.now()),
+            "gmt_payment": trade.paidAt ?? BeijingTime.string(clock.now()),
         ]
         fields["passback_params"] = trade.passbackParams
         fields.merge(extra) { $1 }

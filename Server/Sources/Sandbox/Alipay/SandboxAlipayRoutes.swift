@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 
 /// The sandbox Alipay over HTTP: `POST {prefix}/gateway.do` (the open-platform gateway),
+/// `GET {prefix}/downloadBillFile.resource` (a day's trade bill, where the gateway's download URL points),
 /// `POST {prefix}/pay` (what the Alipay app does when the user confirms: body = the order string), and
 /// `POST {prefix}/faults` (faults for the next notifications and gateway calls, see ``AlipayFaultRequest``).
 public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
@@ -20,6 +21,14 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                 status: .init(code: status), headers: [.contentType: "application/json;charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: text)))
         }
+        group.get("downloadBillFile.resource") { request, _ in
+            var query: [String: String] = [:]
+            for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
+            let (status, file) = await alipay.billFile(query: query)
+            return Response(
+                status: .init(code: status), headers: [.contentType: "application/zip"],
+                body: .init(byteBuffer: ByteBuffer(bytes: file)))
+        }
         group.get("payments") { _, _ in
             SandboxJSONObject.payments(await alipay.payments)
         }
@@ -32,6 +41,8 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
                 let gateway = try faults.gatewayFaults()
                 for fault in notifications { await alipay.injectNotificationFault(fault) }
                 for fault in gateway { await alipay.injectGatewayFault(fault) }
+                if let lag = try faults.queryLag() { await alipay.setQueryLag(lag) }
+                if let now = faults.bills_now { await alipay.publishBillsAtOnce(now) }
                 return SandboxJSON.response(["queued": "\(notifications.count + gateway.count)"], status: .ok)
             } catch {
                 return SandboxJSON.response(["error": "\(error)"], status: .badRequest)

@@ -13,6 +13,10 @@ struct SandboxAlipayTrade: Sendable, Codable {
     var buyerID: String
     /// Refunds by `out_request_no`, in fen.
     var refunds: [String: Int64] = [:]
+    /// When the buyer paid (`yyyy-MM-dd HH:mm:ss`, Beijing): its day's bill lists it.
+    var paidAt: String?
+    /// When each refund went through, by `out_request_no`.
+    var refundedAt: [String: String]?
 
     var refundedFen: Int64 { refunds.values.reduce(0, +) }
 }

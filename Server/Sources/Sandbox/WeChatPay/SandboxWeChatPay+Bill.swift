@@ -2,10 +2,6 @@ import Foundation
 import WeChatPay
 
 extension SandboxWeChatPay {
-    /// WeChat Pay's standard fee for app payments: 0.6%, rounded to the fen (half up); a refund returns the fee of
-    /// the amount refunded.
-    static func fee(_ fen: Int64) -> Int64 { (fen * 6 + 500) / 1000 }
-
     /// The detail header of WeChat Pay's trade bill, every column as the format page lists it.
     public static let billHeader =
         "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注"
@@ -40,10 +36,10 @@ extension SandboxWeChatPay {
                         time: paid,
                         fields: common(paid, "SUCCESS")
                             + [
-                                Self.yuan(order), "0.00", "0", "0", "0.00", "0.00", "", "", name, attach,
-                                Self.yuan(Self.fee(order)), "0.60%", Self.yuan(order), "0.00", "",
+                                BillYuan.string(order), "0.00", "0", "0", "0.00", "0.00", "", "", name, attach,
+                                BillYuan.string(BillYuan.fee(order)), "0.60%", BillYuan.string(order), "0.00", "",
                             ],
-                        settlement: order, refund: 0, fee: Self.fee(order), order: order, requested: 0))
+                        settlement: order, refund: 0, fee: BillYuan.fee(order), order: order, requested: 0))
             }
             for (outRefundNo, refund) in trade.refunds {
                 guard let time = refund.time.map(Self.billTime), time.hasPrefix(date) else { continue }
@@ -52,11 +48,13 @@ extension SandboxWeChatPay {
                         time: time,
                         fields: common(time, "REFUND")
                             + [
-                                "0.00", "0.00", refund.refundID, outRefundNo, Self.yuan(refund.fen), "0.00", "ORIGINAL",
-                                "SUCCESS", name, attach, Self.yuan(-Self.fee(refund.fen)), "0.60%", "0.00",
-                                Self.yuan(refund.fen), "",
+                                "0.00", "0.00", refund.refundID, outRefundNo, BillYuan.string(refund.fen), "0.00",
+                                "ORIGINAL",
+                                "SUCCESS", name, attach, BillYuan.string(-BillYuan.fee(refund.fen)), "0.60%", "0.00",
+                                BillYuan.string(refund.fen), "",
                             ],
-                        settlement: 0, refund: refund.fen, fee: -Self.fee(refund.fen), order: 0, requested: refund.fen))
+                        settlement: 0, refund: refund.fen, fee: -BillYuan.fee(refund.fen), order: 0,
+                        requested: refund.fen))
             }
         }
         guard !lines.isEmpty else { return nil }
@@ -67,9 +65,9 @@ extension SandboxWeChatPay {
         text += Self.billSummaryHeader + "\r\n"
         text +=
             [
-                String(lines.count), Self.yuan(sum(\.settlement)), Self.yuan(sum(\.refund)), "0.00",
-                Self.yuan(sum(\.fee)),
-                Self.yuan(sum(\.order)), Self.yuan(sum(\.requested)),
+                String(lines.count), BillYuan.string(sum(\.settlement)), BillYuan.string(sum(\.refund)), "0.00",
+                BillYuan.string(sum(\.fee)),
+                BillYuan.string(sum(\.order)), BillYuan.string(sum(\.requested)),
             ].map { "`" + $0 }.joined(separator: ",") + "\r\n"
         return Array(text.utf8)
     }
@@ -77,11 +75,5 @@ extension SandboxWeChatPay {
     /// `2026-11-25T10:01:02+08:00` → `2026-11-25 10:01:02`.
     static func billTime(_ rfc3339: String) -> String {
         String(rfc3339.prefix(19)).replacingOccurrences(of: "T", with: " ")
-    }
-
-    /// Fen as yuan with two decimals (`-59` → `-0.59`).
-    static func yuan(_ fen: Int64) -> String {
-        let magnitude = fen.magnitude
-        return (fen < 0 ? "-" : "") + "\(magnitude / 100)." + String(format: "%02llu", magnitude % 100)
     }
 }

@@ -34,7 +34,7 @@ extension SandboxWeChatPay {
                 movements.append(
                     Movement(
                         time: paid, businessID: trade.transactionID, flow: trade.transactionID + "02",
-                        name: "扣除交易手续费", income: false, fen: Self.fee(fen)))
+                        name: "扣除交易手续费", income: false, fen: BillYuan.fee(fen)))
             }
             for refund in trade.refunds.values {
                 guard let time = refund.time.map(Self.billTime) else { continue }
@@ -42,7 +42,7 @@ extension SandboxWeChatPay {
                 movements.append(
                     Movement(
                         time: time, businessID: refund.refundID, flow: refund.refundID + "01", name: "退还手续费",
-                        income: true, fen: Self.fee(refund.fen)))
+                        income: true, fen: BillYuan.fee(refund.fen)))
                 movements.append(
                     Movement(
                         time: time, businessID: refund.refundID, flow: refund.refundID + "02", name: "退款",
@@ -61,7 +61,8 @@ extension SandboxWeChatPay {
         for (movement, balance) in lines {
             let fields = [
                 movement.time, movement.businessID, movement.flow, movement.name, movement.name,
-                movement.income ? "收入" : "支出", Self.yuan(movement.fen), Self.yuan(balance), merchantID + "API", "",
+                movement.income ? "收入" : "支出", BillYuan.string(movement.fen), BillYuan.string(balance),
+                merchantID + "API", "",
                 "S" + movement.flow,
             ]
             text += fields.map { "`" + $0 }.joined(separator: ",") + "\r\n"
@@ -72,8 +73,8 @@ extension SandboxWeChatPay {
         text += Self.fundFlowSummaryHeader + "\r\n"
         text +=
             [
-                String(movements.count), String(incomes.count), Self.yuan(incomes.reduce(0) { $0 + $1.fen }),
-                String(expenses.count), Self.yuan(expenses.reduce(0) { $0 + $1.fen }),
+                String(movements.count), String(incomes.count), BillYuan.string(incomes.reduce(0) { $0 + $1.fen }),
+                String(expenses.count), BillYuan.string(expenses.reduce(0) { $0 + $1.fen }),
             ].map { "`" + $0 }.joined(separator: ",") + "\r\n"
         return Array(text.utf8)
     }

@@ -23,8 +23,8 @@ struct AlipayChannel: PaymentChannel {
 
     static func account(from reader: SettingsReader) throws -> Settings.Alipay? { try reader.alipay() }
 
-    /// Alipay's answers are small; a gateway answering more than a megabyte is refused.
-    static func networkTransport() -> any ProviderTransport { HTTPClientProviderTransport(maxResponseBytes: 1 << 20) }
+    /// Bills (zips) up to 256 MiB; the gateway client refuses a gateway answer over 1 MiB itself.
+    static func networkTransport() -> any ProviderTransport { HTTPClientProviderTransport(maxResponseBytes: 256 << 20) }
 
     static func start(
         account: Settings.Alipay, transport: any ProviderTransport, simulated: Bool, wiring: ChannelWiring
@@ -45,7 +45,7 @@ struct AlipayChannel: PaymentChannel {
     var refunder: (any OrderRefunder)? { payments }
     var replayer: (any NotificationReplayer)? { payments }
     var chores: [any ChannelChore] { [] }
-    var statements: (any StatementSource)? { nil }
+    var statements: (any StatementSource)? { payments }
 
     func invoke(_ order: Order, into response: inout OrderResponse) async throws {
         response.alipay = try payments.invocation(for: order)

@@ -1,0 +1,99 @@
+import Alipay
+import Foundation
+import Ledger
+import OrderSafeModel
+
+extension AlipayPayments: StatementSource {
+    /// Beijing time: Alipay's days end at midnight there.
+    public var utcOffset: Int { 8 * 3600 }
+
+    /// How long after its day ends a missing bill still counts as not written yet: Alipay writes a day's bill by
+    /// 09:00 the next day, "特殊情况可能延迟" (the method's page,
+    /// https://opendocs.alipay.com/apis/api_15/alipay.data.dataservice.bill.downloadurl.query); after noon,
+    /// `isp.bill_not_exist` means a day without a trade or refund.
+    static let billDeadline: TimeInterval = 12 * 3600
+
+    /// `alipay.data.dataservice.bill.downloadurl.query` (`trade`) of the day, the zip downloaded, unzipped, decoded
+    /// from GBK, parsed and checked against its own totals.
+    public func statement(of day: StatementDay) async throws -> StatementAvailability {
+        guard let gateway else { throw StatementError.noStatements(.alipay) }
+        guard let url = try await gateway.billDownloadURL(billDate: day.description) else {
+            let deadline = day.next.start(utcOffset: utcOffset).addingTimeInterval(Self.billDeadline)
+            guard context.clock.now() >= deadline else {
+                return .notYet("isp.bill_not_exist: Alipay has not written the bill yet")
+            }
+            return .published(
+                ProviderStatement(
+                    day: day, entries: [], totals: StatementTotals(rows: 0, paidMinor: 0, refundedMinor: 0, feeMinor: 0)
+                ))
+        }
+        let bill: AlipayTradeBill
+        do {
+            bill = try AlipayTradeBill(zip: try await gateway.downloadBill(url: url))
+        } catch let error as AlipayBillError {
+            throw StatementError.unreadable(.alipay, day: day.description, error.description)
+        }
+        return .published(try Self.statement(bill, day: day, sellerID: sellerID))
+    }
+
+    /// A parsed trade bill as the statement of `day`: a payment per 交易 row (its 订单金额), a refund per 退款 row
+    /// (its 商家实收, negative in the file); a bill of another account or another day refuses the whole file.
+    public static func statement(_ bill: AlipayTradeBill, day: StatementDay, sellerID: String?)
+        throws(StatementError) -> ProviderStatement
+    {
+        if let sellerID, let account = bill.account, !account.hasPrefix(sellerID) {
+            throw .unreadable(.alipay, day: day.description, "the bill of account \(account.prefix(24)), not ours")
+        }
+        if let start = bill.startDay, start != day.description {
+            throw .unreadable(.alipay, day: day.description, "the bill of \(start.prefix(10))")
+        }
+        let entries = bill.rows.map { row in
+            switch row.kind {
+            case .trade:
+                StatementEntry(
+                    kind: .payment, line: row.line, orderNo: row.outTradeNo, providerTransactionID: row.tradeNo,
+                    amount: Money(amountMinor: row.orderFen, currency: .cny), feeMinor: row.feeFen)
+            case .refund:
+                StatementEntry(
+                    kind: .refund, line: row.line, orderNo: row.outTradeNo, providerTransactionID: row.tradeNo,
+                    refundNo: row.refundRequestNo, amount: Money(amountMinor: -row.receiptFen, currency: .cny),
+                    feeMinor: row.feeFen)
+            }
+        }
+        return ProviderStatement(
+            day: day, entries: entries,
+            totals: StatementTotals(
+                rows: bill.rows.count, paidMinor: bill.totals.tradeReceiptFen,
+                refundedMinor: -bill.totals.refundReceiptFen, feeMinor: bill.totals.feeFen))
+    }
+
+    /// `alipay.trade.query`: the Beijing day of its `send_pay_date`, which a trade refunded since (TRADE_CLOSED)
+    /// keeps.
+    public func paidDay(of payment: RecordedPayment) async throws -> StatementDay? {
+        guard let gateway else { throw StatementError.noStatements(.alipay) }
+        guard case .trade(let trade) = try await gateway.queryTrade(outTradeNo: payment.orderNo),
+            trade.status != .waitBuyerPay, trade.tradeNo == payment.providerTransactionID, let paidAt = trade.paidAt
+        else { return nil }
+        return StatementDay(containing: paidAt, utcOffset: utcOffset)
+    }
+
+    /// `alipay.trade.fastpay.refund.query` of the refund request the bill names: a full refund Alipay confirms is
+    /// applied as its notification would be; a partial one is left for a human (the statement flags it). Alipay: an
+    /// answer with `refund_amount` whose `refund_status` is absent or `REFUND_SUCCESS` is a refund that went through.
+    public func recoverRefund(_ entry: StatementEntry, of payment: RecordedPayment, evidence: String) async throws
+        -> Bool
+    {
+        guard let gateway else { throw StatementError.noStatements(.alipay) }
+        guard let request = entry.refundNo,
+            case .refund(_, let amount, let status) = try await gateway.queryRefund(
+                outTradeNo: payment.orderNo, outRequestNo: request),
+            status == nil || status == "REFUND_SUCCESS", amount == payment.amount
+        else { return false }
+        let outcome = try await ReportedRefund(
+            channel: .alipay, providerTransactionID: payment.providerTransactionID, orderNo: payment.orderNo,
+            refundedMinor: amount.amountMinor, totalMinor: payment.amount.amountMinor, evidence: evidence,
+            cause: .reconciliation
+        ).apply(to: context.ledger, at: context.clock.now())
+        return outcome != nil
+    }
+}
