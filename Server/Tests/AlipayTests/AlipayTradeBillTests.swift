@@ -1,5 +1,6 @@
 import ChannelSupport
 import Foundation
+import OracleSupport
 import OrderSafeModel
 import Sandbox
 import Testing
@@ -101,6 +102,44 @@ struct AlipayTradeBillTests {
         // The zip's names are GBK, as Alipay's are.
         let names = try ZipArchive(try await client.downloadBill(url: url)).entries
         #expect(names.allSatisfy { !$0.isUTF8Name })
+    }
+
+    static let zipOracle = Oracle(name: "alipay-official", script: "zip_oracle.py")
+
+    @Test(
+        "another writer's zip and GBK (Python's zipfile and codecs) read as a bill; Python reads the sandbox's zip, CRCs checked, names GBK",
+        .enabled(if: zipOracle.isAvailable))
+    func pythonInterop() async throws {
+        let text = Self.detail().joined(separator: "\r\n") + "\r\n"
+        let results = try await Self.zipOracle.run([
+            ["op": "gbk", "text": text],
+            ["op": "gbk", "text": Self.summary().joined(separator: "\r\n")],
+        ])
+        let detail = try #require((results[0] as? String).flatMap { Data(base64Encoded: $0) })
+        #expect(Array(detail) == Self.gbk(Self.detail()))
+        let summary = try #require((results[1] as? String).flatMap { Data(base64Encoded: $0) })
+        let written = try await Self.zipOracle.run([
+            [
+                "op": "write",
+                "files": [
+                    ["2088_20261125_业务明细.csv", detail.base64EncodedString()],
+                    ["2088_20261125_业务明细(汇总).csv", summary.base64EncodedString()],
+                ],
+            ]
+        ])
+        let zip = try #require((written[0] as? String).flatMap { Data(base64Encoded: $0) })
+        let bill = try AlipayTradeBill(zip: Array(zip))
+        #expect(bill.rows.count == 3 && bill.totals.tradeReceiptFen == 10500)
+        let read = try await Self.zipOracle.run([["op": "read", "zip": Data(Self.zip()).base64EncodedString()]])
+        let files = try #require(read[0] as? [[Any]])
+        #expect(
+            files.map { $0[0] as? String } == [
+                "20880000000000010156_20261125_业务明细.csv", "20880000000000010156_20261125_业务明细(汇总).csv",
+            ])
+        #expect(files.allSatisfy { $0[1] as? Bool == false })
+        #expect(
+            files.first.flatMap { ($0[2] as? String).flatMap { Data(base64Encoded: $0) } }
+                == Data(Self.gbk(Self.detail())))
     }
 
     @Test("a cut file, a footer or summary that does not add up, and a malformed row are refused naming the line")

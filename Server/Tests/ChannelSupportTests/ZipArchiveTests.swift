@@ -45,6 +45,13 @@ struct ZipArchiveTests {
         let zip = try ZipArchive(local + central + end)
         #expect(!zip.entries[0].isUTF8Name)
         #expect(try zip.contents(of: zip.entries[0], maxBytes: 64) == contents)
+        // The same bytes under another CRC-32: refused, not returned.
+        var corrupt = local + central + end
+        corrupt[local.count + 16] ^= 1
+        let lying = try ZipArchive(corrupt)
+        #expect(throws: ArchiveError.checksumMismatch("h.txt")) {
+            try lying.contents(of: lying.entries[0], maxBytes: 64)
+        }
     }
 
     @Test("a cut, a flipped byte, a lying offset or an oversized entry is refused, never trusted")

@@ -98,25 +98,30 @@ struct ChaosRun {
         }
     }
 
-    /// The run ends with the books: each day it spanned, WeChat Pay's statement (as the sandbox writes it from what
-    /// it charged and refunded) is checked against the ledger the next morning; nothing may be flagged.
+    /// The run ends with the books: each day it spanned, every provider's statement (as the sandboxes write them from
+    /// what they charged and refunded: WeChat Pay's bill, Alipay's zip) is checked against the ledger the next day at
+    /// noon, when both have published; nothing may be flagged.
     static func checkTheBooks(_ statements: StatementReconciler, clock: ManualClock, engine: TestEngine, replicas: Int)
         async throws
     {
         let beijing = 8 * 3600
         let first = StatementDay(containing: TestServer.now, utcOffset: beijing)
         let last = StatementDay(containing: clock.now(), utcOffset: beijing)
-        StatementReconciliationTests.nextMorning(clock)
+        StatementReconciliationTests.nextMorning(clock, hour: 12)
         var (matched, recovered, flagged) = (0, 0, 0)
-        var day = first
-        while day <= last {
-            let report = try await statements.reconcile(.wechatPay, day: day)
-            #expect(report.status != .waiting, "\(day): \(report.waitingFor ?? "")")
-            matched += report.matched.count + report.refundsMatched.count
-            recovered += report.recovered.count + report.refundsRecovered.count
-            flagged += report.flagged.count
-            for discrepancy in report.discrepancies { Issue.record("statement \(day): \(discrepancy.detail)") }
-            day = day.next
+        for channel in statements.channels {
+            var day = first
+            while day <= last {
+                let report = try await statements.reconcile(channel, day: day)
+                #expect(report.status != .waiting, "\(channel) \(day): \(report.waitingFor ?? "")")
+                matched += report.matched.count + report.refundsMatched.count
+                recovered += report.recovered.count + report.refundsRecovered.count
+                flagged += report.flagged.count
+                for discrepancy in report.discrepancies {
+                    Issue.record("statement \(channel) \(day): \(discrepancy.detail)")
+                }
+                day = day.next
+            }
         }
         print(
             "chaos[\(engine.rawValue), \(replicas) replica(s)]: statements: matched \(matched), recovered \(recovered), flagged \(flagged)"
