@@ -216,6 +216,8 @@ let package = Package(
             dependencies: [
                 "Alipay",
                 "AppStore",
+                "ChannelSupport",
+                "CMalloc",
                 "Engine",
                 "Ledger",
                 .product(name: "Logging", package: "swift-log"),

@@ -11,13 +11,15 @@ import WeChatPay
 /// holding the same payments: time and peak memory of each step, beside the primitive under it measured in the same
 /// run (a bare scan of the file's bytes for line breaks; the ledger's lookup of one payment by transaction id).
 ///
-/// `ordersafe-bench statements [--lines N] [--database URL] [--catalog FILE]` (SQLite in a temporary folder by default)
+/// `ordersafe-bench statements [--lines N] [--database URL] [--catalog FILE]` (SQLite in a temporary folder by default);
+/// `--channel alipay`: Alipay's zipped GBK bill read instead (``AlipayBillBenchmark``).
 enum StatementBenchmark {
     static func run(_ arguments: [String]) async throws -> Bool {
         func value(_ flag: String) -> String? {
             arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
         }
         let lines = Int(value("--lines") ?? "1000000") ?? 1_000_000
+        if value("--channel") == "alipay" { return try AlipayBillBenchmark.run(lines: lines) }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-statements-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -1,7 +1,8 @@
 // Benchmarks, apart from the tests: `swift run -c release ordersafe-bench [alipay] [wechatpay] [appstore [--export DIR]]`,
 // or `ordersafe-bench console --database URL --catalog FILE [--orders N]` (the console's lists at scale), or
 // `ordersafe-bench writes [--database URL] [--submissions N] [--concurrency C]` (the ledger's write path per group size),
-// or `ordersafe-bench statements [--lines N]` (a day's WeChat Pay bill parsed and compared with the ledger).
+// or `ordersafe-bench statements [--lines N] [--channel alipay]` (a day's WeChat Pay bill parsed and compared with the
+// ledger; Alipay's zipped GBK bill read).
 // Each prints its own operations per second beside the baseline it is built on, measured in the same run.
 import Foundation
 

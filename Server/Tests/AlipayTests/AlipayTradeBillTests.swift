@@ -206,6 +206,11 @@ struct AlipayTradeBillTests {
         for (zip, error) in cases {
             #expect(throws: error) { try AlipayTradeBill(zip: zip) }
         }
+        // Read a line at a time, the detail parses whole before its CRC-32 is known: a wrong one still refuses it.
+        var crc = Self.zip()
+        let directory = Int(crc[crc.count - 6]) | Int(crc[crc.count - 5]) << 8 | Int(crc[crc.count - 4]) << 16
+        crc[directory + 16] ^= 0xFF
+        #expect(throws: AlipayBillError.archive(.checksumMismatch(detail))) { try AlipayTradeBill(zip: crc) }
         #expect(throws: AlipayBillError.self) { try AlipayTradeBill(zip: Array(Self.zip().prefix(100))) }
     }
 }

@@ -5,21 +5,23 @@ import Foundation
 /// detail (`{pid}_{yyyyMMdd}_业务明细.csv`) and its summary (`{pid}_{yyyyMMdd}_业务明细(汇总).csv`), their names in GBK
 /// too (the zip's UTF-8 flag unset): Alipay's 对账说明, https://opendocs.alipay.com/open/204/106262, and the method's
 /// page, https://opendocs.alipay.com/apis/api_15/alipay.data.dataservice.bill.downloadurl.query. Other files in the
-/// zip are ignored.
+/// zip are ignored. Its files are read a line at a time (``lines(of:)``), never whole.
 public struct AlipayBillArchive: Sendable {
-    /// The detail file's text, decoded.
-    public var detail: [UInt8]
-    /// The summary file's text, decoded.
-    public var summary: [UInt8]
-    public var detailName: String
-    public var summaryName: String
+    /// The two files a trade bill holds.
+    public enum File: Sendable {
+        case detail, summary
+    }
+
+    private let archive: ZipArchive
+    private let detail: (entry: ZipArchive.Entry, name: String)
+    private let summary: (entry: ZipArchive.Entry, name: String)
+    private let maxBytes: Int
 
     /// GB 18030, the superset of GBK that Foundation decodes on every platform.
     public static let encoding = String.Encoding(rawValue: 0x8000_0632)
 
-    /// Unzips and decodes `bytes`; no file may inflate past `maxBytes`.
+    /// Reads the zip's directory and finds both files; no file may inflate past `maxBytes`.
     public init(_ bytes: [UInt8], maxBytes: Int = 1 << 30) throws(AlipayBillError) {
-        let archive: ZipArchive
         do {
             archive = try ZipArchive(bytes, maxEntries: 16)
         } catch {
@@ -43,23 +45,21 @@ public struct AlipayBillArchive: Sendable {
         }
         guard let detail else { throw .files("no detail file (…_业务明细.csv)") }
         guard let summary else { throw .files("no summary file (…_业务明细(汇总).csv)") }
-        self.detail = try Self.text(of: detail.0, named: detail.1, in: archive, maxBytes: maxBytes)
-        self.summary = try Self.text(of: summary.0, named: summary.1, in: archive, maxBytes: maxBytes)
-        detailName = detail.1
-        summaryName = summary.1
+        self.detail = detail
+        self.summary = summary
+        self.maxBytes = maxBytes
     }
 
-    /// An entry inflated and decoded from GBK, as UTF-8 bytes.
-    private static func text(of entry: ZipArchive.Entry, named name: String, in archive: ZipArchive, maxBytes: Int)
-        throws(AlipayBillError) -> [UInt8]
-    {
-        let bytes: [UInt8]
+    /// A file's name, as the zip gives it.
+    public func name(of file: File) -> String { file == .detail ? detail.name : summary.name }
+
+    /// A file's lines, inflated and decoded from GBK as they are read.
+    func lines(of file: File) throws(AlipayBillError) -> GBKLines {
+        let (entry, name) = file == .detail ? detail : summary
         do {
-            bytes = try archive.contents(of: entry, maxBytes: maxBytes)
+            return GBKLines(try archive.reader(of: entry, maxBytes: maxBytes, name: name), file: name)
         } catch {
             throw .archive(error)
         }
-        guard let text = String(data: Data(bytes), encoding: encoding) else { throw .encoding(file: name) }
-        return Array(text.utf8)
     }
 }

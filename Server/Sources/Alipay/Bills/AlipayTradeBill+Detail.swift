@@ -2,14 +2,22 @@ import ChannelSupport
 import Foundation
 
 extension AlipayTradeBill {
+    /// The detail's footer: `#交易合计：N笔，商家实收共X元，…` and `#退款合计：N笔，商家实收退款共X元，…`.
+    struct Footer {
+        var trades: (count: Int, fen: Int64)
+        var refunds: (count: Int, fen: Int64)
+        var tradesLine: Int
+        var refundsLine: Int
+    }
+
     /// The detail file, line by line: preamble, header, rows, footer.
-    struct DetailReader {
+    struct DetailReader<Lines: BillLines> {
         let file: String
-        var lines: BillLineReader
+        var lines: Lines
         private var names: [String] = []
         private var headerLine = 0
 
-        init(file: String, lines: BillLineReader) {
+        init(file: String, lines: Lines) {
             self.file = file
             self.lines = lines
         }
@@ -24,9 +32,9 @@ extension AlipayTradeBill {
                 }
                 if line.text.hasPrefix("#-"), line.text.contains("业务明细列表") { return (account, startDay) }
                 if line.text.hasPrefix("#账号：[") {
-                    account = Self.bracketed(line.text)
+                    account = AlipayTradeBill.bracketed(line.text)
                 } else if line.text.hasPrefix("#起始日期：[") {
-                    startDay = Self.bracketed(line.text).flatMap(Self.day)
+                    startDay = AlipayTradeBill.bracketed(line.text).flatMap(AlipayTradeBill.day)
                 }
             }
             throw .truncated(file: file, line: lines.count, "no 业务明细列表 marker")
@@ -102,14 +110,6 @@ extension AlipayTradeBill {
             return row
         }
 
-        /// The footer: `#交易合计：N笔，商家实收共X元，…` and `#退款合计：N笔，商家实收退款共X元，…`.
-        struct Footer {
-            var trades: (count: Int, fen: Int64)
-            var refunds: (count: Int, fen: Int64)
-            var tradesLine: Int
-            var refundsLine: Int
-        }
-
         mutating func footer() throws(AlipayBillError) -> Footer {
             var trades: (count: Int, fen: Int64, line: Int)?
             var refunds: (count: Int, fen: Int64, line: Int)?
@@ -142,20 +142,22 @@ extension AlipayTradeBill {
             else { throw .malformed(file: file, line: line.number, "not \(prefix)N笔，\(amount)X元") }
             return (count, fen)
         }
+    }
+}
 
-        /// What stands between the first `[` and the following `]`.
-        static func bracketed(_ text: Substring) -> String? {
-            guard let open = text.firstIndex(of: "["), let close = text[open...].firstIndex(of: "]") else { return nil }
-            return String(text[text.index(after: open)..<close])
-        }
+extension AlipayTradeBill {
+    /// What stands between the first `[` and the following `]`.
+    static func bracketed(_ text: Substring) -> String? {
+        guard let open = text.firstIndex(of: "["), let close = text[open...].firstIndex(of: "]") else { return nil }
+        return String(text[text.index(after: open)..<close])
+    }
 
-        /// `2017年08月31日 00:00:00` → `2017-08-31`.
-        static func day(_ text: String) -> String? {
-            let digits = text.split { !$0.isASCII || !$0.isNumber }
-            guard digits.count >= 3, digits[0].count == 4, digits[1].count == 2, digits[2].count == 2 else {
-                return nil
-            }
-            return "\(digits[0])-\(digits[1])-\(digits[2])"
+    /// `2017年08月31日 00:00:00` → `2017-08-31`.
+    static func day(_ text: String) -> String? {
+        let digits = text.split { !$0.isASCII || !$0.isNumber }
+        guard digits.count >= 3, digits[0].count == 4, digits[1].count == 2, digits[2].count == 2 else {
+            return nil
         }
+        return "\(digits[0])-\(digits[1])-\(digits[2])"
     }
 }

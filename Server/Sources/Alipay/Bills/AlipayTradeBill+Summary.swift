@@ -1,23 +1,23 @@
 import ChannelSupport
 
 extension AlipayTradeBill {
+    /// The summary's `合计` row.
+    struct SummaryTotal {
+        var line: Int
+        var tradeCount: Int
+        var refundCount: Int
+        var receiptFen: Int64
+        var feeFen: Int64
+    }
+
     /// The summary file (业务明细(汇总)): `#` lines, a header, a row per store and the `合计` row.
-    struct SummaryReader {
+    struct SummaryReader<Lines: BillLines> {
         let file: String
-        var lines: BillLineReader
+        var lines: Lines
 
-        /// The `合计` row.
-        struct Total {
-            var line: Int
-            var tradeCount: Int
-            var refundCount: Int
-            var receiptFen: Int64
-            var feeFen: Int64
-        }
-
-        mutating func total() throws(AlipayBillError) -> Total {
+        mutating func total() throws(AlipayBillError) -> SummaryTotal {
             var header: (number: Int, names: [String], index: [String: Int])?
-            var total: Total?
+            var total: SummaryTotal?
             while let line = lines.next() {
                 if line.text.hasPrefix("#") { continue }
                 let fields = BillText.fields(line.text, backticks: false)
@@ -42,7 +42,7 @@ extension AlipayTradeBill {
                     let receipt = YuanAmount.fen(field("商家实收（元）"), signed: true),
                     let fee = YuanAmount.fen(field("服务费（元）"), signed: true)
                 else { throw .malformed(file: file, line: line.number, "the 合计 row's counts or amounts") }
-                total = Total(
+                total = SummaryTotal(
                     line: line.number, tradeCount: trades, refundCount: refunds, receiptFen: receipt, feeFen: fee)
             }
             guard header != nil else { throw .truncated(file: file, line: lines.count, "no header") }

@@ -61,25 +61,41 @@ public struct AlipayTradeBill: Sendable, Hashable {
     ]
     static let summaryColumns = ["门店编号", "交易订单总笔数", "退款订单总笔数", "商家实收（元）", "服务费（元）"]
 
-    /// Reads a downloaded bill: the zip, then both files.
+    /// Reads a downloaded bill: the zip's directory, then both files a line at a time as they inflate.
     public init(zip bytes: [UInt8], maxBytes: Int = 1 << 30) throws(AlipayBillError) {
         let archive = try AlipayBillArchive(bytes, maxBytes: maxBytes)
-        try self.init(
-            detail: archive.detail, summary: archive.summary, detailName: archive.detailName,
-            summaryName: archive.summaryName)
+        let detail = try archive.lines(of: .detail)
+        let summary = try archive.lines(of: .summary)
+        do {
+            try self.init(
+                detailLines: detail, summaryLines: summary, detailName: archive.name(of: .detail),
+                summaryName: archive.name(of: .summary))
+        } catch {
+            // A file that stopped early because of what lies under it says why.
+            throw detail.failure ?? summary.failure ?? error
+        }
+        if let failure = detail.failure ?? summary.failure { throw failure }
     }
 
-    /// Reads the two files' text (UTF-8 bytes, as ``AlipayBillArchive`` decodes them).
+    /// Reads the two files' text (UTF-8 bytes).
     public init(detail: [UInt8], summary: [UInt8], detailName: String = "业务明细", summaryName: String = "业务明细(汇总)")
         throws(AlipayBillError)
     {
-        var reader = DetailReader(file: detailName, lines: BillLineReader(detail))
+        try self.init(
+            detailLines: BillLineReader(detail), summaryLines: BillLineReader(summary), detailName: detailName,
+            summaryName: summaryName)
+    }
+
+    init<Detail: BillLines, Summary: BillLines>(
+        detailLines: Detail, summaryLines: Summary, detailName: String, summaryName: String
+    ) throws(AlipayBillError) {
+        var reader = DetailReader(file: detailName, lines: detailLines)
         (account, startDay) = try reader.preamble()
         let index = try reader.header()
         rows = try reader.rows(index: index)
         let footer = try reader.footer()
         try Self.check(rows, against: footer, file: detailName)
-        var summaryReader = SummaryReader(file: summaryName, lines: BillLineReader(summary))
+        var summaryReader = SummaryReader(file: summaryName, lines: summaryLines)
         let summary = try summaryReader.total()
         try Self.check(rows, footer: footer, against: summary, file: summaryName)
         totals = Totals(
@@ -88,8 +104,7 @@ public struct AlipayTradeBill: Sendable, Hashable {
     }
 
     /// The footer's counts and sums against the rows.
-    private static func check(_ rows: [Row], against footer: DetailReader.Footer, file: String) throws(AlipayBillError)
-    {
+    private static func check(_ rows: [Row], against footer: Footer, file: String) throws(AlipayBillError) {
         var (trades, refunds) = ((count: 0, fen: Int64(0)), (count: 0, fen: Int64(0)))
         for row in rows {
             if row.kind == .trade {
@@ -116,7 +131,7 @@ public struct AlipayTradeBill: Sendable, Hashable {
 
     /// The summary's 合计 row against the detail.
     private static func check(
-        _ rows: [Row], footer: DetailReader.Footer, against summary: SummaryReader.Total, file: String
+        _ rows: [Row], footer: Footer, against summary: SummaryTotal, file: String
     ) throws(AlipayBillError) {
         var fee: Int64 = 0
         for row in rows { fee = try sum(fee, row.feeFen, file: file, line: summary.line) }

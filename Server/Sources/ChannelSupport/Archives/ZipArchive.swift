@@ -67,7 +67,17 @@ public struct ZipArchive: Sendable {
 
     /// The entry's bytes, inflated and checked against its CRC-32 and recorded size; refused past `maxBytes`.
     public func contents(of entry: Entry, maxBytes: Int) throws(ArchiveError) -> [UInt8] {
-        let name = String(decoding: entry.nameBytes, as: UTF8.self)
+        var reader = try reader(of: entry, maxBytes: maxBytes)
+        var contents: [UInt8] = []
+        contents.reserveCapacity(entry.size)
+        while let piece = try reader.next() { contents += piece }
+        return contents
+    }
+
+    /// The entry's bytes a piece at a time (``EntryReader``); refused past `maxBytes`. Errors name the entry `name`
+    /// (the caller's decoding of a name in another code page), else its bytes read as UTF-8.
+    public func reader(of entry: Entry, maxBytes: Int, name: String? = nil) throws(ArchiveError) -> EntryReader {
+        let name = name ?? String(decoding: entry.nameBytes, as: UTF8.self)
         guard entry.size <= maxBytes else { throw .tooLarge("\(name): \(entry.size) bytes (at most \(maxBytes))") }
         let header = entry.localHeaderOffset
         guard bytes.count - 30 >= header, Self.uint32(bytes, header) == 0x0403_4b50 else {
@@ -77,21 +87,8 @@ public struct ZipArchive: Sendable {
         guard start <= bytes.count, entry.compressedSize <= bytes.count - start else {
             throw .malformed("\(name): its data runs past the end of the file")
         }
-        let data = bytes[start..<start + entry.compressedSize]
-        let contents: [UInt8]
-        switch entry.method {
-        case 0:
-            contents = Array(data)
-        case 8:
-            contents = try Zlib.inflate(data, wrapping: .raw, sizeHint: entry.size, maxBytes: maxBytes)
-        default:
-            throw .unsupported("\(name): compression method \(entry.method)")
-        }
-        guard contents.count == entry.size else {
-            throw .malformed("\(name): \(contents.count) bytes, the directory says \(entry.size)")
-        }
-        guard Zlib.crc32(contents) == entry.crc else { throw .checksumMismatch(name) }
-        return contents
+        return try EntryReader(
+            entry: entry, name: name, data: bytes[start..<start + entry.compressedSize], maxBytes: maxBytes)
     }
 
     /// The end of central directory record: the last signature within the 22 bytes plus the largest comment.

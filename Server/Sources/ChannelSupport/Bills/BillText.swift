@@ -23,9 +23,17 @@ public enum BillText {
     }
 }
 
+/// A statement file's non-empty lines, numbered from 1 (blank lines counted, not returned), read one at a time.
+public protocol BillLines {
+    /// The next line with something on it, and its number in the file; nil at the end.
+    mutating func next() -> (number: Int, text: Substring)?
+    /// Lines read so far, blank ones included.
+    var count: Int { get }
+}
+
 /// A file's non-empty lines, numbered from 1, found in its UTF-8 bytes (CRLF or LF; a BOM at the start skipped):
 /// each line becomes a string only when it is read (the whole file as one string was as large again as the file).
-public struct BillLineReader {
+public struct BillLineReader: BillLines {
     private let bytes: [UInt8]
     private var position: Int
     /// Lines read so far, blank ones included: the number of the last one returned.
