@@ -258,6 +258,14 @@ struct WeChatPaySandboxTests {
         #expect(refunded.outRefundNo == "RF-1" && refunded.refundFen == 900 && refunded.feeFen == -5)
         #expect(refunded.refundID == refund.refundID && refunded.transactionID == payment.transactionID)
         #expect(parsed.totals == .init(count: 2, settlementFen: 9900, refundFen: 900, feeFen: 54, orderFen: 9900))
+        // Asked for gzipped (tar_type=GZIP), the download is smaller and inflates to the same bill, whose digest it is.
+        let gzipped = try await client.tradeBill(date: today, gzip: true)
+        #expect(gzipped.gzip && gzipped.digest == bill.digest && gzipped.downloadURL.contains("token=gzip-"))
+        #expect(
+            try await client.download(gzipped) == (try await client.download(try await client.tradeBill(date: today))))
+        var unread = gzipped
+        unread.gzip = false  // the gzip's bytes taken for the bill: not what the digest covers
+        await #expect(throws: WeChatPayAPIError.billHashMismatch) { try await client.download(unread) }
         // The same day's fund-flow bill: the payment credited and its fee, the refund's fee returned and the refund.
         let funds = try WeChatPayFundFlowBill(
             try await client.download(try await client.fundFlowBill(date: today)))

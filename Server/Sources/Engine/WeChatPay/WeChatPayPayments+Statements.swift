@@ -7,14 +7,14 @@ extension WeChatPayPayments: StatementSource {
     /// Beijing time: WeChat Pay's days end at midnight there.
     public var utcOffset: Int { 8 * 3600 }
 
-    /// `GET /v3/bill/tradebill` (ALL) of the day, downloaded, checked against its SHA-1 and parsed. WeChat Pay answers
+    /// `GET /v3/bill/tradebill` (ALL, gzipped) of the day, downloaded, inflated, checked against its SHA-1 and parsed. WeChat Pay answers
     /// `400 STATEMENT_CREATING` while it writes the bill (from 08:00 the next day it is there) and
     /// `400 NO_STATEMENT_EXIST` for a day without a payment or refund — an empty statement (its error codes:
     /// https://pay.weixin.qq.com/docs/merchant/apis/jsapi-payment/get-trade-bill.html).
     public func statement(of day: StatementDay) async throws -> StatementAvailability {
         let bytes: [UInt8]
         do {
-            bytes = try await client.download(try await client.tradeBill(date: day.description))
+            bytes = try await client.download(try await client.tradeBill(date: day.description, gzip: true))
         } catch {
             guard case .business(_, let code, let message) = error else { throw error }
             switch code {

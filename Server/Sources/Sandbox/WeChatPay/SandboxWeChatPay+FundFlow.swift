@@ -4,6 +4,8 @@ import WeChatPay
 extension SandboxWeChatPay {
     /// The download token's prefix that names a fund-flow bill (a trade bill's token is its date alone).
     static let fundFlowToken = "fundflow-"
+    /// Marks a download asked for with `tar_type=GZIP`: the file is served gzipped (its digest is the bill's own).
+    static let gzipToken = "gzip-"
 
     static let fundFlowHeader =
         "记账时间,微信支付业务单号,资金流水单号,业务名称,业务类型,收支类型,收支金额(元),账户结余(元),资金变更提交申请人,备注,业务凭证号"

@@ -248,14 +248,20 @@ public actor SandboxWeChatPay {
         let (path, parameters) = PathAndQuery.split(route)
         if path == "/v3/billdownload/file" {
             // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
-            let token = parameters["token"] ?? ""
+            var token = Substring(parameters["token"] ?? "")
+            let gzip = token.hasPrefix(Self.gzipToken)
+            if gzip { token = token.dropFirst(Self.gzipToken.count) }
             let file =
                 token.hasPrefix(Self.fundFlowToken)
-                ? fundFlowBill(date: String(token.dropFirst(Self.fundFlowToken.count))) : bill(date: token)
+                ? fundFlowBill(date: String(token.dropFirst(Self.fundFlowToken.count))) : bill(date: String(token))
             guard let file else {
                 return signed(400, Self.error("NO_STATEMENT_EXIST", "账单文件不存在"))
             }
-            return ProviderHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: file)
+            guard gzip else {
+                return ProviderHTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: file)
+            }
+            return ProviderHTTPResponse(
+                status: 200, headers: ["Content-Type": "application/x-gzip"], body: Zlib.deflate(file, wrapping: .gzip))
         }
         do {
             try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
@@ -296,7 +302,7 @@ public actor SandboxWeChatPay {
                 let base = String(pathAndQuery[..<v3.lowerBound])
                 return signed(
                     200,
-                    #"{"hash_type":"SHA1","hash_value":"\#(digest)","download_url":"\#(downloadBase)\#(base)/v3/billdownload/file?token=\#(fundFlow ? Self.fundFlowToken : "")\#(date)"}"#
+                    #"{"hash_type":"SHA1","hash_value":"\#(digest)","download_url":"\#(downloadBase)\#(base)/v3/billdownload/file?token=\#(parameters["tar_type"] == "GZIP" ? Self.gzipToken : "")\#(fundFlow ? Self.fundFlowToken : "")\#(date)"}"#
                 )
             case ("GET", "/v3/certificates"):
                 return try certificates()

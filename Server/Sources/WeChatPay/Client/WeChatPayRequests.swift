@@ -86,9 +86,11 @@ public enum WeChatPayRefundQueryResult: Sendable, Hashable {
 /// `GET /v3/bill/tradebill`: where to download a day's bill and its digest.
 public struct WeChatPayBill: Sendable, Hashable {
     public var hashType: String
-    /// `hash_value`: the bill's SHA-1, lowercase hex.
+    /// `hash_value`: the bill's SHA-1, lowercase hex (of the bill itself, a gzip download inflated first).
     public var digest: String
     public var downloadURL: String
+    /// Asked for with `tar_type=GZIP`: the download is the bill gzipped.
+    public var gzip = false
 }
 
 extension WeChatPayInvocation {
