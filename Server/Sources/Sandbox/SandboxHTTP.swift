@@ -75,6 +75,19 @@ enum FaultText {
         }
         return .milliseconds(value)
     }
+
+    struct OutOfRange: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A query lag asked for (`query_lag_seconds`), if any: 0 to 7 days.
+    static func queryLag(_ seconds: Int?) throws -> TimeInterval? {
+        guard let seconds else { return nil }
+        guard (0...7 * 86400).contains(seconds) else {
+            throw OutOfRange(description: "query_lag_seconds must be 0 to 604800")
+        }
+        return TimeInterval(seconds)
+    }
 }
 
 /// A request target split into its path and decoded query parameters.

@@ -15,13 +15,7 @@ struct AlipayFaultRequest: SandboxBody {
     var bills_now: Bool?
 
     /// The query lag asked for, if any: 0 to 7 days.
-    func queryLag() throws -> TimeInterval? {
-        guard let seconds = query_lag_seconds else { return nil }
-        guard (0...7 * 86400).contains(seconds) else {
-            throw SandboxAlipayError.invalidRequest("query_lag_seconds must be 0 to 604800")
-        }
-        return TimeInterval(seconds)
-    }
+    func queryLag() throws -> TimeInterval? { try FaultText.queryLag(query_lag_seconds) }
 
     func notificationFaults() throws -> [AlipayNotificationFault] {
         try (notifications ?? []).map { text in

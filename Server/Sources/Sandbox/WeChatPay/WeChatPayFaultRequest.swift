@@ -16,13 +16,7 @@ struct WeChatPayFaultRequest: SandboxBody {
     var bills_now: Bool?
 
     /// The query lag asked for, if any: 0 to 7 days.
-    func queryLag() throws -> TimeInterval? {
-        guard let seconds = query_lag_seconds else { return nil }
-        guard (0...7 * 86400).contains(seconds) else {
-            throw SandboxWeChatPayError.invalidRequest("query_lag_seconds must be 0 to 604800")
-        }
-        return TimeInterval(seconds)
-    }
+    func queryLag() throws -> TimeInterval? { try FaultText.queryLag(query_lag_seconds) }
 
     func notificationFaults() throws -> [WeChatPayNotificationFault] {
         try (notifications ?? []).map { text in
