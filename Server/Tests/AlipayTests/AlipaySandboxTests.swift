@@ -129,8 +129,15 @@ struct AlipaySandboxTests {
                     == .refund(
                         outRequestNo: "R1", amount: Money(amountMinor: 900, currency: .cny), status: "REFUND_SUCCESS"))
             #expect(try await client.queryRefund(outTradeNo: "OS-1", outRequestNo: "R9") == .notFound)
-            // A day without a trade has no bill (isp.bill_not_exist), which the client answers as nil.
+            // A day without a trade has no bill (isp.bill_not_exist), which the client answers as nil; today's,
+            // published at once, downloads over HTTP from where the gateway was reached.
             #expect(try await client.billDownloadURL(billDate: "2026-11-01") == nil)
+            await sandbox.publishBillsAtOnce(true)
+            let today = String(BeijingTime.string(AlipayFixture.now).prefix(10))
+            let url = try #require(try await client.billDownloadURL(billDate: today))
+            #expect(url.hasPrefix(base + "/alipay/downloadBillFile.resource?"))
+            let bill = try AlipayTradeBill(zip: try await client.downloadBill(url: url))
+            #expect(bill.rows.map(\.kind) == [.trade, .refund] && bill.totals.refundReceiptFen == -900)
             await sandbox.settle()
             // Delivery is at least once: a notification whose answer was slow on a loaded machine is sent again
             // (the same notify_id), as Alipay does. Two distinct notifications, the refund's last.

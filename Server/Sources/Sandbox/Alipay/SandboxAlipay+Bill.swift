@@ -9,7 +9,6 @@ extension SandboxAlipay {
     /// The summary header of Alipay's trade bill.
     public static let billSummaryHeader =
         "门店编号,门店名称,交易订单总笔数,退款订单总笔数,订单金额（元）,商家实收（元）,支付宝优惠（元）,商家优惠（元）,卡消费金额（元）,服务费（元）,分润（元）,实收净额（元）"
-    static let billDownloadPath = "/sandbox/alipay/downloadBillFile.resource"
 
     /// What a trade's query answers: `WAIT_BUYER_PAY` while a query lag hides a recent payment.
     func queriedStatus(of trade: SandboxAlipayTrade) -> AlipayTradeStatus {
@@ -37,7 +36,8 @@ extension SandboxAlipay {
         let query =
             "bizType=trade&fileType=csv.zip&bizDates=\(compact)&downloadFileName=\(sellerID)0156_\(compact).csv.zip"
         return Self.json([
-            "code": "10000", "msg": "Success", "bill_download_url": "http://127.0.0.1\(Self.billDownloadPath)?\(query)",
+            "code": "10000", "msg": "Success",
+            "bill_download_url": "\(downloadBase)downloadBillFile.resource?\(query)",
         ])
     }
 

@@ -46,6 +46,8 @@ public actor SandboxAlipay {
     var queryLag: TimeInterval = 0
     /// Bills are published at once, today's included (a tester's switch): see ``publishBillsAtOnce(_:)``.
     var billsAtOnce = false
+    /// Where bill download URLs point: the routes' prefix as last reached over HTTP (in process, the server's own).
+    private(set) var downloadBase = "http://127.0.0.1/sandbox/alipay/"
     private var heldNotification: (id: String, outTradeNo: String, body: String)?
     private var pending: [UUID: Task<Void, Never>] = [:]
     public private(set) var deliveries: [Delivery] = []
@@ -122,6 +124,11 @@ public actor SandboxAlipay {
     /// refunds are not affected.
     public func setQueryLag(_ seconds: TimeInterval) {
         queryLag = seconds
+    }
+
+    /// Points bill download URLs at `base` (ending in `/`, where `downloadBillFile.resource` is served).
+    public func setDownloadBase(_ base: String) {
+        downloadBase = base
     }
 
     /// Publishes each day's bill at once, today's so far included (for a run on real time that ends by checking its
