@@ -138,6 +138,11 @@ struct AlipaySandboxTests {
             #expect(url.hasPrefix(base + "/alipay/downloadBillFile.resource?"))
             let bill = try AlipayTradeBill(zip: try await client.downloadBill(url: url))
             #expect(bill.rows.map(\.kind) == [.trade, .refund] && bill.totals.refundReceiptFen == -900)
+            // No such day: a plain-text 404, as the route is documented.
+            let missing = try await HTTPClient.shared.execute(
+                HTTPClientRequest(url: base + "/alipay/downloadBillFile.resource?bizDates=00000000"),
+                timeout: .seconds(5))
+            #expect(missing.status == .notFound && missing.headers["Content-Type"] == ["text/plain"])
             await sandbox.settle()
             // Delivery is at least once: a notification whose answer was slow on a loaded machine is sent again
             // (the same notify_id), as Alipay does. Two distinct notifications, the refund's last.

@@ -11,7 +11,9 @@ extension SandboxAlipay {
                     return ProviderHTTPResponse(status: 404, headers: [:], body: Array("no such file".utf8))
                 }
                 let (status, file) = await self.billFile(query: query)
-                return ProviderHTTPResponse(status: status, headers: ["Content-Type": "application/zip"], body: file)
+                return ProviderHTTPResponse(
+                    status: status, headers: ["Content-Type": status == 200 ? "application/zip" : "text/plain"],
+                    body: file)
             }
             let (status, text) = await self.gateway(body: body)
             return ProviderHTTPResponse(

@@ -30,7 +30,7 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
             for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
             let (status, file) = await alipay.billFile(query: query)
             return Response(
-                status: .init(code: status), headers: [.contentType: "application/zip"],
+                status: .init(code: status), headers: [.contentType: status == 200 ? "application/zip" : "text/plain"],
                 body: .init(byteBuffer: ByteBuffer(bytes: file)))
         }
         group.get("payments") { _, _ in
