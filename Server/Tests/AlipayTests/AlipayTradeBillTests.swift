@@ -72,6 +72,24 @@ struct AlipayTradeBillTests {
                 == .init(tradeCount: 2, tradeReceiptFen: 10500, refundCount: 1, refundReceiptFen: -9900, feeFen: 4))
     }
 
+    @Test("a bill larger than the pieces it inflates in reads whole, its lines numbered across them")
+    func manyPieces() throws {
+        let rows = (1...3000).map { index in
+            Self.paidToo.replacingOccurrences(of: "OS20261125-AAAA0002", with: "OS20261125-\(index)")
+                .replacingOccurrences(of: "2026112522001400000000000002", with: "20261125220014\(index)")
+        }
+        let detail = Self.detail(
+            rows: rows, trades: "#交易合计：3000笔，商家实收共18000.00元，商家优惠共0.00元",
+            refunds: "#退款合计：0笔，商家实收退款共0.00元，商家优惠退款共0.00元")
+        let summary = Self.summary(total: "合计,,3000,0,18000.00,18000.00,0.00,0.00,0.00,120.00,0.00,17880.00")
+        let zip = Self.zip(detail: Self.gbk(detail), summary: Self.gbk(summary))
+        #expect(Self.gbk(detail).count > 4 << 16)
+        let bill = try AlipayTradeBill(zip: zip)
+        #expect(
+            bill.rows.count == 3000 && bill.rows.last?.line == 3005 && bill.rows.last?.outTradeNo == "OS20261125-3000")
+        #expect(bill.totals.tradeReceiptFen == 1_800_000 && bill.totals.feeFen == 12_000)
+    }
+
     @Test("what the sandbox Alipay charged and refunded reads back as its bill, through the gateway's download URL")
     func sandboxBill() async throws {
         let sandbox = try AlipayFixture.sandbox()

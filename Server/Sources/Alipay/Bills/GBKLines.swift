@@ -11,12 +11,13 @@ final class GBKLines: BillLines {
     let file: String
     /// Inflated GBK bytes not decoded yet: the start of a line whose end has not been inflated.
     private var pending: [UInt8] = []
-    /// The decoded block (UTF-8) and where the next line starts in it.
-    private var block: [UInt8] = []
-    private var position = 0
+    /// The decoded block's lines (UTF-8), and the lines of the blocks before it.
+    private var block = BillLineReader([])
+    private var before = 0
     private var ended = false
-    private(set) var count = 0
     private(set) var failure: AlipayBillError?
+
+    var count: Int { before + block.count }
 
     /// The longest line read: Alipay's are a few hundred bytes.
     static let maxLineBytes = 1 << 20
@@ -28,15 +29,7 @@ final class GBKLines: BillLines {
 
     func next() -> (number: Int, text: Substring)? {
         while failure == nil {
-            if position < block.count {
-                let end = block[position...].firstIndex(of: 0x0A) ?? block.count
-                let last = end > position && block[end - 1] == 0x0D ? end - 1 : end
-                let line = String(decoding: block[position..<last], as: UTF8.self)[...]
-                position = end + 1
-                count += 1
-                if !line.allSatisfy(\.isWhitespace) { return (count, line) }
-                continue
-            }
+            if let line = block.next() { return (before + line.number, line.text) }
             guard !ended else { return nil }
             refill()
         }
@@ -62,8 +55,8 @@ final class GBKLines: BillLines {
             failure = .encoding(file: file)
             return
         }
-        block = Array(text.utf8)
-        position = 0
+        before += block.count
+        block = BillLineReader(Array(text.utf8))
         pending.removeSubrange(..<cut)
     }
 }
