@@ -10,7 +10,7 @@ public final class Inflater {
     private var finished = false
     private let maxBytes: Int
     /// Bytes produced so far.
-    public private(set) var produced = 0
+    private var produced = 0
 
     public init(_ input: ArraySlice<UInt8>, wrapping: Zlib.Wrapping, maxBytes: Int) throws(ArchiveError) {
         guard input.count < Int(UInt32.max) else { throw .tooLarge("\(input.count) compressed bytes") }

@@ -65,15 +65,6 @@ public struct ZipArchive: Sendable {
         self.entries = entries
     }
 
-    /// The entry's bytes, inflated and checked against its CRC-32 and recorded size; refused past `maxBytes`.
-    public func contents(of entry: Entry, maxBytes: Int) throws(ArchiveError) -> [UInt8] {
-        var reader = try reader(of: entry, maxBytes: maxBytes)
-        var contents: [UInt8] = []
-        contents.reserveCapacity(entry.size)
-        while let piece = try reader.next() { contents += piece }
-        return contents
-    }
-
     /// The entry's bytes a piece at a time (``EntryReader``); refused past `maxBytes`. Errors name the entry `name`
     /// (the caller's decoding of a name in another code page), else its bytes read as UTF-8.
     public func reader(of entry: Entry, maxBytes: Int, name: String? = nil) throws(ArchiveError) -> EntryReader {

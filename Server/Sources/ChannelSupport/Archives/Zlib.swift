@@ -28,13 +28,12 @@ public enum Zlib {
     }
 
     /// Inflates `input` whole: the data must end exactly where the stream ends, and its output may not pass
-    /// `maxBytes`. `sizeHint` (a zip entry's recorded size) sizes the buffer. ``Inflater`` gives it piece by piece.
-    public static func inflate(_ input: ArraySlice<UInt8>, wrapping: Wrapping, sizeHint: Int = 0, maxBytes: Int)
-        throws(ArchiveError) -> [UInt8]
+    /// `maxBytes`. ``Inflater`` gives it piece by piece.
+    public static func inflate(_ input: ArraySlice<UInt8>, wrapping: Wrapping, maxBytes: Int) throws(ArchiveError)
+        -> [UInt8]
     {
         let inflater = try Inflater(input, wrapping: wrapping, maxBytes: maxBytes)
         var output: [UInt8] = []
-        output.reserveCapacity(min(max(sizeHint, 0), maxBytes))
         while let piece = try inflater.next() { output += piece }
         return output
     }

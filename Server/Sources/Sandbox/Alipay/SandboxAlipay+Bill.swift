@@ -29,7 +29,7 @@ extension SandboxAlipay {
             return Self.errorJSON("40002", "Invalid Arguments", "isv.invalid-arguments", "bill_date 格式错误")
         }
         let published = BeijingTime.string(clock.now().addingTimeInterval(billsAtOnce ? 0 : -33 * 3600)).prefix(10)
-        guard date <= published, bill(date: date) != nil else {
+        guard date <= published, !billRows(date: date).isEmpty else {
             return Self.errorJSON("40004", "Business Failed", "isp.bill_not_exist", "账单不存在")
         }
         let compact = date.replacingOccurrences(of: "-", with: "")
