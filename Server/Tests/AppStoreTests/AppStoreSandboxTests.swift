@@ -148,6 +148,38 @@ struct AppStoreSandboxTests {
     }
 
     @Test(
+        "the history is the customer's (every chain their device bought), selected by purchase date; each transaction says its price"
+    )
+    func customerHistory() async throws {
+        let (store, client, verifier) = try await Self.world()
+        await store.setPrices(["com.example.coins": Money(amountMinor: 600, currency: .cny)])
+        let (coins, signed) = try await store.purchase(productID: "com.example.coins", device: "phone-a")
+        let (monthly, _) = try await store.purchase(
+            productID: "com.example.vip.monthly", type: "Auto-Renewable Subscription", device: "phone-a")
+        let (other, _) = try await store.purchase(productID: "com.example.coins", device: "phone-b")
+        let (alone, _) = try await store.purchase(productID: "com.example.coins")
+        let bought = Self.now.millisecondsSince1970
+        func history(_ id: String, _ from: Int64, _ until: Int64) async throws -> Set<String> {
+            var ids: Set<String> = []
+            for jws in try await client.fullTransactionHistory(
+                transactionID: id, query: [("startDate", String(from)), ("endDate", String(until))])
+            {
+                ids.insert(try await verifier.verifyTransaction(jws).transactionId ?? "")
+            }
+            return ids
+        }
+        #expect(try await history(monthly, bought, bought + 1) == [coins, monthly])
+        #expect(try await history(other, bought, bought + 1) == [other])
+        #expect(try await history(alone, bought, bought + 1) == [alone])
+        #expect(try await history(coins, bought + 1, bought + 86_400_000).isEmpty)
+        #expect(try await history(coins, bought - 86_400_000, bought).isEmpty)
+        let transaction = try await verifier.verifyTransaction(signed)
+        #expect(transaction.price == 6000 && transaction.currency == "CNY")
+        let unpriced = try await verifier.verifyTransaction(try await client.transactionInfo(transactionID: monthly))
+        #expect(unpriced.price == nil && unpriced.currency == nil)
+    }
+
+    @Test(
         "transactions minted in bulk verify as the sandbox's own, each with an id of its own, in order; a count out of range is refused"
     )
     func bulkMinting() async throws {

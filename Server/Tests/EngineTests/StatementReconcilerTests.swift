@@ -15,8 +15,13 @@ private struct WrittenStatement: StatementSource {
     /// The refunds (merchant refund numbers) the provider's query confirms.
     let confirmedRefunds: Set<String>
     let ledger: any OrderBook
+    /// The order query the provider answers.
+    let query: AnsweringSettler
+    /// Whether each buyer pays in their storefront's currency.
+    var storefront = false
 
     var utcOffset: Int { 8 * 3600 }
+    var storefrontPrices: Bool { storefront }
 
     func statement(of day: StatementDay) async throws -> StatementAvailability {
         guard day == self.day else { return .notYet("only \(self.day) is written") }
@@ -27,6 +32,10 @@ private struct WrittenStatement: StatementSource {
     }
 
     func paidDay(of payment: RecordedPayment) async throws -> StatementDay? { paidDays[payment.providerTransactionID] }
+
+    func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
+        try await query.recoverListedPayment(entry, channel: .alipay, ledger: ledger)
+    }
 
     func recoverRefund(_ entry: StatementEntry, of payment: RecordedPayment, evidence: String) async throws -> Bool {
         guard let refundNo = entry.refundNo, confirmedRefunds.contains(refundNo) else { return false }
@@ -99,13 +108,11 @@ struct StatementReconcilerTests {
                     payment(5, "unconfirmed", "TU"), payment(6, "OS-SOMEONE-ELSES", "TX"),
                     refund(7, "matched", "TM", "RF-M"), refund(8, "differs", "TD", "RF-D"),
                 ],
-                paidDays: ["TL": day, "TN": day.next, "TM": day, "TD": day], confirmedRefunds: ["RF-M"], ledger: ledger)
+                paidDays: ["TL": day, "TN": day.next, "TM": day, "TD": day], confirmedRefunds: ["RF-M"], ledger: ledger,
+                query: AnsweringSettler(ledger: ledger, paid: [orders["recovered"]!.orderNo: ("TR", price)]))
             let reconciler = StatementReconciler(
-                ledger: ledger, sources: [.alipay: source],
-                settlers: [
-                    .alipay: AnsweringSettler(ledger: ledger, paid: [orders["recovered"]!.orderNo: ("TR", price)])
-                ],
-                clock: ManualClock(EngineFixtures.now), logger: TestLog.logger)
+                ledger: ledger, sources: [.alipay: source], clock: ManualClock(EngineFixtures.now),
+                logger: TestLog.logger)
 
             let report = try await reconciler.reconcile(.alipay, day: day)
             #expect(report.status == .discrepancies)
@@ -142,6 +149,47 @@ struct StatementReconcilerTests {
             await #expect(throws: StatementError.noStatements(.appStore)) {
                 try await reconciler.reconcile(.appStore, day: day)
             }
+        }
+    }
+
+    @Test(
+        "where each buyer pays in their storefront's currency, a payment in another currency matches by its transaction; in the ledger's currency its amount must agree",
+        arguments: [false, true])
+    func storefronts(storefront: Bool) async throws {
+        let engine = try #require(TestEngine.available.first)
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: EngineFixtures.now)
+            let day = StatementDay(containing: EngineFixtures.now, utcOffset: 8 * 3600)
+            let price = Money(amountMinor: 9900, currency: .cny)
+            var entries: [StatementEntry] = []
+            for (index, listed) in [
+                Money(amountMinor: 1399, currency: .usd), Money(amountMinor: 9800, currency: .cny), nil, price,
+            ].enumerated() {
+                let order = try await EngineFixtures.order(ledger, version: version)
+                _ = try await ledger.fulfil(
+                    VerifiedPayment(
+                        channel: .alipay, providerTransactionID: "T\(index)", orderNo: order.orderNo, amount: price,
+                        cause: .notification, evidence: "inbox"),
+                    at: EngineFixtures.now)
+                entries.append(
+                    StatementEntry(
+                        kind: .payment, line: index + 1, orderNo: order.orderNo, providerTransactionID: "T\(index)",
+                        amount: listed, feeMinor: 0))
+            }
+            let source = WrittenStatement(
+                day: day, entries: entries, paidDays: [:], confirmedRefunds: [], ledger: ledger,
+                query: AnsweringSettler(ledger: ledger, paid: [:]), storefront: storefront)
+            let report = try await StatementReconciler(
+                ledger: ledger, sources: [.alipay: source], clock: ManualClock(EngineFixtures.now),
+                logger: TestLog.logger
+            ).reconcile(.alipay, day: day)
+            // A line without an amount (a transaction signed before Apple said its price) counts at the ledger's.
+            let differs = storefront ? ["T1"] : ["T0", "T1"]
+            #expect(report.discrepancies.map(\.transactionID) == differs)
+            #expect(report.discrepancies.allSatisfy { $0.kind == .amountDiffers })
+            #expect(
+                report.matched.amountMinor
+                    == (storefront ? ["USD": 1399, "CNY": 2 * 9900] : ["CNY": 2 * 9900]))
         }
     }
 

@@ -17,9 +17,9 @@ import WeChatPay
 struct StatementReconciliationTests {
     static let beijing = 8 * 3600
 
-    /// Moves `clock` to `hour`:05 of the next Beijing day.
-    static func nextMorning(_ clock: ManualClock, hour: Int = 10) {
-        let seconds = (Int(clock.now().timeIntervalSince1970) + beijing) % 86400
+    /// Moves `clock` to `hour`:05 of the next day in the zone `utcOffset` (Beijing unless told).
+    static func nextMorning(_ clock: ManualClock, hour: Int = 10, utcOffset: Int = beijing) {
+        let seconds = (Int(clock.now().timeIntervalSince1970) + utcOffset) % 86400
         clock.advance(by: TimeInterval(86400 - seconds + hour * 3600 + 300))
     }
 
@@ -106,9 +106,6 @@ struct StatementReconciliationTests {
                 let refused = try await client.execute(uri: "/v1/admin/statements/\(bad)", method: .get, headers: admin)
                 #expect(refused.status == .badRequest, "\(bad)")
             }
-            let appStore = try await client.execute(
-                uri: "/v1/admin/statements/appstore/\(day)/run", method: .post, headers: admin)
-            #expect(appStore.status == .unprocessableContent)
             let anonymous = try await client.execute(uri: "/v1/admin/statements", method: .get)
             #expect(anonymous.status == .unauthorized)
 
@@ -218,6 +215,135 @@ struct StatementReconciliationTests {
             clock.advance(by: 3600)
             let quiet = try await components.statements.reconcile(.alipay, day: empty)
             #expect(quiet.status == .balanced && quiet.statementTotals?.rows == 0)
+        }
+    }
+
+    @Test(
+        "App Store: purchases whose notifications were lost and that the app never submitted are recovered from the App Store's histories once, a refund too; a purchase no order or chain owns is flagged",
+        arguments: TestEngine.available)
+    func appStoreDay(engine: TestEngine) async throws {
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let day = StatementDay(containing: clock.now(), utcOffset: 0)
+            let store = try #require(components.sandbox).appStore
+            // One purchase the app submitted.
+            let submitted = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            let (_, jws) = try await store.purchase(
+                productID: AppStoreFlowTests.coins, appAccountToken: submitted.orderUUID)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).order?.status == .fulfilled)
+            // The store signs what the buyer paid, in the storefront's currency.
+            let payments = try #require(components.channels.running(AppStoreChannel.self)?.payments)
+            #expect(
+                ListedTransactions.price(of: try await payments.verifier.verifyTransaction(jws)) == submitted.amount)
+            // Three the app never submitted (it was killed; the phone was lost), their notifications lost (nothing
+            // posts them here); Apple refunds the third, that notification lost too.
+            var lost: [(order: Order, transactionID: String)] = []
+            for _ in 0..<3 {
+                let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+                let (id, _) = try await store.purchase(
+                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+                lost.append((order, id))
+            }
+            try await store.refund(transactionID: lost[2].transactionID)
+            // A purchase that names no order and renews no chain the ledger knows.
+            let (stranger, _) = try await store.purchase(productID: AppStoreFlowTests.coins)
+
+            // The day is listed an hour after it ends (UTC).
+            let early = try await components.statements.reconcile(.appStore, day: day)
+            #expect(early.status == .waiting)
+
+            Self.nextMorning(clock, utcOffset: 0)
+            let report = try await components.statements.reconcile(.appStore, day: day)
+            #expect(report.status == .discrepancies && report.statementTotals == nil)
+            #expect(report.matched.count == 1 && report.recovered.count == 3)
+            #expect(report.recovered.amountMinor == ["CNY": 3 * submitted.amount.amountMinor])
+            #expect(report.recoveredTransactions.sorted() == lost.map(\.transactionID).sorted())
+            #expect(report.refundsMatched.count == 1 && report.refundsRecovered.count == 0)
+            #expect(report.flagged.count == 1)
+            let flagged = try #require(report.discrepancies.first)
+            #expect(flagged.kind == .unknownOrder && flagged.transactionID == stranger)
+            for (order, _) in lost.prefix(2) {
+                #expect(try await ReconciliationFlowTests.status(client, alice, order.orderNo) == .fulfilled)
+            }
+            #expect(try await ReconciliationFlowTests.status(client, alice, lost[2].order.orderNo) == .refunded)
+            #expect(try await AppStoreFlowTests.balance(client, token: alice) == 3 * 60)
+            let events = try await components.ledger.events(orderNo: lost[0].order.orderNo)
+            #expect(events.contains { $0.cause == .reconciliation })
+
+            // Again: nothing new, the same report.
+            let again = try await components.statements.reconcile(.appStore, day: day)
+            #expect(again.recovered == report.recovered && again.matched == report.matched)
+            #expect(again.refundsMatched == report.refundsMatched && again.flagged == report.flagged)
+            #expect(try await components.ledger.events(orderNo: lost[0].order.orderNo) == events)
+            #expect(try await AppStoreFlowTests.balance(client, token: alice) == 3 * 60)
+        }
+    }
+
+    @Test(
+        "end to end, all three channels: payments whose notifications were lost and that the app never reported are credited once after each channel's statement run, and the reports name them",
+        arguments: TestEngine.available)
+    func allChannels(engine: TestEngine) async throws {
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let store = try #require(components.sandbox).appStore
+            // Per channel: one payment the server heard of (the worker's query, the app's submission), two it never
+            // did (no notification reaches it here; the app was killed after the user paid).
+            var lost: [OrderSafeModel.Channel: [String]] = [:]
+            var heard: [String] = []
+            for channel in [OrderSafeModel.Channel.wechatPay, .alipay] {
+                for index in 0..<3 {
+                    let created = try await ReconciliationFlowTests.order(client, alice, channel: channel.rawValue)
+                    try await ReconciliationFlowTests.pay(client, created)
+                    if index == 0 {
+                        _ = try await components.reconciler.settle(orderNo: created.order.orderNo)
+                        heard.append(created.order.orderNo)
+                    } else {
+                        lost[channel, default: []].append(created.order.orderNo)
+                    }
+                }
+            }
+            for index in 0..<3 {
+                let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+                let (_, jws) = try await store.purchase(
+                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+                if index == 0 {
+                    #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+                    heard.append(order.orderNo)
+                } else {
+                    lost[.appStore, default: []].append(order.orderNo)
+                }
+            }
+            for orderNo in heard {
+                #expect(try await ReconciliationFlowTests.status(client, alice, orderNo) == .fulfilled)
+            }
+            for orderNo in lost.values.joined() {
+                #expect(try await ReconciliationFlowTests.status(client, alice, orderNo) == .created)
+            }
+
+            // Noon the next day in Beijing: all have published (WeChat Pay from 10:00, Alipay by 09:00, the App
+            // Store's UTC day an hour after it ends, 09:00 Beijing).
+            let paidAt = clock.now()
+            Self.nextMorning(clock, hour: 12)
+            #expect(Set(components.statements.channels) == [.wechatPay, .alipay, .appStore])
+            for channel in components.statements.channels {
+                let day = try #require(components.statements.day(of: channel, containing: paidAt))
+                let report = try await components.statements.reconcile(channel, day: day)
+                #expect(report.status == .balanced, "\(channel): \(report.discrepancies)")
+                #expect(report.matched.count == 1 && report.recovered.count == 2, "\(channel)")
+                var recovered: [String] = []
+                for id in report.recoveredTransactions {
+                    let payment = try await components.ledger.payment(channel: channel, providerTransactionID: id)
+                    recovered.append(try #require(payment).orderNo)
+                }
+                #expect(recovered.sorted() == lost[channel]?.sorted(), "\(channel)")
+            }
+            for orderNo in heard + lost.values.joined() {
+                #expect(try await ReconciliationFlowTests.status(client, alice, orderNo) == .fulfilled)
+            }
+            let holdings = try await client.execute(
+                uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(alice))
+            let balances = try holdings.decoded(HoldingsResponse.self).balances
+            #expect(Set(balances) == [Balance(name: "gift_boxes", amount: 6), Balance(name: "coins", amount: 180)])
         }
     }
 

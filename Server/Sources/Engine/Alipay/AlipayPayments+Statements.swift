@@ -67,6 +67,11 @@ extension AlipayPayments: StatementSource {
                 refundedMinor: -bill.totals.refundReceiptFen, feeMinor: bill.totals.feeFen))
     }
 
+    /// The statement's order settled through the order query (the authority).
+    public func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
+        try await recoverListedPayment(entry, channel: .alipay, ledger: context.ledger)
+    }
+
     /// `alipay.trade.query`: the Beijing day of its `send_pay_date`, which a trade refunded since (TRADE_CLOSED)
     /// keeps.
     public func paidDay(of payment: RecordedPayment) async throws -> StatementDay? {

@@ -2,14 +2,15 @@ import Foundation
 import OrderSafeModel
 
 /// One channel's statement of one day, as its provider published it and its parser checked it (the file's own
-/// totals agree with its rows): what the provider took and gave back that day.
+/// totals agree with its rows), or as its API lists the day (the App Store): what the provider took and gave back
+/// that day.
 public struct ProviderStatement: Sendable, Hashable {
     public var day: StatementDay
     public var entries: [StatementEntry]
-    /// What the file itself says it holds.
-    public var totals: StatementTotals
+    /// What the file itself says it holds; nil when the provider publishes no totals (the App Store's API).
+    public var totals: StatementTotals?
 
-    public init(day: StatementDay, entries: [StatementEntry], totals: StatementTotals) {
+    public init(day: StatementDay, entries: [StatementEntry], totals: StatementTotals?) {
         self.day = day
         self.entries = entries
         self.totals = totals
@@ -31,13 +32,14 @@ public struct StatementEntry: Sendable, Hashable {
     public var providerTransactionID: String
     /// A refund's merchant refund number.
     public var refundNo: String?
-    /// What was paid, or refunded.
-    public var amount: Money
+    /// What was paid, or refunded; nil when the provider does not say (an App Store transaction signed before
+    /// Apple added `price`).
+    public var amount: Money?
     /// The provider's fee in minor units (negative on a refund: returned).
     public var feeMinor: Int64
 
     public init(
-        kind: Kind, line: Int, orderNo: String, providerTransactionID: String, refundNo: String? = nil, amount: Money,
+        kind: Kind, line: Int, orderNo: String, providerTransactionID: String, refundNo: String? = nil, amount: Money?,
         feeMinor: Int64
     ) {
         self.kind = kind

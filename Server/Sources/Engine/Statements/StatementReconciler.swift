@@ -12,17 +12,15 @@ import OrderSafeModel
 public struct StatementReconciler: Sendable {
     let ledger: any OrderBook & StatementBook
     let sources: [Channel: any StatementSource]
-    let settlers: [Channel: any OrderSettler]
     let clock: any WallClock
     let logger: Logger
 
     public init(
-        ledger: any OrderBook & StatementBook, sources: [Channel: any StatementSource],
-        settlers: [Channel: any OrderSettler], clock: any WallClock, logger: Logger
+        ledger: any OrderBook & StatementBook, sources: [Channel: any StatementSource], clock: any WallClock,
+        logger: Logger
     ) {
         self.ledger = ledger
         self.sources = sources
-        self.settlers = settlers
         self.clock = clock
         self.logger = logger
     }
@@ -32,9 +30,14 @@ public struct StatementReconciler: Sendable {
 
     /// The day before today in `channel`'s provider zone: the newest a provider publishes.
     public func yesterday(of channel: Channel) -> StatementDay? {
-        guard let source = sources[channel] else { return nil }
-        let today = StatementDay(containing: clock.now(), utcOffset: source.utcOffset)
+        guard let source = sources[channel], let today = day(of: channel, containing: clock.now()) else { return nil }
         return StatementDay(containing: today.start(utcOffset: source.utcOffset) - 1, utcOffset: source.utcOffset)
+    }
+
+    /// The day of `channel`'s statements that holds `date` (Beijing days for Alipay and WeChat Pay, UTC for the App
+    /// Store).
+    public func day(of channel: Channel, containing date: Date) -> StatementDay? {
+        sources[channel].map { StatementDay(containing: date, utcOffset: $0.utcOffset) }
     }
 
     /// Reconciles one channel's day, keeps the report and returns it. `progress` is told the lines checked and
@@ -64,7 +67,8 @@ public struct StatementReconciler: Sendable {
             var onStatement = Set<String>()
             for entry in statement.entries where entry.kind == .payment {
                 onStatement.insert(entry.providerTransactionID)
-                try await check(payment: entry, channel: channel, recoveredBefore: recoveredBefore, into: &report)
+                try await check(
+                    payment: entry, channel: channel, source: source, recoveredBefore: recoveredBefore, into: &report)
                 done += 1
                 progress(done, total)
             }
@@ -108,56 +112,56 @@ public struct StatementReconciler: Sendable {
 
     /// A payment on the statement: matched, recovered through the channel's query, or flagged.
     private func check(
-        payment entry: StatementEntry, channel: Channel, recoveredBefore: Set<String>,
+        payment entry: StatementEntry, channel: Channel, source: any StatementSource, recoveredBefore: Set<String>,
         into report: inout StatementReport
     ) async throws {
         let evidence = "statement:\(channel.rawValue):\(report.day):line \(entry.line)"
         if let recorded = try await ledger.payment(channel: channel, providerTransactionID: entry.providerTransactionID)
         {
-            if recorded.amount != entry.amount {
+            if let amount = entry.amount, amount != recorded.amount,
+                !(source.storefrontPrices && amount.currency != recorded.amount.currency)
+            {
                 report.flag(
                     .init(
                         kind: .amountDiffers, orderNo: recorded.orderNo, transactionID: entry.providerTransactionID,
-                        line: entry.line, statementAmount: entry.amount, ledgerAmount: recorded.amount,
-                        detail: "\(evidence): the statement says \(entry.amount), the ledger \(recorded.amount)"))
+                        line: entry.line, statementAmount: amount, ledgerAmount: recorded.amount,
+                        detail: "\(evidence): the statement says \(amount), the ledger \(recorded.amount)"))
             } else if recoveredBefore.contains(entry.providerTransactionID) {
-                report.recovered.add(entry.amount)
+                report.recovered.add(entry.amount ?? recorded.amount)
             } else {
-                report.matched.add(entry.amount)
+                report.matched.add(entry.amount ?? recorded.amount)
             }
             return
         }
-        guard let order = try await ledger.order(number: entry.orderNo), order.channel == channel,
-            let settler = settlers[channel]
-        else {
+        let orderNo: String?
+        let answer: String
+        switch try await source.recoverPayment(entry, evidence: evidence) {
+        case .noOrder(let detail):
             report.flag(
                 .init(
                     kind: .unknownOrder, orderNo: entry.orderNo, transactionID: entry.providerTransactionID,
-                    line: entry.line, statementAmount: entry.amount, ledgerAmount: nil,
-                    detail: "\(evidence): no \(channel.rawValue) order \(entry.orderNo) in the ledger"))
+                    line: entry.line, statementAmount: entry.amount, ledgerAmount: nil, detail: "\(evidence): \(detail)"
+                ))
             return
-        }
-        var answer: String
-        do {
-            answer = "\(try await settler.settle(order, cause: .reconciliation))"
-        } catch {
-            answer = "the query failed: \(error)"
+        case .asked(let asked, let said):
+            (orderNo, answer) = (asked, said)
         }
         if let now = try await ledger.payment(channel: channel, providerTransactionID: entry.providerTransactionID),
-            now.amount == entry.amount
+            entry.amount.map({ $0 == now.amount || (source.storefrontPrices && $0.currency != now.amount.currency) })
+                ?? true
         {
-            report.recovered.add(entry.amount)
+            report.recovered.add(entry.amount ?? now.amount)
             report.recoveredTransactions.append(entry.providerTransactionID)
             logger.notice(
                 "payment recovered from the statement",
                 metadata: [
-                    "order_no": "\(order.orderNo)", "channel": "\(channel.rawValue)", "day": "\(report.day)",
+                    "order_no": "\(now.orderNo)", "channel": "\(channel.rawValue)", "day": "\(report.day)",
                 ])
             return
         }
         report.flag(
             .init(
-                kind: .notInLedger, orderNo: order.orderNo, transactionID: entry.providerTransactionID,
+                kind: .notInLedger, orderNo: orderNo ?? entry.orderNo, transactionID: entry.providerTransactionID,
                 line: entry.line, statementAmount: entry.amount, ledgerAmount: nil,
                 detail: "\(evidence): asked, the provider answered \(answer)"))
     }
@@ -183,16 +187,16 @@ public struct StatementReconciler: Sendable {
         }
         if recorded.reversedAt != nil {
             if recoveredBefore.contains(key) {
-                report.refundsRecovered.add(entry.amount)
+                report.refundsRecovered.add(entry.amount ?? recorded.amount)
             } else {
-                report.refundsMatched.add(entry.amount)
+                report.refundsMatched.add(entry.amount ?? recorded.amount)
             }
             return
         }
         var detail = "the provider's refund query did not confirm a full refund"
         do {
             if try await source.recoverRefund(entry, of: recorded, evidence: evidence) {
-                report.refundsRecovered.add(entry.amount)
+                report.refundsRecovered.add(entry.amount ?? recorded.amount)
                 report.recoveredRefunds.append(key)
                 logger.notice(
                     "refund recovered from the statement",

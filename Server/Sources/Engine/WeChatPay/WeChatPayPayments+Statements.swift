@@ -81,6 +81,11 @@ extension WeChatPayPayments: StatementSource {
                 feeMinor: bill.totals.feeFen))
     }
 
+    /// The statement's order settled through the order query (the authority).
+    public func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
+        try await recoverListedPayment(entry, channel: .wechatPay, ledger: context.ledger)
+    }
+
     /// `GET /v3/pay/transactions/id/{transaction_id}`: the Beijing day of its `success_time`.
     public func paidDay(of payment: RecordedPayment) async throws -> StatementDay? {
         guard

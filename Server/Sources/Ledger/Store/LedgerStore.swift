@@ -1,5 +1,7 @@
 /// The whole ledger as the order engine's channels see it: the orders and their money, the inbox of what came from
-/// outside, the job queue, the webhook outbox, the users' holdings and what the App Store said of their subscriptions. Each part of the server takes only the roles
+/// outside, the job queue, the webhook outbox, the users' holdings, what the App Store said of their subscriptions and
+/// the statements checked. Each part of the server takes only the roles
 /// it uses (the job runner a ``JobQueue``, the webhook dispatcher a ``WebhookOutbox``, …); ``SQLLedger`` plays them
 /// all.
 public typealias LedgerStore = OrderBook & SignalInbox & JobQueue & WebhookOutbox & HoldingsReader & SubscriptionBook
+    & StatementBook

@@ -2,7 +2,7 @@ import Foundation
 import OrderSafeModel
 import SQLKit
 
-extension SQLLedger: StatementBook {
+extension SQLLedger {
     public func payments(channel: Channel, recordedFrom from: Date, before: Date) async throws -> [RecordedPayment] {
         try await database.read(joining: write) { db in
             try await db.raw(
@@ -13,6 +13,18 @@ extension SQLLedger: StatementBook {
                 ORDER BY p.recorded_at, p.id
                 """
             ).all().map(Self.decodePayment)
+        }
+    }
+
+    public func latestTransactionPerUser(channel: Channel) async throws -> [String] {
+        try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT provider_txn_id FROM payment_transactions WHERE id IN (
+                    SELECT MAX(id) FROM payment_transactions WHERE channel = \(bind: channel.rawValue) GROUP BY user_id)
+                ORDER BY id
+                """
+            ).all().map { try $0.decode(column: "provider_txn_id", as: String.self) }
         }
     }
 

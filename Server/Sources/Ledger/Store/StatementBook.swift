@@ -5,6 +5,9 @@ import OrderSafeModel
 public protocol StatementBook: Sendable {
     /// The payments of `channel` recorded in `[from, before)`, oldest first.
     func payments(channel: Channel, recordedFrom from: Date, before: Date) async throws -> [RecordedPayment]
+    /// The latest payment's provider transaction of each user who paid through `channel`, oldest user first: whom to
+    /// ask about a provider that keeps each customer's history (the App Store's transaction history).
+    func latestTransactionPerUser(channel: Channel) async throws -> [String]
     /// Keeps the run of `run.channel` and `run.day`, replacing the one before.
     func saveStatementRun(_ run: StatementRun) async throws
     /// The run of one channel's day, if it ran.

@@ -76,7 +76,7 @@ struct OrderSafeComponents: Sendable {
                     context: EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger),
                     identities: identities))
             let statements = StatementReconciler(
-                ledger: ledger, sources: channels.statements, settlers: channels.settlers, clock: clock, logger: logger)
+                ledger: ledger, sources: channels.statements, clock: clock, logger: logger)
             let statementChores = channels.statements.map { channel, source in
                 StatementChore(
                     reconciler: statements, channel: channel, utcOffset: source.utcOffset,

@@ -50,6 +50,8 @@ public actor SandboxAppStore {
     private let sharedSecret: String?
 
     private var testNotifications: [String: String] = [:]
+    /// What each product costs in the store's one storefront (China), by product id (``setPrices(_:)``).
+    private var prices: [String: Money] = [:]
     /// Transaction ids start from the clock, so a restarted sandbox (the data folder kept) never reuses one.
     private var nextID: Int64
     private let journal: SandboxJournal<KeptTransaction>
@@ -107,6 +109,12 @@ public actor SandboxAppStore {
         if let notification = kept.notification { post(notification.payload) }
     }
 
+    /// The store's prices, as set in App Store Connect: each transaction signed from now on says what its product
+    /// cost (`price`, `currency`).
+    public func setPrices(_ prices: [String: Money]) {
+        self.prices = prices
+    }
+
     public func inject(_ fault: Fault, count: Int = 1) {
         faults.append(contentsOf: repeatElement(fault, count: count))
     }
@@ -162,6 +170,13 @@ public actor SandboxAppStore {
             at: now,
             familyShared: familyShared)
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
+        if let price = prices[productID] {
+            // Milli-units of the storefront's currency (JWSTransactionDecodedPayload `price`: "10990 is 10.99").
+            var scale: Int64 = 1
+            for _ in price.currency.minorUnitDigits..<3 { scale *= 10 }
+            payload["price"] = price.amountMinor * scale
+            payload["currency"] = price.currency.code
+        }
         payload["expiresDate"] = expires.map(Self.milliseconds)
         if expires != nil { payload["subscriptionGroupIdentifier"] = Self.subscriptionGroup }
         if let offerCode {
@@ -554,8 +569,11 @@ public actor SandboxAppStore {
                 guard let signed = records.transactions[s[3]] else { return Self.notFound }
                 return Self.json(200, try Self.encode(["signedTransactionInfo": signed]))
             case ("GET", let s) where s.count == 4 && s[2] == "history":
-                let ids = records.originals[s[3]] ?? records.originals.first { $0.value.contains(s[3]) }?.value ?? []
-                guard !ids.isEmpty else { return Self.notFound }
+                guard
+                    let ids = records.history(
+                        of: s[3], from: query["startDate"].flatMap { Int64($0) },
+                        until: query["endDate"].flatMap { Int64($0) })
+                else { return Self.notFound }
                 guard let start = PathAndQuery.position(query["revision"]) else {
                     return Self.json(400, #"{"errorCode":4000005,"errorMessage":"Invalid revision."}"#)
                 }

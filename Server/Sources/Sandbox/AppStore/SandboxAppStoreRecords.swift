@@ -89,4 +89,33 @@ struct SandboxAppStoreRecords {
             notifications.append((notification.signedDate, notification.payload))
         }
     }
+
+    /// The customer's transactions the App Store's history of `id` holds, bought in `[from, until)` (Get Transaction
+    /// History selects by `purchaseDate`), oldest first; nil when no transaction is `id`. The history is the
+    /// customer's, not the subscription's (https://developer.apple.com/documentation/appstoreserverapi/get-transaction-history:
+    /// "a customer's in-app purchase transaction history for your app"): here a customer is the device that bought
+    /// `id`'s chain, whose every chain the history holds, or, for a chain no device bought, that chain alone.
+    func history(of id: String, from: Int64?, until: Int64?) -> [String]? {
+        guard let chain = originals[id] != nil ? id : originals.first(where: { $0.value.contains(id) })?.key else {
+            return nil
+        }
+        let chains = purchasingDevices[chain].map { device in originals.keys.filter { purchasingDevices[$0] == device }
+        }
+        return (chains ?? [chain]).flatMap { originals[$0] ?? [] }
+            .filter { id in
+                let bought = Self.milliseconds(payloads[id]?["purchaseDate"]) ?? 0
+                return bought >= from ?? .min && bought < until ?? .max
+            }
+            .sorted { ($0.count, $0) < ($1.count, $1) }
+    }
+
+    /// A date a payload holds (an `Int64` when signed here, a number when read back from the journal).
+    static func milliseconds(_ value: Any?) -> Int64? {
+        switch value {
+        case let value as Int64: value
+        case let value as Int: Int64(value)
+        case let value as NSNumber: value.int64Value
+        default: nil
+        }
+    }
 }

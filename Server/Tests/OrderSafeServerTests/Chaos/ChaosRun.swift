@@ -99,18 +99,19 @@ struct ChaosRun {
     }
 
     /// The run ends with the books: each day it spanned, every provider's statement (as the sandboxes write them from
-    /// what they charged and refunded: WeChat Pay's bill, Alipay's zip) is checked against the ledger the next day at
-    /// noon, when both have published; nothing may be flagged.
+    /// what they charged and refunded: WeChat Pay's bill, Alipay's zip; the App Store's histories) is checked against
+    /// the ledger at noon the next Beijing day, when all have published; nothing may be flagged.
     static func checkTheBooks(_ statements: StatementReconciler, clock: ManualClock, engine: TestEngine, replicas: Int)
         async throws
     {
-        let beijing = 8 * 3600
-        let first = StatementDay(containing: TestServer.now, utcOffset: beijing)
-        let last = StatementDay(containing: clock.now(), utcOffset: beijing)
+        let ended = clock.now()
         StatementReconciliationTests.nextMorning(clock, hour: 12)
         var (matched, recovered, flagged) = (0, 0, 0)
+        var lines: [String] = []
         for channel in statements.channels {
-            var day = first
+            let before = matched + recovered
+            var day = try #require(statements.day(of: channel, containing: TestServer.now))
+            let last = try #require(statements.day(of: channel, containing: ended))
             while day <= last {
                 let report = try await statements.reconcile(channel, day: day)
                 #expect(report.status != .waiting, "\(channel) \(day): \(report.waitingFor ?? "")")
@@ -122,9 +123,11 @@ struct ChaosRun {
                 }
                 day = day.next
             }
+            lines.append("\(channel.rawValue) \(matched + recovered - before)")
+            #expect(matched + recovered > before, "\(channel): no line on its statements")
         }
         print(
-            "chaos[\(engine.rawValue), \(replicas) replica(s)]: statements: matched \(matched), recovered \(recovered), flagged \(flagged)"
+            "chaos[\(engine.rawValue), \(replicas) replica(s)]: statements: matched \(matched), recovered \(recovered), flagged \(flagged) (lines: \(lines.joined(separator: ", ")))"
         )
         #expect(matched > 0 && flagged == 0)
     }

@@ -34,7 +34,7 @@ struct AppStoreChannel: PaymentChannel {
     var refunder: (any OrderRefunder)? { nil }
     var replayer: (any NotificationReplayer)? { payments }
     var chores: [any ChannelChore] { payments.chores }
-    var statements: (any StatementSource)? { nil }
+    var statements: (any StatementSource)? { payments.statementSource }
 
     /// The app buys through StoreKit with the order's token: nothing more to hand it.
     func invoke(_ order: Order, into response: inout OrderResponse) async throws {}

@@ -67,7 +67,9 @@ struct AppStoreSimulator: ChannelSimulator {
 
     func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog) async {
         SandboxAppStoreRoutes<OrderSafeRequestContext>(store: store).addRoutes(to: router.group("sandbox/appstore"))
-        await devices.setProducts(Self.deviceProducts(catalog))
+        let products = Self.deviceProducts(catalog)
+        await devices.setProducts(products)
+        await store.setPrices(Dictionary(products.map { ($0.id, $0.price) }, uniquingKeysWith: { first, _ in first }))
         SandboxAppStoreDeviceRoutes<OrderSafeRequestContext>(devices: devices).addRoutes(
             to: router.group("sandbox/appstore"))
     }
