@@ -159,7 +159,8 @@ enum StatementBenchmark {
         let statement: ProviderStatement
         var utcOffset: Int { 8 * 3600 }
         func statement(of day: StatementDay) async throws -> StatementAvailability { .published(statement) }
-        func paidDay(of payment: RecordedPayment) async throws -> StatementDay? { nil }
+        func paymentDay(of payment: RecordedPayment) async throws -> ProviderPayment { .notPaid }
+        func refundDay(of payment: RecordedPayment) async throws -> ProviderRefund { .notRefunded }
         func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
             .noOrder("the benchmark's ledger holds every line")
         }

@@ -19,6 +19,10 @@ private struct WrittenStatement: StatementSource {
     let query: AnsweringSettler
     /// Whether each buyer pays in their storefront's currency.
     var storefront = false
+    /// The transactions that are access shared, not payments.
+    var shared: Set<String> = []
+    /// What the provider says of each reversed transaction (absent: not refunded).
+    var refunds: [String: ProviderRefund] = [:]
 
     var utcOffset: Int { 8 * 3600 }
     var storefrontPrices: Bool { storefront }
@@ -31,7 +35,14 @@ private struct WrittenStatement: StatementSource {
                 totals: StatementTotals(rows: entries.count, paidMinor: 0, refundedMinor: 0, feeMinor: 0)))
     }
 
-    func paidDay(of payment: RecordedPayment) async throws -> StatementDay? { paidDays[payment.providerTransactionID] }
+    func paymentDay(of payment: RecordedPayment) async throws -> ProviderPayment {
+        if shared.contains(payment.providerTransactionID) { return .shared }
+        return paidDays[payment.providerTransactionID].map { .paid(on: $0) } ?? .notPaid
+    }
+
+    func refundDay(of payment: RecordedPayment) async throws -> ProviderRefund {
+        refunds[payment.providerTransactionID] ?? .notRefunded
+    }
 
     func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
         try await query.recoverListedPayment(entry, channel: .alipay, ledger: ledger)
@@ -77,17 +88,30 @@ struct StatementReconcilerTests {
             let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: EngineFixtures.now)
             let day = StatementDay(containing: EngineFixtures.now, utcOffset: 8 * 3600)
             var orders: [String: Order] = [:]
-            for name in ["matched", "differs", "recovered", "unconfirmed", "ledgerOnly", "lateNight"] {
+            for name in [
+                "matched", "differs", "recovered", "unconfirmed", "ledgerOnly", "lateNight", "reversedOnly",
+                "refundedElsewhere", "refundedUnlisted", "sharedAccess",
+            ] {
                 orders[name] = try await EngineFixtures.order(ledger, version: version)
             }
             let price = Money(amountMinor: 9900, currency: .cny)
             for (name, transaction) in [
                 ("matched", "TM"), ("differs", "TD"), ("ledgerOnly", "TL"), ("lateNight", "TN"),
+                ("reversedOnly", "TV"), ("refundedElsewhere", "TW"), ("refundedUnlisted", "TZ"), ("sharedAccess", "TS"),
             ] {
                 _ = try await ledger.fulfil(
                     VerifiedPayment(
                         channel: .alipay, providerTransactionID: transaction, orderNo: orders[name]!.orderNo,
                         amount: price, cause: .notification, evidence: "inbox"),
+                    at: EngineFixtures.now)
+            }
+            // Reversed in the ledger that day: one the provider says it never refunded, one it refunded (undated), one
+            // it dates that day although its statement lists no refund of it.
+            for transaction in ["TV", "TW", "TZ"] {
+                _ = try await ledger.reverse(
+                    Reversal(
+                        channel: .alipay, providerTransactionID: transaction, kind: .refunded, cause: .notification,
+                        evidence: "inbox"),
                     at: EngineFixtures.now)
             }
             func payment(_ line: Int, _ name: String, _ transaction: String, minor: Int64 = 9900) -> StatementEntry {
@@ -107,9 +131,12 @@ struct StatementReconcilerTests {
                     payment(4, "recovered", "TR"),
                     payment(5, "unconfirmed", "TU"), payment(6, "OS-SOMEONE-ELSES", "TX"),
                     refund(7, "matched", "TM", "RF-M"), refund(8, "differs", "TD", "RF-D"),
+                    payment(9, "reversedOnly", "TV"), payment(10, "refundedElsewhere", "TW"),
+                    payment(11, "refundedUnlisted", "TZ"),
                 ],
                 paidDays: ["TL": day, "TN": day.next, "TM": day, "TD": day], confirmedRefunds: ["RF-M"], ledger: ledger,
-                query: AnsweringSettler(ledger: ledger, paid: [orders["recovered"]!.orderNo: ("TR", price)]))
+                query: AnsweringSettler(ledger: ledger, paid: [orders["recovered"]!.orderNo: ("TR", price)]),
+                shared: ["TS"], refunds: ["TW": .refundedUndated, "TZ": .refunded(on: day)])
             let reconciler = StatementReconciler(
                 ledger: ledger, sources: [.alipay: source], clock: ManualClock(EngineFixtures.now),
                 logger: TestLog.logger)
@@ -117,17 +144,17 @@ struct StatementReconcilerTests {
             let report = try await reconciler.reconcile(.alipay, day: day)
             #expect(report.status == .discrepancies)
             #expect(
-                report.matched.count == 1 && report.recovered.count == 1
+                report.matched.count == 4 && report.recovered.count == 1
                     && report.recovered.amountMinor == ["CNY": 9900])
             #expect(report.refundsRecovered.count == 1 && report.refundsMatched.count == 0)
-            #expect(report.otherDay == 1)
+            #expect(report.otherDay == 1 && report.refundsOtherDay == 1 && report.shared == 1)
             let kinds = report.discrepancies.map { "\($0.kind.rawValue):\($0.transactionID)" }
             #expect(
                 kinds == [
                     "amount_differs:TD", "not_in_ledger:TU", "unknown_order:TX", "refund_not_reversed:TD",
-                    "not_in_statement:TL",
+                    "not_in_statement:TL", "refund_not_in_statement:TV", "refund_not_in_statement:TZ",
                 ])
-            #expect(report.flagged.count == 5)
+            #expect(report.flagged.count == 7)
             let differs = try #require(report.discrepancies.first)
             #expect(differs.line == 3 && differs.statementAmount?.amountMinor == 9800 && differs.ledgerAmount == price)
             #expect(try await ledger.order(number: orders["recovered"]!.orderNo)?.status == .fulfilled)

@@ -74,12 +74,22 @@ extension AlipayPayments: StatementSource {
 
     /// `alipay.trade.query`: the Beijing day of its `send_pay_date`, which a trade refunded since (TRADE_CLOSED)
     /// keeps.
-    public func paidDay(of payment: RecordedPayment) async throws -> StatementDay? {
+    public func paymentDay(of payment: RecordedPayment) async throws -> ProviderPayment {
         guard let gateway else { throw StatementError.noStatements(.alipay) }
         guard case .trade(let trade) = try await gateway.queryTrade(outTradeNo: payment.orderNo),
             trade.status != .waitBuyerPay, trade.tradeNo == payment.providerTransactionID, let paidAt = trade.paidAt
-        else { return nil }
-        return StatementDay(containing: paidAt, utcOffset: utcOffset)
+        else { return .notPaid }
+        return .paid(on: StatementDay(containing: paidAt, utcOffset: utcOffset))
+    }
+
+    /// `alipay.trade.query`: a paid trade refunded in full answers `TRADE_CLOSED` with its `send_pay_date`
+    /// ("支付完成后全额退款"), which says it was refunded, not when.
+    public func refundDay(of payment: RecordedPayment) async throws -> ProviderRefund {
+        guard let gateway else { throw StatementError.noStatements(.alipay) }
+        guard case .trade(let trade) = try await gateway.queryTrade(outTradeNo: payment.orderNo),
+            trade.tradeNo == payment.providerTransactionID, trade.status == .tradeClosed, trade.paidAt != nil
+        else { return .notRefunded }
+        return .refundedUndated
     }
 
     /// `alipay.trade.fastpay.refund.query` of the refund request the bill names: a full refund Alipay confirms is

@@ -100,16 +100,30 @@ extension AppStorePayments: StatementSource {
     }
 
     /// The UTC day of the transaction's `purchaseDate`, as the App Store answers for it now.
-    public func paidDay(of payment: RecordedPayment) async throws -> StatementDay? {
-        let transaction: JWSTransaction
+    public func paymentDay(of payment: RecordedPayment) async throws -> ProviderPayment {
+        guard let transaction = try await knownTransaction(payment.providerTransactionID) else { return .notPaid }
+        if transaction.isFamilyShared { return .shared }
+        return transaction.purchaseDate.map {
+            .paid(on: StatementDay(containing: Date(millisecondsSince1970: $0), utcOffset: utcOffset))
+        } ?? .notPaid
+    }
+
+    /// The UTC day of the transaction's `revocationDate`, as the App Store answers for it now.
+    public func refundDay(of payment: RecordedPayment) async throws -> ProviderRefund {
+        guard let transaction = try await knownTransaction(payment.providerTransactionID),
+            let revoked = transaction.revocationDate
+        else { return .notRefunded }
+        if transaction.isFamilyShared { return .shared }
+        return .refunded(on: StatementDay(containing: Date(millisecondsSince1970: revoked), utcOffset: utcOffset))
+    }
+
+    /// ``askedTransaction(_:)``; nil when the App Store does not know it (404).
+    private func knownTransaction(_ id: String) async throws -> JWSTransaction? {
         do {
-            transaction = try await askedTransaction(payment.providerTransactionID)
+            return try await askedTransaction(id)
         } catch {
             guard case .api(let status, _, _) = error as? AppStoreServerAPIError, status == 404 else { throw error }
             return nil
-        }
-        return transaction.purchaseDate.map {
-            StatementDay(containing: Date(millisecondsSince1970: $0), utcOffset: utcOffset)
         }
     }
 

@@ -60,11 +60,12 @@ public struct StatementReconciler: Sendable {
             let recoveredBefore = Set(report.recoveredTransactions)
             let refundsRecoveredBefore = Set(report.recoveredRefunds)
             let start = day.start(utcOffset: source.utcOffset)
-            let recorded = try await ledger.payments(
-                channel: channel, recordedFrom: start, before: day.next.start(utcOffset: source.utcOffset))
+            let end = day.next.start(utcOffset: source.utcOffset)
+            let recorded = try await ledger.payments(channel: channel, recordedFrom: start, before: end)
             let total = statement.entries.count + recorded.count
             var done = 0
             var onStatement = Set<String>()
+            var refundsOnStatement = Set<String>()
             for entry in statement.entries where entry.kind == .payment {
                 onStatement.insert(entry.providerTransactionID)
                 try await check(
@@ -73,6 +74,7 @@ public struct StatementReconciler: Sendable {
                 progress(done, total)
             }
             for entry in statement.entries where entry.kind == .refund {
+                refundsOnStatement.insert(entry.providerTransactionID)
                 try await check(
                     refund: entry, channel: channel, source: source, recoveredBefore: refundsRecoveredBefore,
                     into: &report)
@@ -85,6 +87,11 @@ public struct StatementReconciler: Sendable {
                 }
                 done += 1
                 progress(done, total)
+            }
+            // Reversals recorded that day (read after this run's own), each on the statement or asked about.
+            for payment in try await ledger.payments(channel: channel, reversedFrom: start, before: end)
+            where !refundsOnStatement.contains(payment.providerTransactionID) {
+                try await check(unlistedReversal: payment, day: day, source: source, into: &report)
             }
             report.status = report.flagged.count == 0 ? .balanced : .discrepancies
         }
@@ -221,13 +228,16 @@ public struct StatementReconciler: Sendable {
     ) async throws {
         let detail: String
         do {
-            switch try await source.paidDay(of: payment) {
-            case .some(let paid) where paid != day:
+            switch try await source.paymentDay(of: payment) {
+            case .paid(let paid) where paid != day:
                 report.otherDay += 1
                 return
-            case .some:
+            case .shared:
+                report.shared += 1
+                return
+            case .paid:
                 detail = "the provider dates it \(day) but its statement does not list it"
-            case .none:
+            case .notPaid:
                 detail = "the provider says it was not paid"
             }
         } catch {
@@ -236,6 +246,42 @@ public struct StatementReconciler: Sendable {
         report.flag(
             .init(
                 kind: .notInStatement, orderNo: payment.orderNo, transactionID: payment.providerTransactionID,
+                line: nil, statementAmount: nil, ledgerAmount: payment.amount, detail: detail))
+    }
+}
+
+extension StatementReconciler {
+    /// A payment the ledger reversed on the day whose refund the statement does not list: on another day's
+    /// statement when the provider refunded it then (or does not say when), flagged when it says it did not refund
+    /// it or dates the refund on this day.
+    func check(
+        unlistedReversal payment: RecordedPayment, day: StatementDay, source: any StatementSource,
+        into report: inout StatementReport
+    ) async throws {
+        let detail: String
+        do {
+            switch try await source.refundDay(of: payment) {
+            case .refunded(let refunded) where refunded != day:
+                report.refundsOtherDay += 1
+                return
+            case .refundedUndated:
+                report.refundsOtherDay += 1
+                return
+            case .shared:
+                report.shared += 1
+                return
+            case .refunded:
+                detail =
+                    "reversed in the ledger; the provider dates the refund \(day) but its statement does not list it"
+            case .notRefunded:
+                detail = "reversed in the ledger, but the provider says it was not refunded"
+            }
+        } catch {
+            detail = "reversed in the ledger and not on the statement; asking the provider failed: \(error)"
+        }
+        report.flag(
+            .init(
+                kind: .refundNotInStatement, orderNo: payment.orderNo, transactionID: payment.providerTransactionID,
                 line: nil, statementAmount: nil, ledgerAmount: payment.amount, detail: detail))
     }
 }

@@ -48,6 +48,9 @@ public struct StatementReport: Sendable, Hashable, Codable {
             /// A refund on the statement the ledger has not reversed and the provider's query did not confirm
             /// (or a partial refund, noted for a human).
             case refundNotReversed = "refund_not_reversed"
+            /// Reversed in the ledger on this day, no refund of it on the statement, and the provider says it did not
+            /// refund it (or dates the refund on this day).
+            case refundNotInStatement = "refund_not_in_statement"
         }
 
         public var kind: Kind
@@ -85,6 +88,12 @@ public struct StatementReport: Sendable, Hashable, Codable {
     /// Payments recorded in the ledger on this day that the provider dates on another (a payment made just before
     /// midnight and recorded just after): on that day's statement, not this one.
     public var otherDay = 0
+    /// Refunds the ledger recorded on this day that the provider made on another (or does not date: WeChat Pay's
+    /// and Alipay's queries say only that a payment was refunded): on that day's statement.
+    public var refundsOtherDay = 0
+    /// App Store family-shared purchases recorded (or revoked) on this day: access shared, no money; the
+    /// purchaser's own transaction is the payment.
+    public var shared = 0
     public var flagged = Tally()
     /// The provider transactions this day's runs recovered (kept across runs: a second run finds them matched).
     public var recoveredTransactions: [String] = []
@@ -107,6 +116,28 @@ public struct StatementReport: Sendable, Hashable, Codable {
         if discrepancies.count < Self.maxListed { discrepancies.append(discrepancy) }
     }
 
+    /// Reads a kept report; one kept before a count existed reads it as 0.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        channel = try container.decode(Channel.self, forKey: .channel)
+        day = try container.decode(String.self, forKey: .day)
+        status = try container.decode(Status.self, forKey: .status)
+        ranAt = try container.decode(Date.self, forKey: .ranAt)
+        waitingFor = try container.decodeIfPresent(String.self, forKey: .waitingFor)
+        statementTotals = try container.decodeIfPresent(StatementTotals.self, forKey: .statementTotals)
+        matched = try container.decode(Tally.self, forKey: .matched)
+        recovered = try container.decode(Tally.self, forKey: .recovered)
+        refundsMatched = try container.decode(Tally.self, forKey: .refundsMatched)
+        refundsRecovered = try container.decode(Tally.self, forKey: .refundsRecovered)
+        otherDay = try container.decode(Int.self, forKey: .otherDay)
+        refundsOtherDay = try container.decodeIfPresent(Int.self, forKey: .refundsOtherDay) ?? 0
+        shared = try container.decodeIfPresent(Int.self, forKey: .shared) ?? 0
+        flagged = try container.decode(Tally.self, forKey: .flagged)
+        recoveredTransactions = try container.decode([String].self, forKey: .recoveredTransactions)
+        recoveredRefunds = try container.decode([String].self, forKey: .recoveredRefunds)
+        discrepancies = try container.decode([Discrepancy].self, forKey: .discrepancies)
+    }
+
     enum CodingKeys: String, CodingKey {
         case channel, day, status
         case ranAt = "ran_at"
@@ -116,6 +147,8 @@ public struct StatementReport: Sendable, Hashable, Codable {
         case refundsMatched = "refunds_matched"
         case refundsRecovered = "refunds_recovered"
         case otherDay = "other_day"
+        case refundsOtherDay = "refunds_other_day"
+        case shared
         case flagged
         case recoveredTransactions = "recovered_transactions"
         case recoveredRefunds = "recovered_refunds"

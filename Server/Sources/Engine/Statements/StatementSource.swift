@@ -15,9 +15,11 @@ public protocol StatementSource: Sendable {
     /// Asks the provider about a payment its statement lists and the ledger lacks and, when it confirms it, records
     /// it through the channel's own path (`evidence` names the statement line).
     func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery
-    /// The day the provider says a recorded payment was made (asking it, the authority); nil when it says the
-    /// payment was not made.
-    func paidDay(of payment: RecordedPayment) async throws -> StatementDay?
+    /// What the provider says (asked, the authority) of a payment the ledger recorded on a day whose statement
+    /// does not list it.
+    func paymentDay(of payment: RecordedPayment) async throws -> ProviderPayment
+    /// What the provider says of a payment the ledger reversed on a day whose statement lists no refund of it.
+    func refundDay(of payment: RecordedPayment) async throws -> ProviderRefund
     /// Asks the provider about a refund its statement lists and, when it confirms it, records it through the refund
     /// path (`evidence` names the statement line); true when the payment is reversed now.
     func recoverRefund(_ entry: StatementEntry, of payment: RecordedPayment, evidence: String) async throws -> Bool
@@ -25,6 +27,27 @@ public protocol StatementSource: Sendable {
 
 extension StatementSource {
     public var storefrontPrices: Bool { false }
+}
+
+/// What a provider says of a payment the ledger recorded.
+public enum ProviderPayment: Sendable, Hashable {
+    /// Paid on this day (in the provider's zone).
+    case paid(on: StatementDay)
+    case notPaid
+    /// Access shared without money changing hands (an App Store family-shared purchase: the purchaser's own
+    /// transaction is the payment, on the purchaser's statement).
+    case shared
+}
+
+/// What a provider says of a payment the ledger reversed.
+public enum ProviderRefund: Sendable, Hashable {
+    /// Refunded on this day (in the provider's zone).
+    case refunded(on: StatementDay)
+    /// Refunded, on a day its query does not say (WeChat Pay's trade state `REFUND`, Alipay's `TRADE_CLOSED`).
+    case refundedUndated
+    case notRefunded
+    /// Taken back without money returned (an App Store family-shared purchase revoked).
+    case shared
 }
 
 /// What asking the provider about a payment its statement lists found.

@@ -87,14 +87,24 @@ extension WeChatPayPayments: StatementSource {
     }
 
     /// `GET /v3/pay/transactions/id/{transaction_id}`: the Beijing day of its `success_time`.
-    public func paidDay(of payment: RecordedPayment) async throws -> StatementDay? {
+    public func paymentDay(of payment: RecordedPayment) async throws -> ProviderPayment {
         guard
             case .transaction(let transaction) = try await client.queryTransaction(
                 transactionID: payment.providerTransactionID),
             transaction.tradeState.isPaid, let time = transaction.successTime,
             let date = ISO8601DateFormatter().date(from: time)
-        else { return nil }
-        return StatementDay(containing: date, utcOffset: utcOffset)
+        else { return .notPaid }
+        return .paid(on: StatementDay(containing: date, utcOffset: utcOffset))
+    }
+
+    /// `GET /v3/pay/transactions/id/{transaction_id}`: trade state `REFUND` ("转入退款") says it was refunded, not
+    /// when (that is the refund's own, asked by its number, which the ledger's reversal does not keep).
+    public func refundDay(of payment: RecordedPayment) async throws -> ProviderRefund {
+        guard
+            case .transaction(let transaction) = try await client.queryTransaction(
+                transactionID: payment.providerTransactionID)
+        else { return .notRefunded }
+        return transaction.tradeState == .refund ? .refundedUndated : .notRefunded
     }
 
     /// `GET /v3/refund/domestic/refunds/{out_refund_no}`: a full refund WeChat Pay says succeeded is applied as its

@@ -6,7 +6,7 @@ enum Schema {
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
-        subscriptionStates, statementRuns,
+        subscriptionStates, statementRuns, reversalsByDay,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -439,5 +439,14 @@ enum Schema {
             )
             """,
             "CREATE INDEX statement_runs_by_day ON statement_runs (day, channel)",
+        ])
+
+    /// The payments reversed on a day, for the statement reconciler (a refund the ledger recorded and the
+    /// statement lacks): a partial index, so a payment recorded unreversed, the write path's every insert, adds no
+    /// entry to it; only a reversal does.
+    private static let reversalsByDay = Migration(
+        version: 16, name: "reversals by day",
+        statements: [
+            "CREATE INDEX payments_by_reversal ON payment_transactions (reversed_at) WHERE reversed_at IS NOT NULL"
         ])
 }

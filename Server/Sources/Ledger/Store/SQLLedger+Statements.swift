@@ -16,6 +16,19 @@ extension SQLLedger {
         }
     }
 
+    public func payments(channel: Channel, reversedFrom from: Date, before: Date) async throws -> [RecordedPayment] {
+        try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
+                WHERE p.reversed_at >= \(bind: from.millisecondsSince1970) AND p.reversed_at < \(bind: before.millisecondsSince1970)
+                  AND p.channel = \(bind: channel.rawValue)
+                ORDER BY p.reversed_at, p.id
+                """
+            ).all().map(Self.decodePayment)
+        }
+    }
+
     public func latestTransactionPerUser(channel: Channel) async throws -> [String] {
         try await database.read(joining: write) { db in
             try await db.raw(

@@ -5,6 +5,8 @@ import OrderSafeModel
 public protocol StatementBook: Sendable {
     /// The payments of `channel` recorded in `[from, before)`, oldest first.
     func payments(channel: Channel, recordedFrom from: Date, before: Date) async throws -> [RecordedPayment]
+    /// The payments of `channel` reversed (refunded or revoked) in `[from, before)`, oldest reversal first.
+    func payments(channel: Channel, reversedFrom from: Date, before: Date) async throws -> [RecordedPayment]
     /// The latest payment's provider transaction of each user who paid through `channel`, oldest user first: whom to
     /// ask about a provider that keeps each customer's history (the App Store's transaction history).
     func latestTransactionPerUser(channel: Channel) async throws -> [String]

@@ -64,6 +64,8 @@ extension ConsoleController {
             ["label": texts["refunds_matched"] ?? "", "value": Self.tally(report.refundsMatched)],
             ["label": texts["refunds_recovered"] ?? "", "value": Self.tally(report.refundsRecovered)],
             ["label": texts["other_day"] ?? "", "value": "\(report.otherDay)"],
+            ["label": texts["refunds_other_day"] ?? "", "value": "\(report.refundsOtherDay)"],
+            ["label": texts["shared"] ?? "", "value": "\(report.shared)"],
             ["label": texts["flagged_count"] ?? "", "value": Self.tally(report.flagged)],
         ]
         if let totals = report.statementTotals {

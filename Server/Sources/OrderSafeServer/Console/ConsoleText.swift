@@ -158,6 +158,8 @@ enum ConsoleText {
         "refunds_matched": ("Refunds matched", "退款已匹配"),
         "refunds_recovered": ("Refunds recovered", "退款已补记"),
         "other_day": ("On another day's statement", "在其他日期的对账单"),
+        "refunds_other_day": ("Refunds on another day's statement", "退款在其他日期的对账单"),
+        "shared": ("Family sharing (no money)", "家人共享（无资金）"),
         "flagged_count": ("Flagged", "已标记"),
         "statement_totals": (
             "The file's totals (rows · paid / refunded / fees, minor units)", "文件汇总（笔数 · 收款 / 退款 / 手续费，最小单位）"
@@ -173,6 +175,9 @@ enum ConsoleText {
         "discrepancy_not_in_statement": ("not on the statement", "对账单中没有"),
         "discrepancy_amount_differs": ("amount differs", "金额不符"),
         "discrepancy_refund_not_reversed": ("refund not reversed", "退款未冲销"),
+        "discrepancy_refund_not_in_statement": (
+            "reversed in the ledger, not refunded on the statement", "账本已冲销，对账单中无此退款"
+        ),
         "jobs": ("Job queue", "任务队列"),
         "no_jobs": ("No job is waiting.", "没有等待中的任务。"),
         "job": ("Job", "任务"),
