@@ -25,6 +25,9 @@ public struct StatementReconciler: Sendable {
         self.logger = logger
     }
 
+    /// How many of a day's recorded payments are read at once.
+    static let pageSize = 5_000
+
     /// The channels whose providers publish statements.
     public var channels: [Channel] { sources.keys.sorted { $0.rawValue < $1.rawValue } }
 
@@ -61,8 +64,9 @@ public struct StatementReconciler: Sendable {
             let refundsRecoveredBefore = Set(report.recoveredRefunds)
             let start = day.start(utcOffset: source.utcOffset)
             let end = day.next.start(utcOffset: source.utcOffset)
-            let recorded = try await ledger.payments(channel: channel, recordedFrom: start, before: end)
-            let total = statement.entries.count + recorded.count
+            let total =
+                statement.entries.count
+                + (try await ledger.paymentCount(channel: channel, recordedFrom: start, before: end))
             var done = 0
             var onStatement = Set<String>()
             var refundsOnStatement = Set<String>()
@@ -81,13 +85,20 @@ public struct StatementReconciler: Sendable {
                 done += 1
                 progress(done, total)
             }
-            for payment in recorded {
-                if !onStatement.contains(payment.providerTransactionID) {
-                    try await check(unlisted: payment, day: day, source: source, into: &report)
+            // The day's recorded payments, a page at a time (a day may hold millions).
+            var cursor: PaymentCursor?
+            repeat {
+                let page = try await ledger.payments(
+                    channel: channel, recordedFrom: start, before: end, after: cursor, limit: Self.pageSize)
+                for payment in page.payments {
+                    if !onStatement.contains(payment.providerTransactionID) {
+                        try await check(unlisted: payment, day: day, source: source, into: &report)
+                    }
+                    done += 1
+                    progress(done, total)
                 }
-                done += 1
-                progress(done, total)
-            }
+                cursor = page.next
+            } while cursor != nil
             // Reversals recorded that day (read after this run's own), each on the statement or asked about.
             for payment in try await ledger.payments(channel: channel, reversedFrom: start, before: end)
             where !refundsOnStatement.contains(payment.providerTransactionID) {

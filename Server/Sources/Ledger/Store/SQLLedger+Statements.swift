@@ -3,16 +3,41 @@ import OrderSafeModel
 import SQLKit
 
 extension SQLLedger {
-    public func payments(channel: Channel, recordedFrom from: Date, before: Date) async throws -> [RecordedPayment] {
+    public func payments(
+        channel: Channel, recordedFrom from: Date, before: Date, after cursor: PaymentCursor?, limit: Int
+    ) async throws -> (payments: [RecordedPayment], next: PaymentCursor?) {
+        let (afterAt, afterID) = (cursor?.recordedAt ?? .min, cursor?.id ?? .min)
+        let page = try await database.read(joining: write) { db in
+            try await db.raw(
+                """
+                SELECT \(unsafeRaw: Self.paymentColumns), p.recorded_at AS page_at, p.id AS page_id
+                FROM payment_transactions p JOIN orders o ON o.id = p.order_id
+                WHERE p.recorded_at >= \(bind: from.millisecondsSince1970) AND p.recorded_at < \(bind: before.millisecondsSince1970)
+                  AND p.channel = \(bind: channel.rawValue)
+                  AND (p.recorded_at > \(bind: afterAt) OR (p.recorded_at = \(bind: afterAt) AND p.id > \(bind: afterID)))
+                ORDER BY p.recorded_at, p.id LIMIT \(bind: limit)
+                """
+            ).all().map { row in
+                (
+                    try Self.decodePayment(row),
+                    PaymentCursor(
+                        recordedAt: try row.decode(column: "page_at", as: Int64.self),
+                        id: try row.decode(column: "page_id", as: Int64.self))
+                )
+            }
+        }
+        return (page.map(\.0), page.count == limit ? page.last?.1 : nil)
+    }
+
+    public func paymentCount(channel: Channel, recordedFrom from: Date, before: Date) async throws -> Int {
         try await database.read(joining: write) { db in
             try await db.raw(
                 """
-                SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
-                WHERE p.recorded_at >= \(bind: from.millisecondsSince1970) AND p.recorded_at < \(bind: before.millisecondsSince1970)
-                  AND p.channel = \(bind: channel.rawValue)
-                ORDER BY p.recorded_at, p.id
+                SELECT COUNT(*) AS n FROM payment_transactions
+                WHERE recorded_at >= \(bind: from.millisecondsSince1970) AND recorded_at < \(bind: before.millisecondsSince1970)
+                  AND channel = \(bind: channel.rawValue)
                 """
-            ).all().map(Self.decodePayment)
+            ).first().map { try $0.decode(column: "n", as: Int.self) } ?? 0
         }
     }
 

@@ -3,8 +3,12 @@ import OrderSafeModel
 
 /// What statement reconciliation reads and keeps: a day's recorded payments of one channel, and each day's report.
 public protocol StatementBook: Sendable {
-    /// The payments of `channel` recorded in `[from, before)`, oldest first.
-    func payments(channel: Channel, recordedFrom from: Date, before: Date) async throws -> [RecordedPayment]
+    /// The payments of `channel` recorded in `[from, before)`, oldest first, a page at a time: at most `limit` after
+    /// `cursor` (nil: from the first), and where the page ended (nil when it was the last).
+    func payments(channel: Channel, recordedFrom from: Date, before: Date, after cursor: PaymentCursor?, limit: Int)
+        async throws -> (payments: [RecordedPayment], next: PaymentCursor?)
+    /// How many payments of `channel` were recorded in `[from, before)`.
+    func paymentCount(channel: Channel, recordedFrom from: Date, before: Date) async throws -> Int
     /// The payments of `channel` reversed (refunded or revoked) in `[from, before)`, oldest reversal first.
     func payments(channel: Channel, reversedFrom from: Date, before: Date) async throws -> [RecordedPayment]
     /// The latest payment's provider transaction of each user who paid through `channel`, oldest user first: whom to
@@ -35,4 +39,10 @@ public struct StatementRun: Sendable, Hashable {
         self.report = report
         self.ranAt = ranAt
     }
+}
+
+/// Where a page of a day's payments ended (its last payment's time and row): the next page starts after it.
+public struct PaymentCursor: Sendable, Hashable {
+    let recordedAt: Int64
+    let id: Int64
 }
