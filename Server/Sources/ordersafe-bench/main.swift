@@ -13,6 +13,9 @@ if arguments.first == "console" {
 if arguments.first == "statements" {
     exit(try await StatementBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
 }
+if arguments.first == "statements-day" {  // the process `statements` measures the day in
+    exit(try await StatementBenchmark.measureDay(Array(arguments.dropFirst())) ? 0 : 1)
+}
 if arguments.first == "writes" {
     exit(try await WritePathBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
 }

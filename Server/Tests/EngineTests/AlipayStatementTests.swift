@@ -33,8 +33,9 @@ struct AlipayStatementTests {
     func entries() throws {
         let day = try #require(StatementDay("2026-11-25"))
         let statement = try AlipayPayments.statement(try Self.bill(), day: day, sellerID: "2088000000000001")
-        #expect(statement.entries.map(\.kind) == [.payment, .refund])
-        let (payment, refund) = (statement.entries[0], statement.entries[1])
+        let entries = try statement.entries.all()
+        #expect(entries.map(\.kind) == [.payment, .refund])
+        let (payment, refund) = (entries[0], entries[1])
         #expect(payment.line == 6 && payment.orderNo == "OS1" && payment.providerTransactionID.hasSuffix("0001"))
         #expect(payment.amount == Money(amountMinor: 9900, currency: .cny) && payment.feeMinor == 59)
         #expect(refund.refundNo == "RF1" && refund.amount == Money(amountMinor: 9900, currency: .cny))

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Testing
 
 @testable import WeChatPay
@@ -34,6 +35,30 @@ struct WeChatPayTradeBillTests {
         var bom: [UInt8] = [0xEF, 0xBB, 0xBF]
         bom += Self.file([Self.header, Self.paid, Self.refunded, Self.summaryHeader, Self.summary], crlf: true)
         #expect(try WeChatPayTradeBill(bom) == bill)
+    }
+
+    @Test(
+        "a bill read a row at a time as it inflates gives the same rows and totals; a gzip cut short ends its lines with the inflater's failure"
+    )
+    func streamed() throws {
+        let plain = Self.file([Self.header, Self.paid, Self.refunded, Self.summaryHeader, Self.summary])
+        let bill = try WeChatPayTradeBill(plain)
+        let gzipped = Zlib.deflate(plain, wrapping: .gzip)
+        for file in [WeChatPayBillFile(bytes: plain, gzip: false), WeChatPayBillFile(bytes: gzipped, gzip: true)] {
+            var rows = try WeChatPayTradeBill.Rows(try file.lines())
+            var read: [WeChatPayTradeBill.Row] = []
+            while let row = try rows.next() { read.append(row) }
+            #expect(read == bill.rows && rows.totals == bill.totals)
+            #expect(try rows.next() == nil && rows.totals == bill.totals)
+            #expect(try file.whole() == plain)
+        }
+        let cut = WeChatPayBillFile(bytes: Array(gzipped.dropLast(12)), gzip: true)
+        let lines = try cut.lines()
+        var rows = try WeChatPayTradeBill.Rows(lines)
+        _ = try? rows.next()
+        while (try? rows.next()) != nil {}
+        #expect(lines.failure == .source(.malformed("the compressed data ends early")))
+        #expect(throws: ArchiveError.malformed("the compressed data ends early")) { try cut.whole() }
     }
 
     @Test("cut short, malformed or not adding up: refused, naming the line")

@@ -4,16 +4,21 @@ import OrderSafeModel
 /// One channel's statement of one day, as its provider published it and its parser checked it (the file's own
 /// totals agree with its rows), or as its API lists the day (the App Store): what the provider took and gave back
 /// that day.
-public struct ProviderStatement: Sendable, Hashable {
+public struct ProviderStatement: Sendable {
     public var day: StatementDay
-    public var entries: [StatementEntry]
+    public var entries: StatementEntries
     /// What the file itself says it holds; nil when the provider publishes no totals (the App Store's API).
     public var totals: StatementTotals?
 
-    public init(day: StatementDay, entries: [StatementEntry], totals: StatementTotals?) {
+    public init(day: StatementDay, entries: StatementEntries, totals: StatementTotals?) {
         self.day = day
         self.entries = entries
         self.totals = totals
+    }
+
+    /// A statement whose entries are held in memory.
+    public init(day: StatementDay, entries: [StatementEntry], totals: StatementTotals?) {
+        self.init(day: day, entries: StatementEntries(entries), totals: totals)
     }
 }
 
@@ -75,7 +80,7 @@ public struct StatementTotals: Sendable, Hashable, Codable {
 }
 
 /// Whether a provider has published a day's statement.
-public enum StatementAvailability: Sendable, Hashable {
+public enum StatementAvailability: Sendable {
     case published(ProviderStatement)
     /// Not yet (WeChat Pay's `STATEMENT_CREATING`, a day not over): try again later.
     case notYet(String)

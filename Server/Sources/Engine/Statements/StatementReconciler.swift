@@ -70,14 +70,22 @@ public struct StatementReconciler: Sendable {
             var done = 0
             var onStatement = Set<String>()
             var refundsOnStatement = Set<String>()
-            for entry in statement.entries where entry.kind == .payment {
+            // The statement read once more, a line at a time: payments checked as they come, refunds after them
+            // (a refund's payment may stand further down, and is recorded first).
+            var reader = try statement.entries.reader()
+            var refunds: [StatementEntry] = []
+            while let entry = try reader.next() {
+                guard entry.kind == .payment else {
+                    refunds.append(entry)
+                    continue
+                }
                 onStatement.insert(entry.providerTransactionID)
                 try await check(
                     payment: entry, channel: channel, source: source, recoveredBefore: recoveredBefore, into: &report)
                 done += 1
                 progress(done, total)
             }
-            for entry in statement.entries where entry.kind == .refund {
+            for entry in refunds {
                 refundsOnStatement.insert(entry.providerTransactionID)
                 try await check(
                     refund: entry, channel: channel, source: source, recoveredBefore: refundsRecoveredBefore,

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import Ledger
 import OrderSafeModel
@@ -7,14 +8,16 @@ extension WeChatPayPayments: StatementSource {
     /// Beijing time: WeChat Pay's days end at midnight there.
     public var utcOffset: Int { 8 * 3600 }
 
-    /// `GET /v3/bill/tradebill` (ALL, gzipped) of the day, downloaded, inflated, checked against its SHA-1 and parsed. WeChat Pay answers
+    /// `GET /v3/bill/tradebill` (ALL, gzipped) of the day, downloaded and checked against its SHA-1, then read a line
+    /// at a time as it inflates: once to its end (every row, the summary against the rows) before anything is
+    /// compared, and again for the comparison; the bill is kept compressed meanwhile. WeChat Pay answers
     /// `400 STATEMENT_CREATING` while it writes the bill (from 08:00 the next day it is there) and
     /// `400 NO_STATEMENT_EXIST` for a day without a payment or refund — an empty statement (its error codes:
     /// https://pay.weixin.qq.com/docs/merchant/apis/jsapi-payment/get-trade-bill.html).
     public func statement(of day: StatementDay) async throws -> StatementAvailability {
-        let bytes: [UInt8]
+        let file: WeChatPayBillFile
         do {
-            bytes = try await client.download(try await client.tradeBill(date: day.description, gzip: true))
+            file = try await client.downloadFile(try await client.tradeBill(date: day.description, gzip: true))
         } catch {
             guard case .business(_, let code, let message) = error else { throw error }
             switch code {
@@ -29,13 +32,18 @@ extension WeChatPayPayments: StatementSource {
                 throw error
             }
         }
-        let bill: WeChatPayTradeBill
-        do {
-            bill = try WeChatPayTradeBill(bytes)
-        } catch {
-            throw StatementError.unreadable(.wechatPay, day: day.description, error.description)
+        return .published(try Self.statement(file, day: day, merchantID: client.merchantID, appID: client.appID))
+    }
+
+    /// A downloaded bill as the statement of `day`, read once to its end (every row, the summary against the rows)
+    /// and kept compressed, to be read again a row at a time.
+    public static func statement(_ file: WeChatPayBillFile, day: StatementDay, merchantID: String, appID: String)
+        throws -> ProviderStatement
+    {
+        let (entries, totals) = try StatementEntries.checked {
+            try BillEntries(file: file, day: day, merchantID: merchantID, appID: appID)
         }
-        return .published(try Self.statement(bill, day: day, merchantID: client.merchantID, appID: client.appID))
+        return ProviderStatement(day: day, entries: entries, totals: totals)
     }
 
     /// A parsed trade bill as the statement of `day`: a payment per `SUCCESS` row (its order amount), a refund per
@@ -45,40 +53,96 @@ extension WeChatPayPayments: StatementSource {
     {
         var entries: [StatementEntry] = []
         entries.reserveCapacity(bill.rows.count)
-        // The header is line 1: the rows follow it (blank lines are not counted by WeChat Pay's files).
         for (offset, row) in bill.rows.enumerated() {
-            let line = offset + 2
-            guard row.merchantID == merchantID, row.appID == appID else {
-                throw .unreadable(
-                    .wechatPay, day: day.description,
-                    "line \(line): a row of merchant \(row.merchantID) and app \(row.appID), not ours")
-            }
-            guard let currency = CurrencyCode(row.currency) else {
-                throw .unreadable(
-                    .wechatPay, day: day.description, "line \(line): currency '\(row.currency.prefix(8))'")
-            }
-            switch row.state {
-            case "SUCCESS":
-                entries.append(
-                    StatementEntry(
-                        kind: .payment, line: line, orderNo: row.outTradeNo, providerTransactionID: row.transactionID,
-                        amount: Money(amountMinor: row.orderFen, currency: currency), feeMinor: row.feeFen))
-            case "REFUND":
-                entries.append(
-                    StatementEntry(
-                        kind: .refund, line: line, orderNo: row.outTradeNo, providerTransactionID: row.transactionID,
-                        refundNo: row.outRefundNo, amount: Money(amountMinor: row.refundFen, currency: currency),
-                        feeMinor: row.feeFen))
-            default:
-                // REVOKED (撤销) and the like moved no money.
-                continue
+            if let entry = try entry(row, line: offset + 2, day: day, merchantID: merchantID, appID: appID) {
+                entries.append(entry)
             }
         }
-        return ProviderStatement(
-            day: day, entries: entries,
-            totals: StatementTotals(
-                rows: bill.totals.count, paidMinor: bill.totals.settlementFen, refundedMinor: bill.totals.refundFen,
-                feeMinor: bill.totals.feeFen))
+        return ProviderStatement(day: day, entries: entries, totals: totals(bill.totals))
+    }
+
+    /// A row's entry; nil for a row that moved no money (REVOKED, 撤销, and the like). `line`: the header is line 1
+    /// and the rows follow it (WeChat Pay's files hold no blank lines).
+    static func entry(_ row: WeChatPayTradeBill.Row, line: Int, day: StatementDay, merchantID: String, appID: String)
+        throws(StatementError) -> StatementEntry?
+    {
+        guard row.merchantID == merchantID, row.appID == appID else {
+            throw .unreadable(
+                .wechatPay, day: day.description,
+                "line \(line): a row of merchant \(row.merchantID) and app \(row.appID), not ours")
+        }
+        guard let currency = CurrencyCode(row.currency) else {
+            throw .unreadable(.wechatPay, day: day.description, "line \(line): currency '\(row.currency.prefix(8))'")
+        }
+        switch row.state {
+        case "SUCCESS":
+            return StatementEntry(
+                kind: .payment, line: line, orderNo: row.outTradeNo, providerTransactionID: row.transactionID,
+                amount: Money(amountMinor: row.orderFen, currency: currency), feeMinor: row.feeFen)
+        case "REFUND":
+            return StatementEntry(
+                kind: .refund, line: line, orderNo: row.outTradeNo, providerTransactionID: row.transactionID,
+                refundNo: row.outRefundNo, amount: Money(amountMinor: row.refundFen, currency: currency),
+                feeMinor: row.feeFen)
+        default:
+            return nil
+        }
+    }
+
+    static func totals(_ totals: WeChatPayTradeBill.Totals) -> StatementTotals {
+        StatementTotals(
+            rows: totals.count, paidMinor: totals.settlementFen, refundedMinor: totals.refundFen,
+            feeMinor: totals.feeFen)
+    }
+
+    /// A downloaded bill's entries, read a row at a time as the bill inflates.
+    struct BillEntries: StatementEntryReader {
+        private let lines: PiecewiseLines
+        private var rows: WeChatPayTradeBill.Rows<PiecewiseLines>
+        private let day: StatementDay
+        private let merchantID: String
+        private let appID: String
+        private var read = 0
+        private(set) var totals: StatementTotals?
+
+        init(file: WeChatPayBillFile, day: StatementDay, merchantID: String, appID: String) throws {
+            self.day = day
+            self.merchantID = merchantID
+            self.appID = appID
+            do {
+                lines = try file.lines()
+                rows = try WeChatPayTradeBill.Rows(lines)
+            } catch {
+                throw StatementError.unreadable(.wechatPay, day: day.description, "\(error)")
+            }
+        }
+
+        mutating func next() throws -> StatementEntry? {
+            while true {
+                let row: WeChatPayTradeBill.Row?
+                do {
+                    row = try rows.next()
+                } catch {
+                    // A bill that stopped early because of what lies under it says why.
+                    let reason = lines.failure.map { "\($0)" } ?? error.description
+                    throw StatementError.unreadable(.wechatPay, day: day.description, reason)
+                }
+                guard let row else {
+                    // Lines that ended because the data under them failed end no bill, whatever they held.
+                    if let failure = lines.failure {
+                        throw StatementError.unreadable(.wechatPay, day: day.description, failure.description)
+                    }
+                    totals = rows.totals.map(WeChatPayPayments.totals)
+                    return nil
+                }
+                read += 1
+                if let entry = try WeChatPayPayments.entry(
+                    row, line: read + 1, day: day, merchantID: merchantID, appID: appID)
+                {
+                    return entry
+                }
+            }
+        }
     }
 
     /// The statement's order settled through the order query (the authority).

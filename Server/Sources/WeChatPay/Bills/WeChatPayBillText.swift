@@ -27,7 +27,7 @@ enum WeChatPayBillText {
         let names: [String]
         let fields: [Substring]
 
-        init(header: (number: Int, text: Substring)?, rest lines: inout BillLineReader) throws(WeChatPayBillError) {
+        init(header: (number: Int, text: Substring)?, rest lines: inout some BillLines) throws(WeChatPayBillError) {
             guard let header else { throw .truncated(line: lines.count + 1, "no summary: the file ends in its rows") }
             names = WeChatPayBillText.fields(header.text, backticks: true).map(String.init)
             guard let row = lines.next() else {

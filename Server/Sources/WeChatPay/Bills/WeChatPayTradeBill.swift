@@ -54,21 +54,64 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
     /// The most rows a day's file is read with (a larger one is refused, not cut).
     public static let maxRows = 5_000_000
 
+    /// The whole bill (UTF-8 bytes), its rows kept.
     public init(_ bytes: [UInt8]) throws(WeChatPayBillError) {
-        var lines = WeChatPayBillText.lines(bytes)
-        guard let header = lines.next() else { throw .malformed(line: 1, "the file is empty") }
-        let names = WeChatPayBillText.fields(header.text, backticks: false).map(String.init)
-        let index = try WeChatPayBillText.columns(names, required: Self.columns)
+        var reader = try Rows(WeChatPayBillText.lines(bytes))
         var rows: [Row] = []
-        var summaryHeader: (number: Int, text: Substring)?
-        while let line = lines.next() {
-            if line.text.first != "`" {
-                summaryHeader = line
-                break
+        while let row = try reader.next() { rows.append(row) }
+        guard let totals = reader.totals else { throw .truncated(line: 1, "no summary") }
+        self.rows = rows
+        self.totals = totals
+    }
+
+    /// A bill read a row at a time, never whole: the header when it is made, then a row per ``next()``; at the end
+    /// the summary is read and checked against the rows (count and sums), and ``totals`` says it.
+    public struct Rows<Lines: BillLines> {
+        private var lines: Lines
+        private let names: [String]
+        private let index: [String: Int]
+        private var sums = Totals(count: 0, settlementFen: 0, refundFen: 0, feeFen: 0, orderFen: 0)
+        /// The summary, once the last row was read and the summary agreed with the rows.
+        public private(set) var totals: Totals?
+
+        public init(_ lines: Lines) throws(WeChatPayBillError) {
+            self.lines = lines
+            guard let header = self.lines.next() else { throw .malformed(line: 1, "the file is empty") }
+            names = WeChatPayBillText.fields(header.text, backticks: false).map(String.init)
+            index = try WeChatPayBillText.columns(names, required: WeChatPayTradeBill.columns)
+        }
+
+        /// The next row; nil once the summary was read and found to agree with the rows.
+        public mutating func next() throws(WeChatPayBillError) -> Row? {
+            guard totals == nil else { return nil }
+            let next = lines.next()
+            guard let line = next, line.text.first == "`" else {
+                let summary = try WeChatPayBillText.Summary(header: next, rest: &lines)
+                let said = Totals(
+                    count: try summary.count("总交易单数"), settlementFen: try summary.fen("应结订单总金额"),
+                    refundFen: try summary.fen("退款总金额"), feeFen: try summary.fen("手续费总金额", signed: true),
+                    orderFen: try summary.fen("订单总金额"))
+                guard sums == said else {
+                    throw .totalsDiffer("the rows add up to \(sums), the summary says \(said)")
+                }
+                totals = said
+                return nil
             }
-            guard rows.count < Self.maxRows else {
-                throw .malformed(line: line.number, "more than \(Self.maxRows) rows")
+            guard sums.count < WeChatPayTradeBill.maxRows else {
+                throw .malformed(line: line.number, "more than \(WeChatPayTradeBill.maxRows) rows")
             }
+            let row = try self.row(line)
+            let (settlement, o1) = sums.settlementFen.addingReportingOverflow(row.settlementFen)
+            let (refund, o2) = sums.refundFen.addingReportingOverflow(row.refundFen)
+            let (fee, o3) = sums.feeFen.addingReportingOverflow(row.feeFen)
+            let (order, o4) = sums.orderFen.addingReportingOverflow(row.orderFen)
+            guard !(o1 || o2 || o3 || o4) else { throw .totalsDiffer("the amounts overflow") }
+            (sums.settlementFen, sums.refundFen, sums.feeFen, sums.orderFen) = (settlement, refund, fee, order)
+            sums.count += 1
+            return row
+        }
+
+        private func row(_ line: (number: Int, text: Substring)) throws(WeChatPayBillError) -> Row {
             let fields = WeChatPayBillText.fields(line.text, backticks: true)
             guard fields.count == names.count else {
                 throw .malformed(line: line.number, "\(fields.count) fields where the header names \(names.count)")
@@ -83,38 +126,15 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
             }
             let refundID = text("微信退款单号")
             let outRefundNo = text("商户退款单号")
-            rows.append(
-                Row(
-                    time: text("交易时间"), appID: text("公众账号ID"), merchantID: text("商户号"),
-                    transactionID: text("微信订单号"), outTradeNo: text("商户订单号"), tradeType: text("交易类型"),
-                    state: text("交易状态"), currency: text("货币种类"), settlementFen: try fen("应结订单金额"),
-                    refundID: refundID.isEmpty || refundID == "0" ? nil : refundID,
-                    outRefundNo: outRefundNo.isEmpty || outRefundNo == "0" ? nil : outRefundNo,
-                    refundFen: try fen("退款金额"), feeFen: try fen("手续费", signed: true), orderFen: try fen("订单金额")))
+            return Row(
+                time: text("交易时间"), appID: text("公众账号ID"), merchantID: text("商户号"),
+                transactionID: text("微信订单号"), outTradeNo: text("商户订单号"), tradeType: text("交易类型"),
+                state: text("交易状态"), currency: text("货币种类"), settlementFen: try fen("应结订单金额"),
+                refundID: refundID.isEmpty || refundID == "0" ? nil : refundID,
+                outRefundNo: outRefundNo.isEmpty || outRefundNo == "0" ? nil : outRefundNo,
+                refundFen: try fen("退款金额"), feeFen: try fen("手续费", signed: true), orderFen: try fen("订单金额"))
         }
-        let summary = try WeChatPayBillText.Summary(header: summaryHeader, rest: &lines)
-        totals = Totals(
-            count: try summary.count("总交易单数"), settlementFen: try summary.fen("应结订单总金额"),
-            refundFen: try summary.fen("退款总金额"), feeFen: try summary.fen("手续费总金额", signed: true),
-            orderFen: try summary.fen("订单总金额"))
-        self.rows = rows
-        try check()
     }
-
-    /// The summary says what the rows add up to.
-    private func check() throws(WeChatPayBillError) {
-        var sums = Totals(count: rows.count, settlementFen: 0, refundFen: 0, feeFen: 0, orderFen: 0)
-        for row in rows {
-            let (settlement, o1) = sums.settlementFen.addingReportingOverflow(row.settlementFen)
-            let (refund, o2) = sums.refundFen.addingReportingOverflow(row.refundFen)
-            let (fee, o3) = sums.feeFen.addingReportingOverflow(row.feeFen)
-            let (order, o4) = sums.orderFen.addingReportingOverflow(row.orderFen)
-            guard !(o1 || o2 || o3 || o4) else { throw .totalsDiffer("the amounts overflow") }
-            (sums.settlementFen, sums.refundFen, sums.feeFen, sums.orderFen) = (settlement, refund, fee, order)
-        }
-        guard sums == totals else { throw .totalsDiffer("the rows add up to \(sums), the summary says \(totals)") }
-    }
-
 }
 
 /// Why a WeChat Pay bill was refused: the line it fails on, and why.

@@ -120,23 +120,36 @@ public struct WeChatPayClient: Sendable {
             gzip: gzip)
     }
 
-    /// Downloads a bill (the download is signed by us but not by WeChat Pay), inflates it when it was asked for gzipped
-    /// (at most `maxBytes`), and checks the bill against its SHA-1 digest, which WeChat Pay computes over the bill
-    /// itself (hash_value: "原始账单（gzip需要解压缩）的摘要值", https://pay.weixin.qq.com/doc/v3/merchant/4012556654).
-    public func download(_ bill: WeChatPayBill, maxBytes: Int = 1 << 30) async throws(WeChatPayAPIError) -> [UInt8] {
+    /// Downloads a bill (the download is signed by us but not by WeChat Pay) and checks it against its SHA-1 digest,
+    /// which WeChat Pay computes over the bill itself (hash_value: "原始账单（gzip需要解压缩）的摘要值",
+    /// https://pay.weixin.qq.com/doc/v3/merchant/4012556654): a gzipped download is inflated a piece at a time into
+    /// the digest (at most `maxBytes`) and kept as it came.
+    public func downloadFile(_ bill: WeChatPayBill, maxBytes: Int = 1 << 30) async throws(WeChatPayAPIError)
+        -> WeChatPayBillFile
+    {
         let response = try await requester.send("GET", "", url: bill.downloadURL)
         guard bill.hashType == "SHA1" else { throw .malformedResponse("unsupported hash_type \(bill.hashType)") }
-        var file = response.body
-        if bill.gzip {
-            do {
-                file = try Zlib.inflate(response.body[...], wrapping: .gzip, maxBytes: maxBytes)
-            } catch {
-                throw .malformedResponse("the gzipped bill: \(error)")
-            }
+        let file = WeChatPayBillFile(bytes: response.body, gzip: bill.gzip, maxBytes: maxBytes)
+        var hasher = Insecure.SHA1()
+        do {
+            let pieces = try file.pieces()
+            while let piece = try pieces() { hasher.update(data: piece) }
+        } catch {
+            throw .malformedResponse("the gzipped bill: \(error)")
         }
-        let digest = Insecure.SHA1.hash(data: file).map { String(format: "%02x", $0) }.joined()
+        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
         guard digest == bill.digest.lowercased() else { throw .billHashMismatch }
         return file
+    }
+
+    /// ``downloadFile(_:maxBytes:)``, the whole bill.
+    public func download(_ bill: WeChatPayBill, maxBytes: Int = 1 << 30) async throws(WeChatPayAPIError) -> [UInt8] {
+        let file = try await downloadFile(bill, maxBytes: maxBytes)
+        do {
+            return try file.whole()
+        } catch {
+            throw .malformedResponse("the gzipped bill: \(error)")
+        }
     }
 
     // MARK: Helpers
