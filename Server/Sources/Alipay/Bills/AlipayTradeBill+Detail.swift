@@ -50,19 +50,16 @@ extension AlipayTradeBill {
             return index
         }
 
-        /// Every row up to the list's end marker.
-        mutating func rows(index: [String: Int]) throws(AlipayBillError) -> [Row] {
-            var rows: [Row] = []
-            while let line = lines.next() {
-                if line.text.hasPrefix("#") {
-                    guard line.text.contains("业务明细列表结束") else {
-                        throw .malformed(file: file, line: line.number, "a # line inside the list")
-                    }
-                    return rows
-                }
-                rows.append(try row(line, index: index))
+        /// The next row; nil at the list's end marker.
+        mutating func nextRow(index: [String: Int]) throws(AlipayBillError) -> Row? {
+            guard let line = lines.next() else {
+                throw .truncated(file: file, line: lines.count, "no 业务明细列表结束 marker")
             }
-            throw .truncated(file: file, line: lines.count, "no 业务明细列表结束 marker")
+            guard line.text.hasPrefix("#") else { return try row(line, index: index) }
+            guard line.text.contains("业务明细列表结束") else {
+                throw .malformed(file: file, line: line.number, "a # line inside the list")
+            }
+            return nil
         }
 
         private func row(_ line: (number: Int, text: Substring), index: [String: Int]) throws(AlipayBillError) -> Row {

@@ -61,52 +61,73 @@ public struct AlipayTradeBill: Sendable, Hashable {
     ]
     static let summaryColumns = ["门店编号", "交易订单总笔数", "退款订单总笔数", "商家实收（元）", "服务费（元）"]
 
-    /// Reads a downloaded bill: the zip's directory, then both files a line at a time as they inflate.
+    /// Reads a downloaded bill: the zip's directory, then both files a line at a time as they inflate; the rows kept.
     public init(zip bytes: [UInt8], maxBytes: Int = 1 << 30) throws(AlipayBillError) {
-        let archive = try AlipayBillArchive(bytes, maxBytes: maxBytes)
-        let detail = try archive.lines(of: .detail)
-        let summary = try archive.lines(of: .summary)
-        do {
-            try self.init(
-                detailLines: detail, summaryLines: summary, detailName: archive.name(of: .detail),
-                summaryName: archive.name(of: .summary))
-        } catch {
-            // A file that stopped early because of what lies under it says why.
-            throw detail.failure ?? summary.failure ?? error
-        }
-        if let failure = detail.failure ?? summary.failure { throw failure }
+        var reader = try AlipayBillReader(zip: bytes, maxBytes: maxBytes)
+        try self.init(&reader)
     }
 
     /// Reads the two files' text (UTF-8 bytes).
     public init(detail: [UInt8], summary: [UInt8], detailName: String = "业务明细", summaryName: String = "业务明细(汇总)")
         throws(AlipayBillError)
     {
-        try self.init(
-            detailLines: BillLineReader(detail), summaryLines: BillLineReader(summary), detailName: detailName,
+        var reader = try Rows(
+            detail: BillLineReader(detail), summary: BillLineReader(summary), detailName: detailName,
             summaryName: summaryName)
+        try self.init(&reader)
     }
 
-    init<Detail: BillLines, Summary: BillLines>(
-        detailLines: Detail, summaryLines: Summary, detailName: String, summaryName: String
-    ) throws(AlipayBillError) {
-        var reader = DetailReader(file: detailName, lines: detailLines)
-        (account, startDay) = try reader.preamble()
-        let index = try reader.header()
-        rows = try reader.rows(index: index)
-        let footer = try reader.footer()
-        try Self.check(rows, against: footer, file: detailName)
-        var summaryReader = SummaryReader(file: summaryName, lines: summaryLines)
-        let summary = try summaryReader.total()
-        try Self.check(rows, footer: footer, against: summary, file: summaryName)
-        totals = Totals(
-            tradeCount: footer.trades.count, tradeReceiptFen: footer.trades.fen, refundCount: footer.refunds.count,
-            refundReceiptFen: footer.refunds.fen, feeFen: summary.feeFen)
+    private init(_ reader: inout some BillRows) throws(AlipayBillError) {
+        var rows: [Row] = []
+        while let row = try reader.next() { rows.append(row) }
+        guard let totals = reader.totals else { throw .files("the bill ended without its totals") }
+        (account, startDay, self.rows, self.totals) = (reader.account, reader.startDay, rows, totals)
     }
 
-    /// The footer's counts and sums against the rows.
-    private static func check(_ rows: [Row], against footer: Footer, file: String) throws(AlipayBillError) {
-        var (trades, refunds) = ((count: 0, fen: Int64(0)), (count: 0, fen: Int64(0)))
-        for row in rows {
+    /// A bill read a row at a time, never whole: the detail's preamble and header when it is made, then a row per
+    /// ``next()``; after the last, the footer and the summary's `合计`, checked against the rows (``totals``).
+    public struct Rows<Detail: BillLines, Summary: BillLines>: BillRows {
+        private var detail: DetailReader<Detail>
+        private var summary: SummaryReader<Summary>
+        private let index: [String: Int]
+        public let account: String?
+        public let startDay: String?
+        private var sums = Sums()
+        public private(set) var totals: Totals?
+
+        init(detail lines: Detail, summary: Summary, detailName: String, summaryName: String)
+            throws(AlipayBillError)
+        {
+            detail = DetailReader(file: detailName, lines: lines)
+            self.summary = SummaryReader(file: summaryName, lines: summary)
+            (account, startDay) = try detail.preamble()
+            index = try detail.header()
+        }
+
+        public mutating func next() throws(AlipayBillError) -> Row? {
+            guard totals == nil else { return nil }
+            if let row = try detail.nextRow(index: index) {
+                try sums.add(row, file: detail.file)
+                return row
+            }
+            let footer = try detail.footer()
+            try sums.check(against: footer, file: detail.file)
+            let total = try summary.total()
+            try sums.check(footer: footer, against: total, file: summary.file)
+            totals = Totals(
+                tradeCount: footer.trades.count, tradeReceiptFen: footer.trades.fen, refundCount: footer.refunds.count,
+                refundReceiptFen: footer.refunds.fen, feeFen: total.feeFen)
+            return nil
+        }
+    }
+
+    /// What the rows read so far add up to.
+    struct Sums {
+        var trades = (count: 0, fen: Int64(0))
+        var refunds = (count: 0, fen: Int64(0))
+        var fee: Int64 = 0
+
+        mutating func add(_ row: Row, file: String) throws(AlipayBillError) {
             if row.kind == .trade {
                 trades.count += 1
                 trades.fen = try sum(trades.fen, row.receiptFen, file: file, line: row.line)
@@ -114,35 +135,36 @@ public struct AlipayTradeBill: Sendable, Hashable {
                 refunds.count += 1
                 refunds.fen = try sum(refunds.fen, row.receiptFen, file: file, line: row.line)
             }
+            fee = try sum(fee, row.feeFen, file: file, line: row.line)
         }
-        guard trades.count == footer.trades.count, trades.fen == footer.trades.fen else {
-            throw .totals(
-                file: file, line: footer.tradesLine,
-                "交易合计 says \(footer.trades.count) trades of \(footer.trades.fen) fen; the rows hold \(trades.count) of \(trades.fen)"
-            )
-        }
-        guard refunds.count == footer.refunds.count, refunds.fen == footer.refunds.fen else {
-            throw .totals(
-                file: file, line: footer.refundsLine,
-                "退款合计 says \(footer.refunds.count) refunds of \(footer.refunds.fen) fen; the rows hold \(refunds.count) of \(refunds.fen)"
-            )
-        }
-    }
 
-    /// The summary's 合计 row against the detail.
-    private static func check(
-        _ rows: [Row], footer: Footer, against summary: SummaryTotal, file: String
-    ) throws(AlipayBillError) {
-        var fee: Int64 = 0
-        for row in rows { fee = try sum(fee, row.feeFen, file: file, line: summary.line) }
-        let receipt = try sum(footer.trades.fen, footer.refunds.fen, file: file, line: summary.line)
-        guard summary.tradeCount == footer.trades.count, summary.refundCount == footer.refunds.count,
-            summary.receiptFen == receipt, summary.feeFen == fee
-        else {
-            throw .totals(
-                file: file, line: summary.line,
-                "合计 says \(summary.tradeCount) trades, \(summary.refundCount) refunds, \(summary.receiptFen) fen received, \(summary.feeFen) fen of fees; the detail holds \(footer.trades.count), \(footer.refunds.count), \(receipt), \(fee)"
-            )
+        /// The footer's counts and sums against the rows.
+        func check(against footer: Footer, file: String) throws(AlipayBillError) {
+            guard trades.count == footer.trades.count, trades.fen == footer.trades.fen else {
+                throw .totals(
+                    file: file, line: footer.tradesLine,
+                    "交易合计 says \(footer.trades.count) trades of \(footer.trades.fen) fen; the rows hold \(trades.count) of \(trades.fen)"
+                )
+            }
+            guard refunds.count == footer.refunds.count, refunds.fen == footer.refunds.fen else {
+                throw .totals(
+                    file: file, line: footer.refundsLine,
+                    "退款合计 says \(footer.refunds.count) refunds of \(footer.refunds.fen) fen; the rows hold \(refunds.count) of \(refunds.fen)"
+                )
+            }
+        }
+
+        /// The summary's 合计 row against the detail.
+        func check(footer: Footer, against summary: SummaryTotal, file: String) throws(AlipayBillError) {
+            let receipt = try sum(footer.trades.fen, footer.refunds.fen, file: file, line: summary.line)
+            guard summary.tradeCount == footer.trades.count, summary.refundCount == footer.refunds.count,
+                summary.receiptFen == receipt, summary.feeFen == fee
+            else {
+                throw .totals(
+                    file: file, line: summary.line,
+                    "合计 says \(summary.tradeCount) trades, \(summary.refundCount) refunds, \(summary.receiptFen) fen received, \(summary.feeFen) fen of fees; the detail holds \(footer.trades.count), \(footer.refunds.count), \(receipt), \(fee)"
+                )
+            }
         }
     }
 

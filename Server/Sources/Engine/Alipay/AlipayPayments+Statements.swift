@@ -13,8 +13,8 @@ extension AlipayPayments: StatementSource {
     /// `isp.bill_not_exist` means a day without a trade or refund.
     static let billDeadline: TimeInterval = 12 * 3600
 
-    /// `alipay.data.dataservice.bill.downloadurl.query` (`trade`) of the day, the zip downloaded, unzipped, decoded
-    /// from GBK, parsed and checked against its own totals.
+    /// `alipay.data.dataservice.bill.downloadurl.query` (`trade`) of the day, the zip downloaded and read a line at a
+    /// time as its files inflate and decode from GBK, checked against its own totals.
     public func statement(of day: StatementDay) async throws -> StatementAvailability {
         guard let gateway else { throw StatementError.noStatements(.alipay) }
         guard let url = try await gateway.billDownloadURL(billDate: day.description) else {
@@ -27,13 +27,17 @@ extension AlipayPayments: StatementSource {
                     day: day, entries: [], totals: StatementTotals(rows: 0, paidMinor: 0, refundedMinor: 0, feeMinor: 0)
                 ))
         }
-        let bill: AlipayTradeBill
-        do {
-            bill = try AlipayTradeBill(zip: try await gateway.downloadBill(url: url))
-        } catch let error as AlipayBillError {
-            throw StatementError.unreadable(.alipay, day: day.description, error.description)
+        return .published(
+            try Self.statement(zip: try await gateway.downloadBill(url: url), day: day, sellerID: sellerID))
+    }
+
+    /// A downloaded bill (the zip) as the statement of `day`, read once to its end as its files inflate (every row,
+    /// the footer and the summary against the rows) and kept zipped, to be read again a row at a time.
+    public static func statement(zip: [UInt8], day: StatementDay, sellerID: String?) throws -> ProviderStatement {
+        let (entries, totals) = try StatementEntries.checked {
+            try BillEntries(zip: zip, day: day, sellerID: sellerID)
         }
-        return .published(try Self.statement(bill, day: day, sellerID: sellerID))
+        return ProviderStatement(day: day, entries: entries, totals: totals)
     }
 
     /// A parsed trade bill as the statement of `day`: a payment per 交易 row (its 订单金额), a refund per 退款 row
@@ -41,30 +45,75 @@ extension AlipayPayments: StatementSource {
     public static func statement(_ bill: AlipayTradeBill, day: StatementDay, sellerID: String?)
         throws(StatementError) -> ProviderStatement
     {
-        if let sellerID, let account = bill.account, !account.hasPrefix(sellerID) {
+        try check(account: bill.account, startDay: bill.startDay, day: day, sellerID: sellerID)
+        return ProviderStatement(
+            day: day, entries: bill.rows.map(entry),
+            totals: totals(bill.totals, rows: bill.rows.count))
+    }
+
+    /// A bill of another account or another day is refused whole.
+    static func check(account: String?, startDay: String?, day: StatementDay, sellerID: String?)
+        throws(StatementError)
+    {
+        if let sellerID, let account, !account.hasPrefix(sellerID) {
             throw .unreadable(.alipay, day: day.description, "the bill of account \(account.prefix(24)), not ours")
         }
-        if let start = bill.startDay, start != day.description {
-            throw .unreadable(.alipay, day: day.description, "the bill of \(start.prefix(10))")
+        if let startDay, startDay != day.description {
+            throw .unreadable(.alipay, day: day.description, "the bill of \(startDay.prefix(10))")
         }
-        let entries = bill.rows.map { row in
-            switch row.kind {
-            case .trade:
-                StatementEntry(
-                    kind: .payment, line: row.line, orderNo: row.outTradeNo, providerTransactionID: row.tradeNo,
-                    amount: Money(amountMinor: row.orderFen, currency: .cny), feeMinor: row.feeFen)
-            case .refund:
-                StatementEntry(
-                    kind: .refund, line: row.line, orderNo: row.outTradeNo, providerTransactionID: row.tradeNo,
-                    refundNo: row.refundRequestNo, amount: Money(amountMinor: -row.receiptFen, currency: .cny),
-                    feeMinor: row.feeFen)
+    }
+
+    static func entry(_ row: AlipayTradeBill.Row) -> StatementEntry {
+        switch row.kind {
+        case .trade:
+            StatementEntry(
+                kind: .payment, line: row.line, orderNo: row.outTradeNo, providerTransactionID: row.tradeNo,
+                amount: Money(amountMinor: row.orderFen, currency: .cny), feeMinor: row.feeFen)
+        case .refund:
+            StatementEntry(
+                kind: .refund, line: row.line, orderNo: row.outTradeNo, providerTransactionID: row.tradeNo,
+                refundNo: row.refundRequestNo, amount: Money(amountMinor: -row.receiptFen, currency: .cny),
+                feeMinor: row.feeFen)
+        }
+    }
+
+    static func totals(_ totals: AlipayTradeBill.Totals, rows: Int) -> StatementTotals {
+        StatementTotals(
+            rows: rows, paidMinor: totals.tradeReceiptFen, refundedMinor: -totals.refundReceiptFen,
+            feeMinor: totals.feeFen)
+    }
+
+    /// A downloaded bill's entries, read a row at a time as its files inflate.
+    struct BillEntries: StatementEntryReader {
+        private var reader: AlipayBillReader
+        private let day: StatementDay
+        private var read = 0
+        private(set) var totals: StatementTotals?
+
+        init(zip: [UInt8], day: StatementDay, sellerID: String?) throws {
+            self.day = day
+            do {
+                reader = try AlipayBillReader(zip: zip)
+            } catch {
+                throw StatementError.unreadable(.alipay, day: day.description, error.description)
             }
+            try AlipayPayments.check(account: reader.account, startDay: reader.startDay, day: day, sellerID: sellerID)
         }
-        return ProviderStatement(
-            day: day, entries: entries,
-            totals: StatementTotals(
-                rows: bill.rows.count, paidMinor: bill.totals.tradeReceiptFen,
-                refundedMinor: -bill.totals.refundReceiptFen, feeMinor: bill.totals.feeFen))
+
+        mutating func next() throws -> StatementEntry? {
+            let row: AlipayTradeBill.Row?
+            do {
+                row = try reader.next()
+            } catch {
+                throw StatementError.unreadable(.alipay, day: day.description, error.description)
+            }
+            guard let row else {
+                totals = reader.totals.map { AlipayPayments.totals($0, rows: read) }
+                return nil
+            }
+            read += 1
+            return AlipayPayments.entry(row)
+        }
     }
 
     /// The statement's order settled through the order query (the authority).
