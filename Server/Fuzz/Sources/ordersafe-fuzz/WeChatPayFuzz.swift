@@ -2,7 +2,8 @@ import ChannelSupport
 import WeChatPay
 import _CryptoExtras
 
-/// WeChat Pay v3 signature headers and notification envelopes, v2 XML, and trade and fund-flow bills.
+/// WeChat Pay v3 signature headers and notification envelopes, v2 XML, and trade and fund-flow bills (also gzipped, read
+/// as they inflate).
 enum WeChatPayFuzz {
     static let platformKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     static let cipher = try! APIv3Cipher(apiV3Key: "0123456789abcdef0123456789abcdef")
@@ -21,5 +22,10 @@ enum WeChatPayFuzz {
         _ = try? V2XML.parse(bytes)
         _ = try? WeChatPayTradeBill(bytes)
         _ = try? WeChatPayFundFlowBill(bytes)
+        // The same bytes as a gzipped download, read a row at a time as they inflate (a small bound on the output).
+        let file = WeChatPayBillFile(bytes: bytes, gzip: true, maxBytes: 1 << 20)
+        if let lines = try? file.lines(), var rows = try? WeChatPayTradeBill.Rows(lines) {
+            while (try? rows.next()) != nil {}
+        }
     }
 }
