@@ -103,19 +103,9 @@ struct SandboxAppStoreRecords {
         }
         return (chains ?? [chain]).flatMap { originals[$0] ?? [] }
             .filter { id in
-                let bought = Self.milliseconds(payloads[id]?["purchaseDate"]) ?? 0
+                let bought = SandboxAppStore.milliseconds(payloads[id]?["purchaseDate"]) ?? 0
                 return bought >= from ?? .min && bought < until ?? .max
             }
             .sorted { ($0.count, $0) < ($1.count, $1) }
-    }
-
-    /// A date a payload holds (an `Int64` when signed here, a number when read back from the journal).
-    static func milliseconds(_ value: Any?) -> Int64? {
-        switch value {
-        case let value as Int64: value
-        case let value as Int: Int64(value)
-        case let value as NSNumber: value.int64Value
-        default: nil
-        }
     }
 }
