@@ -1,10 +1,12 @@
 import Alipay
+import ChannelSupport
+import Foundation
 import OrderSafeModel
 import Testing
 
 @testable import Engine
 
-/// Alipay's parsed bill as the statement of a day: its rows as payments and refunds (a refund's amount is what its
+/// Alipay's downloaded bill as the statement of a day: its rows as payments and refunds (a refund's amount is what its
 /// negative 商家实收 returned), its totals, and a bill of another account or day refused whole.
 @Suite("Alipay's bill as a day's statement")
 struct AlipayStatementTests {
@@ -12,7 +14,8 @@ struct AlipayStatementTests {
     static let header =
         "支付宝交易号,商户订单号,业务类型,商品名称,创建时间,完成时间,门店编号,门店名称,操作员,终端号,对方账户,订单金额（元）,商家实收（元）,支付宝红包（元）,集分宝（元）,支付宝优惠（元）,商家优惠（元）,券核销金额（元）,券名称,商家红包消费金额（元）,卡消费金额（元）,退款批次号/请求号,服务费（元）,分润（元）,备注"
 
-    static func bill(account: String = "20880000000000010156", day: String = "2026年11月25日") throws -> AlipayTradeBill {
+    /// The day's bill as Alipay serves it: a zip of the two files, GBK text and names.
+    static func bill(account: String = "20880000000000010156", day: String = "2026年11月25日") -> [UInt8] {
         let detail = [
             "#支付宝业务明细查询", "#账号：[\(account)]", "#起始日期：[\(day) 00:00:00]   终止日期：[2026年11月26日 00:00:00]",
             rule + "业务明细列表" + rule, header,
@@ -25,14 +28,17 @@ struct AlipayStatementTests {
             "门店编号,门店名称,交易订单总笔数,退款订单总笔数,订单金额（元）,商家实收（元）,支付宝优惠（元）,商家优惠（元）,卡消费金额（元）,服务费（元）,分润（元）,实收净额（元）",
             "合计,,1,1,99.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00",
         ]
-        return try AlipayTradeBill(
-            detail: Array(detail.joined(separator: "\n").utf8), summary: Array(summary.joined(separator: "\n").utf8))
+        func gbk(_ text: String) -> [UInt8] { Array(text.data(using: AlipayBillArchive.encoding) ?? Data()) }
+        var zip = ZipArchiveWriter(utf8Names: false)
+        zip.add(name: gbk("2088_20261125_业务明细.csv"), contents: gbk(detail.joined(separator: "\r\n")))
+        zip.add(name: gbk("2088_20261125_业务明细(汇总).csv"), contents: gbk(summary.joined(separator: "\r\n")))
+        return zip.finished()
     }
 
     @Test("a payment and its refund, each with its line, amount and fee; the file's totals kept")
     func entries() throws {
         let day = try #require(StatementDay("2026-11-25"))
-        let statement = try AlipayPayments.statement(try Self.bill(), day: day, sellerID: "2088000000000001")
+        let statement = try AlipayPayments.statement(zip: Self.bill(), day: day, sellerID: "2088000000000001")
         let entries = try statement.entries.all()
         #expect(entries.map(\.kind) == [.payment, .refund])
         let (payment, refund) = (entries[0], entries[1])
@@ -48,14 +54,14 @@ struct AlipayStatementTests {
         let day = try #require(StatementDay("2026-11-25"))
         #expect(throws: StatementError.self) {
             try AlipayPayments.statement(
-                try Self.bill(account: "20889999999999990156"), day: day, sellerID: "2088000000000001")
+                zip: Self.bill(account: "20889999999999990156"), day: day, sellerID: "2088000000000001")
         }
         #expect(throws: StatementError.self) {
-            try AlipayPayments.statement(try Self.bill(day: "2026年11月24日"), day: day, sellerID: "2088000000000001")
+            try AlipayPayments.statement(zip: Self.bill(day: "2026年11月24日"), day: day, sellerID: "2088000000000001")
         }
         // Without a configured seller id the account is not checked.
         #expect(throws: Never.self) {
-            try AlipayPayments.statement(try Self.bill(account: "20889999999999990156"), day: day, sellerID: nil)
+            try AlipayPayments.statement(zip: Self.bill(account: "20889999999999990156"), day: day, sellerID: nil)
         }
     }
 }

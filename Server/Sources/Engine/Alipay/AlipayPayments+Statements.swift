@@ -40,17 +40,6 @@ extension AlipayPayments: StatementSource {
         return ProviderStatement(day: day, entries: entries, totals: totals)
     }
 
-    /// A parsed trade bill as the statement of `day`: a payment per 交易 row (its 订单金额), a refund per 退款 row
-    /// (its 商家实收, negative in the file); a bill of another account or another day refuses the whole file.
-    public static func statement(_ bill: AlipayTradeBill, day: StatementDay, sellerID: String?)
-        throws(StatementError) -> ProviderStatement
-    {
-        try check(account: bill.account, startDay: bill.startDay, day: day, sellerID: sellerID)
-        return ProviderStatement(
-            day: day, entries: bill.rows.map(entry),
-            totals: totals(bill.totals, rows: bill.rows.count))
-    }
-
     /// A bill of another account or another day is refused whole.
     static func check(account: String?, startDay: String?, day: StatementDay, sellerID: String?)
         throws(StatementError)
@@ -63,6 +52,7 @@ extension AlipayPayments: StatementSource {
         }
     }
 
+    /// A payment per 交易 row (its 订单金额), a refund per 退款 row (its 商家实收, negative in the file).
     static func entry(_ row: AlipayTradeBill.Row) -> StatementEntry {
         switch row.kind {
         case .trade:

@@ -267,13 +267,11 @@ public struct StatementReconciler: Sendable {
                 kind: .notInStatement, orderNo: payment.orderNo, transactionID: payment.providerTransactionID,
                 line: nil, statementAmount: nil, ledgerAmount: payment.amount, detail: detail))
     }
-}
 
-extension StatementReconciler {
     /// A payment the ledger reversed on the day whose refund the statement does not list: on another day's
     /// statement when the provider refunded it then (or does not say when), flagged when it says it did not refund
     /// it or dates the refund on this day.
-    func check(
+    private func check(
         unlistedReversal payment: RecordedPayment, day: StatementDay, source: any StatementSource,
         into report: inout StatementReport
     ) async throws {

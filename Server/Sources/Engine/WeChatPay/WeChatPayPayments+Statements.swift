@@ -46,23 +46,10 @@ extension WeChatPayPayments: StatementSource {
         return ProviderStatement(day: day, entries: entries, totals: totals)
     }
 
-    /// A parsed trade bill as the statement of `day`: a payment per `SUCCESS` row (its order amount), a refund per
-    /// `REFUND` row; a row of another merchant or app, or of an unknown currency, refuses the whole file.
-    public static func statement(_ bill: WeChatPayTradeBill, day: StatementDay, merchantID: String, appID: String)
-        throws(StatementError) -> ProviderStatement
-    {
-        var entries: [StatementEntry] = []
-        entries.reserveCapacity(bill.rows.count)
-        for (offset, row) in bill.rows.enumerated() {
-            if let entry = try entry(row, line: offset + 2, day: day, merchantID: merchantID, appID: appID) {
-                entries.append(entry)
-            }
-        }
-        return ProviderStatement(day: day, entries: entries, totals: totals(bill.totals))
-    }
-
-    /// A row's entry; nil for a row that moved no money (REVOKED, 撤销, and the like). `line`: the header is line 1
-    /// and the rows follow it (WeChat Pay's files hold no blank lines).
+    /// A row's entry: a payment per `SUCCESS` row (its order amount), a refund per `REFUND` row; nil for a row that
+    /// moved no money (REVOKED, 撤销, and the like); a row of another merchant or app, or of an unknown currency,
+    /// refuses the whole file. `line`: the header is line 1 and the rows follow it (WeChat Pay's files hold no blank
+    /// lines).
     static func entry(_ row: WeChatPayTradeBill.Row, line: Int, day: StatementDay, merchantID: String, appID: String)
         throws(StatementError) -> StatementEntry?
     {
