@@ -3,6 +3,8 @@ import Ledger
 import LedgerTestSupport
 import OrderSafeModel
 
+@testable import Engine
+
 enum EngineFixtures {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
 
@@ -38,5 +40,15 @@ enum EngineFixtures {
                 catalogVersionID: version.id, createdAt: now),
             identity: { OrderIdentity(orderNo: "T\(UUID().uuidString.prefix(12))", orderUUID: UUID()) }
         ).order
+    }
+}
+
+extension StatementEntries {
+    /// Every entry, in the file's order.
+    func all() throws -> [StatementEntry] {
+        var reader = try reader()
+        var entries: [StatementEntry] = []
+        while let entry = try reader.next() { entries.append(entry) }
+        return entries
     }
 }

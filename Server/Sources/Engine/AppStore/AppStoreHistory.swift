@@ -8,19 +8,24 @@ extension AppStorePayments {
     /// inbox, as if it had been posted: the ones that never arrived fill the gap, the others are absorbed.
     /// Returns how many notifications the history held.
     public func pullNotificationHistory(from start: Date, to end: Date) async throws -> Int {
-        guard let api else { return 0 }
         var count = 0
+        try await forEachNotification(from: start, to: end) { payload in
+            _ = try await handleNotification(body: Array(#"{"signedPayload":\#(JSONString.encode(payload))}"#.utf8))
+            count += 1
+        }
+        return count
+    }
+
+    /// Every signed notification of the App Store's notification history for `start…end`, page after page.
+    func forEachNotification(from start: Date, to end: Date, _ body: (String) async throws -> Void) async throws {
+        guard let api else { return }
         var pagination: String?
         repeat {
             let page = try await api.notificationHistory(
                 startDate: start.millisecondsSince1970, endDate: end.millisecondsSince1970, paginationToken: pagination)
-            for payload in page.signedPayloads {
-                _ = try await handleNotification(body: Array(#"{"signedPayload":\#(JSONString.encode(payload))}"#.utf8))
-                count += 1
-            }
+            for payload in page.signedPayloads { try await body(payload) }
             pagination = page.hasMore ? page.paginationToken : nil
         } while pagination != nil
-        return count
     }
 
     /// Follows the App Store Server API's history of the subscription (or purchase) `transactionID` belongs to and

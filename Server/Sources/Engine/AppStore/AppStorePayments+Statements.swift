@@ -32,17 +32,10 @@ extension AppStorePayments: StatementSource {
             return .notYet("the day is not over at the App Store yet")
         }
         var listed = ListedTransactions()
-        var pagination: String?
-        repeat {
-            let page = try await api.notificationHistory(
-                startDate: start.millisecondsSince1970,
-                endDate: end.addingTimeInterval(Self.dayListedAfter).millisecondsSince1970, paginationToken: pagination)
-            for payload in page.signedPayloads {
-                let notification = try await verified(day) { try await verifier.verifyNotification(payload) }
-                if let transaction = notification.transaction { listed.add(transaction) }
-            }
-            pagination = page.hasMore ? page.paginationToken : nil
-        } while pagination != nil
+        try await forEachNotification(from: start, to: end.addingTimeInterval(Self.dayListedAfter)) { payload in
+            let notification = try await verified(day) { try await verifier.verifyNotification(payload) }
+            if let transaction = notification.transaction { listed.add(transaction) }
+        }
         let range = [
             ("startDate", String(start.millisecondsSince1970)), ("endDate", String(end.millisecondsSince1970)),
         ]
@@ -127,7 +120,8 @@ extension AppStorePayments: StatementSource {
         }
     }
 
-    /// A refund the App Store lists: the transaction fetched again; reversed when Apple dates its revocation.
+    /// A refund the App Store lists (never a family-shared one: those are no money): the transaction fetched again;
+    /// reversed when Apple dates its revocation.
     public func recoverRefund(_ entry: StatementEntry, of payment: RecordedPayment, evidence: String) async throws
         -> Bool
     {
@@ -136,7 +130,7 @@ extension AppStorePayments: StatementSource {
         let outcome = try await context.ledger.reverse(
             Reversal(
                 channel: .appStore, providerTransactionID: payment.providerTransactionID,
-                kind: transaction.isFamilyShared ? .revoked : .refunded, cause: .reconciliation, evidence: evidence),
+                kind: .refunded, cause: .reconciliation, evidence: evidence),
             at: context.clock.now())
         return outcome != .unknownPayment
     }

@@ -31,14 +31,6 @@ public struct StatementEntries: Sendable {
 
     /// A reader from the first entry.
     public func reader() throws -> any StatementEntryReader { try open() }
-
-    /// Every entry, in the file's order (for a small statement, a test).
-    public func all() throws -> [StatementEntry] {
-        var reader = try open()
-        var entries: [StatementEntry] = []
-        while let entry = try reader.next() { entries.append(entry) }
-        return entries
-    }
 }
 
 /// Reads a statement's entries one at a time.
