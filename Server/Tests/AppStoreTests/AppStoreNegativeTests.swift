@@ -148,6 +148,32 @@ struct AppStoreNegativeTests {
     }
 
     @Test(
+        "a production verifier of app 1234 refuses production data of app 1235 with the right bundle id: INVALID_APP_IDENTIFIER"
+    )
+    func anotherAppsProductionData() async throws {
+        // Notifications and app transactions carry appAppleId (transactions do not); both are production data of
+        // another app under the same bundle id, so only the app id tells them apart.
+        let notification =
+            #"{"notificationType":"TEST","notificationUUID":"9ad56bd2-0bc6-42e0-af24-fd996d87a1e6","data":{"appAppleId":1235,"bundleId":"com.example.app","environment":"Production"},"version":"2.0","signedDate":1795000100000}"#
+        let app =
+            #"{"receiptType":"Production","appAppleId":1235,"bundleId":"com.example.app","applicationVersion":"1","receiptCreationDate":1795000100000,"requestDate":1795000100000,"originalApplicationVersion":"1","originalPurchaseDate":1795000100000}"#
+        let verifier = try Self.verifier(.production)
+        await expectVerificationError("INVALID_APP_IDENTIFIER") {
+            _ = try await verifier.verifyNotification(try Self.authority.sign(notification))
+        }
+        await expectVerificationError("INVALID_APP_IDENTIFIER") {
+            _ = try await verifier.verifyAppTransaction(try Self.authority.sign(app))
+        }
+        // The same data of app 1234 verifies: the refusal above is the app id's alone.
+        let own = try await verifier.verifyNotification(
+            try Self.authority.sign(notification.replacingOccurrences(of: "1235", with: "1234")))
+        #expect(own.data?.appAppleId == 1234)
+        let ownApp = try await verifier.verifyAppTransaction(
+            try Self.authority.sign(app.replacingOccurrences(of: "1235", with: "1234")))
+        #expect(ownApp.appAppleId == 1234)
+    }
+
+    @Test(
         "a verified chain is cached by header: one chain check, then signature checks only; a cached chain never covers other dates"
     )
     func cache() async throws {

@@ -56,7 +56,7 @@ struct AppStoreEnvironmentTests {
             } catch AppStoreSubmissionError.unverifiable(let reason) {
                 #expect(reason.contains("INVALID_ENVIRONMENT"), "\(reason)")
             }
-            #expect(try await ledger.heldSubmissions(limit: 10).count == 1)
+            #expect(try await ledger.heldSubmissions(after: 0, limit: 10).count == 1)
         }
     }
 }

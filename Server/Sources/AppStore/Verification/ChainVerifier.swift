@@ -47,6 +47,21 @@ struct ChainVerifier: Sendable {
         }
     }
 
+    /// Whether `x5c` is signed, link by link, up to a root that is one of Apple's published roots (by fingerprint)
+    /// or one of `roots` — whatever else its failure was (a date, an OID, a root this verifier was not given). A chain
+    /// that anchors nowhere known is someone's own: no setting of this server would make it verify.
+    func anchorsInKnownRoot(x5c: [String]) -> Bool {
+        guard x5c.count == 3, let leaf = try? Self.certificate(x5c[0]),
+            let intermediate = try? Self.certificate(x5c[1]), let root = try? Self.certificate(x5c[2]),
+            let rootDER = Data(base64Encoded: x5c[2])
+        else { return false }
+        let known =
+            AppleRootCertificates.fingerprints[AppleRootCertificates.fingerprint(Array(rootDER))] != nil
+            || roots.contains(root)
+        return known && root.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+            && intermediate.publicKey.isValidSignature(leaf.signature, for: leaf)
+    }
+
     /// The leaf's P-256 key, not yet trusted: what the signature is checked with before the chain is validated.
     static func leafKey(_ base64: String) throws(VerificationError) -> P256.Signing.PublicKey {
         guard let key = P256.Signing.PublicKey(try certificate(base64).publicKey) else {

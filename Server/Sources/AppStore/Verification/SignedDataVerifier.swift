@@ -168,6 +168,16 @@ public struct SignedDataVerifier: Sendable {
         return payload
     }
 
+    /// Whether a JWS that failed with `INVALID_CHAIN` carries a chain signed up to one of Apple's published roots or
+    /// a root this verifier trusts: then its failure may be this verifier's settings' (a root it was not given, a
+    /// validation time); otherwise the chain is someone's own, a forgery.
+    public func chainAnchorsInKnownRoot(_ jws: some StringProtocol) -> Bool {
+        guard let token = try? CompactJWS(jws), let header = try? token.header(),
+            let x5c = try? Self.x5c(header: header)
+        else { return false }
+        return chains.anchorsInKnownRoot(x5c: x5c)
+    }
+
     private static func payload(_ token: CompactJWS) throws(VerificationError) -> JSONObject {
         do {
             return try JSONObject(token.payload)

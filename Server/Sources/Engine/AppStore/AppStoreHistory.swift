@@ -28,24 +28,34 @@ extension AppStorePayments {
         } while pagination != nil
     }
 
-    /// Follows the App Store Server API's history of the subscription (or purchase) `transactionID` belongs to and
-    /// records every transaction in it for its owner (renewals the app or the notifications never brought).
+    /// Follows the App Store Server API's history of the customer `transactionID` belongs to and records what it
+    /// holds: the transactions of that transaction's own chain (renewals the app or the notifications never
+    /// brought) for `owner`, who owns the chain; every other one only as its own binding says (its order's user, its
+    /// chain's owner), never adopted for `owner` — a customer's history spans every Apple account holder on a shared
+    /// device and every app account signed in on it, and one of them must not gain another's purchases. What binds
+    /// to nobody waits for its owner's app or notification, as unbound transactions do.
     /// `applying`: the chain whose waiting signals the caller is applying, if any.
-    func followHistory(of transactionID: String, submitter: String, applying: String? = nil) async throws
+    func followHistory(of transactionID: String, submitter owner: String, applying: String? = nil) async throws
         -> [AppStoreTransactionResult]
     {
         guard let api else { return [] }
-        var results: [AppStoreTransactionResult] = []
+        var purchases: [AppStorePurchase] = []
         for jws in try await api.fullTransactionHistory(transactionID: transactionID) {
             guard let transaction = try? await verifier.verifyTransaction(jws),
                 let purchase = AppStorePurchase(transaction)
             else { continue }
+            purchases.append(purchase)
+        }
+        let chain = purchases.first { $0.transactionID == transactionID }.map(\.originalTransactionID)
+        var results: [AppStoreTransactionResult] = []
+        for purchase in purchases {
+            let owned = chain != nil && purchase.originalTransactionID == chain
             do {
                 results.append(
                     try await record(
-                        purchase, submitter: submitter, cause: .reconciliation, evidence: "history",
+                        purchase, submitter: owned ? owner : nil, cause: .reconciliation, evidence: "history",
                         in: RecordingScope(applyingChain: applying)))
-            } catch AppStoreSubmissionError.productNotInCatalog {
+            } catch AppStoreSubmissionError.productNotInCatalog, AppStoreSubmissionError.unbound {
                 continue
             }
         }

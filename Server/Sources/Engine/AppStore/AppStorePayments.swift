@@ -27,6 +27,8 @@ public struct AppStorePayments: Sendable {
     let identities: OrderIdentityGenerator
     /// The submissions this process has applied: resends it knows are answered without the writer.
     let applied: AppliedSubmissions
+    /// The causes of held submissions the operator was told of lately, per user.
+    let heldCauses = RecentValues<HeldCause, Void>(generation: 1_000)
 
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
@@ -62,7 +64,12 @@ public struct AppStorePayments: Sendable {
     /// Verification runs first, on the caller's task (every core); then the inbox entry, the order, the payment with
     /// its grants, events and webhook rows and the entry's verdict are written as one transaction, which commits with
     /// the other submissions of its group before the answer goes out.
+    ///
+    /// What did not verify is anyone's bytes: kept as a refused signal (its first bytes, purged later), never whole.
+    /// What is kept whole is what Apple signed, in one spelling: a receipt's base64 as its bytes encode, so padding
+    /// a genuine receipt makes no new entry.
     public func submit(_ submission: AppStoreSubmission, userID: String) async throws -> AppStoreSubmissionResponse {
+        let submission = try Self.canonical(submission)
         let verified: VerifiedSubmission
         switch (submission.signedTransaction, submission.receipt) {
         case (let jws?, nil):
@@ -74,6 +81,17 @@ public struct AppStorePayments: Sendable {
         default:
             throw AppStoreSubmissionError.malformed("give exactly one of signed_transaction and receipt")
         }
+        switch verified {
+        case .rejected(let result):
+            try await Inbox(context: context).refused(
+                inboundSignal(submission.inboxJSON, kind: .submission, userID: userID),
+                reason: result.error?.message ?? "rejected")
+            return AppStoreSubmissionResponse(transactions: [result])
+        case .unavailable(.unverifiable(let reason)):
+            try await hold(
+                inboundSignal(submission.inboxJSON, kind: .submission, userID: userID), userID: userID, reason: reason)
+        case .purchases, .unavailable: break
+        }
         return try await storedAtomically(
             submission, kind: .submission, userID: userID, lookingUp: Self.firstLookup(verified)
         ) { evidence, scope in
@@ -82,21 +100,35 @@ public struct AppStorePayments: Sendable {
         }
     }
 
-    /// Keeps what the app sent in the inbox before anything is recorded from it (``Inbox/request(_:_:)``).
-    func stored<Body: Encodable, Result>(
-        _ body: Body, kind: InboxKind, userID: String, _ work: (String) async throws -> Result
-    ) async throws -> Result {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return try await Inbox(context: context).request(
-            inboundSignal(Array(try encoder.encode(body)), kind: kind, userID: userID), work)
+    /// The longest `transaction_id` and `application_username` a submission may carry: Apple's transaction ids are
+    /// 15–20 digits; an `applicationUsername` is an order UUID or `"userID#orderNo"` (Apple asks for an opaque
+    /// identifier such as a hash, not personal data).
+    static let maxIdentifierBytes = 64
+    static let maxApplicationUsernameBytes = 256
+
+    /// `submission` as it is verified and kept: bounded identifiers, and a receipt's base64 re-encoded from its bytes
+    /// (whatever line breaks or other characters the app's text carried).
+    static func canonical(_ submission: AppStoreSubmission) throws -> AppStoreSubmission {
+        guard (submission.transactionID?.utf8.count ?? 0) <= maxIdentifierBytes,
+            (submission.applicationUsername?.utf8.count ?? 0) <= maxApplicationUsernameBytes
+        else {
+            throw AppStoreSubmissionError.malformed(
+                "transaction_id is at most \(maxIdentifierBytes) bytes, application_username at most "
+                    + "\(maxApplicationUsernameBytes)")
+        }
+        var canonical = submission
+        if let receipt = submission.receipt,
+            let der = Data(base64Encoded: receipt, options: .ignoreUnknownCharacters), !der.isEmpty
+        {
+            canonical.receipt = der.base64EncodedString()
+        }
+        return canonical
     }
 
-    /// A submission kept and recorded in one transaction (``Inbox/atomically(_:lookingUp:isHeld:_:)``). `work` runs
+    /// A submission kept and recorded in one transaction (``Inbox/atomically(_:lookingUp:_:)``). `work` runs
     /// on the ledger's writer: only ledger work; whatever else it asks for (``RecordingScope/afterCommit(_:)``) runs
     /// once it has committed. A resend this process applied is answered from what is recorded, by readers; one it
-    /// does not know (``AppliedSubmissions``) is found by the entry's insert, and `work` answers it on the writer. A
-    /// submission this server's settings cannot verify is held, and said loudly.
+    /// does not know (``AppliedSubmissions``) is found by the entry's insert, and `work` answers it on the writer.
     ///
     /// - Parameter query: the lookup `work` starts with, made with the entry's insert (``PrefetchedLookup``).
     func storedAtomically<Result: Sendable>(
@@ -109,24 +141,14 @@ public struct AppStorePayments: Sendable {
             return try await work("inbox:\(entryID)", .direct)
         }
         let followUps = FollowUps()
-        do {
-            let (result, entryID) = try await Inbox(context: context).atomically(
-                inboundSignal(body, kind: kind, userID: userID), lookingUp: query, isHeld: Self.isHeld
-            ) { evidence, prefetched, ledger in
-                try await work(evidence, RecordingScope(ledger: ledger, followUps: followUps, prefetched: prefetched))
-            }
-            applied.remember(key, entryID: entryID)
-            await followUps.run()
-            return result
-        } catch {
-            if Self.isHeld(error) { reportHeld(error) }
-            throw error
+        let (result, entryID) = try await Inbox(context: context).atomically(
+            inboundSignal(body, kind: kind, userID: userID), lookingUp: query
+        ) { evidence, prefetched, ledger in
+            try await work(evidence, RecordingScope(ledger: ledger, followUps: followUps, prefetched: prefetched))
         }
-    }
-
-    /// A submission this server's settings could not verify (``AppStoreSubmissionError/unverifiable(_:)``).
-    static func isHeld(_ error: any Error) -> Bool {
-        if case AppStoreSubmissionError.unverifiable = error { true } else { false }
+        applied.remember(key, entryID: entryID)
+        await followUps.run()
+        return result
     }
 
     /// `body` is the request as JSON with sorted keys (what the inbox has always stored and keyed).
@@ -150,15 +172,6 @@ public struct AppStorePayments: Sendable {
         PaymentQuery(
             channel: .appStore, providerTransactionID: purchase.transactionID,
             chainOf: purchase.familyShared ? nil : purchase.originalTransactionID)
-    }
-
-    func submit(signedTransaction jws: String, userID: String, evidence: String) async throws
-        -> AppStoreTransactionResult
-    {
-        let results = try await record(
-            await verify(signedTransaction: jws), submitter: userID, evidence: evidence, in: .direct)
-        return results.first
-            ?? Self.rejected(transactionID: "", code: "invalid_transaction", message: "nothing to record")
     }
 
     /// Records what verification found, for `submitter`.
@@ -190,7 +203,9 @@ public struct AppStorePayments: Sendable {
             // What this server's settings decide (the bundle or app id, the environment, the trusted roots) is held
             // whole for a replay once they are fixed; a body no StoreKit transaction comes near, a malformed one, or a
             // signature its own certificate refutes is refused (the app keeps it unfinished either way).
-            guard Self.dependsOnSettings(error), jws.utf8.count <= Self.maxHeldTransactionBytes else {
+            guard jws.utf8.count <= Self.maxHeldTransactionBytes,
+                Self.dependsOnSettings(error, anchored: { verifier.chainAnchorsInKnownRoot(jws) })
+            else {
                 return .rejected(
                     Self.rejected(transactionID: "", code: "invalid_transaction", message: error.description))
             }
@@ -203,16 +218,6 @@ public struct AppStorePayments: Sendable {
                     message: "the transaction has no id or product"))
         }
         return .purchases([purchase])
-    }
-
-    func submit(
-        receipt base64: String, transactionID: String?, applicationUsername: String?, userID: String, evidence: String
-    ) async throws
-        -> [AppStoreTransactionResult]
-    {
-        try await record(
-            await verify(receipt: base64, transactionID: transactionID, applicationUsername: applicationUsername),
-            submitter: userID, evidence: evidence, in: .direct)
     }
 
     func verify(receipt base64: String, transactionID: String?, applicationUsername: String?) async

@@ -23,6 +23,12 @@ public struct AppStoreVerifier: Sendable {
         try await firstAccepting { verifier throws(VerificationError) in try await verifier.verifyNotification(jws) }
     }
 
+    /// Whether a JWS that failed with `INVALID_CHAIN` is signed up to one of Apple's roots or a configured one
+    /// (``SignedDataVerifier/chainAnchorsInKnownRoot(_:)``).
+    public func chainAnchorsInKnownRoot(_ jws: String) -> Bool {
+        primary.chainAnchorsInKnownRoot(jws) || sandbox?.chainAnchorsInKnownRoot(jws) == true
+    }
+
     /// `verify` with the primary verifier, then, if that refused the environment alone, with the sandbox one.
     private func firstAccepting<T>(_ verify: (SignedDataVerifier) async throws(VerificationError) -> T)
         async throws(VerificationError) -> T

@@ -45,23 +45,15 @@ struct Inbox {
         }
     }
 
-    /// An app's request: stored, then `work` runs with the evidence naming the entry, and its outcome is written on
-    /// the entry (one applied before, a resend, keeps its verdict).
-    func request<Result>(_ signal: InboundSignal, _ work: (String) async throws -> Result) async throws -> Result {
-        let entry = try await context.ledger.storeInbound(signal)
-        do {
-            let result = try await work("inbox:\(entry.id)")
-            if !entry.processed {
-                try await context.ledger.finishInbound(
-                    id: entry.id, verdict: .applied, note: nil, at: context.clock.now())
-            }
-            return result
-        } catch {
-            if !entry.processed {
-                try? await context.ledger.finishInbound(
-                    id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
-            }
-            throw error
+    /// An app's request that did not verify: anyone's bytes, kept as refused notifications are — its first
+    /// ``SQLLedger/refusedBodyBytes`` for forensics, closed at once (one transaction), purged with them — so that
+    /// junk submitted as fast as the rate limit allows fills no disk.
+    func refused(_ signal: InboundSignal, reason: String) async throws {
+        var kept = signal
+        kept.body = Array(signal.body.prefix(SQLLedger.refusedBodyBytes))
+        try await context.ledger.atomically { [kept, context] ledger in
+            let entry = try await ledger.storeInbound(kept)
+            try await ledger.finishInbound(id: entry.id, verdict: .refused, note: reason, at: context.clock.now())
         }
     }
 
@@ -70,11 +62,10 @@ struct Inbox {
     /// before is returned as it is (applied already, or failed and tried again now). `work` runs on the ledger's
     /// writer and gets the evidence, the lookup of `query` made with the entry's insert, and the ledger of the
     /// transaction (every step of `work` goes through it). When the transaction
-    /// fails, nothing of it was written: the entry is kept apart with why (`held` when `isHeld` says so, else
-    /// `failed`) for operators, and the error is thrown. Returns `work`'s result and the entry's id.
+    /// fails, nothing of it was written: the entry is kept apart with why (`failed`) for operators, and the error is
+    /// thrown. Returns `work`'s result and the entry's id.
     func atomically<Result: Sendable>(
         _ signal: InboundSignal, lookingUp query: PaymentQuery?,
-        isHeld: @Sendable (any Error) -> Bool = { _ in false },
         _ work: @escaping @Sendable (String, PrefetchedLookup?, any LedgerStore) async throws -> Result
     ) async throws -> (result: Result, entryID: Int64) {
         do {
@@ -96,7 +87,7 @@ struct Inbox {
         } catch {
             if let entry = try? await context.ledger.storeInbound(signal), !entry.processed {
                 try? await context.ledger.finishInbound(
-                    id: entry.id, verdict: isHeld(error) ? .held : .failed, note: "\(error)", at: context.clock.now())
+                    id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
             }
             throw error
         }

@@ -35,11 +35,15 @@ public protocol SignalInbox: Sendable {
     @discardableResult
     func purgeRefusedInbound(before: Date, keeping: Int) async throws -> Int
 
-    /// App Store submissions held for their verification (``InboxVerdict/held``), oldest first.
-    func heldSubmissions(limit: Int) async throws -> [PendingSignal]
+    /// App Store submissions held for their verification (``InboxVerdict/held``) with ids above `id`, oldest first:
+    /// a page of them.
+    func heldSubmissions(after id: Int64, limit: Int) async throws -> [PendingSignal]
 
-    /// Deletes held submissions beyond the newest `keeping` (their devices keep the transactions unfinished and
-    /// submit them again).
+    /// How many submissions with these headers (one user's) are held.
+    func heldSubmissionCount(headers: [String: String]) async throws -> Int
+
+    /// Deletes held submissions beyond the newest `keeping` that a replay has already tried (their devices keep the
+    /// transactions unfinished and submit them again).
     @discardableResult
     func purgeHeldSubmissions(keeping: Int) async throws -> Int
 }
