@@ -47,11 +47,21 @@ public struct HTTPClientProviderTransport: ProviderTransport {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if !body.isEmpty { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
-        var bytes = try await response.body.collect(upTo: maxResponseBytes)
+        // Read straight into the answer's bytes (no whole-body buffer copied once more); a body past the limit,
+        // announced or not, is refused as soon as it is known (``ProviderResponseTooLarge``: not retried).
+        var body: [UInt8] = []
+        if let announced = response.headers.first(name: "content-length").flatMap({ Int($0) }) {
+            guard announced <= maxResponseBytes else { throw ProviderResponseTooLarge(limit: maxResponseBytes) }
+            body.reserveCapacity(announced)
+        }
+        for try await chunk in response.body {
+            guard chunk.readableBytes <= maxResponseBytes - body.count else {
+                throw ProviderResponseTooLarge(limit: maxResponseBytes)
+            }
+            body.append(contentsOf: chunk.readableBytesView)
+        }
         var received: [String: String] = [:]
         for header in response.headers { received[header.name] = header.value }
-        return ProviderHTTPResponse(
-            status: Int(response.status.code), headers: received,
-            body: bytes.readBytes(length: bytes.readableBytes) ?? [])
+        return ProviderHTTPResponse(status: Int(response.status.code), headers: received, body: body)
     }
 }

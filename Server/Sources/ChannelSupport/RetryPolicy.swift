@@ -29,6 +29,13 @@ public enum Attempt<Value, Failure: Error> {
     /// Final: a refusal retrying cannot change.
     case stop(Failure)
 
+    /// What a transport's failure (`error`, thrown before any answer) comes to: a network failure or timeout is worth
+    /// another attempt; an answer larger than the transport reads (``ProviderResponseTooLarge``) is not.
+    public static func transportFailure(_ error: any Error, _ make: (String) -> Failure) -> Attempt {
+        let failure = make(String(describing: error))
+        return error is ProviderResponseTooLarge ? .stop(failure) : .retry(failure)
+    }
+
     /// `.retry` when `retryable`, otherwise `.stop`.
     public static func failure(_ error: Failure, retryable: Bool, after: Duration? = nil) -> Attempt {
         retryable ? .retry(error, after: after) : .stop(error)

@@ -290,3 +290,52 @@ struct AlipayGatewayRetryTests {
         }
     }
 }
+
+/// A bill's download address comes in Alipay's answer: a URL we did not choose, fetched only on Alipay's bill hosts.
+@Suite("Alipay bill downloads: Alipay's bill hosts only")
+struct AlipayBillAddressTests {
+    static func client(gateway: String, _ transport: StatusScriptedAlipay) -> AlipayGatewayClient {
+        AlipayGatewayClient(
+            credentials: AlipayFixture.credentials, gatewayURL: gateway, transport: transport,
+            retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(1)),
+            clock: FixedClock(date: AlipayFixture.now), sleep: { _ in })
+    }
+
+    @Test(
+        "loopback, another port, a Unix socket, user info, another host or plain HTTP elsewhere are never fetched; Alipay's own bill host is"
+    )
+    func hostileAddresses() async throws {
+        let production = AlipayGatewayClient.productionGateway
+        for url in [
+            "http://127.0.0.1:5432/downloadBillFile.resource", "http+unix://%2Frun%2Fdocker.sock/containers",
+            "https+unix://%2Frun%2Fx.sock/", "http://dwbillcenter.alipay.com:8080/downloadBillFile.resource",
+            "http://openapi.alipay.com.evil.example/bill", "https://alipay.com@evil.example/bill",
+            "http://www.alipay.com/bill", "ftp://dwbillcenter.alipay.com/bill", "file:///etc/passwd",
+            "https://evil.example/downloadBillFile.resource", "//dwbillcenter.alipay.com/x", "not a url",
+        ] {
+            let transport = StatusScriptedAlipay([200])
+            await #expect(throws: AlipayGatewayError.self, "\(url)") {
+                try await Self.client(gateway: production, transport).downloadBill(url: url)
+            }
+            #expect(transport.calls.withLock { $0 } == 0, "\(url) was fetched")
+        }
+        // Alipay's documented bill host (plain HTTP, as every published answer names it), and https on its domain.
+        for url in [
+            "http://dwbillcenter.alipay.com/downloadBillFile.resource?bizType=trade&userId=20887210029193170156&fileType=csv.zip&bizDates=20190808",
+            "https://dwbillcenter.alipay.com/downloadBillFile.resource?bizType=trade",
+        ] {
+            let transport = StatusScriptedAlipay([200])
+            #expect(try await Self.client(gateway: production, transport).downloadBill(url: url).isEmpty == false)
+            #expect(transport.calls.withLock { $0 } == 1)
+        }
+        // The built-in sandbox: its gateway's own origin, and nothing else on that host.
+        let sandbox = "http://127.0.0.1:8080/sandbox/alipay/gateway.do"
+        let served = StatusScriptedAlipay([200])
+        _ = try? await Self.client(gateway: sandbox, served).downloadBill(
+            url: "http://127.0.0.1:8080/sandbox/alipay/downloadBillFile.resource?bizDates=20261118")
+        #expect(served.calls.withLock { $0 } == 1)
+        let other = StatusScriptedAlipay([200])
+        _ = try? await Self.client(gateway: sandbox, other).downloadBill(url: "http://127.0.0.1:6379/")
+        #expect(other.calls.withLock { $0 } == 0)
+    }
+}

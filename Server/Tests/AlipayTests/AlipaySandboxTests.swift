@@ -130,9 +130,10 @@ struct AlipaySandboxTests {
                         outRequestNo: "R1", amount: Money(amountMinor: 900, currency: .cny), status: "REFUND_SUCCESS"))
             #expect(try await client.queryRefund(outTradeNo: "OS-1", outRequestNo: "R9") == .notFound)
             // A day without a trade has no bill (isp.bill_not_exist), which the client answers as nil; today's,
-            // published at once, downloads over HTTP from where the gateway was reached.
+            // published at once, downloads over HTTP from the sandbox's configured address (the gateway's origin).
             #expect(try await client.billDownloadURL(billDate: "2026-11-01") == nil)
             await sandbox.publishBillsAtOnce(true)
+            await sandbox.setDownloadBase(base + "/alipay/")
             let today = String(BeijingTime.string(AlipayFixture.now).prefix(10))
             let url = try #require(try await client.billDownloadURL(billDate: today))
             #expect(url.hasPrefix(base + "/alipay/downloadBillFile.resource?"))

@@ -118,12 +118,44 @@ struct HostileRequestTests {
                     #expect(response.status == .notFound, "\(method) \(uri)")
                 }
             }
+            // The contract it publishes lists what it serves: no simulator, no route of a channel it has no account for.
+            let document = String(buffer: try await client.execute(uri: "/openapi.json", method: .get).body)
+            #expect(document.contains(#""/v1/orders""#) && document.contains(#""/v1/notify/alipay""#))
+            #expect(!document.contains(#""/sandbox/"#) && !document.contains(#""/v1/notify/wechatpay""#))
         }
         try await TestServer.run { client in
             let response = try await client.execute(
                 uri: "/sandbox/alipay/pay", method: .post, body: TestServer.json(""))
             #expect(response.status != .notFound)
+            let document = String(buffer: try await client.execute(uri: "/openapi.json", method: .get).body)
+            #expect(document.contains(#""/sandbox/alipay/pay""#))
         }
+    }
+
+    @Test("an operator action that takes no body refuses one of 300 KB (413) and takes an empty object")
+    func actionsTakeNoBody() async throws {
+        try await TestServer.run { client in
+            let admin = TestServer.bearer(TestServer.adminKey)
+            for uri in ["/v1/admin/appstore/held/replay", "/v1/admin/inbox/1/replay", "/v1/admin/orders/OS1/query"] {
+                let large = try await client.execute(
+                    uri: uri, method: .post, headers: admin,
+                    body: TestServer.json(#"{"x":""# + String(repeating: "a", count: 300_000) + #""}"#))
+                #expect(large.status == .contentTooLarge, "\(uri)")
+                #expect(try large.errorCode() == "body_too_large")
+            }
+            let empty = try await client.execute(
+                uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin, body: TestServer.json("{}"))
+            #expect(empty.status == .ok)
+        }
+    }
+
+    @Test("sandbox transactions are never minted on a production configuration")
+    func noMintingInProduction() async throws {
+        let production = try await TestServer.productionSettings(selling: [.alipay])
+        #expect(throws: SettingsError.self) {
+            _ = try SandboxProviders.appStoreMinter(settings: production.server)
+        }
+        #expect(!FileManager.default.fileExists(atPath: production.server.dataDirectory + "/sandbox/appstore-ca.json"))
     }
 
     @Test("production refuses to start while its catalog sells through a channel it has no account for, naming each")

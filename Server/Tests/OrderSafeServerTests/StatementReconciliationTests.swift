@@ -470,5 +470,9 @@ struct StatementReconciliationTests {
         #expect(
             StatementCSV.line(["plain", "a,b", #"say "hi""#, "=HYPERLINK(1)", "+1", "@x", "line\nbreak"])
                 == #"plain,"a,b","say ""hi""",'=HYPERLINK(1),'+1,'@x,"line"# + "\nbreak\"\r\n")
+        // Fullwidth signs, an invisible character first, a semicolon separator's next cell.
+        #expect(
+            StatementCSV.line(["＝1+2", "\u{200B}=1+2", "\u{FEFF}\u{200D}＋1", "a;=1+2", "a; -1", "1-2", "a=b"])
+                == "'＝1+2,\u{200B}'=1+2,\u{FEFF}\u{200D}'＋1,\"a;'=1+2\",\"a; '-1\",1-2,a=b\r\n")
     }
 }

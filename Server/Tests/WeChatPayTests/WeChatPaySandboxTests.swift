@@ -94,6 +94,26 @@ struct WeChatPayWorld {
 @Suite("WeChat Pay client against the sandbox")
 struct WeChatPaySandboxTests {
     @Test(
+        "a download_url off the configured API host (another host, port or scheme, loopback, a Unix socket) is never sent the merchant's signature"
+    )
+    func downloadsStayOnTheAPIHost() async throws {
+        let client = try WeChatPayWorld().client()
+        for url in [
+            "http://127.0.0.1:9/v3/billdownload/file?token=x", "http://sandbox.local:8443/v3/billdownload/file",
+            "https://sandbox.local/v3/billdownload/file", "http://evil.example/v3/billdownload/file",
+            "http+unix://%2Frun%2Fdocker.sock/v3/billdownload/file", "http://user@sandbox.local/v3/billdownload/file",
+        ] {
+            await #expect(
+                throws: WeChatPayAPIError.malformedResponse(
+                    "download_url is not on the configured API host; not fetched"),
+                "\(url)"
+            ) {
+                _ = try await client.downloadFile(WeChatPayBill(hashType: "SHA1", digest: "", downloadURL: url))
+            }
+        }
+    }
+
+    @Test(
         "a sandbox restarted on its data folder, at the same second, reuses no id, forgets no transaction, resends what was not acknowledged"
     )
     func restartsOnItsFolder() async throws {

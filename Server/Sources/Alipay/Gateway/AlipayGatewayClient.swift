@@ -107,11 +107,28 @@ public struct AlipayGatewayClient: Sendable {
         return url
     }
 
+    /// Where Alipay's bills may be downloaded from: the gateway's own origin (the built-in sandbox serves both), and,
+    /// behind Alipay's own gateways, its bill host over plain HTTP as Alipay answers it
+    /// (`http://dwbillcenter.alipay.com/downloadBillFile.resource?…` in Alipay's documentation of
+    /// `alipay.data.dataservice.bill.downloadurl.query` and in every published sample of the answer) or any host of
+    /// the gateway's domain over HTTPS. Nowhere else: not loopback, not another host's port, not a Unix socket.
+    static func billOrigins(gatewayURL: String) -> DownloadOrigins {
+        guard let gateway = DownloadOrigins.Origin(url: gatewayURL) else { return DownloadOrigins(origins: []) }
+        for domain in ["alipay.com", "alipaydev.com"] where gateway.host.hasSuffix("." + domain) {
+            return DownloadOrigins(
+                origins: [gateway, .init(scheme: "http", host: "dwbillcenter." + domain)], httpsDomains: [domain])
+        }
+        return DownloadOrigins(origins: [gateway])
+    }
+
     /// Downloads a bill from the URL ``billDownloadURL(billType:billDate:)`` gave, retried as gateway calls are. The
     /// file is not signed: the zip's CRC-32s and the bill's own totals are its checks. The URL carries a token and is
-    /// never logged.
+    /// never logged; one outside ``billOrigins(gatewayURL:)`` is not fetched.
     public func downloadBill(url: String) async throws(AlipayGatewayError) -> [UInt8] {
-        try await retry.run(
+        guard Self.billOrigins(gatewayURL: gatewayURL).permit(url) else {
+            throw .malformedResponse("bill_download_url is not on Alipay's bill hosts; not fetched")
+        }
+        return try await retry.run(
             sleep: sleep,
             onRetry: { attempt, error in
                 logger.warning("alipay bill download failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
@@ -122,7 +139,7 @@ public struct AlipayGatewayClient: Sendable {
             do {
                 (status, body) = try await transport.get(url: url, timeout: retry.timeout)
             } catch {
-                return .retry(.unavailable(String(describing: error)))
+                return .transportFailure(error) { .unavailable($0) }
             }
             if let refusal: Attempt<[UInt8], AlipayGatewayError> = Self.refusal(status: status) { return refusal }
             return .success(body)
@@ -166,7 +183,7 @@ public struct AlipayGatewayClient: Sendable {
             do {
                 (status, body) = try await transport.post(url: gatewayURL, form: form, timeout: retry.timeout)
             } catch {
-                return .retry(.unavailable(String(describing: error)))
+                return .transportFailure(error) { .unavailable($0) }
             }
             if let refusal: Attempt<AlipayGatewayResponse?, AlipayGatewayError> = Self.refusal(status: status) {
                 return refusal

@@ -240,7 +240,7 @@ public struct AppStoreServerAPIClient: Sendable {
                     method: method, url: baseURL + path, headers: headers, body: Array(body.utf8),
                     timeout: retry.timeout)
             } catch {
-                return .retry(.unavailable(String(describing: error)))
+                return .transportFailure(error) { .unavailable($0) }
             }
             if (200..<300).contains(response.status) { return .success(response.body) }
             let error = Self.error(for: response)

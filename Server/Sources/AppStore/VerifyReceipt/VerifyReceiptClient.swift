@@ -75,7 +75,7 @@ public struct VerifyReceiptClient: Sendable {
                     method: "POST", url: url, headers: ["Content-Type": "application/json"], body: body,
                     timeout: retry.timeout)
             } catch {
-                return .retry(.unavailable(String(describing: error)))
+                return .transportFailure(error) { .unavailable($0) }
             }
             guard (200..<300).contains(answer.status) else {
                 return answer.status >= 500 || answer.status == 429

@@ -145,7 +145,7 @@ public enum OrderSafeApplication {
         if let addresses { router.add(middleware: RateLimitMiddleware(limiter: addresses, key: .address)) }
         OperationsController(
             database: components.database, ledger: components.ledger, registry: MetricsBootstrap.registry,
-            openAPIDocument: openAPIDocument
+            openAPIDocument: try OpenAPIDocument.mounted(openAPIDocument, unmounted: unmounted)
         ).addRoutes(to: router)
         let v1 = router.group("v1")
         let userAuthentication = UserAuthMiddleware(authenticator: userAuth, addresses: addresses)

@@ -133,16 +133,37 @@ enum StatementCSV {
         return [0xEF, 0xBB, 0xBF] + Array(text.utf8)
     }
 
-    /// One record: each field quoted when it holds a comma, quote or line break; a field Excel would read as a
-    /// formula (`=`, `+`, `-`, `@`, tab, CR first) starts with an apostrophe.
+    /// One record: each field quoted when it holds a comma, semicolon, quote or line break, and never a formula
+    /// (``formulaSafe(_:)``).
     static func line(_ fields: [String]) -> String {
         fields.map { field in
-            var value = field
-            if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) {
-                value = "'" + value
+            let value = formulaSafe(field)
+            guard value.contains(where: { $0 == "," || $0 == ";" || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+                return value
             }
-            guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
             return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }.joined(separator: ",") + "\r\n"
+    }
+
+    /// What starts a formula in Excel and its kin: `=`, `+`, `-`, `@` and their fullwidth forms (which a Chinese IME
+    /// types, and spreadsheets fold to ASCII), a tab or CR first (OWASP's CSV injection list).
+    static let formulaStarts = Set("=+-@\t\r＝＋－＠".unicodeScalars)
+
+    /// `value` with an apostrophe before a formula's start: at the beginning, after any invisible characters
+    /// (zero-width spaces, joiners, byte-order marks: format characters Excel skips), and after each semicolon, which
+    /// a spreadsheet set to a semicolon list separator reads as the start of a cell.
+    static func formulaSafe(_ value: String) -> String {
+        var safe = String.UnicodeScalarView()
+        var cellStart = true
+        for scalar in value.unicodeScalars {
+            if cellStart, formulaStarts.contains(scalar) { safe.append("'") }
+            safe.append(scalar)
+            if scalar == ";" {
+                cellStart = true
+            } else if scalar.properties.generalCategory != .format && scalar != " " {
+                cellStart = false
+            }
+        }
+        return String(safe)
     }
 }

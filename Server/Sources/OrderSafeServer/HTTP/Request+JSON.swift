@@ -18,6 +18,20 @@ extension Request {
         return try await request.collectBody(upTo: limit)
     }
 
+    /// For an action that takes no body: at most an empty JSON object's few bytes are taken (and ignored); more is
+    /// refused with 413 before it is read, not drained.
+    func expectNoBody(context: OrderSafeRequestContext) async throws {
+        do {
+            _ = try await collectBody(upTo: Self.noBodyBytes, context: context)
+        } catch is NIOTooManyBytesError {
+            throw APIError(
+                status: .contentTooLarge, code: "body_too_large", message: "this action takes no request body")
+        }
+    }
+
+    /// What ``expectNoBody(context:)`` lets through: `{}` and some white space, as some clients send.
+    static let noBodyBytes = 16
+
     /// Decodes a JSON body of at most `limit` bytes, with a 4xx ``APIError`` for anything malformed.
     func decodeJSON<T: APIRequestBody>(_ type: T.Type, limit: Int, context: OrderSafeRequestContext) async throws -> T {
         if let contentType = headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {

@@ -68,7 +68,8 @@ struct AdminController {
             try await desk.resolve(orderNo: orderNo, note: note, operatorName: context.operator)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
         }
-        group.post("orders/:order_no/query") { _, context in
+        group.post("orders/:order_no/query") { request, context in
+            try await request.expectNoBody(context: context)
             let orderNo = try context.parameters.require("order_no")
             try await desk.query(orderNo: orderNo, operatorName: context.operator)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
@@ -108,14 +109,17 @@ struct AdminController {
                     attempts: try await ledger.webhookAttempts(limit: 100),
                     actions: try await ledger.operatorActions(limit: 100)))
         }
-        group.post("appstore/held/replay") { _, context in
-            try Response.json(try await desk.replayHeld(operatorName: context.operator))
+        group.post("appstore/held/replay") { request, context in
+            try await request.expectNoBody(context: context)
+            return try Response.json(try await desk.replayHeld(operatorName: context.operator))
         }
-        group.post("inbox/:id/replay") { _, context in
+        group.post("inbox/:id/replay") { request, context in
+            try await request.expectNoBody(context: context)
             try await desk.replay(id: try context.parameters.require("id"), operatorName: context.operator)
             return try Response.json(["replayed": true])
         }
-        group.post("webhooks/:event_id/redeliver") { _, context in
+        group.post("webhooks/:event_id/redeliver") { request, context in
+            try await request.expectNoBody(context: context)
             try await desk.redeliver(
                 eventID: try context.parameters.require("event_id"), operatorName: context.operator)
             return try Response.json(["scheduled": true], status: .accepted)

@@ -46,8 +46,9 @@ public actor SandboxAlipay {
     var queryLag: TimeInterval = 0
     /// Bills are published at once, today's included (a tester's switch): see ``publishBillsAtOnce(_:)``.
     var billsAtOnce = false
-    /// Where bill download URLs point: the routes' prefix as last reached over HTTP (in process, the server's own).
-    private(set) var downloadBase = "http://127.0.0.1/sandbox/alipay/"
+    /// Where bill download URLs point: the routes' prefix at the server's configured address (never a request's
+    /// `Host`, which any caller writes).
+    private(set) var downloadBase: String
     private var heldNotification: (id: String, outTradeNo: String, body: String)?
     private var pending: [UUID: Task<Void, Never>] = [:]
     public private(set) var deliveries: [Delivery] = []
@@ -62,8 +63,9 @@ public actor SandboxAlipay {
     public init(
         appID: String, alipayKey: _RSA.Signing.PrivateKey, appPublicKey: _RSA.Signing.PublicKey, timeScale: Double = 1,
         clock: any WallClock = SystemClock(), folder: URL? = nil, httpClient: HTTPClient = .shared,
-        logger: Logger = Logger(label: "sandbox.alipay")
+        downloadBase: String = "http://127.0.0.1/sandbox/alipay/", logger: Logger = Logger(label: "sandbox.alipay")
     ) throws {
+        self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("alipay-id-counter"), clock: clock)
         if let folder {
             let (journal, records) = try SandboxJournal<SandboxAlipayRecord>.open(

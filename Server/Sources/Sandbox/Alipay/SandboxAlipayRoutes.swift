@@ -16,10 +16,6 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
         group.post("gateway.do") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 64 * 1024)
-            // Bill URLs point back where this gateway was reached.
-            if let host = request.head.authority, request.uri.path.hasSuffix("gateway.do") {
-                await alipay.setDownloadBase("http://\(host)\(request.uri.path.dropLast("gateway.do".count))")
-            }
             let (status, text) = await alipay.gateway(body: Array(buffer: body))
             return Response(
                 status: .init(code: status), headers: [.contentType: "application/json;charset=utf-8"],

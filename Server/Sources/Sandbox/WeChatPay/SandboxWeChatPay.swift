@@ -75,8 +75,9 @@ public actor SandboxWeChatPay {
         apiV3Key: String,
         platformKey: _RSA.Signing.PrivateKey, mode: Mode = .platformCertificate, timeScale: Double = 1,
         clock: any WallClock = SystemClock(), folder: URL? = nil, sink: NotificationSink? = nil,
-        logger: Logger = Logger(label: "sandbox.wechatpay")
+        downloadBase: String = "http://127.0.0.1", logger: Logger = Logger(label: "sandbox.wechatpay")
     ) throws {
+        self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("wechatpay-id-counter"), clock: clock)
         if let folder {
             let (journal, records) = try SandboxJournal<SandboxWeChatPayRecord>.open(
@@ -316,8 +317,8 @@ public actor SandboxWeChatPay {
         }
     }
 
-    /// Where bill download URLs point (the routes set it to the server's own address).
-    private var downloadBase = "http://127.0.0.1"
+    /// Where bill download URLs point: the server's configured address (scheme, host and port).
+    private var downloadBase: String
 
     public func setDownloadBase(_ base: String) {
         downloadBase = base

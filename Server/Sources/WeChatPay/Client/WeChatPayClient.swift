@@ -124,9 +124,16 @@ public struct WeChatPayClient: Sendable {
     /// which WeChat Pay computes over the bill itself (hash_value: "原始账单（gzip需要解压缩）的摘要值",
     /// https://pay.weixin.qq.com/doc/v3/merchant/4012556654): a gzipped download is inflated a piece at a time into
     /// the digest (at most `maxBytes`) and kept as it came.
+    ///
+    /// The download is signed with the merchant's key (`Authorization`), so it goes to the configured API host alone
+    /// (scheme, host and port): WeChat Pay's `download_url` is on it (`https://api.mch.weixin.qq.com/v3/billdownload/
+    /// file?token=…` in its documentation); any other address is not fetched.
     public func downloadFile(_ bill: WeChatPayBill, maxBytes: Int = 1 << 30) async throws(WeChatPayAPIError)
         -> WeChatPayBillFile
     {
+        guard let api = DownloadOrigins.Origin(url: requester.baseURL),
+            DownloadOrigins(origins: [api]).permit(bill.downloadURL)
+        else { throw .malformedResponse("download_url is not on the configured API host; not fetched") }
         let response = try await requester.send("GET", "", url: bill.downloadURL)
         guard bill.hashType == "SHA1" else { throw .malformedResponse("unsupported hash_type \(bill.hashType)") }
         let file = WeChatPayBillFile(bytes: response.body, gzip: bill.gzip, maxBytes: maxBytes)

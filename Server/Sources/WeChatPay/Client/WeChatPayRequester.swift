@@ -70,7 +70,7 @@ struct WeChatPayRequester: Sendable {
                 response = try await transport.send(
                     method: method, url: target, headers: headers, body: Array(body.utf8), timeout: retry.timeout)
             } catch {
-                return .retry(.unavailable(String(describing: error)))
+                return .transportFailure(error) { .unavailable($0) }
             }
             if (200..<300).contains(response.status) { return .success(response) }
             let error = Self.error(for: response)

@@ -17,7 +17,8 @@ struct AlipaySimulator: ChannelSimulator {
         let alipayKey = try setup.rsaKey("alipay-simulator-private-key.pem")
         alipay = try SandboxAlipay(
             appID: Self.appID, alipayKey: alipayKey, appPublicKey: appKey.publicKey, timeScale: setup.timeScale,
-            clock: setup.clock, folder: setup.folder, logger: setup.logger)
+            clock: setup.clock, folder: setup.folder, downloadBase: setup.base + "/sandbox/alipay/",
+            logger: setup.logger)
         account = Settings.Alipay(
             appID: Self.appID, appPrivateKey: appKey.pemRepresentation,
             publicKey: alipayKey.publicKey.pemRepresentation, certificates: nil, sellerID: alipay.sellerID,

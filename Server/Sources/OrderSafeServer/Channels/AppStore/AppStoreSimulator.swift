@@ -95,9 +95,14 @@ extension SandboxProviders {
     var appStore: SandboxAppStore { simulator(AppStoreSimulator.self).store }
 
     /// Signs transactions with the App Store sandbox's authority kept in `settings`' data folder (created if missing),
-    /// for a server running on that folder to verify; see ``SandboxTransactionMinter``.
+    /// for a server running on that folder to verify; see ``SandboxTransactionMinter``. Refused on a production
+    /// configuration: nothing there trusts the sandbox's authority, and its private key has no business on that disk.
     public static func appStoreMinter(settings: Settings.Server, now: Date = Date()) throws -> SandboxTransactionMinter
     {
+        guard settings.environment == .sandbox else {
+            throw SettingsError(
+                key: "server.environment", reason: "sandbox transactions are minted for a sandbox server only")
+        }
         let folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return SandboxTransactionMinter(

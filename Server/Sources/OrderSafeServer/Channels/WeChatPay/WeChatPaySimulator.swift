@@ -23,7 +23,7 @@ struct WeChatPaySimulator: ChannelSimulator {
             merchantID: Self.merchantID, appID: Self.appID, merchantSerial: Self.merchantSerial,
             merchantPublicKey: merchantKey.publicKey, apiV3Key: apiV3Key, platformKey: platformKey,
             mode: .publicKey(id: Self.publicKeyID), timeScale: setup.timeScale, clock: setup.clock,
-            folder: setup.folder, logger: setup.logger)
+            folder: setup.folder, downloadBase: setup.base, logger: setup.logger)
         account = Settings.WeChatPay(
             merchantID: Self.merchantID, appID: Self.appID, merchantPrivateKey: merchantKey.pemRepresentation,
             merchantSerial: Self.merchantSerial, apiV3Key: apiV3Key,
