@@ -46,4 +46,31 @@ struct PiecewiseLinesTests {
         let broken = PiecewiseLines(pieces: Self.pieces("a\nb", size: 2, failure: .malformed("cut")))
         #expect(Self.read(broken) == ["1:a"] && broken.failure == .source(.malformed("cut")))
     }
+
+    @Test(
+        "more lines or blank lines than a statement holds end the lines at once; white space of any kind is a blank line"
+    )
+    func bounded() {
+        let many = PiecewiseLines(pieces: Self.pieces(String(repeating: "row\n", count: 50), size: 16), maxLines: 20)
+        #expect(Self.read(many).count <= 20 && many.failure == .tooManyLines(limit: 20))
+        // A million blank lines (what a small zip inflates to) stop after the limit's block, not a million strings.
+        let blank = PiecewiseLines(
+            pieces: Self.pieces("head\n" + String(repeating: "\n", count: 1_000_000) + "tail\n", size: 1 << 16),
+            maxBlankLines: 1000)
+        #expect(Self.read(blank) == ["1:head"] && blank.failure == .tooManyBlankLines(limit: 1000))
+        #expect(blank.count < 70_000, "stopped in the first block: \(blank.count)")
+        let spaces = PiecewiseLines(pieces: Self.pieces("a\n \t\r\n\u{3000}\u{A0}\nb\n", size: 4))
+        #expect(Self.read(spaces) == ["1:a", "4:b"])
+    }
+
+    @Test("a cancelled task's lines end, saying where")
+    func cancelled() async {
+        let task = Task {
+            let lines = PiecewiseLines(pieces: Self.pieces(String(repeating: "row\n", count: 1000), size: 8))
+            withUnsafeCurrentTask { $0?.cancel() }
+            return (Self.read(lines), lines.failure)
+        }
+        let (read, failure) = await task.value
+        #expect(read.isEmpty && failure == .cancelled(line: 0))
+    }
 }

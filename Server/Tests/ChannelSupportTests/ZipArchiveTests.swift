@@ -119,8 +119,27 @@ struct ZipArchiveTests {
         }
         let bomb = Zlib.deflate([UInt8](repeating: 0, count: 4 << 20), wrapping: .gzip)
         #expect(bomb.count < 8 << 10)
-        #expect(throws: ArchiveError.tooLarge("more than 1048576 bytes inflated")) {
+        #expect(
+            throws: ArchiveError.tooLarge(
+                "more than 1048576 bytes inflated from \(bomb.count) (a ratio or size no file has)")
+        ) {
             try Zlib.inflate(bomb[...], wrapping: .gzip, maxBytes: 1 << 20)
         }
+    }
+
+    @Test("a stream inflating past a hundred times its size (beyond the first MiB) is refused, whatever the size limit")
+    func inflationRatio() throws {
+        let bomb = Zlib.deflate([UInt8](repeating: 0x0A, count: 8 << 20), wrapping: .gzip)
+        #expect(throws: ArchiveError.self) { try Zlib.inflate(bomb[...], wrapping: .gzip, maxBytes: 1 << 30) }
+        // A bill-like text (distinct rows) of the same size inflates whole.
+        var rows: [UInt8] = []
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        while rows.count < 8 << 20 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            rows += Array(
+                "`2026-11-25 10:00:00,`wx0000,`420000\(seed >> 20),`OS\(seed % 999_983),`SUCCESS,`6.00\n".utf8)
+        }
+        let bill = Zlib.deflate(rows, wrapping: .gzip)
+        #expect(try Zlib.inflate(bill[...], wrapping: .gzip, maxBytes: 1 << 30).count == rows.count)
     }
 }

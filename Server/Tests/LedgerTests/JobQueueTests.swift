@@ -36,6 +36,24 @@ struct JobQueueTests {
     }
 
     @Test(
+        "a lane claims only its kinds: a due statement waits for its lane, the order queries never behind it",
+        arguments: TestEngine.available)
+    func lanes(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            try await ledger.enqueue(NewJob(kind: .statements, key: "alipay", runAt: Self.now - 10))
+            try await ledger.enqueue(NewJob(kind: .queryOrder, key: "OS1", runAt: Self.now))
+            try await ledger.enqueue(NewJob(kind: .retryInbox, key: "inbox", runAt: Self.now))
+            let queries = try await ledger.claimJobs(
+                owner: "q", limit: 10, lease: 30, now: Self.now, lane: .except([.statements]))
+            #expect(Set(queries.map(\.kind)) == [.queryOrder, .retryInbox])
+            let statements = try await ledger.claimJobs(
+                owner: "s", limit: 10, lease: 30, now: Self.now, lane: .only([.statements]))
+            #expect(statements.map(\.key) == ["alipay"])
+            #expect(try await ledger.claimJobs(owner: "a", limit: 10, lease: 30, now: Self.now).isEmpty)
+        }
+    }
+
+    @Test(
         "a recurring job keeps the watermark it finished with, even when scheduled again at a restart",
         arguments: TestEngine.available)
     func watermark(engine: TestEngine) async throws {

@@ -31,6 +31,8 @@ final class GBKLines: BillLines {
         case .source(let error): .archive(error)
         case .lineTooLong(let line, let limit): .malformed(file: file, line: line, "a line over \(limit) bytes")
         case .notDecodable: .encoding(file: file)
+        case .tooManyLines, .tooManyBlankLines, .cancelled(_):
+            .malformed(file: file, line: lines.count, lines.failure.map { "\($0)" } ?? "")
         }
     }
 }

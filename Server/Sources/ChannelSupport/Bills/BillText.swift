@@ -40,22 +40,35 @@ public struct BillLineReader: BillLines {
     private var position: Int
     /// Lines read so far, blank ones included: the number of the last one returned.
     public private(set) var count = 0
+    /// Blank lines passed over so far.
+    public private(set) var blank = 0
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
         position = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
     }
 
-    /// The next line with something on it, and its number in the file.
+    /// The next line with something on it, and its number in the file. A line of ASCII white space alone is passed
+    /// over on its bytes (no string is made of it: a run of a billion blank lines costs a scan, not a billion strings).
     public mutating func next() -> (number: Int, text: Substring)? {
         while position < bytes.count {
             let end = bytes[position...].firstIndex(of: 0x0A) ?? bytes.count
-            let last = end > position && bytes[end - 1] == 0x0D ? end - 1 : end
-            let line = String(decoding: bytes[position..<last], as: UTF8.self)[...]
-            position = end + 1
             count += 1
+            defer { position = end + 1 }
+            if bytes[position..<end].allSatisfy(Self.isASCIISpace) {
+                blank += 1
+                continue
+            }
+            let last = bytes[end - 1] == 0x0D ? end - 1 : end
+            let line = String(decoding: bytes[position..<last], as: UTF8.self)[...]
             if !line.allSatisfy(\.isWhitespace) { return (count, line) }
+            blank += 1
         }
         return nil
+    }
+
+    /// Space, tab, CR, vertical tab and form feed.
+    private static func isASCIISpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte) && byte != 0x0A
     }
 }

@@ -11,3 +11,13 @@ public protocol ChannelChore: Sendable {
     /// next and what to hand that run.
     func run(payload: String, now: Date) async throws -> (next: Date, payload: String)
 }
+
+/// A chore's run that failed and says when to try again and what to keep (instead of the runner's backoff by
+/// attempts): its `reason` is the job's note.
+public struct ChoreRetry: Error, CustomStringConvertible {
+    public var next: Date
+    public var payload: String
+    public var reason: any Error
+
+    public var description: String { "\(reason)" }
+}

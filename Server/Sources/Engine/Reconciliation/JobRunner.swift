@@ -14,10 +14,12 @@ public struct JobRunner: Sendable {
     public let owner: String
     let batchSize: Int
     let lease: TimeInterval
+    /// The kinds of job this runner claims.
+    public let lane: JobLane
 
     public init(
         ledger: any JobQueue, reconciler: Reconciler, clock: any WallClock, logger: Logger, owner: String,
-        batchSize: Int = 16, lease: TimeInterval = 120
+        batchSize: Int = 16, lease: TimeInterval = 120, lane: JobLane = .all
     ) {
         self.ledger = ledger
         self.reconciler = reconciler
@@ -26,6 +28,14 @@ public struct JobRunner: Sendable {
         self.owner = owner
         self.batchSize = batchSize
         self.lease = lease
+        self.lane = lane
+    }
+
+    /// The same runner on `lane`, its leases lasting `lease` (a lane of long jobs needs longer ones).
+    public func on(_ lane: JobLane, lease: TimeInterval? = nil) -> JobRunner {
+        JobRunner(
+            ledger: ledger, reconciler: reconciler, clock: clock, logger: logger, owner: owner, batchSize: batchSize,
+            lease: lease ?? self.lease, lane: lane)
     }
 
     /// What one pass did.
@@ -41,7 +51,8 @@ public struct JobRunner: Sendable {
     public func runDue(progress: @Sendable (Tally) -> Void = { _ in }) async throws -> Tally {
         var tally = Tally()
         while true {
-            let jobs = try await ledger.claimJobs(owner: owner, limit: batchSize, lease: lease, now: clock.now())
+            let jobs = try await ledger.claimJobs(
+                owner: owner, limit: batchSize, lease: lease, now: clock.now(), lane: lane)
             if jobs.isEmpty { return tally }
             for job in jobs {
                 let result = await reconciler.run(job)

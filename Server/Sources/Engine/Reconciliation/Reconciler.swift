@@ -62,6 +62,11 @@ public struct Reconciler: Sendable {
                 logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
                 return .done
             }
+        } catch let retry as ChoreRetry {
+            logger.warning(
+                "job failed; will retry",
+                metadata: ["kind": "\(job.kind)", "key": "\(job.key)", "error": "\(retry)", "at": "\(retry.next)"])
+            return .retry(at: retry.next, note: "\(retry)", payload: retry.payload)
         } catch {
             logger.warning(
                 "job failed; will retry", metadata: ["kind": "\(job.kind)", "key": "\(job.key)", "error": "\(error)"])

@@ -309,11 +309,15 @@ public enum StatementError: Error, Sendable, Hashable, CustomStringConvertible {
     case noStatements(Channel)
     /// The provider's file could not be read: nothing of it was compared.
     case unreadable(Channel, day: String, String)
+    /// The day's run took longer than its time box and was stopped (tried again later).
+    case timedOut(Channel, day: String, Duration)
 
     public var description: String {
         switch self {
         case .noStatements(let channel): "\(channel.rawValue) has no statements to reconcile here"
         case .unreadable(let channel, let day, let reason): "the \(channel.rawValue) statement of \(day): \(reason)"
+        case .timedOut(let channel, let day, let box):
+            "the \(channel.rawValue) statement of \(day) was not done within \(box.components.seconds) s; stopped"
         }
     }
 }

@@ -23,17 +23,25 @@ extension SQLLedger {
         ).run()
     }
 
-    public func claimJobs(owner: String, limit: Int, lease: TimeInterval, now: Date) async throws -> [ClaimedJob] {
+    public func claimJobs(owner: String, limit: Int, lease: TimeInterval, now: Date, lane: JobLane) async throws
+        -> [ClaimedJob]
+    {
         let nowMS = now.millisecondsSince1970
         let until = now.addingTimeInterval(lease).millisecondsSince1970
         let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        let kinds: SQLQueryString =
+            switch lane {
+            case .all: ""
+            case .only(let kinds): " AND kind IN (\(binds: kinds.map(\.rawValue).sorted()))"
+            case .except(let kinds): " AND kind NOT IN (\(binds: kinds.map(\.rawValue).sorted()))"
+            }
         return try await database.transaction(joining: write) { db in
             try await db.raw(
                 """
                 UPDATE jobs SET lease_owner = \(bind: owner), lease_until = \(bind: until), fence = fence + 1, attempts = attempts + 1
                 WHERE id IN (
                     SELECT id FROM jobs
-                    WHERE done_at IS NULL AND run_at <= \(bind: nowMS) AND (lease_until IS NULL OR lease_until < \(bind: nowMS))
+                    WHERE done_at IS NULL AND run_at <= \(bind: nowMS) AND (lease_until IS NULL OR lease_until < \(bind: nowMS))\(kinds)
                     ORDER BY run_at, id LIMIT \(bind: limit)\(unsafeRaw: lock))
                 RETURNING id, kind, dedupe_key, payload, attempts, fence, lease_until
                 """

@@ -33,14 +33,22 @@ public enum OrderSafeApplication {
         }
         var services: [any Service] = [DatabaseService(database: components.database)]
         if settings.reconcile.intervalSeconds > 0 {
-            services.append(
-                PeriodicWorkService(
-                    name: "reconciliation", interval: .seconds(settings.reconcile.intervalSeconds), logger: logger
-                ) {
-                    let tally = try await runner.runDue()
-                    return tally.total == 0
-                        ? nil : "done \(tally.done), rescheduled \(tally.rescheduled), fenced off \(tally.fencedOff)"
-                })
+            // Two lanes: a day's statement (minutes of work for a large merchant) never delays an order's query.
+            let lanes = [
+                ("reconciliation", runner.on(.except([.statements]))),
+                ("statements", runner.on(.only([.statements]), lease: StatementChore.lease)),
+            ]
+            for (name, lane) in lanes {
+                services.append(
+                    PeriodicWorkService(
+                        name: name, interval: .seconds(settings.reconcile.intervalSeconds), logger: logger
+                    ) {
+                        let tally = try await lane.runDue()
+                        return tally.total == 0
+                            ? nil
+                            : "done \(tally.done), rescheduled \(tally.rescheduled), fenced off \(tally.fencedOff)"
+                    })
+            }
         }
         if let webhooks = components.webhooks {
             services.append(
