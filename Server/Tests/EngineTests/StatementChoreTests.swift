@@ -43,7 +43,6 @@ struct StatementChoreTests {
     func timeBox() async throws {
         try await TestEngine.sqlite.withLedger { _, ledger in
             let now = EngineFixtures.now.addingTimeInterval(86400)
-            let started = ContinuousClock.now
             do {
                 _ = try await Self.chore(hangs: true, ledger: ledger).run(payload: "", now: now)
                 Issue.record("a hung day returned")
@@ -55,7 +54,6 @@ struct StatementChoreTests {
                     return
                 }
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
         }
     }
 

@@ -70,8 +70,8 @@ struct WeChatPayStatementTests {
         #expect(
             refusal(WeChatPayBillFile(bytes: Array(gzipped.dropLast(12)), gzip: true))?.contains("ends early") == true)
         // The gzip's own CRC-32 wrong: refused whether the inflater says so with the last lines or after them (a bill
-        // followed by blank lines over several of the inflater's pieces: every line with text was read first).
-        let padded = plain + [UInt8](repeating: 0x0A, count: 3 << 16)
+        // followed by a blank line over several of the inflater's pieces: every line with text was read first).
+        let padded = plain + [UInt8](repeating: 0x20, count: 3 << 16) + [0x0A]
         for bytes in [plain, padded] {
             var badCheck = Zlib.deflate(bytes, wrapping: .gzip)
             badCheck[badCheck.count - 8] ^= 0xFF

@@ -169,7 +169,7 @@ struct AppStoreFlowTests {
     }
 
     @Test(
-        "bad input: a tampered JWS is rejected, one from a CA this server does not trust is held (503 transaction_held), a malformed body is 400, an unknown product keeps it unfinished (409)"
+        "bad input: a tampered JWS is rejected, so is one under a chain of its own (a forgery, never held), a malformed body is 400, an unknown product keeps it unfinished (409)"
     )
     func badInput() async throws {
         try await Self.withServer { client, store in
@@ -188,8 +188,8 @@ struct AppStoreFlowTests {
             let foreign = try SandboxAppStoreCA(now: TestServer.now).sign(
                 #"{"transactionId":"1","productId":"\#(Self.coins)","bundleId":"com.example.ordersafe","environment":"Sandbox","signedDate":1795000000000}"#
             )
-            let held = try await Self.submit(client, token: alice, #"{"signed_transaction":"\#(foreign)"}"#)
-            #expect(try held.status == .serviceUnavailable && held.errorCode() == "transaction_held")
+            let forged = try await Self.submit(client, token: alice, jws: foreign)
+            #expect(forged.verdict == .rejected && forged.error?.message.hasPrefix("INVALID_CHAIN") == true)
             let huge = try await Self.submit(
                 client, token: alice, #"{"signed_transaction":"\#(String(repeating: "a", count: 20_000)).b.c"}"#)
             let hugeResult = try huge.decoded(AppStoreSubmissionResponse.self).transactions.first

@@ -81,6 +81,7 @@ public struct StatementChore: ChannelChore {
                     try await reconciler.reconcile(channel, day: day).status
                 }
             } catch {
+                if Task.isCancelled { throw error }  // the server stopping: no failure of the day's
                 let failures = progress.failures + 1
                 throw ChoreRetry(
                     next: now.addingTimeInterval(Self.retryAfter(failures: failures)),
