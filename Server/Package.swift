@@ -273,7 +273,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-            ]
+            ],
+            exclude: ["RealBills"]
         ),
         .testTarget(
             name: "AlipayTests",

@@ -93,7 +93,7 @@ extension SandboxAlipay {
         let net = tradeReceipt + refundReceipt
         let totals = { (store: String) -> String in
             let counts = [store, "", String(trades), String(rows.count - trades), BillYuan.string(tradeOrder)]
-            let amounts = [net, 0, 0, 0, fee, 0, net - fee].map(BillYuan.string)
+            let amounts = [net, 0, 0, 0, fee, 0, net - fee].map { BillYuan.string($0) }
             return (counts + amounts).joined(separator: ",")
         }
         let summary = [

@@ -10,7 +10,7 @@ extension SandboxWeChatPay {
 
     /// The ALL trade bill of `date` (`yyyy-MM-dd`, Beijing) in WeChat Pay's format: a row for each payment whose
     /// success time, and each refund whose acceptance time, falls on that day, from what this sandbox charged and
-    /// refunded (fees included), then the summary
+    /// refunded (fees included), then the summary, in the bytes real bills have (a BOM, CRLF, five-decimal fees)
     /// (https://pay.weixin.qq.com/docs/merchant/products/bill-download/format-trade.html); nil for a day without one.
     func bill(date: String) -> [UInt8]? {
         struct Line {
@@ -37,7 +37,8 @@ extension SandboxWeChatPay {
                         fields: common(paid, "SUCCESS")
                             + [
                                 BillYuan.string(order), "0.00", "0", "0", "0.00", "0.00", "", "", name, attach,
-                                BillYuan.string(BillYuan.fee(order)), "0.60%", BillYuan.string(order), "0.00", "",
+                                BillYuan.string(BillYuan.fee(order), decimals: 5), "0.60%", BillYuan.string(order),
+                                "0.00", "",
                             ],
                         settlement: order, refund: 0, fee: BillYuan.fee(order), order: order, requested: 0))
             }
@@ -50,7 +51,8 @@ extension SandboxWeChatPay {
                             + [
                                 "0.00", "0.00", refund.refundID, outRefundNo, BillYuan.string(refund.fen), "0.00",
                                 "ORIGINAL",
-                                "SUCCESS", name, attach, BillYuan.string(-BillYuan.fee(refund.fen)), "0.60%", "0.00",
+                                "SUCCESS", name, attach, BillYuan.string(-BillYuan.fee(refund.fen), decimals: 5),
+                                "0.60%", "0.00",
                                 BillYuan.string(refund.fen), "",
                             ],
                         settlement: 0, refund: refund.fen, fee: -BillYuan.fee(refund.fen), order: 0,
@@ -59,14 +61,16 @@ extension SandboxWeChatPay {
         }
         guard !lines.isEmpty else { return nil }
         lines.sort { ($0.time, $0.fields[6], $0.fields[14]) < ($1.time, $1.fields[6], $1.fields[14]) }
-        var text = Self.billHeader + "\r\n"
+        // As WeChat Pay writes it: a byte-order mark first, CRLF line ends, fees with five decimals (every published
+        // bill; the digest is over these bytes).
+        var text = "\u{FEFF}" + Self.billHeader + "\r\n"
         for line in lines { text += line.fields.map { "`" + $0 }.joined(separator: ",") + "\r\n" }
         let sum = { (value: KeyPath<Line, Int64>) in lines.reduce(Int64(0)) { $0 + $1[keyPath: value] } }
         text += Self.billSummaryHeader + "\r\n"
         text +=
             [
                 String(lines.count), BillYuan.string(sum(\.settlement)), BillYuan.string(sum(\.refund)), "0.00",
-                BillYuan.string(sum(\.fee)),
+                BillYuan.string(sum(\.fee), decimals: 5),
                 BillYuan.string(sum(\.order)), BillYuan.string(sum(\.requested)),
             ].map { "`" + $0 }.joined(separator: ",") + "\r\n"
         return Array(text.utf8)

@@ -60,11 +60,23 @@ enum WeChatPayBillText {
             return value
         }
 
-        func fen(_ name: String, signed: Bool = false) throws(WeChatPayBillError) -> Int64 {
-            guard let value = YuanAmount.fen(String(try text(name)), signed: signed) else {
-                throw .malformed(line: line, "\(name) is not an amount in yuan")
-            }
-            return value
+        func fen(_ name: String, signed: Bool = false, decimals: Int = 2) throws(WeChatPayBillError) -> Int64 {
+            try WeChatPayBillText.fen(
+                String(try text(name)), named: name, line: line, signed: signed, decimals: decimals)
+        }
+    }
+
+    /// The fen a field of line `line` (column `name`) writes, refused naming them: not an amount, or finer than the
+    /// fen (a fee of `0.05940`: the ledger keeps fen, and WeChat Pay's bills round each fee to the fen).
+    static func fen(_ text: String, named name: String, line: Int, signed: Bool, decimals: Int)
+        throws(WeChatPayBillError) -> Int64
+    {
+        switch YuanAmount.read(text, signed: signed, decimals: decimals) {
+        case .fen(let fen): return fen
+        case .finerThanFen:
+            throw .malformed(line: line, "\(name) '\(text.prefix(32))' is finer than the fen, which the ledger keeps")
+        case .notAnAmount:
+            throw .malformed(line: line, "\(name) '\(text.prefix(32))' is not an amount in yuan")
         }
     }
 }

@@ -53,6 +53,9 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
     static let summaryColumns = ["总交易单数", "应结订单总金额", "退款总金额", "手续费总金额", "订单总金额"]
     /// The most rows a day's file is read with (a larger one is refused, not cut).
     public static let maxRows = 5_000_000
+    /// The decimals of 手续费 and 手续费总金额: five in every published bill (API v2 and v3, 2016 to 2024: `0.00000`,
+    /// `0.01000`, `-1.56000`), each fee rounded to the fen; the format page's examples show two.
+    static let feeDecimals = 5
 
     /// The whole bill (UTF-8 bytes), its rows kept.
     public init(_ bytes: [UInt8]) throws(WeChatPayBillError) {
@@ -89,7 +92,8 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
                 let summary = try WeChatPayBillText.Summary(header: next, rest: &lines)
                 let said = Totals(
                     count: try summary.count("总交易单数"), settlementFen: try summary.fen("应结订单总金额"),
-                    refundFen: try summary.fen("退款总金额"), feeFen: try summary.fen("手续费总金额", signed: true),
+                    refundFen: try summary.fen("退款总金额"),
+                    feeFen: try summary.fen("手续费总金额", signed: true, decimals: WeChatPayTradeBill.feeDecimals),
                     orderFen: try summary.fen("订单总金额"))
                 guard sums == said else {
                     throw .totalsDiffer("the rows add up to \(sums), the summary says \(said)")
@@ -117,12 +121,9 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
                 throw .malformed(line: line.number, "\(fields.count) fields where the header names \(names.count)")
             }
             func text(_ column: String) -> String { String(fields[index[column]!]) }
-            func fen(_ column: String, signed: Bool = false) throws(WeChatPayBillError) -> Int64 {
-                guard let value = YuanAmount.fen(text(column), signed: signed) else {
-                    throw .malformed(
-                        line: line.number, "\(column) '\(text(column).prefix(32))' is not an amount in yuan")
-                }
-                return value
+            func fen(_ column: String, signed: Bool = false, decimals: Int = 2) throws(WeChatPayBillError) -> Int64 {
+                try WeChatPayBillText.fen(
+                    text(column), named: column, line: line.number, signed: signed, decimals: decimals)
             }
             let refundID = text("微信退款单号")
             let outRefundNo = text("商户退款单号")
@@ -132,7 +133,9 @@ public struct WeChatPayTradeBill: Sendable, Hashable {
                 state: text("交易状态"), currency: text("货币种类"), settlementFen: try fen("应结订单金额"),
                 refundID: refundID.isEmpty || refundID == "0" ? nil : refundID,
                 outRefundNo: outRefundNo.isEmpty || outRefundNo == "0" ? nil : outRefundNo,
-                refundFen: try fen("退款金额"), feeFen: try fen("手续费", signed: true), orderFen: try fen("订单金额"))
+                refundFen: try fen("退款金额"),
+                feeFen: try fen("手续费", signed: true, decimals: WeChatPayTradeBill.feeDecimals),
+                orderFen: try fen("订单金额"))
         }
     }
 }
