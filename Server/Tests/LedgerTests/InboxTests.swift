@@ -30,7 +30,9 @@ struct InboxTests {
             try await ledger.finishInbound(id: entry.id, verdict: .refused, note: "bad signature", at: Fixtures.now)
             #expect(try await Self.body(database, entry.id).count == SQLLedger.refusedBodyBytes)
             let again = try await ledger.storeInbound(junk)
-            #expect(again.id == entry.id && !again.processed)
+            #expect(again.id == entry.id && !again.processed)  // processed again, as the engine does at once
+            try await ledger.finishInbound(id: again.id, verdict: .refused, note: "bad signature", at: Fixtures.now)
+            #expect(try await Self.body(database, entry.id).count == SQLLedger.refusedBodyBytes)
 
             let waiting = try await ledger.storeInbound(
                 Self.signal("waits", at: Fixtures.now.addingTimeInterval(-3600)))
@@ -46,6 +48,40 @@ struct InboxTests {
             let swept = try await ledger.pendingSignals(
                 channels: [.wechatPay], before: Fixtures.now, maxAttempts: 10, limit: 100)
             #expect(Set(swept.map(\.id)) == [waiting.id, failed.id])
+        }
+    }
+
+    @Test(
+        "a signal with a refused entry's body takes the entry over, whole and with its own headers; applied, it is never purged",
+        arguments: TestEngine.available)
+    func refusedGivesWay(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let body = String(repeating: "g", count: 4000)
+            var probe = Self.signal(body, at: Fixtures.now.addingTimeInterval(-8 * 86400))
+            probe.headers = ["Wechatpay-Signature": "WECHATPAY/SIGNTEST/abc"]
+            let refused = try await ledger.storeInbound(probe)
+            try await ledger.finishInbound(id: refused.id, verdict: .refused, note: "probe", at: Fixtures.now)
+            #expect(try await Self.body(database, refused.id).count == SQLLedger.refusedBodyBytes)
+
+            var genuine = Self.signal(body, at: Fixtures.now.addingTimeInterval(-8 * 86400))
+            genuine.headers = ["Wechatpay-Signature": "genuine"]
+            let taken = try await ledger.storeInbound(genuine)
+            #expect(taken.id == refused.id && !taken.processed)
+            #expect(try await Self.body(database, taken.id) == Data(body.utf8))
+            try await ledger.finishInbound(id: taken.id, verdict: .applied, note: nil, at: Fixtures.now)
+            #expect(try await ledger.storeInbound(genuine).processed)
+            #expect(try await ledger.purgeRefusedInbound(before: Fixtures.now, keeping: 0) == 0)
+            // Inside a write (an app's submission stored as applied), the same.
+            var again = Self.signal("h" + body, at: Fixtures.now)
+            let second = try await ledger.storeInbound(again)
+            try await ledger.finishInbound(id: second.id, verdict: .refused, note: "junk", at: Fixtures.now)
+            again.headers = ["Wechatpay-Signature": "genuine"]
+            let genuineAgain = again
+            let inWrite = try await ledger.atomically { ledger in
+                try await ledger.storeInbound(genuineAgain, appliedAt: Fixtures.now)
+            }
+            #expect(inWrite.id == second.id && !inWrite.processed)
+            #expect(try await Self.body(database, second.id).count == body.utf8.count + 1)
         }
     }
 

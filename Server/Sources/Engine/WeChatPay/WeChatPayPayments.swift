@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import Metrics
 import OrderSafeModel
 import WeChatPay
 
@@ -67,6 +68,14 @@ public struct WeChatPayPayments: Sendable {
         do {
             notification = try await notifications.parse(headers: headers, body: body)
         } catch {
+            // WeChat Pay probes the endpoint with signatures it marks (`WECHATPAY/SIGNTEST/…`, its API v3 签名验证 page,
+            // on 签名探测流量) and expects them to fail: refused like any bad signature (the entry, cut to its first
+            // bytes, gives way to the genuine notification with the same body), and counted.
+            if headers.first(where: { $0.key.lowercased() == "wechatpay-signature" })?.value
+                .hasPrefix("WECHATPAY/SIGNTEST/") == true
+            {
+                Counter(label: "ordersafe_wechatpay_signature_probes_total").increment()
+            }
             throw Refusal(status: 401, message: error.description, unauthenticated: true)
         }
         switch notification.eventType ?? "" {

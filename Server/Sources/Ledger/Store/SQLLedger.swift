@@ -201,7 +201,10 @@ public struct SQLLedger: LedgerStore {
                     try await Self.inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers)
                 })
         {
-            return existing
+            guard existing.refused else { return existing.entry }
+            return try await database.transaction(joining: write) { db in
+                try await Self.reopenRefused(db, existing, signal, headers: headers)
+            }
         }
         return try await insertInbound(signal, headers: headers, sha256: sha, appliedAt: nil)
     }
@@ -278,7 +281,7 @@ public struct SQLLedger: LedgerStore {
         guard let existing = try await inboxEntry(db, signal.channel, signal.kind, sha: sha, headers: headers) else {
             throw LedgerCorruption(detail: "an inbox entry neither inserted nor found")
         }
-        return existing
+        return try await reopenRefused(db, existing, signal, headers: headers)
     }
 
     /// The stored headers and the digest that identifies a signal.
@@ -307,10 +310,12 @@ public struct SQLLedger: LedgerStore {
         return String(decoding: try encoder.encode(headers), as: UTF8.self)
     }
 
+    /// The entry stored before with this body, and whether it was refused (then it is cut to its first bytes and
+    /// holds the refused copy's headers).
     private static func inboxEntry(
         _ db: any SQLDatabase, _ channel: Channel, _ kind: InboxKind, sha: String, headers: String
     ) async throws
-        -> InboxEntry?
+        -> (entry: InboxEntry, refused: Bool)?
     {
         guard
             let existing = try await db.raw(
@@ -320,11 +325,29 @@ public struct SQLLedger: LedgerStore {
                 """
             ).first()
         else { return nil }
-        return InboxEntry(
+        let refused = try existing.decode(column: "verdict", as: String?.self) == InboxVerdict.refused.rawValue
+        let entry = InboxEntry(
             id: try existing.decode(column: "id", as: Int64.self), isNew: false,
-            processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil
-                && existing.decode(column: "verdict", as: String?.self) != InboxVerdict.refused.rawValue
+            processed: try existing.decode(column: "processed_at", as: Int64?.self) != nil && !refused
                 && existing.decode(column: "headers", as: String.self) == headers)
+        return (entry, refused)
+    }
+
+    /// A signal whose body a refused entry holds (a signature probe carrying a genuine body, a forgery that copied
+    /// one) takes the entry over: its whole body and its own headers, open again to be processed, so a refused copy
+    /// never stands in for it — as evidence, nor by being purged with the refused.
+    private static func reopenRefused(
+        _ db: any SQLDatabase, _ found: (entry: InboxEntry, refused: Bool), _ signal: InboundSignal, headers: String
+    ) async throws -> InboxEntry {
+        guard found.refused else { return found.entry }
+        try await db.raw(
+            """
+            UPDATE inbox SET headers = \(bind: headers), body = \(bind: Data(signal.body)), processed_at = NULL, verdict = NULL,
+                             last_error = NULL, received_at = \(bind: signal.receivedAt.millisecondsSince1970)
+            WHERE id = \(bind: found.entry.id) AND verdict = \(bind: InboxVerdict.refused.rawValue)
+            """
+        ).run()
+        return found.entry
     }
 
     public func pendingSignals(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int) async throws
