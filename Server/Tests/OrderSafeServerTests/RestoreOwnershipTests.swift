@@ -71,4 +71,40 @@ struct RestoreOwnershipTests {
             #expect(try await AppStoreFlowTests.balance(client, token: bob) == 60)
         }
     }
+
+    @Test(
+        "a restore with another customer's subscription follows nothing of theirs: their renewal nobody brought waits for their own app or Apple",
+        arguments: TestEngine.available)
+    func anotherCustomersChain(engine: TestEngine) async throws {
+        try await TestServer.withComponents(engine: engine) { client, components, _ in
+            let alice = try await TestServer.token("alice", lifetime: 86400)
+            let bob = try await TestServer.token("bob", lifetime: 86400)
+            let store = components.sandbox!.appStore
+            let monthly = "com.example.ordersafe.vip.monthly"
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                OrderResponse.self
+            ).order
+            let (first, jws) = try await store.purchase(
+                productID: monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID,
+                device: "alices-phone")
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+            // A renewal whose notification was lost and that Alice's app has not seen yet.
+            let (renewal, _) = try await store.purchase(
+                productID: monthly, type: "Auto-Renewable Subscription", originalTransactionID: first,
+                device: "alices-phone")
+
+            let restore = try await AppStoreFlowTests.submit(
+                client, token: bob, #"{"signed_transactions":["\#(jws)"]}"#, path: Self.sync)
+            let answer = try restore.decoded(AppStoreSubmissionResponse.self)
+            #expect(answer.transactions.map(\.transactionID) == [first] && answer.transactions[0].order == nil)
+            #expect(
+                try await components.ledger.payment(channel: .appStore, providerTransactionID: renewal) == nil,
+                "Bob's restore walked Alice's history")
+            // Alice's own restore brings it, for her.
+            let hers = try await AppStoreFlowTests.submit(
+                client, token: alice, #"{"signed_transactions":["\#(jws)"]}"#, path: Self.sync)
+            #expect(
+                try hers.decoded(AppStoreSubmissionResponse.self).transactions.map(\.transactionID) == [first, renewal])
+        }
+    }
 }

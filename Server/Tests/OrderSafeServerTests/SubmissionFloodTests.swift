@@ -39,7 +39,40 @@ struct SubmissionFloodTests {
             let after = try await components.ledger.inboxFootprint()
             #expect(after.entries - before.entries <= 30)
             #expect(after.bodyBytes - before.bodyBytes <= 30 * 512, "\(after.bodyBytes - before.bodyBytes) bytes kept")
+            // Kept as refused: purged with the refused notifications after their days.
+            _ = try await components.ledger.purgeRefusedInbound(
+                before: TestServer.now.addingTimeInterval(8 * 86400), keeping: 100_000)
+            #expect(try await components.ledger.inboxFootprint().entries == before.entries)
         }
+    }
+
+    @Test("what one user's refused submissions keep is bounded by a budget an hour; another user's are still kept")
+    func refusalBudget() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let mallory = try await TestServer.token("mallory", lifetime: 86400)
+            let before = try await components.ledger.inboxFootprint()
+            for index in 0..<140 {  // 140 refused submissions of 512 bytes kept each would be 70 KiB
+                let body = #"{"signed_transaction":"\#(index)\#(String(repeating: "x", count: 600))"}"#
+                let answer = try await AppStoreFlowTests.submit(client, token: mallory, body)
+                #expect(try answer.decoded(AppStoreSubmissionResponse.self).verdict == .rejected)
+            }
+            let after = try await components.ledger.inboxFootprint()
+            #expect(after.bodyBytes - before.bodyBytes <= 64 << 10, "\(after.bodyBytes - before.bodyBytes) bytes")
+            #expect(after.entries - before.entries == (64 << 10) / 512)
+            let eve = try await TestServer.token("eve", lifetime: 86400)
+            _ = try await AppStoreFlowTests.submit(client, token: eve, #"{"signed_transaction":"junk"}"#)
+            #expect(try await components.ledger.inboxFootprint().entries == after.entries + 1)
+        }
+    }
+
+    @Test("a refusal budget is per user and per clock hour, and tracks a bounded number of users")
+    func budgetUnit() {
+        let budget = RefusalBudget(bytesPerHour: 1000, maxUsers: 2)
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        #expect(budget.spend(600, user: "a", now: now) && !budget.spend(600, user: "a", now: now))
+        #expect(budget.spend(400, user: "a", now: now))
+        #expect(budget.spend(600, user: "b", now: now) && !budget.spend(1, user: "c", now: now))
+        #expect(budget.spend(600, user: "a", now: now.addingTimeInterval(3600)))
     }
 
     @Test(

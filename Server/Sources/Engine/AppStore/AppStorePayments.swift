@@ -2,6 +2,7 @@ import AppStore
 import ChannelSupport
 import Foundation
 import Ledger
+import Metrics
 @_spi(OrderSafeServer) import OrderSafeModel
 import Synchronization
 
@@ -29,6 +30,8 @@ public struct AppStorePayments: Sendable {
     let applied: AppliedSubmissions
     /// The causes of held submissions the operator was told of lately, per user.
     let heldCauses = RecentValues<HeldCause, Void>(generation: 1_000)
+    /// What each user's refused submissions may make the inbox keep.
+    let refusals = RefusalBudget()
 
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
@@ -83,9 +86,13 @@ public struct AppStorePayments: Sendable {
         }
         switch verified {
         case .rejected(let result):
-            try await Inbox(context: context).refused(
-                inboundSignal(submission.inboxJSON, kind: .submission, userID: userID),
-                reason: result.error?.message ?? "rejected")
+            let body = submission.inboxJSON
+            if refusals.spend(min(body.count, SQLLedger.refusedBodyBytes), user: userID, now: context.clock.now()) {
+                try await Inbox(context: context).refused(
+                    inboundSignal(body, kind: .submission, userID: userID), reason: result.error?.message ?? "rejected")
+            } else {
+                Counter(label: "ordersafe_refused_submissions_not_kept_total").increment()
+            }
             return AppStoreSubmissionResponse(transactions: [result])
         case .unavailable(.unverifiable(let reason)):
             try await hold(
