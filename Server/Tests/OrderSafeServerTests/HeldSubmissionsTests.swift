@@ -27,17 +27,15 @@ struct HeldSubmissionsTests {
         func add(_ purchase: Purchase) { all.append(purchase) }
     }
 
-    @Test(
-        "wrong bundle id: every purchase held (503, the device keeps it), shown in the console; fixed and replayed: credited once each"
-    )
-    func wrongBundleID() async throws {
+    /// A data folder with the sandbox's keys and App Store root (as a first start writes them), and two settings on
+    /// it: `base` (the sandbox's own App Store) and `wrong` (the same with another bundle id, as an operator's typo).
+    static func wrongBundleSettings() async throws -> (base: [String: String], wrong: [String: String]) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "ordersafe-held-\(UUID().uuidString)"
         ).path
         let base = [
             "ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_DATABASE_URL": "sqlite:\(directory)/ordersafe.sqlite",
         ]
-        // The sandbox's keys and App Store root, as a first start writes them.
         _ = try SandboxProviders(
             settings: try await TestServer.settings(extra: base).server, clock: FixedClock(date: TestServer.now),
             logger: TestLog.logger)
@@ -45,6 +43,14 @@ struct HeldSubmissionsTests {
             "ORDERSAFE_APPSTORE_BUNDLE_ID": "com.example.wrong", "ORDERSAFE_APPSTORE_ENVIRONMENT": "Sandbox",
             "ORDERSAFE_APPSTORE_ROOT_CERTIFICATES": directory + "/sandbox/appstore-root.der",
         ]) { $1 }
+        return (base, wrong)
+    }
+
+    @Test(
+        "wrong bundle id: every purchase held (503, the device keeps it), shown in the console; fixed and replayed: credited once each"
+    )
+    func wrongBundleID() async throws {
+        let (base, wrong) = try await Self.wrongBundleSettings()
         let admin = TestServer.bearer(TestServer.adminKey)
         let bought = Bought()
         try await TestServer.withComponents(extra: wrong) { client, components, _ in

@@ -134,19 +134,7 @@ struct SubmissionFloodTests {
         "held purchases: capped per user; never purged before a replay tried them; replayed page by page once fixed, each credited once"
     )
     func heldBoundedAndReplayed() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "ordersafe-held-flood-\(UUID().uuidString)"
-        ).path
-        let base = [
-            "ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_DATABASE_URL": "sqlite:\(directory)/ordersafe.sqlite",
-        ]
-        _ = try SandboxProviders(
-            settings: try await TestServer.settings(extra: base).server, clock: FixedClock(date: TestServer.now),
-            logger: TestLog.logger)
-        let wrong = base.merging([
-            "ORDERSAFE_APPSTORE_BUNDLE_ID": "com.example.wrong", "ORDERSAFE_APPSTORE_ENVIRONMENT": "Sandbox",
-            "ORDERSAFE_APPSTORE_ROOT_CERTIFICATES": directory + "/sandbox/appstore-root.der",
-        ]) { $1 }
+        let (base, wrong) = try await HeldSubmissionsTests.wrongBundleSettings()
         let cap = AppStorePayments.heldPerUser
         let purchases = cap + 3
         let signed = Signed()
