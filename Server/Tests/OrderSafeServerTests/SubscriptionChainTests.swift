@@ -71,11 +71,41 @@ struct SubscriptionChainTests {
             let (latest, renewal) = try await store.purchase(
                 productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
             #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: renewal).verdict == .recorded)
+            _ = try await components.runner.runDue()  // the chain's history, queued with its first payment
             for transaction in [original, first, latest] {
                 let payment = try await components.ledger.payment(
                     channel: .appStore, providerTransactionID: transaction)
                 #expect(payment?.userID == "alice", "\(transaction)")
             }
+        }
+    }
+
+    @Test(
+        "a new subscription is answered without waiting for Apple's Server API: down, the purchase is recorded at once and its history pulled once the API is back"
+    )
+    func answerNeverWaitsOnApple() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+            let (original, _) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription")
+            clock.advance(by: 86400)
+            let (latest, renewal) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            await store.inject(.serverError, count: 100)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: renewal).verdict == .recorded)
+            // Answered without a single call to the Server API (whose three attempts with backoff took seconds, and
+            // with Apple unreachable, 31 s).
+            #expect(await store.pendingFaults == 100)
+            #expect(try await components.ledger.payment(channel: .appStore, providerTransactionID: latest) != nil)
+            #expect(try await components.ledger.payment(channel: .appStore, providerTransactionID: original) == nil)
+            _ = try await components.runner.runDue()  // Apple still down: the job stays queued
+            #expect(try await components.ledger.payment(channel: .appStore, providerTransactionID: original) == nil)
+            await store.clearFaults()
+            clock.advance(by: 3600)
+            _ = try await components.runner.runDue()
+            #expect(
+                try await components.ledger.payment(channel: .appStore, providerTransactionID: original)?.userID
+                    == "alice")
         }
     }
 

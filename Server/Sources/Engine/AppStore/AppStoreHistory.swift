@@ -34,8 +34,7 @@ extension AppStorePayments {
     /// chain's owner), never adopted for `owner` — a customer's history spans every Apple account holder on a shared
     /// device and every app account signed in on it, and one of them must not gain another's purchases. What binds
     /// to nobody waits for its owner's app or notification, as unbound transactions do.
-    /// `applying`: the chain whose waiting signals the caller is applying, if any.
-    func followHistory(of transactionID: String, submitter owner: String, applying: String? = nil) async throws
+    func followHistory(of transactionID: String, submitter owner: String) async throws
         -> [AppStoreTransactionResult]
     {
         guard let api else { return [] }
@@ -54,7 +53,7 @@ extension AppStorePayments {
                 results.append(
                     try await record(
                         purchase, submitter: owned ? owner : nil, cause: .reconciliation, evidence: "history",
-                        in: RecordingScope(applyingChain: applying)))
+                        in: .direct))
             } catch AppStoreSubmissionError.productNotInCatalog, AppStoreSubmissionError.unbound {
                 continue
             }

@@ -30,9 +30,28 @@ struct AppStoreHistoryPull: ChannelChore {
     }
 }
 
+/// The App Store history of a subscription chain that just gained its first owner, pulled by a job once its purchase
+/// was answered (the periods nobody brought: the original purchase, renewals whose notifications never came), so
+/// the answer never waits for Apple's Server API.
+struct AppStoreChainHistory: ChannelTask {
+    let payments: AppStorePayments
+
+    var kind: JobKind { .appStoreChainHistory }
+
+    /// `key`: a transaction of the chain; `payload`: its owner.
+    func run(key: String, payload: String) async throws {
+        _ = try await payments.followHistory(of: key, submitter: payload)
+    }
+}
+
 extension AppStorePayments {
     /// What the reconciler runs on a schedule for the App Store: the history pull, when the Server API is configured.
     public var chores: [any ChannelChore] {
         api == nil ? [] : [AppStoreHistoryPull(payments: self, logger: context.logger)]
+    }
+
+    /// What the App Store queues for the job runner: new chains' histories, when the Server API is configured.
+    public var tasks: [any ChannelTask] {
+        api == nil ? [] : [AppStoreChainHistory(payments: self)]
     }
 }

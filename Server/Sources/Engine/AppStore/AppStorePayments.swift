@@ -335,8 +335,8 @@ public struct AppStorePayments: Sendable {
         else {
             throw AppStoreSubmissionError.unbound(id)
         }
-        // A subscription chain this payment gives its first owner: its history is pulled once below, so periods
-        // nobody brought (the original purchase, renewals whose notifications never came) are granted at once.
+        // A subscription chain this payment gives its first owner: its history is pulled once it is answered, so
+        // periods nobody brought (the original purchase, renewals whose notifications never came) are granted.
         let newChain = api != nil && purchase.periodEnd != nil && !purchase.familyShared && chainOwner == nil
         let (order, outcome) = try await fulfil(purchase, binding, product: product, price: price, in: ledger) {
             orderNo, amount in
@@ -350,10 +350,14 @@ public struct AppStorePayments: Sendable {
             outcome, "appstore transaction recorded", ["transaction_id": "\(id)", "order_no": "\(order.orderNo)"])
         switch outcome {
         case .fulfilled(let paid), .flagged(let paid, _):
+            if newChain {
+                // Its history is pulled by a job queued with the payment: the answer never waits for Apple's API, and
+                // a pull that fails is tried again.
+                try await ledger.enqueue(
+                    NewJob(kind: .appStoreChainHistory, key: id, payload: paid.userID, runAt: context.clock.now()))
+            }
             // Signals that began to wait after the lookup are applied by the inbox sweep.
-            let (chain, awaited, owner, pullHistory) = (
-                purchase.originalTransactionID, lookup.signalsAwaitChain, paid.userID, newChain
-            )
+            let (chain, awaited) = (purchase.originalTransactionID, lookup.signalsAwaitChain)
             let applying = scope.applyingChain
             // A notification keeps its own signals; an app's submission or a history pull keeps its transaction's.
             let signal = cause == .notification ? nil : purchase.subscriptionSignal
@@ -361,15 +365,6 @@ public struct AppStorePayments: Sendable {
             await scope.afterCommit { [self] in
                 if let signal { await keep(signal, chainGainedOwner: gainedOwner, cause: cause, evidence: evidence) }
                 if awaited { await applyAwaitingSignals(chain: chain, applying: applying) }
-                if pullHistory {
-                    do {
-                        _ = try await followHistory(of: id, submitter: owner, applying: applying)
-                    } catch {
-                        context.logger.warning(
-                            "history of a new subscription not pulled; the hourly pull will find it",
-                            metadata: ["error": "\(error)"])
-                    }
-                }
             }
             return try await answer(paid, purchase: purchase, submitter: submitter, cause: cause, in: ledger)
         case .duplicate(let orderNo):

@@ -13,6 +13,8 @@ public struct Reconciler: Sendable {
     let replayers: [Channel: any NotificationReplayer]
     /// What channels need done on a schedule, by job kind and key (several channels' chores share a kind).
     let chores: [ChoreID: any ChannelChore]
+    /// What channels queue an item at a time, by job kind.
+    let tasks: [JobKind: any ChannelTask]
     let clock: any WallClock
     let logger: Logger
     /// Seconds between queries, by attempt (the last repeats).
@@ -23,7 +25,7 @@ public struct Reconciler: Sendable {
     public init(
         ledger: any OrderBook & SignalInbox & JobQueue, settlers: [Channel: any OrderSettler],
         replayers: [Channel: any NotificationReplayer] = [:],
-        chores: [any ChannelChore] = [], clock: any WallClock, logger: Logger,
+        chores: [any ChannelChore] = [], tasks: [any ChannelTask] = [], clock: any WallClock, logger: Logger,
         backoff: [TimeInterval] = [15, 30, 60, 120, 300, 600, 1800], closeGrace: TimeInterval = 60
     ) {
         self.ledger = ledger
@@ -31,6 +33,7 @@ public struct Reconciler: Sendable {
         self.replayers = replayers
         self.chores = Dictionary(
             chores.map { (ChoreID(kind: $0.kind, key: $0.key), $0) }, uniquingKeysWith: { first, _ in first })
+        self.tasks = Dictionary(tasks.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
         self.logger = logger
         self.backoff = backoff
@@ -58,6 +61,10 @@ public struct Reconciler: Sendable {
                 if let chore = chores[ChoreID(kind: kind, key: job.key)] {
                     let (next, payload) = try await chore.run(payload: job.payload, now: now)
                     return .retry(at: next, note: nil, payload: payload)
+                }
+                if let task = tasks[kind] {
+                    try await task.run(key: job.key, payload: job.payload)
+                    return .done
                 }
                 logger.error("unknown job kind", metadata: ["kind": "\(job.kind)", "job_id": "\(job.id)"])
                 return .done

@@ -18,6 +18,9 @@ public struct JobKind: RawRepresentable, Hashable, Sendable, CustomStringConvert
     /// Check yesterday's statement of a channel against the ledger (recurring, keyed by channel; the payload is the
     /// last day checked).
     public static let statements = JobKind(rawValue: "statements")
+    /// Pull the App Store history of a subscription chain that just gained its first owner (key: the transaction id,
+    /// payload: the owner), once its purchase is answered.
+    public static let appStoreChainHistory = JobKind(rawValue: "appstore_chain_history")
 }
 
 /// What came in, as `inbox.kind` stores it.

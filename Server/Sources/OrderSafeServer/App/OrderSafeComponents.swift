@@ -84,7 +84,7 @@ struct OrderSafeComponents: Sendable {
             }
             let reconciler = Reconciler(
                 ledger: ledger, settlers: channels.settlers, replayers: channels.replayers,
-                chores: channels.chores + statementChores, clock: clock, logger: logger)
+                chores: channels.chores + statementChores, tasks: channels.tasks, clock: clock, logger: logger)
             try await reconciler.scheduleRecurring()
             return OrderSafeComponents(
                 database: database, ledger: ledger, catalog: catalog, clock: clock,

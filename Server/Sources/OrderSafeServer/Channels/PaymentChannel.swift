@@ -41,6 +41,8 @@ protocol PaymentChannel: Sendable {
     var replayer: (any NotificationReplayer)? { get }
     /// What it needs done on a schedule.
     var chores: [any ChannelChore] { get }
+    /// What it queues for the job runner an item at a time.
+    var tasks: [any ChannelTask] { get }
     /// Its provider's daily statement, checked against the ledger; nil when none is read yet.
     var statements: (any StatementSource)? { get }
 

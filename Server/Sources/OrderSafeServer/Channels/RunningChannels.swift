@@ -34,6 +34,7 @@ struct RunningChannels: Sendable {
     var refunders: [Channel: any OrderRefunder] { collect(\.refunder) }
     var replayers: [Channel: any NotificationReplayer] { collect(\.replayer) }
     var chores: [any ChannelChore] { all.flatMap(\.chores) }
+    var tasks: [any ChannelTask] { all.flatMap(\.tasks) }
     var statements: [Channel: any StatementSource] { collect(\.statements) }
 
     private func collect<Value>(_ part: (any PaymentChannel) -> Value?) -> [Channel: Value] {

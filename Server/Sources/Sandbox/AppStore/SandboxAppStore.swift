@@ -119,6 +119,14 @@ public actor SandboxAppStore {
         faults.append(contentsOf: repeatElement(fault, count: count))
     }
 
+    /// Faults still waiting for their call (a test tells from it whether a call was made).
+    public var pendingFaults: Int { faults.count }
+
+    /// Drops the faults still waiting: the store answers normally again.
+    public func clearFaults() {
+        faults.removeAll()
+    }
+
     // MARK: The store
 
     /// A purchase as StoreKit 2 reports it: the signed transaction (also recorded, with its notification). An

@@ -45,6 +45,7 @@ struct AlipayChannel: PaymentChannel {
     var refunder: (any OrderRefunder)? { payments }
     var replayer: (any NotificationReplayer)? { payments }
     var chores: [any ChannelChore] { [] }
+    var tasks: [any ChannelTask] { [] }
     var statements: (any StatementSource)? { payments }
 
     func invoke(_ order: Order, into response: inout OrderResponse) async throws {

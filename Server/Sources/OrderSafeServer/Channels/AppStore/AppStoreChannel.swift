@@ -34,6 +34,7 @@ struct AppStoreChannel: PaymentChannel {
     var refunder: (any OrderRefunder)? { nil }
     var replayer: (any NotificationReplayer)? { payments }
     var chores: [any ChannelChore] { payments.chores }
+    var tasks: [any ChannelTask] { payments.tasks }
     var statements: (any StatementSource)? { payments.statementSource }
 
     /// The app buys through StoreKit with the order's token: nothing more to hand it.

@@ -33,6 +33,7 @@ struct WeChatPayChannel: PaymentChannel {
     var refunder: (any OrderRefunder)? { payments }
     var replayer: (any NotificationReplayer)? { nil }
     var chores: [any ChannelChore] { [] }
+    var tasks: [any ChannelTask] { [] }
     var statements: (any StatementSource)? { payments }
 
     /// WeChat Pay must be reached to prepay; when it cannot be, the order stays and the app may retry (the same
