@@ -68,6 +68,22 @@ struct CatalogTests {
                 #"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":-5}]}"#,
                 "amount must be positive"
             ),
+            (
+                #"{"id":"a","kind":"consumable","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"add_balance","balance":"c","amount":1}],"promotional_offers":[{"id":"P","eligible":["active"]}]}"#,
+                "promotional_offers are for auto-renewable subscriptions only"
+            ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"promotional_offers":[{"id":"P","eligible":[]}]}"#,
+                "must say who is eligible"
+            ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"win_back_offers":["P"],"promotional_offers":[{"id":"P","eligible":["expired"]}]}"#,
+                "both as promotional and as win-back"
+            ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"promotional_offers":[{"id":"a b","eligible":["active"]}]}"#,
+                "must be 1 to 64 ASCII letters"
+            ),
         ])
     func invalid(product: String, reasonFragment: String) {
         do {

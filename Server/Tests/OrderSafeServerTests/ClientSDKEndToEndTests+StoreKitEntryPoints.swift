@@ -68,18 +68,18 @@ extension ClientSDKEndToEndTests {
                 try await safe.introductoryOfferEligibility().map(\.eligible) == [true, true],
                 "nothing subscribed yet: vip_monthly and vip_plus_monthly")
 
-            let outcome = await safe.purchase("vip_monthly", offer: "WINBACK_1")
+            let outcome = await safe.purchase("vip_monthly", offer: "FIRST_MONTH")
             #expect(outcome.state == .fulfilled, "\(outcome.state)")
             // The App Store took the server's signature and says so in the transaction.
             let transactions = await StoreKitClient().currentEntitlements()
             let bought = try #require(transactions.first { $0.productID == "com.example.ordersafe.vip.monthly" })
             let claims = try #require(IntroductoryEligibilityTests.claims(bought.jwsRepresentation))
-            #expect(claims["offerType"] as? Int == 2 && claims["offerIdentifier"] as? String == "WINBACK_1")
+            #expect(claims["offerType"] as? Int == 2 && claims["offerIdentifier"] as? String == "FIRST_MONTH")
             #expect(try await safe.subscriptions(allowCached: false).subscriptions.first?.state == .active)
             #expect(try await safe.introductoryOfferEligibility().map(\.eligible) == [false, false])
 
             // An offer the server will not sign for a consumable: refused before StoreKit; nothing charged.
-            let refused = await safe.purchase("coins_60", offer: "WINBACK_1")
+            let refused = await safe.purchase("coins_60", offer: "FIRST_MONTH")
             guard case .failed(.server(.refused(_, "offer_not_applicable", _))) = refused.state else {
                 Issue.record("\(refused.state)")
                 return

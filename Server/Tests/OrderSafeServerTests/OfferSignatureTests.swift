@@ -30,11 +30,11 @@ struct OfferSignatureTests {
             let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
                 OrderResponse.self
             ).order
-            let response = try await Self.sign(client, token: alice, offer: "WINBACK_1", orderNo: order.orderNo)
+            let response = try await Self.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: order.orderNo)
             #expect(response.status == .ok, "\(String(buffer: response.body))")
             let offer = try response.decoded(AppStoreOfferSignature.self)
             #expect(offer.appAccountToken == order.orderUUID.uuidString.lowercased())
-            #expect(offer.productID == "com.example.ordersafe.vip.monthly" && offer.offerID == "WINBACK_1")
+            #expect(offer.productID == "com.example.ordersafe.vip.monthly" && offer.offerID == "FIRST_MONTH")
             #expect(await store.acceptsOffer(offer), "the App Store takes it")
             var forged = offer
             forged.appAccountToken = UUID().uuidString.lowercased()
@@ -44,9 +44,10 @@ struct OfferSignatureTests {
 
             // Another user's order, an order of a consumable, an offer id out of shape: refused.
             #expect(
-                try await Self.sign(client, token: bob, offer: "WINBACK_1", orderNo: order.orderNo).status == .notFound)
+                try await Self.sign(client, token: bob, offer: "FIRST_MONTH", orderNo: order.orderNo).status
+                    == .notFound)
             let coins = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
-            let consumable = try await Self.sign(client, token: alice, offer: "WINBACK_1", orderNo: coins.orderNo)
+            let consumable = try await Self.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: coins.orderNo)
             #expect(consumable.status == .conflict && String(buffer: consumable.body).contains("offer_not_applicable"))
             #expect(
                 try await Self.sign(client, token: alice, offer: "a%20b", orderNo: order.orderNo).status == .badRequest)
@@ -55,7 +56,7 @@ struct OfferSignatureTests {
             var status = HTTPResponse.Status.ok
             var signed = 1
             while status == .ok && signed < 100 {
-                status = try await Self.sign(client, token: alice, offer: "WINBACK_1", orderNo: order.orderNo).status
+                status = try await Self.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: order.orderNo).status
                 if status == .ok { signed += 1 }
             }
             #expect(signed < OrderService.appEventsKept && status == .conflict, "\(signed) signed")
@@ -76,24 +77,66 @@ struct OfferSignatureTests {
             let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
                 OrderResponse.self
             ).order
-            let offer = try await Self.sign(client, token: alice, offer: "WINBACK_1", orderNo: order.orderNo).decoded(
+            let offer = try await Self.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: order.orderNo).decoded(
                 AppStoreOfferSignature.self)
             let product = "com.example.ordersafe.vip.monthly"
-            #expect(await store.acceptsOffer("WINBACK_1", productID: product, compactJWS: offer.compactJWS))
+            #expect(await store.acceptsOffer("FIRST_MONTH", productID: product, compactJWS: offer.compactJWS))
             #expect(!(await store.acceptsOffer("OTHER", productID: product, compactJWS: offer.compactJWS)))
             #expect(
                 !(await store.acceptsOffer(
-                    "WINBACK_1", productID: "com.example.ordersafe.vip.plus.monthly", compactJWS: offer.compactJWS)))
+                    "FIRST_MONTH", productID: "com.example.ordersafe.vip.plus.monthly", compactJWS: offer.compactJWS)))
             // Its payload changed, its signature kept: refused.
             var parts = offer.compactJWS.split(separator: ".").map(String.init)
             var claims = try #require(IntroductoryEligibilityTests.claims(offer.compactJWS))
-            claims["offerIdentifier"] = "WINBACK_2"
+            claims["offerIdentifier"] = "STAY_HALF_PRICE"
             parts[1] = Base64URL.encode(try JSONSerialization.data(withJSONObject: claims))
             #expect(
-                !(await store.acceptsOffer("WINBACK_2", productID: product, compactJWS: parts.joined(separator: "."))))
-            #expect(!(await store.acceptsOffer("WINBACK_1", productID: product, compactJWS: "not.a.jws")))
+                !(await store.acceptsOffer(
+                    "STAY_HALF_PRICE", productID: product, compactJWS: parts.joined(separator: "."))))
+            #expect(!(await store.acceptsOffer("FIRST_MONTH", productID: product, compactJWS: "not.a.jws")))
             clock.advance(by: 25 * 3600)
-            #expect(!(await store.acceptsOffer("WINBACK_1", productID: product, compactJWS: offer.compactJWS)))
+            #expect(!(await store.acceptsOffer("FIRST_MONTH", productID: product, compactJWS: offer.compactJWS)))
+        }
+    }
+
+    @Test(
+        "only offers the catalog lists, only for whom they are: an unlisted id, a win-back offer or a retention offer for one who never subscribed are refused; a subscriber gets the retention offer, tied to their history"
+    )
+    func offersTheMerchantControls() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let store = components.sandbox!.appStore
+            let alice = try await TestServer.token("alice", lifetime: 3 * 86400)
+            let unpaid = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                OrderResponse.self
+            ).order
+            let unlisted = try await Self.sign(client, token: alice, offer: "STAFF_FREE_YEAR", orderNo: unpaid.orderNo)
+            #expect(try unlisted.status == .notFound && unlisted.errorCode() == "offer_not_found")
+            for offer in ["WINBACK_1", "STAY_HALF_PRICE"] {
+                let refused = try await Self.sign(client, token: alice, offer: offer, orderNo: unpaid.orderNo)
+                #expect(try refused.status == .conflict && refused.errorCode() == "offer_not_eligible", "\(offer)")
+            }
+            #expect(
+                try await Self.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: unpaid.orderNo).status == .ok)
+
+            // Alice subscribes: now the retention offer is hers, the first-month one no longer.
+            let (id, jws) = try await store.purchase(
+                productID: "com.example.ordersafe.vip.monthly", type: "Auto-Renewable Subscription",
+                appAccountToken: unpaid.orderUUID)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+            let next = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                OrderResponse.self
+            ).order
+            let first = try await Self.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: next.orderNo)
+            #expect(try first.status == .conflict && first.errorCode() == "offer_not_eligible")
+            let stay = try await Self.sign(client, token: alice, offer: "STAY_HALF_PRICE", orderNo: next.orderNo)
+            #expect(stay.status == .ok, "\(String(buffer: stay.body))")
+            let signed = try stay.decoded(AppStoreOfferSignature.self)
+            let claims = try #require(IntroductoryEligibilityTests.claims(signed.compactJWS))
+            #expect(claims["transactionId"] as? String == id, "the offer names the subscriber's history")
+            #expect(await store.acceptsOffer(signed))
+            let timeline = try await client.execute(
+                uri: "/v1/admin/orders/\(next.orderNo)", method: .get, headers: TestServer.bearer(TestServer.adminKey))
+            #expect(String(buffer: timeline.body).contains("offer:STAY_HALF_PRICE nonce:\(signed.nonce) for:active"))
         }
     }
 }

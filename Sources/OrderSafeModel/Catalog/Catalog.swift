@@ -150,6 +150,28 @@ public struct Catalog: Codable, Hashable, Sendable {
                     "win-back offer id '\(offer.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'")
             }
         }
+        if !product.promotionalOffers.isEmpty {
+            guard product.kind == .autoRenewableSubscription else {
+                throw fail("promotional_offers are for auto-renewable subscriptions only")
+            }
+            let ids = product.promotionalOffers.map(\.id)
+            guard ids.count <= 20, Set(ids).count == ids.count else {
+                throw fail("promotional_offers lists at most 20 offers, each id once")
+            }
+            for offer in product.promotionalOffers {
+                guard Self.isOfferID(offer.id) else {
+                    throw fail(
+                        "promotional offer id '\(offer.id.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'"
+                    )
+                }
+                guard !offer.eligible.isEmpty, Set(offer.eligible).count == offer.eligible.count else {
+                    throw fail("promotional offer '\(offer.id)' must say who is eligible, each audience once")
+                }
+                guard !product.winBackOffers.contains(offer.id) else {
+                    throw fail("offer '\(offer.id)' is listed both as promotional and as win-back")
+                }
+            }
+        }
     }
 
     /// An App Store offer id: 1 to 64 ASCII letters, digits, `.`, `-` or `_`.

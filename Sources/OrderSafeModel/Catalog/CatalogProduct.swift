@@ -15,6 +15,8 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     /// The App Store win-back offers of an auto-renewable subscription (their offer ids in App Store Connect), which
     /// the server lists to a subscriber whose subscription expired and signs on request.
     public var winBackOffers: [String]
+    /// The App Store promotional offers of an auto-renewable subscription, each with who may have it.
+    public var promotionalOffers: [PromotionalOffer]
     /// An auto-renewable subscription's group in App Store Connect (`subscriptionGroupIdentifier`): which
     /// subscriptions a user's introductory offer counts across. Unset, only the product's own history counts.
     public var subscriptionGroup: String?
@@ -22,10 +24,11 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     public init(
         id: String, kind: ProductKind, title: String, goods: GoodsType = .digital, appStoreProductID: String? = nil,
         channels: [Channel], prices: [Channel: Money], grants: [Grant], winBackOffers: [String] = [],
-        subscriptionGroup: String? = nil
+        promotionalOffers: [PromotionalOffer] = [], subscriptionGroup: String? = nil
     ) {
         self.subscriptionGroup = subscriptionGroup
         self.winBackOffers = winBackOffers
+        self.promotionalOffers = promotionalOffers
         self.id = id
         self.kind = kind
         self.title = title
@@ -40,6 +43,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         case id, kind, title, goods, channels, prices, grants
         case appStoreProductID = "app_store_product_id"
         case winBackOffers = "win_back_offers"
+        case promotionalOffers = "promotional_offers"
         case subscriptionGroup = "subscription_group"
     }
 
@@ -66,6 +70,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         self.prices = prices
         grants = try container.decode([Grant].self, forKey: .grants)
         winBackOffers = try container.decodeIfPresent([String].self, forKey: .winBackOffers) ?? []
+        promotionalOffers = try container.decodeIfPresent([PromotionalOffer].self, forKey: .promotionalOffers) ?? []
         subscriptionGroup = try container.decodeIfPresent(String.self, forKey: .subscriptionGroup)
     }
 
@@ -81,6 +86,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
             Dictionary(uniqueKeysWithValues: prices.map { ($0.key.rawValue, $0.value) }), forKey: .prices)
         try container.encode(grants, forKey: .grants)
         if !winBackOffers.isEmpty { try container.encode(winBackOffers, forKey: .winBackOffers) }
+        if !promotionalOffers.isEmpty { try container.encode(promotionalOffers, forKey: .promotionalOffers) }
         try container.encodeIfPresent(subscriptionGroup, forKey: .subscriptionGroup)
     }
 

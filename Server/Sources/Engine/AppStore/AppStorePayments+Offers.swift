@@ -29,14 +29,32 @@ extension AppStorePayments {
             else {
                 throw OfferRequestError.notApplicable("\(order.productID) is not an auto-renewable subscription")
             }
+            // Only an offer the catalog lists for the product, and only for whom it is: a promotional offer for the
+            // audiences its rule names, a win-back offer for a subscriber whose subscription expired.
+            let audiences: [OfferAudience]
+            if let promotional = product.promotionalOffers.first(where: { $0.id == offerID }) {
+                audiences = promotional.eligible
+            } else if product.winBackOffers.contains(offerID) {
+                audiences = [.expired]
+            } else {
+                throw OfferRequestError.notListed(offerID, product: product.id)
+            }
             let now = context.clock.now()
+            let held = SubscriptionFold.statuses(try await context.ledger.subscriptionSignals(userID: userID), at: now)
+            let group = product.subscriptionGroup ?? held.first { $0.productID == appStoreProductID }?.groupID
+            let status = group.flatMap { group in held.first { $0.groupID == group } }
+            let audience = OfferAudience(status?.state)
+            guard audiences.contains(audience) else {
+                throw OfferRequestError.notEligible(offerID, audience: audience)
+            }
             let signed = try await offers.promotionalOffer(
                 productID: appStoreProductID, offerID: offerID, appAccountToken: order.orderUUID, nonce: nonce,
-                timestamp: now.millisecondsSince1970, transactionID: nil)
+                timestamp: now.millisecondsSince1970, transactionID: status?.lastTransactionID)
             guard
                 try await context.ledger.note(
                     orderNo: orderNo, kind: .offerSigned, cause: .app,
-                    evidence: "offer:\(offerID) nonce:\(signed.nonce)", at: now, atMost: OrderService.appEventsKept)
+                    evidence: "offer:\(offerID) nonce:\(signed.nonce) for:\(audience.rawValue)", at: now,
+                    atMost: OrderService.appEventsKept)
             else { throw OfferRequestError.tooMany }
             return signed
         } catch let error as OfferRequestError {
@@ -67,6 +85,10 @@ public enum OfferRequestError: Error, Sendable, Hashable, CustomStringConvertibl
     case invalidOfferID
     case orderNotFound
     case notApplicable(String)
+    /// The catalog lists no such offer for the order's product.
+    case notListed(String, product: String)
+    /// The offer's rule does not admit the user.
+    case notEligible(String, audience: OfferAudience)
     case tooMany
 
     public var description: String {
@@ -75,6 +97,10 @@ public enum OfferRequestError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidOfferID: "an offer id is 1 to 64 ASCII letters, digits, '.', '-' or '_'"
         case .orderNotFound: "no such order of yours"
         case .notApplicable(let reason): reason
+        case .notListed(let offer, let product):
+            "the catalog lists no offer '\(offer)' for \(product) (promotional_offers, win_back_offers)"
+        case .notEligible(let offer, let audience):
+            "offer '\(offer)' is not for a user whose subscription is \(audience.rawValue)"
         case .tooMany: "this order holds as many events from the app as it may: create a new order for the offer"
         }
     }
