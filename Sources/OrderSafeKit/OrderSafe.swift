@@ -23,6 +23,8 @@ public actor OrderSafe {
     var recordings: [UInt64: Task<PurchaseOutcome?, Never>] = [:]
     /// Journal entries being worked on now (a purchase and a sweep never act on one at the same time).
     var entriesInFlight: Set<UUID> = []
+    /// The purchases on their way now, by user and product: one at a time each (two taps, one order, one charge).
+    var purchasesInFlight: Set<String> = []
     var catalog: CatalogResponse?
     /// Who is signed in (``logIn(_:)``); nil: nobody, and nothing is bought, shown or asked for.
     public private(set) var userID: String?
@@ -169,6 +171,10 @@ public actor OrderSafe {
             PurchaseOutcome(orderNo: nil, productID: productID, channel: channel, state: .failed(error))
         }
         guard let userID else { return failed(.server(.signedOut)) }
+        // One purchase per user and product at a time: a second tap while the first is on its way makes no order.
+        let purchaseKey = userID + "\u{0}" + productID
+        guard purchasesInFlight.insert(purchaseKey).inserted else { return failed(.purchaseInProgress(productID)) }
+        defer { purchasesInFlight.remove(purchaseKey) }
         let product: CatalogProduct
         do {
             // A product missing from the catalog loaded earlier may have been added since: ask once more.

@@ -109,3 +109,27 @@ struct TrueOutcomesTests {
         }
     }
 }
+
+/// A second tap on the Buy button while the first purchase is on its way: one order, one charge.
+@Suite("One purchase per user and product at a time")
+struct OnePurchaseAtATimeTests {
+    @Test("two taps at once make one order and one charge; the second hears the purchase is on its way")
+    func doubleTap() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        async let first = app.purchase("coins", through: .appStore)
+        async let second = app.purchase("coins", through: .appStore)
+        let outcomes = await [first, second]
+        #expect(outcomes.filter { $0.state == .fulfilled }.count == 1, "\(outcomes.map(\.name))")
+        #expect(outcomes.filter { $0.state == .failed(.purchaseInProgress("coins")) }.count == 1)
+        #expect(await h.server.orders.count == 1)
+        #expect(await h.store.charged.count == 1)
+        // Once it ended, the next purchase of the product goes ahead.
+        #expect(await app.purchase("coins", through: .appStore).state == .fulfilled)
+        #expect(await h.server.orders.count == 2)
+        #expect(
+            OrderSafeError.purchaseInProgress("coins").message(in: .simplifiedChinese).contains("进行中")
+                && OrderSafeError.purchaseInProgress("coins").message(in: .english).contains("already"))
+    }
+}

@@ -16,6 +16,9 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
     case paymentsNotAllowed
     /// No bridge was given for this channel.
     case bridgeMissing(Channel)
+    /// A purchase of this product (a catalog id) by this user is on its way already (a second tap on the Buy
+    /// button): no second order is made, nothing is charged; the first purchase reports its own outcome.
+    case purchaseInProgress(String)
     /// The server looked at the App Store transaction and refused it for good.
     case rejected(code: String, message: String)
     /// The purchase journal cannot be written (disk full, folder not writable) or is full: no purchase starts.
@@ -43,6 +46,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .channelNotOffered: ("order.channelNotOffered", [:])
         case .paymentsNotAllowed: ("order.paymentsNotAllowed", [:])
         case .bridgeMissing: ("order.bridgeMissing", [:])
+        case .purchaseInProgress: ("order.purchaseInProgress", [:])
         case .rejected("transaction_revoked", _): ("order.transactionRevoked", [:])
         case .rejected("transaction_belongs_to_another_user", _): ("order.otherUser", [:])
         case .rejected(let code, _): ("order.rejected", ["code": code])
@@ -68,6 +72,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .channelNotOffered(let id, let channel): "product \(id) is not sold through \(channel.rawValue)"
         case .paymentsNotAllowed: "payments are not allowed on this device"
         case .bridgeMissing(let channel): "no bridge configured for \(channel.rawValue)"
+        case .purchaseInProgress(let id): "a purchase of \(id) is on its way already"
         case .rejected(let code, let message): "rejected (\(code)): \(message)"
         case .journalUnavailable(let reason): "the purchase journal is unavailable: \(reason)"
         }
