@@ -262,7 +262,8 @@ struct AlipayFlowTests {
             request.headers.add(name: "Content-Type", value: token == nil ? "text/plain" : "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        // Generous, like the polling below: these live servers share two cores with the whole parallel suite.
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         var bytes = try await response.body.collect(upTo: 1 << 20)
         guard (200..<300).contains(response.status.code) else {
             throw HTTPError(
