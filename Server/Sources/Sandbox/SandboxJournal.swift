@@ -8,19 +8,37 @@ import Foundation
 /// moment leaves every record it answered for (the kernel keeps a killed process's writes; a power loss is not
 /// simulated). The file is read strictly: a line that is not a record is an error naming its line, except a last line
 /// cut short by a kill, which is dropped.
-struct SandboxJournal<Record: Codable> {
+///
+/// Records that later ones supersede (a trade's earlier states, notifications since acknowledged) are dropped by
+/// ``compact(_:)``: the simulator writes what it holds now to a new file that replaces the old one in one rename, so a
+/// kill at any moment leaves one whole journal or the other. Its owner compacts on start and whenever the file has
+/// grown past twice its last compacted size (``wantsCompaction``), so the file follows what the simulator holds, not
+/// every call it ever answered.
+final class SandboxJournal<Record: Codable> {
     /// The largest journal read back, and the longest record.
     static var maxBytes: Int { 512 * 1024 * 1024 }
     static var maxLineBytes: Int { 1024 * 1024 }
+    /// Growth below this never asks for a compaction.
+    static var compactionFloor: Int { 1024 * 1024 }
 
-    private let handle: FileHandle?
+    private var handle: FileHandle?
+    private let file: URL?
+    /// The file's size now, and right after it was last compacted (or read).
+    private var size: Int
+    private var compactedSize: Int
 
     /// No file: nothing is kept (a simulator in a test process).
-    static var inMemory: SandboxJournal { SandboxJournal(handle: nil) }
+    static var inMemory: SandboxJournal { SandboxJournal(handle: nil, file: nil, size: 0) }
 
-    private init(handle: FileHandle?) {
+    private init(handle: FileHandle?, file: URL?, size: Int) {
         self.handle = handle
+        self.file = file
+        self.size = size
+        compactedSize = size
     }
+
+    /// Whether the file has grown enough since it was last compacted to be worth compacting now.
+    var wantsCompaction: Bool { handle != nil && size > max(Self.compactionFloor, 2 * compactedSize) }
 
     /// Opens `file` for appending (created when missing) and returns the records it holds, oldest first.
     static func open(_ file: URL) throws -> (journal: SandboxJournal, records: [Record]) {
@@ -53,7 +71,7 @@ struct SandboxJournal<Record: Codable> {
         } catch {
             throw SandboxJournalError(file: file, detail: "cannot be written: \(error)")
         }
-        return (SandboxJournal(handle: handle), records)
+        return (SandboxJournal(handle: handle, file: file, size: kept), records)
     }
 
     /// The records of `data`, and how many of its bytes they take (less than all when the last line was cut short).
@@ -83,9 +101,54 @@ struct SandboxJournal<Record: Codable> {
     /// Appends one record (one line, one write).
     func append(_ record: Record) throws {
         guard let handle else { return }
+        let line = try Self.line(record)
+        try handle.write(contentsOf: line)
+        size += line.count
+    }
+
+    /// Replaces the file with `records`, what the simulator holds now (written to a new file, flushed, renamed over
+    /// the old one, the folder flushed); appends go to the new file from then on.
+    func compact(_ records: [Record]) throws {
+        guard let handle, let file else { return }
+        let fresh = file.appendingPathExtension("compacting")
+        var data = Data()
+        for record in records { data += try Self.line(record) }
+        do {
+            try? FileManager.default.removeItem(at: fresh)
+            guard
+                FileManager.default.createFile(
+                    atPath: fresh.path, contents: data, attributes: [.posixPermissions: 0o600])
+            else { throw SandboxJournalError(file: fresh, detail: "cannot be created") }
+            let replacement = try FileHandle(forUpdating: fresh)
+            try replacement.synchronize()
+            guard rename(fresh.path, file.path) == 0 else {
+                try? replacement.close()
+                throw SandboxJournalError(file: file, detail: "cannot be replaced (errno \(errno))")
+            }
+            Self.synchronizeFolder(of: file)
+            try replacement.seekToEnd()
+            try? handle.close()
+            self.handle = replacement
+        } catch let error as SandboxJournalError {
+            throw error
+        } catch {
+            throw SandboxJournalError(file: file, detail: "cannot be compacted: \(error)")
+        }
+        size = data.count
+        compactedSize = data.count
+    }
+
+    private static func line(_ record: Record) throws -> Data {
         var line = try JSONEncoder().encode(record)
         line.append(UInt8(ascii: "\n"))
-        try handle.write(contentsOf: line)
+        return line
+    }
+
+    /// Flushes the folder holding `file`, so the rename itself is on disk.
+    private static func synchronizeFolder(of file: URL) {
+        guard let folder = FileHandle(forReadingAtPath: file.deletingLastPathComponent().path) else { return }
+        try? folder.synchronize()
+        try? folder.close()
     }
 }
 

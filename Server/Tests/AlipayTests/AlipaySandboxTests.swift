@@ -90,6 +90,50 @@ struct AlipaySandboxTests {
         #expect(throws: (any Error).self) { try AlipayFixture.sandbox(folder: folder) }
     }
 
+    @Test(
+        "the journal follows what the sandbox holds: compacted as it grows and on start, every trade and every unacknowledged notification kept"
+    )
+    func journalCompacted() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "alipay-sandbox-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let journal = folder.appendingPathComponent("alipay.journal")
+        func lines() throws -> Int { try String(contentsOf: journal, encoding: .utf8).split(separator: "\n").count }
+        let busy = try AlipayFixture.sandbox(folder: folder)
+        await busy.setNotificationSink { _, _ in true }
+        // Three records a purchase (opened, paid with its notification, acknowledged): 2,100 lines of about 1.6 MB
+        // uncompacted, past the 1 MiB floor.
+        let purchases = 700
+        for index in 0..<purchases {
+            try await busy.open(
+                orderString: try AlipayFixture.orderString("OS-C\(index)", notifyURL: "http://127.0.0.1:9/notify"))
+        }
+        await busy.settle()
+        let grown = try lines()
+        #expect(grown < 2 * purchases, "compacted while growing: \(grown) lines")
+        await busy.setNotificationSink { _, _ in false }  // the merchant's server goes down
+        try await busy.open(
+            orderString: try AlipayFixture.orderString("OS-DOWN", notifyURL: "http://127.0.0.1:9/notify"))
+        await busy.settle()
+
+        let restarted = try AlipayFixture.sandbox(folder: folder)
+        #expect(
+            try lines() == purchases + 2, "compacted on start: each trade once, the one notification not acknowledged")
+        for index in stride(from: 0, to: purchases, by: 99) {
+            #expect(await restarted.status(outTradeNo: "OS-C\(index)") == .tradeSuccess)
+        }
+        let received = Mutex<[String]>([])
+        await restarted.setNotificationSink { _, body in
+            received.withLock { $0.append(body) }
+            return true
+        }
+        await restarted.resumeNotifications()
+        await restarted.settle()
+        #expect(received.withLock { $0.count == 1 && $0[0].contains("out_trade_no=OS-DOWN") })
+        #expect(await restarted.payments.count == purchases + 1)
+    }
+
     @Test("query, pay, close, refund (idempotent), refund query and bill URL over HTTP")
     func lifecycle() async throws {
         let sandbox = try AlipayFixture.sandbox()
@@ -176,6 +220,38 @@ struct AlipaySandboxTests {
                 try await client.queryTrade(outTradeNo: "X")
             }
         }
+    }
+
+    @Test(
+        "the gateway takes the parameters from the query string, the body or both (Ant's SDKs split them), GET or POST; a refusal is under the method's own name, unsigned, as Alipay writes it"
+    )
+    func parametersWhereverTheSDKsPutThem() async throws {
+        let sandbox = try AlipayFixture.sandbox()
+        let signer = AlipayRequestSigner(credentials: AlipayFixture.credentials)
+        var parameters = try signer.signedParameters(
+            method: "alipay.trade.query", bizContent: ["out_trade_no": "OS-NONE"], at: AlipayFixture.now)
+        let biz = ["biz_content": parameters.removeValue(forKey: "biz_content")!]
+        let split = await sandbox.gateway(
+            query: Array(FormEncoding.encode(parameters).utf8), body: Array(FormEncoding.encode(biz).utf8))
+        #expect(split.0 == 200)
+        #expect(split.1.hasPrefix(#"{"alipay_trade_query_response":{"#) && split.1.contains("ACQ.TRADE_NOT_EXIST"))
+        #expect(split.1.contains(#""sign":""#), "a business answer is signed")
+        let all = parameters.merging(biz) { $1 }
+        let inQuery = await sandbox.gateway(query: Array(FormEncoding.encode(all).utf8), body: [])
+        #expect(inQuery.1 == split.1, "python-alipay-sdk's GET: everything in the query string")
+
+        var wrongApp = parameters
+        wrongApp["app_id"] = "2021000000009999"
+        let refused = await sandbox.gateway(query: Array(FormEncoding.encode(wrongApp).utf8), body: [])
+        #expect(refused.1.hasPrefix(#"{"alipay_trade_query_response":{"code":"40002""#), "\(refused.1)")
+        #expect(refused.1.contains("isv.invalid-app-id") && !refused.1.contains(#""sign""#))
+        var conflicting = parameters
+        conflicting["biz_content"] = #"{"out_trade_no":"OS-OTHER"}"#
+        let twice = await sandbox.gateway(
+            query: Array(FormEncoding.encode(conflicting).utf8), body: Array(FormEncoding.encode(biz).utf8))
+        #expect(twice.1.contains("isv.invalid-parameter"), "a parameter given twice with two values is refused")
+        let nameless = await sandbox.gateway(query: [], body: Array("app_id=x".utf8))
+        #expect(nameless.1.hasPrefix(#"{"error_response":"#), "no method served: error_response")
     }
 
     @Test("a request signed with another key is refused by the sandbox")

@@ -114,6 +114,32 @@ struct WeChatPaySandboxTests {
     }
 
     @Test(
+        "the sandbox is a WeChat Pay host at its base path: a signature over the path below it (wechatpayv3) or over the whole path (wechatpay-go) is accepted, any other refused; a bill download needs one too"
+    )
+    func signedPathsAndDownloads() async throws {
+        let world = try WeChatPayWorld()
+        let clock = SystemClock()
+        func call(_ target: String, signing signed: String?) async -> ProviderHTTPResponse {
+            var headers: [String: String] = [:]
+            if let signed {
+                headers["Authorization"] = try? world.merchant.authorization(
+                    method: "GET", pathAndQuery: signed, timestamp: Int64(clock.now().timeIntervalSince1970),
+                    nonce: WeChatPayNonce.random(), body: "")
+            }
+            return await world.sandbox.handle(method: "GET", pathAndQuery: target, headers: headers, body: [])
+        }
+        let query = "/v3/pay/transactions/out-trade-no/OS20261128-PATH"
+        #expect(await call("/sandbox/wechatpay" + query, signing: query).status == 404, "ORDER_NOT_EXIST: let in")
+        #expect(await call("/sandbox/wechatpay" + query, signing: "/sandbox/wechatpay" + query).status == 404)
+        #expect(await call("/sandbox/wechatpay" + query, signing: "/elsewhere" + query).status == 401)
+        #expect(await call("/sandbox/wechatpay" + query, signing: query + "X").status == 401)
+        let download = "/sandbox/wechatpay/v3/billdownload/file?token=2026-11-28"
+        #expect(await call(download, signing: nil).status == 401, "a bill is never handed out unsigned")
+        let signedDownload = await call(download, signing: "/v3/billdownload/file?token=2026-11-28")
+        #expect(signedDownload.status == 400, "NO_STATEMENT_EXIST: let in, no bill for a day without trades")
+    }
+
+    @Test(
         "a sandbox restarted on its data folder, at the same second, reuses no id, forgets no transaction, resends what was not acknowledged"
     )
     func restartsOnItsFolder() async throws {

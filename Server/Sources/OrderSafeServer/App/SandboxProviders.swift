@@ -1,4 +1,6 @@
+import ChannelSupport
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import OrderSafeModel
@@ -9,6 +11,9 @@ import ServiceLifecycle
 public struct SandboxProviders: Sendable {
     /// Every registered channel's simulator, in ``ChannelRegistry`` order.
     let simulators: [(channel: Channel, simulator: any ChannelSimulator)]
+    /// The simulators that could not load what they kept (a journal unreadable, damaged or too large), and why: each
+    /// started empty, and refuses every request saying why, while the server and the other channels serve.
+    let unavailable: [Channel: String]
 
     /// - Parameter timeScale: multiplies the providers' notification retry schedules (1/60 by default: Alipay's
     ///   first retry after 4 seconds instead of 4 minutes).
@@ -16,7 +21,29 @@ public struct SandboxProviders: Sendable {
         throws
     {
         let setup = try SimulatorSetup(settings: settings, clock: clock, timeScale: timeScale, logger: logger)
-        simulators = try ChannelRegistry.all.map { try $0.simulator(erased: setup) }
+        var simulators: [(channel: Channel, simulator: any ChannelSimulator)] = []
+        var unavailable: [Channel: String] = [:]
+        for type in ChannelRegistry.all {
+            do {
+                simulators.append(try type.simulator(erased: setup))
+            } catch {
+                // Its keys load but its record does not: never run it on a partial record (a provider that forgot
+                // payments would contradict the ledger), never stop the server for it either.
+                guard let empty = try? type.simulator(erased: setup.withoutJournals) else { throw error }
+                logger.error(
+                    "a built-in provider cannot load what it kept and refuses every request until it can",
+                    metadata: ["channel": "\(empty.0.rawValue)", "error": "\(error)"])
+                simulators.append(empty)
+                unavailable[empty.0] = "\(error)"
+            }
+        }
+        self.simulators = simulators
+        self.unavailable = unavailable
+    }
+
+    /// What the server's channel calls in place of the simulator of `channel`: nil when it is available.
+    func unavailableTransport(of channel: Channel) -> (any ProviderTransport)? {
+        unavailable[channel].map { UnavailableSimulatorTransport(channel: channel, reason: $0) }
     }
 
     /// The simulator of `channel`.
@@ -36,13 +63,15 @@ public struct SandboxProviders: Sendable {
     /// would have: the server answers what they send once it listens; the providers' retry schedules cover the wait.
     /// Idempotent.
     func resume() async {
-        for (_, simulator) in simulators { await simulator.resume() }
+        for (channel, simulator) in simulators where unavailable[channel] == nil { await simulator.resume() }
     }
 
     /// What the simulators run beside a listening server.
     func services(logger: Logger) async -> [any Service] {
         var services: [any Service] = []
-        for (_, simulator) in simulators { services += await simulator.services(logger: logger) }
+        for (channel, simulator) in simulators where unavailable[channel] == nil {
+            services += await simulator.services(logger: logger)
+        }
         return services
     }
 
@@ -52,7 +81,20 @@ public struct SandboxProviders: Sendable {
         to router: Router<OrderSafeRequestContext>, catalog: Catalog, tokens: DevelopmentTokenIssuer?,
         clock: any WallClock
     ) async {
-        for (_, simulator) in simulators { await simulator.addRoutes(to: router, catalog: catalog) }
+        for (channel, simulator) in simulators {
+            guard let reason = unavailable[channel] else {
+                await simulator.addRoutes(to: router, catalog: catalog)
+                continue
+            }
+            let refusal: @Sendable (Request, OrderSafeRequestContext) async throws -> Response = { _, _ in
+                throw APIError(
+                    status: .serviceUnavailable, code: "sandbox_unavailable",
+                    message: UnavailableSimulatorTransport(channel: channel, reason: reason).description)
+            }
+            for method in [HTTPRequest.Method.get, .post] {
+                router.on("sandbox/\(channel.rawValue)/**", method: method, use: refusal)
+            }
+        }
         if let tokens {
             router.post("sandbox/token") { request, context in
                 let body = try await request.decodeJSON(SandboxTokenRequest.self, limit: 4096, context: context)
@@ -72,4 +114,22 @@ public struct SandboxProviders: Sendable {
 struct SandboxTokenRequest: APIRequestBody {
     static let members: Set<String> = ["user"]
     var user: String
+}
+
+/// Stands in for a simulator that could not load what it kept: every call fails, saying why, as a provider that
+/// cannot be reached.
+struct UnavailableSimulatorTransport: ProviderTransport, CustomStringConvertible, Error {
+    let channel: Channel
+    let reason: String
+
+    var description: String {
+        "the built-in \(channel.rawValue) cannot load what it kept (\(reason)); move the file named away, or "
+            + "start on a fresh data folder, to use it again"
+    }
+
+    func send(method: String, url: String, headers: [String: String], body: [UInt8], timeout: Duration) async throws
+        -> ProviderHTTPResponse
+    {
+        throw self
+    }
 }

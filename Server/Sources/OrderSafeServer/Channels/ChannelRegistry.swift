@@ -29,7 +29,8 @@ extension PaymentChannel {
         }
         guard let simulator = sandbox?.simulator(of: channel) as? Simulator else { return nil }
         return try await start(
-            account: simulator.account, transport: simulator.transport, simulated: true, wiring: wiring)
+            account: simulator.account, transport: sandbox?.unavailableTransport(of: channel) ?? simulator.transport,
+            simulated: true, wiring: wiring)
     }
 
     /// The channel's simulator, as ``SandboxProviders`` keeps it.

@@ -35,7 +35,11 @@ extension ChannelSimulator {
 /// Where and how simulators start: the folder their keys and journals are kept in, the server's own address (the
 /// URLs the simulated accounts point at), the clock, how much faster their retry schedules run, and the logger.
 struct SimulatorSetup: Sendable {
+    /// Where its keys are kept.
     let folder: URL
+    /// Where it keeps its journals and id counters: `folder`, or nil for a simulator started without what it kept
+    /// (its journal could not be read; see ``SandboxProviders``), which must then refuse every request.
+    private(set) var journalFolder: URL?
     /// `http://host:port` of this server.
     let base: String
     let clock: any WallClock
@@ -43,27 +47,57 @@ struct SimulatorSetup: Sendable {
     let timeScale: Double
     /// How fast the App Store's subscriptions renew.
     let renewalRate: SandboxRenewalRate
+    /// How the built-in WeChat Pay signs.
+    let wechatpaySigning: SandboxWeChatPaySigning
     let logger: Logger
 
     init(settings: Settings.Server, clock: any WallClock, timeScale: Double, logger: Logger) throws {
         folder = URL(fileURLWithPath: settings.dataDirectory).appendingPathComponent("sandbox")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        journalFolder = folder
         base = "http://\(settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host):\(settings.port)"
         self.clock = clock
         self.timeScale = timeScale
         renewalRate = settings.sandboxRenewalRate
+        wechatpaySigning = settings.sandboxWeChatPaySigning
         self.logger = logger
     }
 
-    /// The RSA key kept in `file` (mode 0600), generated when missing.
-    func rsaKey(_ file: String) throws -> _RSA.Signing.PrivateKey {
+    /// The same setup without journals: the simulator starts empty and keeps nothing.
+    var withoutJournals: SimulatorSetup {
+        var setup = self
+        setup.journalFolder = nil
+        return setup
+    }
+
+    /// The RSA key kept in `file` (mode 0600), generated when missing, written as the provider's own tools write
+    /// it: PKCS#8 (`BEGIN PRIVATE KEY`, as WeChat Pay's `apiclient_key.pem`) or PKCS#1 (`BEGIN RSA PRIVATE KEY`, as
+    /// Alipay's key tool writes for languages other than Java). A key kept in the other form is rewritten.
+    func rsaKey(_ file: String, pkcs8: Bool = false) throws -> _RSA.Signing.PrivateKey {
         let url = folder.appendingPathComponent(file)
-        if let text = try? String(contentsOf: url, encoding: .utf8) {
-            return try _RSA.Signing.PrivateKey(pemRepresentation: text)
+        let key: _RSA.Signing.PrivateKey
+        let kept = try? String(contentsOf: url, encoding: .utf8)
+        if let kept {
+            key = try _RSA.Signing.PrivateKey(pemRepresentation: kept)
+        } else {
+            key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         }
-        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        try Self.write(key.pemRepresentation, to: url)
+        let text = pkcs8 ? key.pkcs8PEMRepresentation : key.pemRepresentation
+        if kept != text { try Self.write(text, to: url) }
         return key
+    }
+
+    /// Writes what a merchant copies into its own SDK's configuration (public keys, ids) to `file`, mode 0644,
+    /// replacing what was there.
+    func publish(_ text: String, as file: String) throws {
+        let url = folder.appendingPathComponent(file)
+        try? FileManager.default.removeItem(at: url)
+        guard
+            FileManager.default.createFile(
+                atPath: url.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o644])
+        else {
+            throw SettingsError(key: "server.data_dir", reason: "cannot write \(url.path)")
+        }
     }
 
     /// The P-256 key kept in `file` (mode 0600), generated when missing (the App Store Server API key the merchant
@@ -91,6 +125,7 @@ struct SimulatorSetup: Sendable {
     }
 
     private static func write(_ text: String, to url: URL) throws {
+        try? FileManager.default.removeItem(at: url)
         guard
             FileManager.default.createFile(
                 atPath: url.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])

@@ -80,6 +80,8 @@ public actor SandboxAlipay {
                 }
             }
             leftOver = unacknowledged.keys.sorted()
+            let held = Self.records(trades: trades, unacknowledged: unacknowledged)
+            if held.count < records.count { try journal.compact(held) }
         } else {
             journal = .inMemory
         }
@@ -150,7 +152,8 @@ public actor SandboxAlipay {
     /// (when `pay` is true, as after the user confirms) pays it. Returns the trade number.
     @discardableResult
     public func open(orderString: String, pay: Bool = true) throws -> String {
-        let parameters = try verifiedRequest(Array(orderString.utf8))
+        let parameters = try Self.parameters(query: [], body: Array(orderString.utf8))
+        try verify(parameters)
         guard parameters["method"] == "alipay.trade.app.pay" else {
             throw SandboxAlipayError.invalidRequest("method must be alipay.trade.app.pay")
         }
@@ -203,8 +206,12 @@ public actor SandboxAlipay {
 
     // MARK: The gateway
 
-    /// Answers one `POST /gateway.do` form body: (HTTP status, body).
-    public func gateway(body: [UInt8]) async -> (Int, String) {
+    /// Answers one call of `gateway.do`: (HTTP status, body). As Alipay's gateway, it takes the parameters from the
+    /// URL's query string, the form body, or both: Ant's own SDKs send the common parameters (`app_id`, `method`,
+    /// `sign`, …) in the query string and only `biz_content` in the body (alipay-sdk-python's `DefaultAlipayClient`,
+    /// the PHP `AopClient`), python-alipay-sdk sends everything in the query string of a GET, OrderSafe everything in
+    /// a POST body.
+    public func gateway(query: [UInt8] = [], body: [UInt8]) async -> (Int, String) {
         if gatewayFaults.first == .shortRefund {
             gatewayFaults.removeFirst()
             shortensNextRefund = true
@@ -230,18 +237,37 @@ public actor SandboxAlipay {
             case .shortRefund: break
             }
         }
+        var method: String?
         do {
-            let parameters = try verifiedRequest(body)
-            let method = parameters["method"] ?? ""
-            let json = try answer(method: method, biz: try bizContent(parameters))
-            return (200, try signer.responseBody(method: method, json: json))
+            let parameters = try Self.parameters(query: query, body: body)
+            method = parameters["method"]
+            try verify(parameters)
+            let json = try answer(method: method ?? "", biz: try bizContent(parameters))
+            return (200, try signer.responseBody(method: method ?? "", json: json))
         } catch let error as SandboxAlipayError {
-            let json = Self.errorJSON("40002", "Invalid Arguments", error.subCode, error.description)
-            return (200, (try? signer.responseBody(method: "error", json: json)) ?? "")
+            return (200, Self.refusal(error, method: method))
         } catch {
             return (500, "internal error")
         }
     }
+
+    /// A gateway-level refusal (`40002 Invalid Arguments`), as Alipay writes it: under the method's own response
+    /// name and unsigned when the request named a method it serves, e.g.
+    /// `{"alipay_trade_query_response":{"sub_code":"isv.invalid-app-id","code":"40002","sub_msg":"无效的AppID参数","msg":"Invalid Arguments"}}`
+    /// (python-alipay-sdk 3.4.0, `_verify_and_return_sync_response`'s docstring, from a real answer), under
+    /// `error_response` otherwise.
+    static func refusal(_ error: SandboxAlipayError, method: String?) -> String {
+        let name =
+            method.flatMap { served.contains($0) ? $0.replacingOccurrences(of: ".", with: "_") + "_response" : nil }
+            ?? "error_response"
+        return #"{"\#(name)":\#(errorJSON("40002", "Invalid Arguments", error.subCode, error.description))}"#
+    }
+
+    /// The methods the gateway serves.
+    static let served: Set<String> = [
+        "alipay.trade.query", "alipay.trade.close", "alipay.trade.refund", "alipay.trade.fastpay.refund.query",
+        "alipay.data.dataservice.bill.downloadurl.query",
+    ]
 
     private func answer(method: String, biz: [String: String]) throws -> String {
         let outTradeNo = biz["out_trade_no"] ?? ""
@@ -335,6 +361,31 @@ public actor SandboxAlipay {
         try journal.append(.trade(trade, notification: outgoing?.notice))
         trades[trade.outTradeNo] = trade
         if let outgoing { send(outgoing, outTradeNo: trade.outTradeNo) }
+        compactIfDue()
+    }
+
+    /// Compacts the journal to what is held now once it has grown enough (see ``SandboxJournal``).
+    private func compactIfDue() {
+        guard journal.wantsCompaction else { return }
+        do {
+            try journal.compact(Self.records(trades: trades, unacknowledged: unacknowledged))
+        } catch {
+            logger.error("sandbox alipay journal not compacted", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// What the journal must hold for a restart to find `trades` and `unacknowledged` as they are: each trade once,
+    /// then each notification not acknowledged yet with its trade.
+    static func records(
+        trades: [String: SandboxAlipayTrade], unacknowledged: [String: (outTradeNo: String, url: String, body: String)]
+    ) -> [SandboxAlipayRecord] {
+        var records = trades.keys.sorted().map { SandboxAlipayRecord.trade(trades[$0]!, notification: nil) }
+        for id in unacknowledged.keys.sorted() {
+            let notice = unacknowledged[id]!
+            guard let trade = trades[notice.outTradeNo] else { continue }
+            records.append(.trade(trade, notification: SandboxNotice(id: id, url: notice.url, body: notice.body)))
+        }
+        return records
     }
 
     /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, from the first
@@ -441,6 +492,7 @@ public actor SandboxAlipay {
         guard delivery.accepted, unacknowledged.removeValue(forKey: id) != nil else { return }
         do {
             try journal.append(.acknowledged(id: id))
+            compactIfDue()
         } catch {
             logger.error(
                 "sandbox alipay journal not written; the notification is sent again after a restart",
@@ -462,20 +514,30 @@ public actor SandboxAlipay {
 
     // MARK: Helpers
 
-    private func verifiedRequest(_ body: [UInt8]) throws -> [String: String] {
-        let parameters: [String: String]
+    /// The request's parameters from its query string and form body; a name given in both with two values is
+    /// refused.
+    static func parameters(query: [UInt8], body: [UInt8]) throws -> [String: String] {
         do {
-            parameters = try FormEncoding.parse(body)
+            let fromQuery = try FormEncoding.parse(query)
+            let fromBody = try FormEncoding.parse(body)
+            return try fromQuery.merging(fromBody) { first, second in
+                guard first == second else { throw SandboxAlipayError.invalidRequest("a parameter given twice") }
+                return first
+            }
+        } catch let error as SandboxAlipayError {
+            throw error
         } catch {
             throw SandboxAlipayError.invalidRequest("\(error)")
         }
+    }
+
+    private func verify(_ parameters: [String: String]) throws {
         guard parameters["app_id"] == appID else { throw SandboxAlipayError.invalidAppID(parameters["app_id"] ?? "") }
         guard parameters["sign_type"] == "RSA2", let sign = parameters["sign"],
             AlipayCredentials.isAppSignature(
                 sign, over: SignContent.make(parameters, excluding: SignContent.requestExclusions),
                 appPublicKey: appPublicKey)
         else { throw SandboxAlipayError.invalidSignature }
-        return parameters
     }
 
     private func bizContent(_ parameters: [String: String]) throws -> [String: String] {

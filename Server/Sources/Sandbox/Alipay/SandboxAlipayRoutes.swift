@@ -1,7 +1,8 @@
 import Foundation
 import Hummingbird
 
-/// The sandbox Alipay over HTTP: `POST {prefix}/gateway.do` (the open-platform gateway),
+/// The sandbox Alipay over HTTP: `POST` or `GET {prefix}/gateway.do` (the open-platform gateway, its parameters in
+/// the query string, the form body or both),
 /// `GET {prefix}/downloadBillFile.resource` (a day's trade bill, where the gateway's download URL points),
 /// `POST {prefix}/pay` (what the Alipay app does when the user confirms: body = the order string), and
 /// `POST {prefix}/faults` (faults for the next notifications and gateway calls, see ``AlipayFaultRequest``).
@@ -13,14 +14,17 @@ public struct SandboxAlipayRoutes<Context: RequestContext>: Sendable {
     }
 
     public func addRoutes(to group: RouterGroup<Context>) {
-        group.post("gateway.do") { request, _ in
+        let gateway: @Sendable (Request, Context) async throws -> Response = { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 64 * 1024)
-            let (status, text) = await alipay.gateway(body: Array(buffer: body))
+            let (status, text) = await alipay.gateway(
+                query: Array((request.uri.query ?? "").utf8), body: Array(buffer: body))
             return Response(
                 status: .init(code: status), headers: [.contentType: "application/json;charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: text)))
         }
+        group.post("gateway.do", use: gateway)
+        group.get("gateway.do", use: gateway)
         group.get("downloadBillFile.resource") { request, _ in
             var query: [String: String] = [:]
             for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }

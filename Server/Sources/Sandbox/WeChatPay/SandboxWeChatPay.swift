@@ -20,7 +20,7 @@ public actor SandboxWeChatPay {
     .map { .seconds($0) }
 
     /// How the sandbox signs: with a platform certificate's key (certificate mode) or a `PUB_KEY_ID_…` key.
-    public enum Mode: Sendable {
+    public enum Mode: Sendable, Hashable {
         case platformCertificate
         case publicKey(id: String)
     }
@@ -96,6 +96,8 @@ public actor SandboxWeChatPay {
                 }
             }
             leftOver = unacknowledged.keys.sorted()
+            let held = Self.records(trades: trades, unacknowledged: unacknowledged)
+            if held.count < records.count { try journal.compact(held) }
         } else {
             journal = .inMemory
         }
@@ -110,12 +112,16 @@ public actor SandboxWeChatPay {
         self.sink = sink ?? Self.post
         self.logger = logger
         publicKeyIdentity = platformKey
-        platforms = [
-            try PlatformIdentity(
-                key: platformKey, serialNumber: Array("OS-WXPAY-1".utf8), notBefore: clock.now() - 86400,
-                lifetime: 5 * 365 * 86400)
-        ]
+        let first = try PlatformIdentity(
+            key: platformKey, serialNumber: Array("OS-WXPAY-1".utf8), notBefore: clock.now() - 86400,
+            lifetime: 5 * 365 * 86400)
+        platforms = [first]
+        firstCertificate = (first.serial, first.certificatePEM)
     }
+
+    /// The platform certificate the sandbox starts with (serial, PEM): what WeChat Pay's certificate download tool
+    /// (`CertificateDownloader`) saves for a merchant before its SDK first runs in certificate mode.
+    public nonisolated let firstCertificate: (serial: String, pem: String)
 
     /// The public key merchants configure in public-key mode, PEM.
     public nonisolated var publicKeyPEM: String { publicKeyIdentity.publicKey.pemRepresentation }
@@ -247,8 +253,18 @@ public actor SandboxWeChatPay {
         }
         let route = String(pathAndQuery[v3.lowerBound...])
         let (path, parameters) = PathAndQuery.split(route)
+        do {
+            try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
+        } catch let error as SandboxWeChatPayError {
+            return signed(error.status, Self.error(error.code, error.description))
+        } catch {
+            return signed(500, Self.error("SYSTEM_ERROR", "\(error)"))
+        }
         if path == "/v3/billdownload/file" {
-            // Bill files are not signed by WeChat Pay; the merchant checks them against hash_value.
+            // The download is an API call like any other, its `Authorization` checked, but its answer is not
+            // signed: the merchant checks the file against hash_value
+            // (https://pay.weixin.qq.com/wiki/doc/apiv3/apis/chapter4_5_8.shtml: "使用微信支付API v3标准对download_url进行签名",
+            // and the answer "不包含微信接口响应的签名值").
             var token = Substring(parameters["token"] ?? "")
             let gzip = token.hasPrefix(Self.gzipToken)
             if gzip { token = token.dropFirst(Self.gzipToken.count) }
@@ -265,7 +281,6 @@ public actor SandboxWeChatPay {
                 status: 200, headers: ["Content-Type": "application/x-gzip"], body: Zlib.deflate(file, wrapping: .gzip))
         }
         do {
-            try verifyAuthorization(method: method, pathAndQuery: pathAndQuery, headers: headers, body: body)
             switch (method, path) {
             case ("POST", "/v3/pay/transactions/app"):
                 return try prepay(body)
@@ -461,10 +476,19 @@ public actor SandboxWeChatPay {
             let signature = fields["signature"],
             TimestampWindow.contains(timestamp, now: Int64(clock.now().timeIntervalSince1970), seconds: 300)
         else { throw SandboxWeChatPayError.unauthorized("timestamp, nonce_str or signature missing or expired") }
-        var message = Array("\(method)\n\(pathAndQuery)\n\(timestamp)\n\(nonce)\n".utf8)
-        message += body
-        message.append(UInt8(ascii: "\n"))
-        guard SHA256WithRSA.verify(signature, over: message, with: merchantPublicKey) else {
+        // WeChat Pay serves API v3 at its host's root and checks the signature over the path it was sent. This
+        // sandbox is mounted below a base path (`/sandbox/wechatpay`), which is its host's root: an SDK that signs the
+        // path below its gateway (wechatpayv3: `build_authorization(path, …)` with `gate_way + path` sent) and one
+        // that signs the URL's whole path (wechatpay-go: `request.URL.RequestURI()`) both call it right.
+        let below = pathAndQuery.range(of: "/v3/").map { String(pathAndQuery[$0.lowerBound...]) }
+        let signedOver = Set([pathAndQuery, below ?? pathAndQuery])
+        let verified = signedOver.contains { path in
+            var message = Array("\(method)\n\(path)\n\(timestamp)\n\(nonce)\n".utf8)
+            message += body
+            message.append(UInt8(ascii: "\n"))
+            return SHA256WithRSA.verify(signature, over: message, with: merchantPublicKey)
+        }
+        guard verified else {
             throw SandboxWeChatPayError.unauthorized("the Authorization signature does not verify")
         }
     }
@@ -477,6 +501,37 @@ public actor SandboxWeChatPay {
         try journal.append(.trade(trade, notification: outgoing?.notice))
         trades[trade.outTradeNo] = trade
         if let outgoing { send(outgoing, outTradeNo: trade.outTradeNo) }
+        compactIfDue()
+    }
+
+    /// Compacts the journal to what is held now once it has grown enough (see ``SandboxJournal``).
+    private func compactIfDue() {
+        guard journal.wantsCompaction else { return }
+        do {
+            try journal.compact(Self.records(trades: trades, unacknowledged: unacknowledged))
+        } catch {
+            logger.error("sandbox wechatpay journal not compacted", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// What the journal must hold for a restart to find `trades` and `unacknowledged` as they are: each transaction
+    /// once, then each notification not acknowledged yet with its transaction.
+    static func records(
+        trades: [String: SandboxWeChatPayTrade],
+        unacknowledged: [String: (url: String, outTradeNo: String, eventType: String, body: [UInt8])]
+    ) -> [SandboxWeChatPayRecord] {
+        var records = trades.keys.sorted().map { SandboxWeChatPayRecord.trade(trades[$0]!, notification: nil) }
+        for id in unacknowledged.keys.sorted() {
+            let notice = unacknowledged[id]!
+            guard let trade = trades[notice.outTradeNo] else { continue }
+            records.append(
+                .trade(
+                    trade,
+                    notification: SandboxNotice(
+                        id: id, url: notice.url, body: String(decoding: notice.body, as: UTF8.self),
+                        eventType: notice.eventType)))
+        }
+        return records
     }
 
     /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, signed anew (as
@@ -600,6 +655,7 @@ public actor SandboxWeChatPay {
         guard delivery.accepted, unacknowledged.removeValue(forKey: id) != nil else { return }
         do {
             try journal.append(.acknowledged(id: id))
+            compactIfDue()
         } catch {
             logger.error(
                 "sandbox wechatpay journal not written; the notification is sent again after a restart",

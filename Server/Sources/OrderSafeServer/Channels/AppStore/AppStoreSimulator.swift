@@ -41,9 +41,9 @@ struct AppStoreSimulator: ChannelSimulator {
         store = try SandboxAppStore(
             authority: authority, receipts: receipts, bundleID: Self.bundleID, appAppleID: Self.appAppleID,
             merchantKeyID: Self.keyID, merchantKey: apiKey.publicKey, clock: setup.clock,
-            renewalRate: setup.renewalRate, folder: setup.folder)
+            renewalRate: setup.renewalRate, folder: setup.journalFolder)
         notificationURL = setup.base + "/v1/notify/appstore"
-        devices = try SandboxAppStoreDevices(store: store, folder: setup.folder)
+        devices = try SandboxAppStoreDevices(store: store, folder: setup.journalFolder)
     }
 
     /// Each device's StoreKit queue rebuilt from its journal.
