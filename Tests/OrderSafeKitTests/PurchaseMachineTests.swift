@@ -87,11 +87,13 @@ struct PurchaseMachineTests {
         #expect(await h.server.balances["user-1"] == 60)
     }
 
-    @Test("App Store: cancelled on the sheet or refused by the store: the order is cancelled, nothing is left")
+    @Test("App Store: refused by the store before any charge: the order is cancelled, nothing is left")
     func appStoreCancelledOrFailed() async throws {
         for (sheet, expected) in [
-            (FakeStore.Sheet.cancel, PurchaseOutcome.State.cancelled),
-            (.fail(.purchase(.productUnavailable)), .failed(.store(.purchase(.productUnavailable)))),
+            (
+                FakeStore.Sheet.fail(.purchase(.productUnavailable)),
+                PurchaseOutcome.State.failed(.store(.purchase(.productUnavailable)))
+            ),
             (.fail(.storeKit(.userCancelled)), .cancelled),
         ] {
             let h = Harness()

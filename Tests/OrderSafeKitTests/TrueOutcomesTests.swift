@@ -94,6 +94,92 @@ struct TrueOutcomesTests {
         #expect(h.journalFiles.isEmpty)
     }
 
+    @Test(
+        "after the App Store charged, a refusal of the server (401 expired token, 403, 409 unknown product or unbound) is awaiting confirmation, never failed: the transaction stays unfinished and is recorded once the server takes it"
+    )
+    func refusedAfterCharge() async throws {
+        for (status, code) in [
+            (401, "unauthorized"), (403, "forbidden"), (409, "unknown_app_store_product"), (409, "unbound_transaction"),
+        ] {
+            let h = Harness()
+            defer { h.cleanUp() }
+            let clock = VerdictRuleTests.Clock()
+            let app = h.app(now: { clock.now() })
+            await h.server.set(submissionAnswer: { _ in
+                (status, #"{"error":{"code":"\#(code)","message":"not now"}}"#)
+            })
+            let outcome = await app.purchase("coins", through: .appStore)
+            #expect(
+                outcome.state == .awaitingConfirmation && outcome.storeMayHaveCharged,
+                "\(status) \(code): \(outcome.name)")
+            #expect(await h.store.unfinished().count == 1, "\(code): never finished unrecorded")
+            #expect(await h.server.orders.values.map(\.status) == [.created], "\(code): the order is kept")
+            await h.server.set(submissionAnswer: nil)
+            let waiting = await app.resume().map(\.state)
+            #expect(
+                waiting.allSatisfy { $0 == .awaitingConfirmation || $0 == .underReview } && !waiting.isEmpty,
+                "\(code): it waits its turn, never failed nor cancelled: \(waiting)")
+            clock.advance(by: 3600)
+            let resumed = await app.resume()
+            #expect(resumed.contains { $0.state == .fulfilled }, "\(code): \(resumed.map(\.name))")
+            #expect(await h.server.balances["user-1"] == 60)
+            #expect(await h.server.doubleCredits == 0)
+            #expect(await h.store.unfinished().isEmpty && h.journalFiles.isEmpty)
+        }
+    }
+
+    @Test(
+        "cancelled on the sheet: told at once; the order is kept for the store's delivery window (a transaction that still comes is credited), then closed with nothing more said"
+    )
+    func cancelledOnTheSheet() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let clock = VerdictRuleTests.Clock()
+        let app = h.app(now: { clock.now() })
+        await h.store.set(sheet: .cancel)
+        #expect(await app.purchase("coins", through: .appStore).state == .cancelled)
+        #expect(await h.server.orders.values.map(\.status) == [.created], "kept for a late transaction")
+        #expect(await app.resume().isEmpty, "nothing more is said while it waits")
+        clock.advance(by: 601)
+        #expect(await app.resume().isEmpty, "closed without a second 'cancelled'")
+        #expect(await h.server.orders.values.map(\.status) == [.cancelled])
+        #expect(h.journalFiles.isEmpty)
+    }
+
+    @Test(
+        "StoreKit charged and answered userCancelled (iOS 18): the transaction carrying the order's token is found and credited, never reported cancelled"
+    )
+    func chargedThenCancelled() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        await h.store.set(sheet: .cancelAfterCharge)
+        let outcome = await h.app().purchase("coins", through: .appStore)
+        #expect(outcome.state == .fulfilled, "\(outcome.name)")
+        #expect(await h.server.balances["user-1"] == 60)
+        #expect(await h.server.doubleCredits == 0)
+        #expect(await h.store.unfinished().isEmpty && h.journalFiles.isEmpty)
+    }
+
+    @Test(
+        "back from Alipay or WeChat Pay, a 401 of the server (the app's token expired) is awaiting confirmation, never failed; the payment is reported once the server can say"
+    )
+    func providerPaidThenUnauthorized() async throws {
+        for channel in [Channel.alipay, .wechatPay] {
+            var h = Harness()
+            defer { h.cleanUp() }
+            h.vendors.alipayStatus = "9000"
+            h.vendors.wechatCode = 0
+            let app = h.app()
+            await h.server.set(unauthorizedClientResults: 1)
+            let outcome = await app.purchase("gift", through: channel)
+            #expect(outcome.state == .awaitingConfirmation, "\(channel): \(outcome.name)")
+            #expect(!h.journalFiles.isEmpty, "\(channel): kept until the server can say")
+            let resumed = await app.resume()
+            #expect(resumed.map(\.state) == [.fulfilled], "\(channel): \(resumed.map(\.name))")
+            #expect(h.journalFiles.isEmpty)
+        }
+    }
+
     @Test("refusals before any charge still fail at once and close the order")
     func refusalsBeforeCharge() async throws {
         for failure in [

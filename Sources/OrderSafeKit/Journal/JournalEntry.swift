@@ -43,6 +43,10 @@ struct JournalEntry: Codable, Sendable, Hashable {
     /// Not submitted again before this: the server answered that it did not record the transaction (rejected, or held
     /// because its settings cannot verify it), and asking at every launch would change nothing sooner.
     var retryAfter: Date?
+    /// StoreKit answered `userCancelled` and the buyer was told so; the order is kept until ``retryAfter`` only for a
+    /// transaction that may still come (StoreKit has answered `userCancelled` for purchases it charged), which is
+    /// reported if it comes. Nothing else of it is reported again.
+    var buyerCancelled: Bool?
 
     init(id: UUID, productID: String, channel: Channel, at date: Date) {
         self.id = id

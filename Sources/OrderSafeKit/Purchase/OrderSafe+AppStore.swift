@@ -40,22 +40,31 @@ extension OrderSafe {
         }
         switch result {
         case .success(let transaction):
-            // Nil only if the server records it for another account: another user signed in while it was bought.
-            return await process(transaction)
-                ?? report(
-                    outcome(
-                        .failed(
-                            .server(
-                                .refused(
-                                    status: 404, code: "order_not_found",
-                                    message: "the purchase was recorded for the account that made the order")))))
+            // Nil only if the server records it for another account: another user signed in while it was bought. The
+            // store charged, so it is never "failed"; and none of it is shown to the one signed in now.
+            if let recorded = await process(transaction) { return recorded }
+            var charged = outcome(.awaitingConfirmation)
+            charged.storeMayHaveCharged = true
+            return charged
         case .pending:
             entry.stage = .pendingApproval
             try? await save(&entry)
             hub.send(.purchaseStage(orderNo: order.orderNo, stage: .awaitingApproval))
             return report(outcome(.pending))
         case .userCancelled:
-            if let settled = await giveUp(entry).settled, settled.state == .fulfilled { return report(settled) }
+            // StoreKit on iOS 18 has answered `userCancelled` for purchases it charged (RevenueCat purchases-ios
+            // #4903): a transaction carrying this order's token means it was paid after all.
+            if let paid = await store.unfinished().first(where: { $0.appAccountToken == order.orderUUID }) {
+                if let recorded = await process(paid) { return recorded }
+                var charged = outcome(.awaitingConfirmation)
+                charged.storeMayHaveCharged = true
+                return charged
+            }
+            // The buyer is told what StoreKit said; the order is kept for the store's delivery window, so a
+            // transaction that still comes is recorded for it and reported then. After the window it is closed.
+            entry.buyerCancelled = true
+            entry.retryAfter = configuration.now().addingTimeInterval(configuration.confirmation.storeMayStillDeliver)
+            try? await save(&entry)
             return report(outcome(.cancelled))
         }
     }
@@ -109,15 +118,16 @@ extension OrderSafe {
                 .warning, "transaction not recorded yet",
                 ["transaction_id": String(transaction.id), "reason": problem.description])
             if problem.isHeld { return report(await keepUnfinished(current, held)) }
+            // The store charged: no answer of the server's ends the purchase. A refusal (401 an expired app token,
+            // 403, 409 a product or binding it does not know yet, a token of another user) keeps the transaction
+            // unfinished and its entry waiting, longer after each answer, to be submitted again; the buyer hears
+            // that the payment is being confirmed.
+            guard problem.isRetryable else { return report(await keepUnfinished(current, waiting)) }
             if entry != nil {
                 current.attempts += 1
                 try? await save(&current)
             }
-            return report(
-                problem.isRetryable
-                    ? waiting
-                    : PurchaseOutcome(
-                        orderNo: orderNo, productID: productID, channel: .appStore, state: .failed(.server(problem))))
+            return report(waiting)
         } catch {
             return report(waiting)
         }

@@ -97,13 +97,15 @@ extension OrderSafe {
                 order: order))
     }
 
-    /// The server refuses to talk about the order for good: 404 (another user signed in since, or it was purged)
-    /// drops the entry, which can never settle here.
+    /// The server refuses to talk about the order now (401 an expired token, 403, another user's token): the buyer
+    /// may have paid in the provider's app, so it is never "failed": the entry stays, and the order's state is asked
+    /// again at the next resume (the provider's notification reaches the server meanwhile). A 404 (another user
+    /// signed in since, or the order was purged) drops the entry, which can never settle here.
     private func abandonUnknown(_ entry: JournalEntry, problem: ServerProblem) async -> PurchaseOutcome {
         if problem.isNotFound { await journal.remove(entry.id) }
+        log(.warning, "the server would not say how the order stands", ["reason": problem.description])
         return PurchaseOutcome(
-            orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(.server(problem))
-        )
+            orderNo: entry.orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
     }
 
     /// The outcome of an entry the signed-in user cannot see (``GiveUp/notTheSignedInUsers``), for a caller that must

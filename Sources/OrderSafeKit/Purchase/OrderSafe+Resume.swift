@@ -50,11 +50,15 @@ extension OrderSafe {
             // comes later through the listener (then bound to the order by its UUID even if it was cancelled here).
             // After a store error that may have followed the charge, the order is kept a day first.
             if let retryAfter = entry.retryAfter, configuration.now() < retryAfter {
+                // Told "cancelled" already: nothing to report until a transaction comes (or never).
+                if entry.buyerCancelled == true { return nil }
                 var still = waiting
                 still.storeMayHaveCharged = true
                 return still
             }
-            return outcome(of: await giveUp(entry), entry)
+            let given = await giveUp(entry)
+            if entry.buyerCancelled == true, case .cancelled = given { return nil }
+            return outcome(of: given, entry)
         case .ordered, .awaitingProvider:
             // Killed while the provider's app was open, or before its answer reached the server: ask the server,
             // which asks the provider.

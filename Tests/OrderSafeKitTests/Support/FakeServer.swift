@@ -31,6 +31,10 @@ actor FakeServer: HTTPTransport {
     }
 
     func set(unavailable: Int) { self.unavailable = unavailable }
+    /// The next `count` client results (the app back from a provider's app) are refused 401 (the app's token
+    /// expired).
+    func set(unauthorizedClientResults count: Int) { unauthorized = count }
+    private var unauthorized = 0
     /// The next `count` App Store submissions are answered 503.
     func failSubmissions(_ count: Int) { failingSubmissions = count }
     private var failingSubmissions = 0
@@ -75,6 +79,10 @@ actor FakeServer: HTTPTransport {
         let method = request.httpMethod ?? "GET"
         await crash.step("server: \(method) \(Self.shape(path))")
         if offline { throw URLError(.notConnectedToInternet) }
+        if unauthorized > 0, path.hasSuffix("client-result") {
+            unauthorized -= 1
+            return (401, Data(#"{"error":{"code":"unauthorized","message":"the token expired"}}"#.utf8))
+        }
         if unavailable > 0 {
             unavailable -= 1
             return (503, Data(#"{"error":{"code":"unavailable","message":"busy"}}"#.utf8))

@@ -11,6 +11,8 @@ actor FakeStore: StoreClient {
         case confirm, cancel, askToBuy
         case fail(StoreFailure)
         case failAfterCharge(StoreFailure)
+        /// Charges, then answers `userCancelled`, as StoreKit on iOS 18 has (RevenueCat purchases-ios #4903).
+        case cancelAfterCharge
     }
 
     var sheet: Sheet = .confirm
@@ -73,6 +75,9 @@ actor FakeStore: StoreClient {
         await crash.step("store: sheet")
         switch sheet {
         case .cancel: return .userCancelled
+        case .cancelAfterCharge:
+            _ = charge(productID: productID, token: appAccountToken)
+            return .userCancelled
         case .fail(let failure): throw failure
         case .failAfterCharge(let failure):
             _ = charge(productID: productID, token: appAccountToken)
