@@ -2,7 +2,8 @@
 // or `ordersafe-bench console --database URL --catalog FILE [--orders N]` (the console's lists at scale), or
 // `ordersafe-bench writes [--database URL] [--submissions N] [--concurrency C]` (the ledger's write path per group size),
 // or `ordersafe-bench statements [--lines N] [--channel alipay]` (a day's WeChat Pay bill parsed and compared with the
-// ledger; Alipay's zipped GBK bill read).
+// ledger; Alipay's zipped GBK bill read), or `ordersafe-bench appstore-day [--users N]` (the App Store's statement day:
+// histories asked and the ledger's query naming them, at 10k/100k/1M customers).
 // Each prints its own operations per second beside the baseline it is built on, measured in the same run.
 import Foundation
 
@@ -15,6 +16,9 @@ if arguments.first == "statements" {
 }
 if arguments.first == "statements-day" {  // the process `statements` measures the day in
     exit(try await StatementBenchmark.measureDay(Array(arguments.dropFirst())) ? 0 : 1)
+}
+if arguments.first == "appstore-day" {
+    exit(try await AppStoreDayBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
 }
 if arguments.first == "writes" {
     exit(try await WritePathBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)

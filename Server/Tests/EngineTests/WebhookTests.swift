@@ -110,9 +110,10 @@ struct WebhookTests {
             let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
             for _ in 0..<8 { _ = try await EngineFixtures.order(ledger, version: version) }
             let stolen = Mutex(0)
-            // Each delivery takes just under the 10-second timeout; meanwhile another replica looks for work.
+            // Each delivery takes just under the 60-second timeout (a timeout this long also holds on a machine the
+            // whole suite loads, where the claim below has taken seconds); meanwhile another replica looks for work.
             let slow = InProcessTransport { _, _, _, _ in
-                clock.advance(by: 9.5)
+                clock.advance(by: 59.5)
                 let claimed = (try? await ledger.claimWebhooks(limit: 100, lease: 60, now: clock.now()).count) ?? 0
                 stolen.withLock { $0 += claimed }
                 return ProviderHTTPResponse(status: 204, headers: [:], body: [])
@@ -120,7 +121,7 @@ struct WebhookTests {
             let dispatcher = WebhookDispatcher(
                 ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: slow,
                 clock: clock,
-                logger: TestLog.logger, timeout: .seconds(10))
+                logger: TestLog.logger, timeout: .seconds(60))
             #expect(try await dispatcher.deliverDue(batchSize: 8).delivered == 8)
             #expect(stolen.withLock { $0 } == 0)
         }

@@ -54,8 +54,19 @@ struct StatementBookTests {
                 try await ledger.payments(
                     channel: .appStore, reversedFrom: Fixtures.now + 7200, before: Fixtures.now + 7201
                 ).map(\.providerTransactionID) == ["t8"])
-            // user-1's latest is t8, user-0's the day after's (its wechatpay payment is another channel's).
-            #expect(try await ledger.latestTransactionPerUser(channel: .appStore) == ["t8", "late"])
+            // Active the day after: user-0 alone (its payment recorded then); its latest is that day's. Active this
+            // hour: both (their orders and payments); user-1's latest is t8 (its wechatpay payment is another channel's).
+            #expect(
+                try await ledger.latestTransactionOfActiveUsers(
+                    channel: .appStore, from: Fixtures.now + 86400, before: Fixtures.now + 86401) == ["late"])
+            #expect(
+                try await ledger.latestTransactionOfActiveUsers(channel: .appStore, from: from, before: before).sorted()
+                    == ["late", "t8"])
+            #expect(
+                try await ledger.latestTransactionOfActiveUsers(
+                    channel: .appStore, from: Fixtures.now + 2 * 86400, before: Fixtures.now + 3 * 86400
+                ).isEmpty,
+                "nobody was active two days later")
         }
     }
 }

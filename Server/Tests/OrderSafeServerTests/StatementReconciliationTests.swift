@@ -302,6 +302,48 @@ struct StatementReconciliationTests {
     }
 
     @Test(
+        "App Store: a day asks Apple for the histories of the day's possible buyers only, not of every customer ever seen; a rate limit on the way is waited out",
+        arguments: TestEngine.available)
+    func appStoreDayCostFollowsItsBuyers(engine: TestEngine) async throws {
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let store = try #require(components.sandbox).appStore
+            // Sixty customers who bought three days ago, and nothing since.
+            var tokens: [String] = []
+            for index in 0..<60 {
+                let token = try await TestServer.token("customer-\(index)", lifetime: 30 * 86400)
+                let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
+                let (_, jws) = try await store.purchase(
+                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+                #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+                tokens.append(token)
+            }
+            clock.advance(by: 3 * 86400)
+            // Today: one of them buys again, the app submitting it; another's purchase is never submitted (its
+            // notification lost); a newcomer buys.
+            let day = StatementDay(containing: clock.now(), utcOffset: 0)
+            for token in [tokens[7], try await TestServer.token("newcomer", lifetime: 30 * 86400)] {
+                let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
+                let (_, jws) = try await store.purchase(
+                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+                #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+            }
+            let lostOrder = try await TestServer.createOrder(client, token: tokens[11]).decoded(OrderResponse.self)
+                .order
+            let (lostID, _) = try await store.purchase(
+                productID: AppStoreFlowTests.coins, appAccountToken: lostOrder.orderUUID)
+
+            Self.nextMorning(clock, utcOffset: 0)
+            await store.setRateLimit(perSecond: 2)  // Apple's 429 on the way: waited out, nothing lost
+            let before = await store.serverAPICalls["history", default: 0]
+            let report = try await components.statements.reconcile(.appStore, day: day)
+            let asked = await store.serverAPICalls["history", default: 0] - before
+            #expect(asked == 3, "one history per customer active that day, not one per customer ever seen: \(asked)")
+            #expect(report.matched.count == 2 && report.recovered.count == 1, "\(report.status)")
+            #expect(report.recoveredTransactions == [lostID])
+        }
+    }
+
+    @Test(
         "end to end, all three channels: payments whose notifications were lost and that the app never reported are credited once after each channel's statement run, and the reports name them",
         arguments: TestEngine.available)
     func allChannels(engine: TestEngine) async throws {

@@ -7,10 +7,12 @@ import OrderSafeModel
 /// can download through it (its financial reports are monthly, in App Store Connect), so the day is listed from the
 /// two sources that hold every transaction: the notification history (every purchase, renewal and refund Apple
 /// notified, delivered or not: `ONE_TIME_CHARGE` covers consumables and non-consumables,
-/// https://developer.apple.com/documentation/appstoreservernotifications/notificationtype) and each known
-/// customer's transaction history of the day (`startDate`/`endDate` select by `purchaseDate`,
-/// https://developer.apple.com/documentation/appstoreserverapi/get-transaction-history), which also holds what no
-/// notification announced. A payment it lists and the ledger lacks is fetched again by its id (the authority) and
+/// https://developer.apple.com/documentation/appstoreservernotifications/notificationtype) and the transaction
+/// history of the day (`startDate`/`endDate` select by `purchaseDate`,
+/// https://developer.apple.com/documentation/appstoreserverapi/get-transaction-history) of each customer who could
+/// have bought that day — who made an order, had a payment recorded or a subscription period end from the day before
+/// to an hour after it — which also holds what no notification announced. Its cost follows the day's buyers, not
+/// every customer ever seen; the histories are asked within ``RequestBudget/appStoreHistories``. A payment it lists and the ledger lacks is fetched again by its id (the authority) and
 /// recorded through the submission path; one that names no order and renews no known chain waits for its owner.
 extension AppStorePayments: StatementSource {
     /// UTC: the App Store Server API dates everything in milliseconds since 1970, with no zone of its own.
@@ -39,18 +41,20 @@ extension AppStorePayments: StatementSource {
         let range = [
             ("startDate", String(start.millisecondsSince1970)), ("endDate", String(end.millisecondsSince1970)),
         ]
-        for known in try await context.ledger.latestTransactionPerUser(channel: .appStore) {
-            let history: [String]
+        let active = try await context.ledger.latestTransactionOfActiveUsers(
+            channel: .appStore, from: start.addingTimeInterval(-86400),
+            before: end.addingTimeInterval(Self.dayListedAfter))
+        let histories = try await historyBudget.map(active) { known -> [String] in
             do {
-                history = try await api.fullTransactionHistory(transactionID: known, query: range)
+                return try await api.fullTransactionHistory(transactionID: known, query: range)
             } catch {
                 // A transaction of another environment, or one Apple no longer knows.
-                guard case .api(let status, _, _) = error, status == 404 else { throw error }
-                continue
+                guard case .api(let status, _, _) = error as? AppStoreServerAPIError, status == 404 else { throw error }
+                return []
             }
-            for signed in history {
-                listed.add(try await verified(day) { try await verifier.verifyTransaction(signed) })
-            }
+        }
+        for signed in histories.joined() {
+            listed.add(try await verified(day) { try await verifier.verifyTransaction(signed) })
         }
         return .published(ProviderStatement(day: day, entries: listed.entries(from: start, to: end), totals: nil))
     }

@@ -32,6 +32,8 @@ public struct AppStorePayments: Sendable {
     let heldCauses = RecentValues<HeldCause, Void>(generation: 1_000)
     /// What each user's refused submissions may make the inbox keep.
     let refusals = RefusalBudget()
+    /// How hard a statement day asks for transaction histories.
+    let historyBudget = RequestBudget.appStoreHistories
 
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,

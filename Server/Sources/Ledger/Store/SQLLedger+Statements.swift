@@ -54,12 +54,21 @@ extension SQLLedger {
         }
     }
 
-    public func latestTransactionPerUser(channel: Channel) async throws -> [String] {
-        try await database.read(joining: write) { db in
+    public func latestTransactionOfActiveUsers(channel: Channel, from: Date, before: Date) async throws -> [String] {
+        let (channel, from, before) = (channel.rawValue, from.millisecondsSince1970, before.millisecondsSince1970)
+        return try await database.read(joining: write) { db in
             try await db.raw(
                 """
                 SELECT provider_txn_id FROM payment_transactions WHERE id IN (
-                    SELECT MAX(id) FROM payment_transactions WHERE channel = \(bind: channel.rawValue) GROUP BY user_id)
+                    SELECT MAX(id) FROM payment_transactions
+                    WHERE channel = \(bind: channel) AND user_id IN (
+                        SELECT user_id FROM orders
+                        WHERE channel = \(bind: channel) AND created_at >= \(bind: from) AND created_at < \(bind: before)
+                        UNION SELECT user_id FROM payment_transactions
+                        WHERE channel = \(bind: channel) AND recorded_at >= \(bind: from) AND recorded_at < \(bind: before)
+                        UNION SELECT user_id FROM subscription_states
+                        WHERE expires_at >= \(bind: from) AND expires_at < \(bind: before))
+                    GROUP BY user_id)
                 ORDER BY id
                 """
             ).all().map { try $0.decode(column: "provider_txn_id", as: String.self) }

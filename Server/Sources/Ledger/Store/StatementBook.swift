@@ -11,9 +11,11 @@ public protocol StatementBook: Sendable {
     func paymentCount(channel: Channel, recordedFrom from: Date, before: Date) async throws -> Int
     /// The payments of `channel` reversed (refunded or revoked) in `[from, before)`, oldest reversal first.
     func payments(channel: Channel, reversedFrom from: Date, before: Date) async throws -> [RecordedPayment]
-    /// The latest payment's provider transaction of each user who paid through `channel`, oldest user first: whom to
-    /// ask about a provider that keeps each customer's history (the App Store's transaction history).
-    func latestTransactionPerUser(channel: Channel) async throws -> [String]
+    /// The latest payment's provider transaction of each user of `channel` who was active in `[from, before)` — made
+    /// an order through it, had a payment of it recorded, or had a subscription whose period ended then — oldest
+    /// first: whom to ask about a provider that keeps each customer's history (the App Store's transaction history),
+    /// the day's possible buyers rather than everyone ever seen.
+    func latestTransactionOfActiveUsers(channel: Channel, from: Date, before: Date) async throws -> [String]
     /// Keeps the run of `run.channel` and `run.day`, replacing the one before.
     func saveStatementRun(_ run: StatementRun) async throws
     /// The run of one channel's day, if it ran.

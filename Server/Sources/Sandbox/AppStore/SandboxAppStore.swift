@@ -122,6 +122,37 @@ public actor SandboxAppStore {
     /// Faults still waiting for their call (a test tells from it whether a call was made).
     public var pendingFaults: Int { faults.count }
 
+    /// The Server API calls answered, by endpoint (`history`, `transactions`, `notifications`, …): what a test holds
+    /// the cost of a statement day to.
+    public private(set) var serverAPICalls: [String: Int] = [:]
+    /// At most this many Server API calls a second (nil: no limit); past it, 429 with `Retry-After`, as Apple answers
+    /// past an endpoint's limit (https://developer.apple.com/documentation/appstoreserverapi/ratelimitexceedederror).
+    private var rateLimit: Int?
+    private var rateWindow: (start: ContinuousClock.Instant, calls: Int)?
+
+    /// Limits the Server API to `perSecond` calls a second, or lifts the limit (nil).
+    public func setRateLimit(perSecond: Int?) {
+        rateLimit = perSecond
+        rateWindow = nil
+    }
+
+    /// The 429 a call past the rate limit gets; nil when it is within it (and counted).
+    private func rateLimited() -> ProviderHTTPResponse? {
+        guard let rateLimit else { return nil }
+        let now = ContinuousClock.now
+        if let window = rateWindow, now - window.start < .seconds(1) {
+            guard window.calls < rateLimit else {
+                var response = Self.json(429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#)
+                response.headers["Retry-After"] = "1"
+                return response
+            }
+            rateWindow = (window.start, window.calls + 1)
+        } else {
+            rateWindow = (now, 1)
+        }
+        return nil
+    }
+
     /// Drops the faults still waiting: the store answers normally again.
     public func clearFaults() {
         faults.removeAll()
@@ -568,6 +599,9 @@ public actor SandboxAppStore {
         guard authorized(headers) else { return Self.json(401, "") }
         let (path, query) = PathAndQuery.split(pathAndQuery)
         let segments = path.split(separator: "/").map(String.init)
+        if let limited = rateLimited() { return limited }
+        let api = segments.suffix(from: segments.firstIndex(of: "inApps") ?? segments.count)
+        serverAPICalls[api.dropFirst(2).first ?? path, default: 0] += 1
         do {
             switch (
                 method,

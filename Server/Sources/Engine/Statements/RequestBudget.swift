@@ -1,0 +1,45 @@
+import Foundation
+
+/// How hard a provider's API may be asked while a statement day is listed: at most `concurrency` calls at once and
+/// `perSecond` started a second, so a day of many customers neither waits on one call at a time nor meets the
+/// provider's rate limit first (a 429 that comes anyway is waited out by the client, after its `Retry-After`).
+public struct RequestBudget: Sendable, Hashable {
+    public var concurrency: Int
+    public var perSecond: Int
+
+    public init(concurrency: Int, perSecond: Int) {
+        self.concurrency = max(1, concurrency)
+        self.perSecond = max(1, perSecond)
+    }
+
+    /// The App Store Server API's transaction histories: Apple publishes its limits per endpoint and answers 429
+    /// past them (https://developer.apple.com/documentation/appstoreserverapi/ratelimitexceedederror); 20 a second
+    /// keeps a thousand customers' histories to under a minute.
+    public static let appStoreHistories = RequestBudget(concurrency: 8, perSecond: 20)
+
+    /// `body` of each item within the budget, the results in the items' order; the first error thrown stops the
+    /// calls not started yet and is thrown.
+    func map<Item: Sendable, Result: Sendable>(
+        _ items: [Item], _ body: @escaping @Sendable (Item) async throws -> Result
+    ) async throws -> [Result] {
+        let clock = ContinuousClock()
+        let interval = Duration.seconds(1) / perSecond
+        return try await withThrowingTaskGroup(of: (Int, Result).self) { group in
+            var results: [Int: Result] = [:]
+            var running = 0
+            var nextStart = clock.now
+            for (index, item) in items.enumerated() {
+                if running == concurrency, let (done, result) = try await group.next() {
+                    results[done] = result
+                    running -= 1
+                }
+                if nextStart > clock.now { try await clock.sleep(until: nextStart) }
+                nextStart = max(nextStart, clock.now) + interval
+                group.addTask { (index, try await body(item)) }
+                running += 1
+            }
+            for try await (done, result) in group { results[done] = result }
+            return items.indices.compactMap { results[$0] }
+        }
+    }
+}
