@@ -163,7 +163,12 @@ struct RequestLimitTests {
             ].merging(extra) { $1 })
         let app = try await OrderSafeApplication.build(
             settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
-        try await app.test(.live) { client in try await body(client.port!) }
+        try await app.test(.live) { client in
+            // The harness's own connection is made first: a test that floods the port next would otherwise race it
+            // for the listen backlog (a 5-second connect timeout, once, on a loaded machine).
+            _ = try await client.execute(uri: "/healthz", method: .get)
+            try await body(client.port!)
+        }
     }
 
     /// With 1-second timeouts, a trickling client is cut off within this; held open, it would still be sending when
