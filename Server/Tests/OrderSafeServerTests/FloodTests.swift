@@ -240,7 +240,7 @@ struct FloodTests {
         let extra = [
             "ORDERSAFE_SERVER_IDLE_TIMEOUT_SECONDS": "30", "ORDERSAFE_SERVER_MAX_CONNECTIONS_PER_ADDRESS": "64",
         ]
-        try await RequestLimitTests.withLiveServer(extra: extra) { port in
+        try await RequestLimitTests.withLiveServer(extra: extra, connectFirst: true) { port in
             let flood = try (0..<1_100).map { _ in try RawConnection(port: port) }
             var open = flood.count
             for _ in 0..<30 where open > 64 {

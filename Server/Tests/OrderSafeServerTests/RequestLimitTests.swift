@@ -153,9 +153,13 @@ struct RequestLimitTests {
     }
 
     /// A live server with one-second request timeouts (unless `extra` says otherwise); `body` gets its port.
-    static func withLiveServer(extra: [String: String] = [:], _ body: @escaping @Sendable (Int) async throws -> Void)
-        async throws
-    {
+    /// A listening server on a free port. `connectFirst`: the harness's own connection is made (one health request)
+    /// before `body`, so a test that floods the port never races it for the listen backlog; only with an idle timeout
+    /// longer than a loaded machine takes to connect (the default one second would close it first).
+    static func withLiveServer(
+        extra: [String: String] = [:], connectFirst: Bool = false,
+        _ body: @escaping @Sendable (Int) async throws -> Void
+    ) async throws {
         let settings = try await TestServer.settings(
             extra: [
                 "ORDERSAFE_SERVER_IDLE_TIMEOUT_SECONDS": "1", "ORDERSAFE_SERVER_REQUEST_TIMEOUT_SECONDS": "1",
@@ -164,9 +168,7 @@ struct RequestLimitTests {
         let app = try await OrderSafeApplication.build(
             settings: settings, clock: FixedClock(date: TestServer.now), logger: TestLog.logger)
         try await app.test(.live) { client in
-            // The harness's own connection is made first: a test that floods the port next would otherwise race it
-            // for the listen backlog (a 5-second connect timeout, once, on a loaded machine).
-            _ = try await client.execute(uri: "/healthz", method: .get)
+            if connectFirst { _ = try await client.execute(uri: "/healthz", method: .get) }
             try await body(client.port!)
         }
     }
