@@ -84,6 +84,22 @@ struct CatalogTests {
                 #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"promotional_offers":[{"id":"a b","eligible":["active"]}]}"#,
                 "must be 1 to 64 ASCII letters"
             ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"win_back_offers":[{"id":"W","within_days":0}]}"#,
+                "within_days is 1 to 3650"
+            ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"promotional_offers":[{"id":"P","eligible":["active"],"per_user":1001}]}"#,
+                "per_user is 1 to 1000"
+            ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"promotional_offers":[{"id":"P","eligible":["active"],"within_days":30}]}"#,
+                "counts from expiry"
+            ),
+            (
+                #"{"id":"a","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":1,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"win_back_offers":[{"id":"W","price":{"amount_minor":-1,"currency":"CNY"}}]}"#,
+                "must not be negative"
+            ),
         ])
     func invalid(product: String, reasonFragment: String) {
         do {
@@ -142,5 +158,31 @@ struct CatalogTests {
         let catalog = try Catalog(json: Self.catalog(Self.validProduct))
         let again = try Catalog(json: try OrderSafeJSON.encoder().encode(catalog))
         #expect(again == catalog)
+    }
+
+    @Test(
+        "an offer's rule and price read from the catalog, a win-back offer as an id or an object, and survive a round trip"
+    )
+    func offerRules() throws {
+        let product =
+            #"{"id":"vip","kind":"auto_renewable_subscription","title":"t","app_store_product_id":"x","prices":{"appstore":{"amount_minor":2500,"currency":"CNY"}},"grants":[{"type":"extend_entitlement","entitlement":"vip","period":"P1M"}],"win_back_offers":["PLAIN",{"id":"RULED","within_days":90,"per_user":1,"price":{"amount_minor":1200,"currency":"CNY"}}],"promotional_offers":[{"id":"ASK","eligible":["never_subscribed","expired"],"within_days":30,"ask_merchant":true}]}"#
+        let catalog = try Catalog(json: Self.catalog(product))
+        let vip = try #require(catalog.product(id: "vip"))
+        #expect(
+            vip.winBackOffers == [
+                "PLAIN",
+                WinBackOffer(
+                    id: "RULED", rule: OfferRule(withinDays: 90, perUser: 1),
+                    price: Money(amountMinor: 1200, currency: .cny)),
+            ])
+        #expect(
+            vip.promotionalOffers == [
+                PromotionalOffer(
+                    id: "ASK", eligible: [.neverSubscribed, .expired],
+                    rule: OfferRule(withinDays: 30, askMerchant: true))
+            ])
+        let encoded = try OrderSafeJSON.encoder().encode(catalog)
+        #expect(String(decoding: encoded, as: UTF8.self).contains(#""PLAIN""#), "a plain win-back offer stays an id")
+        #expect(try Catalog(json: encoded) == catalog)
     }
 }

@@ -224,12 +224,12 @@ public enum JSONString {
         return value
     }
 
-    /// A JSON string literal for `value`, quotes included.
     /// A JSON object of string members in the order given, one member a line (a file a person reads).
     public static func object(_ members: [(name: String, value: String)]) -> String {
         "{\n" + members.map { "  \(encode($0.name)): \(encode($0.value))" }.joined(separator: ",\n") + "\n}\n"
     }
 
+    /// A JSON string literal for `value`, quotes included.
     public static func encode(_ value: String) -> String {
         var output = "\""
         for scalar in value.unicodeScalars {

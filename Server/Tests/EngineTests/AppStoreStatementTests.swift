@@ -20,13 +20,13 @@ struct AppStoreStatementTests {
             (#"{"price":120000,"currency":"JPY"}"#, Money(amountMinor: 120, currency: CurrencyCode("JPY")!)),
             (#"{"price":1234,"currency":"KWD"}"#, Money(amountMinor: 1234, currency: CurrencyCode("KWD")!)),
         ] {
-            #expect(ListedTransactions.price(of: try Self.transaction(fields)) == expected, "\(fields)")
+            #expect(AppStorePurchase.charged(try Self.transaction(fields)) == expected, "\(fields)")
         }
         for fields in [
             #"{"price":10995,"currency":"USD"}"#, #"{"price":6000}"#, #"{"currency":"CNY"}"#,
-            #"{"price":6000,"currency":"cny"}"#,
+            #"{"price":6000,"currency":"cny"}"#, #"{"price":-6000,"currency":"CNY"}"#,
         ] {
-            #expect(ListedTransactions.price(of: try Self.transaction(fields)) == nil, "\(fields)")
+            #expect(AppStorePurchase.charged(try Self.transaction(fields)) == nil, "\(fields)")
         }
     }
 

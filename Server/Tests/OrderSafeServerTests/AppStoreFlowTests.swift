@@ -115,6 +115,7 @@ struct AppStoreFlowTests {
             let appStore = try #require(components.appStore)
             let forgetful = AppStorePayments(
                 verifier: appStore.verifier, receipts: appStore.receipts, api: appStore.api, offers: appStore.offers,
+                offerHook: nil,
                 answersConsumptionRequests: appStore.answersConsumptionRequests, identities: appStore.identities,
                 context: appStore.context,
                 applied: AppliedSubmissions())

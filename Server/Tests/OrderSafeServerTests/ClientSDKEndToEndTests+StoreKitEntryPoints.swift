@@ -75,6 +75,7 @@ extension ClientSDKEndToEndTests {
             let bought = try #require(transactions.first { $0.productID == "com.example.ordersafe.vip.monthly" })
             let claims = try #require(IntroductoryEligibilityTests.claims(bought.jwsRepresentation))
             #expect(claims["offerType"] as? Int == 2 && claims["offerIdentifier"] as? String == "FIRST_MONTH")
+            #expect(claims["price"] as? Int == 6000 && claims["offerDiscountType"] as? String == "PAY_AS_YOU_GO")
             #expect(try await safe.subscriptions(allowCached: false).subscriptions.first?.state == .active)
             #expect(try await safe.introductoryOfferEligibility().map(\.eligible) == [false, false])
 

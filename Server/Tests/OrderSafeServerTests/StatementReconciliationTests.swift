@@ -243,7 +243,7 @@ struct StatementReconciliationTests {
             // The store signs what the buyer paid, in the storefront's currency.
             let payments = try #require(components.channels.running(AppStoreChannel.self)?.payments)
             #expect(
-                ListedTransactions.price(of: try await payments.verifier.verifyTransaction(jws)) == submitted.amount)
+                AppStorePurchase.charged(try await payments.verifier.verifyTransaction(jws)) == submitted.amount)
             // Three the app never submitted (it was killed; the phone was lost), their notifications lost (nothing
             // posts them here); Apple refunds the third, that notification lost too.
             var lost: [(order: Order, transactionID: String)] = []

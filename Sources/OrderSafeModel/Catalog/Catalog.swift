@@ -143,11 +143,17 @@ public struct Catalog: Codable, Hashable, Sendable {
             guard product.kind == .autoRenewableSubscription else {
                 throw fail("win_back_offers are for auto-renewable subscriptions only")
             }
-            guard product.winBackOffers.count <= 10, Set(product.winBackOffers).count == product.winBackOffers.count
-            else { throw fail("win_back_offers lists at most 10 offer ids, each once") }
-            for offer in product.winBackOffers where !Self.isOfferID(offer) {
-                throw fail(
-                    "win-back offer id '\(offer.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'")
+            let ids = product.winBackOffers.map(\.id)
+            guard ids.count <= 10, Set(ids).count == ids.count else {
+                throw fail("win_back_offers lists at most 10 offer ids, each once")
+            }
+            for offer in product.winBackOffers {
+                guard Self.isOfferID(offer.id) else {
+                    throw fail(
+                        "win-back offer id '\(offer.id.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'"
+                    )
+                }
+                try Self.check(offer.rule, price: offer.price, of: offer.id, fail)
             }
         }
         if !product.promotionalOffers.isEmpty {
@@ -167,10 +173,29 @@ public struct Catalog: Codable, Hashable, Sendable {
                 guard !offer.eligible.isEmpty, Set(offer.eligible).count == offer.eligible.count else {
                     throw fail("promotional offer '\(offer.id)' must say who is eligible, each audience once")
                 }
-                guard !product.winBackOffers.contains(offer.id) else {
+                guard !product.winBackOffers.contains(where: { $0.id == offer.id }) else {
                     throw fail("offer '\(offer.id)' is listed both as promotional and as win-back")
                 }
+                if offer.rule.withinDays != nil, !offer.eligible.contains(.expired) {
+                    throw fail("promotional offer '\(offer.id)' has within_days, which counts from expiry: add expired")
+                }
+                try Self.check(offer.rule, price: offer.price, of: offer.id, fail)
             }
+        }
+    }
+
+    /// An offer's rule and price: a window of 1 to 3,650 days, a limit of 1 to 1,000 per user, a price of zero or more.
+    private static func check(
+        _ rule: OfferRule, price: Money?, of offer: String, _ fail: (String) -> CatalogError
+    ) throws(CatalogError) {
+        if let days = rule.withinDays, !(1...3650).contains(days) {
+            throw fail("offer '\(offer)': within_days is 1 to 3650")
+        }
+        if let limit = rule.perUser, !(1...1000).contains(limit) {
+            throw fail("offer '\(offer)': per_user is 1 to 1000")
+        }
+        if let price, price.amountMinor < 0 {
+            throw fail("offer '\(offer)': price must not be negative")
         }
     }
 

@@ -12,9 +12,9 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     /// The order amount for each allowed channel.
     public var prices: [Channel: Money]
     public var grants: [Grant]
-    /// The App Store win-back offers of an auto-renewable subscription (their offer ids in App Store Connect), which
-    /// the server lists to a subscriber whose subscription expired and signs on request.
-    public var winBackOffers: [String]
+    /// The App Store win-back offers of an auto-renewable subscription (their offer ids in App Store Connect, each
+    /// with its rule), which the server lists to a subscriber whose subscription expired and signs on request.
+    public var winBackOffers: [WinBackOffer]
     /// The App Store promotional offers of an auto-renewable subscription, each with who may have it.
     public var promotionalOffers: [PromotionalOffer]
     /// An auto-renewable subscription's group in App Store Connect (`subscriptionGroupIdentifier`): which
@@ -23,7 +23,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
 
     public init(
         id: String, kind: ProductKind, title: String, goods: GoodsType = .digital, appStoreProductID: String? = nil,
-        channels: [Channel], prices: [Channel: Money], grants: [Grant], winBackOffers: [String] = [],
+        channels: [Channel], prices: [Channel: Money], grants: [Grant], winBackOffers: [WinBackOffer] = [],
         promotionalOffers: [PromotionalOffer] = [], subscriptionGroup: String? = nil
     ) {
         self.subscriptionGroup = subscriptionGroup
@@ -69,7 +69,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         }
         self.prices = prices
         grants = try container.decode([Grant].self, forKey: .grants)
-        winBackOffers = try container.decodeIfPresent([String].self, forKey: .winBackOffers) ?? []
+        winBackOffers = try container.decodeIfPresent([WinBackOffer].self, forKey: .winBackOffers) ?? []
         promotionalOffers = try container.decodeIfPresent([PromotionalOffer].self, forKey: .promotionalOffers) ?? []
         subscriptionGroup = try container.decodeIfPresent(String.self, forKey: .subscriptionGroup)
     }

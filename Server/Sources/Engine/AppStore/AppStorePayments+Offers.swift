@@ -30,12 +30,13 @@ extension AppStorePayments {
                 throw OfferRequestError.notApplicable("\(order.productID) is not an auto-renewable subscription")
             }
             // Only an offer the catalog lists for the product, and only for whom it is: a promotional offer for the
-            // audiences its rule names, a win-back offer for a subscriber whose subscription expired.
-            let audiences: [OfferAudience]
+            // audiences its rule names, a win-back offer for a subscriber whose subscription expired; then what the
+            // rule asks besides (a window after expiry, a limit per user, the merchant's word).
+            let listed: (kind: String, audiences: [OfferAudience], rule: OfferRule)
             if let promotional = product.promotionalOffers.first(where: { $0.id == offerID }) {
-                audiences = promotional.eligible
-            } else if product.winBackOffers.contains(offerID) {
-                audiences = [.expired]
+                listed = ("promotional", promotional.eligible, promotional.rule)
+            } else if let winBack = product.winBackOffers.first(where: { $0.id == offerID }) {
+                listed = ("win_back", [.expired], winBack.rule)
             } else {
                 throw OfferRequestError.notListed(offerID, product: product.id)
             }
@@ -44,16 +45,47 @@ extension AppStorePayments {
             let group = product.subscriptionGroup ?? held.first { $0.productID == appStoreProductID }?.groupID
             let status = group.flatMap { group in held.first { $0.groupID == group } }
             let audience = OfferAudience(status?.state)
-            guard audiences.contains(audience) else {
+            guard listed.audiences.contains(audience) else {
                 throw OfferRequestError.notEligible(offerID, audience: audience)
+            }
+            if audience == .expired, let days = listed.rule.withinDays,
+                !OfferWindow(days: days).admits(expiredAt: status?.expiresAt, now: now)
+            {
+                throw OfferRequestError.outsideWindow(offerID, days: days)
+            }
+            if let limit = listed.rule.perUser {
+                // Apple names the offer of a purchase by the kind it was bought as; either counts.
+                let taken = try await context.ledger.offerRedemptions(
+                    userID: userID, offers: ["promotional:\(offerID)", "win_back:\(offerID)"])
+                guard taken < limit else { throw OfferRequestError.limitReached(offerID, limit: limit) }
+            }
+            if listed.rule.askMerchant {
+                guard let offerHook else {
+                    throw OfferRequestError.unavailable(
+                        "offer '\(offerID)' asks the merchant (ask_merchant) and no offer_hook.url is configured")
+                }
+                let answer = await offerHook.ask(
+                    .init(
+                        userID: userID, orderNo: orderNo, productID: product.id, appStoreProductID: appStoreProductID,
+                        offerID: offerID, offerKind: listed.kind, audience: audience))
+                switch answer {
+                case .yes: break
+                case .no: throw OfferRequestError.merchantDeclined(offerID)
+                case .silent(let why):
+                    context.logger.warning(
+                        "offer hook gave no answer: no offer signed",
+                        metadata: ["offer": "\(offerID)", "why": "\(why)"])
+                    throw OfferRequestError.merchantSilent(offerID)
+                }
             }
             let signed = try await offers.promotionalOffer(
                 productID: appStoreProductID, offerID: offerID, appAccountToken: order.orderUUID, nonce: nonce,
                 timestamp: now.millisecondsSince1970, transactionID: status?.lastTransactionID)
+            let rule = [listed.rule.summary].filter { !$0.isEmpty }.map { " rule:\($0)" }.joined()
             guard
-                try await context.ledger.note(
-                    orderNo: orderNo, kind: .offerSigned, cause: .app,
-                    evidence: "offer:\(offerID) nonce:\(signed.nonce) for:\(audience.rawValue)", at: now,
+                try await context.ledger.noteOfferSigned(
+                    offer: "\(listed.kind):\(offerID)", productID: product.id, orderNo: orderNo,
+                    evidence: "offer:\(offerID) nonce:\(signed.nonce) for:\(audience.rawValue)\(rule)", at: now,
                     atMost: OrderService.appEventsKept)
             else { throw OfferRequestError.tooMany }
             return signed
@@ -89,6 +121,14 @@ public enum OfferRequestError: Error, Sendable, Hashable, CustomStringConvertibl
     case notListed(String, product: String)
     /// The offer's rule does not admit the user.
     case notEligible(String, audience: OfferAudience)
+    /// The subscription expired longer ago than the offer's window.
+    case outsideWindow(String, days: Int)
+    /// The user took the offer as many times as its rule allows.
+    case limitReached(String, limit: Int)
+    /// The merchant's backend said no.
+    case merchantDeclined(String)
+    /// The merchant's backend gave no answer in time (no answer is no offer).
+    case merchantSilent(String)
     case tooMany
 
     public var description: String {
@@ -101,7 +141,24 @@ public enum OfferRequestError: Error, Sendable, Hashable, CustomStringConvertibl
             "the catalog lists no offer '\(offer)' for \(product) (promotional_offers, win_back_offers)"
         case .notEligible(let offer, let audience):
             "offer '\(offer)' is not for a user whose subscription is \(audience.rawValue)"
+        case .outsideWindow(let offer, let days):
+            "offer '\(offer)' is for a subscription that expired within the last \(days) days"
+        case .limitReached(let offer, let limit):
+            "offer '\(offer)' may be taken \(limit) time\(limit == 1 ? "" : "s") per user, and you have"
+        case .merchantDeclined(let offer): "the merchant does not offer '\(offer)' to you"
+        case .merchantSilent(let offer): "offer '\(offer)' is not available now (the merchant did not answer)"
         case .tooMany: "this order holds as many events from the app as it may: create a new order for the offer"
         }
+    }
+}
+
+/// How long after a subscription expired an offer with `within_days` may still be had.
+struct OfferWindow {
+    let days: Int
+
+    /// Whether a subscription that expired at `expiredAt` is still in the window at `now` (an unknown end is not).
+    func admits(expiredAt: Date?, now: Date) -> Bool {
+        guard let expiredAt else { return false }
+        return now.timeIntervalSince(expiredAt) <= TimeInterval(days) * 86400
     }
 }

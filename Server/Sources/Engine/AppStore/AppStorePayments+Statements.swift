@@ -18,7 +18,8 @@ extension AppStorePayments: StatementSource {
     /// UTC: the App Store Server API dates everything in milliseconds since 1970, with no zone of its own.
     public var utcOffset: Int { 0 }
 
-    /// Each buyer pays in their storefront's currency; the ledger records the catalog's price.
+    /// Each buyer pays in their storefront's currency; the ledger records what Apple charged when its transaction
+    /// says (the catalog's price when it does not: a StoreKit 1 receipt).
     public var storefrontPrices: Bool { true }
 
     /// How long after a day ends it is listed: the notifications of its last minutes are sent by then.
@@ -175,19 +176,9 @@ struct ListedTransactions {
             return StatementEntry(
                 kind: item.kind, line: index + 1,
                 orderNo: transaction.appAccountToken?.uuidString.lowercased() ?? "",
-                providerTransactionID: transaction.transactionId ?? "", amount: Self.price(of: transaction), feeMinor: 0
+                providerTransactionID: transaction.transactionId ?? "", amount: AppStorePurchase.charged(transaction),
+                feeMinor: 0
             )
         }
-    }
-
-    /// `price` (milli-units of `currency`) in minor units; nil when Apple does not say, or says a fraction of one.
-    static func price(of transaction: JWSTransaction) -> Money? {
-        guard let price = transaction.price, let code = transaction.currency, let currency = CurrencyCode(code) else {
-            return nil
-        }
-        var divisor: Int64 = 1
-        for _ in currency.minorUnitDigits..<3 { divisor *= 10 }
-        guard price % divisor == 0 else { return nil }
-        return Money(amountMinor: price / divisor, currency: currency)
     }
 }

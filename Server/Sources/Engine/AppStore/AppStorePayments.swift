@@ -22,6 +22,8 @@ public struct AppStorePayments: Sendable {
     let api: AppStoreServerAPIClient?
     /// Signs subscription offers with the In-App Purchase key; nil when none is configured.
     let offers: AppStoreOfferSigner?
+    /// Asks the merchant's backend about offers whose rule wants its word; nil when none is configured.
+    let offerHook: MerchantOfferHook?
     /// Whether `CONSUMPTION_REQUEST` notifications are answered (the merchant's users consented to it).
     let answersConsumptionRequests: Bool
     let context: EngineContext
@@ -37,24 +39,25 @@ public struct AppStorePayments: Sendable {
 
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
-        offers: AppStoreOfferSigner? = nil, answersConsumptionRequests: Bool = false,
-        identities: OrderIdentityGenerator, context: EngineContext
+        offers: AppStoreOfferSigner? = nil, offerHook: MerchantOfferHook? = nil,
+        answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator, context: EngineContext
     ) {
         self.init(
-            verifier: verifier, receipts: receipts, api: api, offers: offers,
+            verifier: verifier, receipts: receipts, api: api, offers: offers, offerHook: offerHook,
             answersConsumptionRequests: answersConsumptionRequests, identities: identities,
             context: context, applied: AppliedSubmissions())
     }
 
     init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient?,
-        offers: AppStoreOfferSigner?, answersConsumptionRequests: Bool,
+        offers: AppStoreOfferSigner?, offerHook: MerchantOfferHook?, answersConsumptionRequests: Bool,
         identities: OrderIdentityGenerator, context: EngineContext, applied: AppliedSubmissions
     ) {
         self.verifier = verifier
         self.receipts = receipts
         self.api = api
         self.offers = offers
+        self.offerHook = offerHook
         self.answersConsumptionRequests = answersConsumptionRequests
         self.context = context
         self.identities = identities
@@ -340,13 +343,17 @@ public struct AppStorePayments: Sendable {
         // A subscription chain this payment gives its first owner: its history is pulled once it is answered, so
         // periods nobody brought (the original purchase, renewals whose notifications never came) are granted.
         let newChain = api != nil && purchase.periodEnd != nil && !purchase.familyShared && chainOwner == nil
-        let (order, outcome) = try await fulfil(purchase, binding, product: product, price: price, in: ledger) {
-            orderNo, amount in
+        // Recorded at what the App Store charged (its storefront's price, or an offer's) when the transaction says.
+        let (order, outcome) = try await fulfil(
+            purchase, binding, product: product, price: purchase.charged ?? price, in: ledger
+        ) { orderNo, amount in
             VerifiedPayment(
                 channel: .appStore, providerTransactionID: id, orderNo: orderNo, amount: amount, cause: cause,
-                evidence: evidence + (purchase.familyShared ? " family_shared" : ""), periodEnd: purchase.periodEnd,
-                sandbox: purchase.sandbox,
-                originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID)
+                evidence: evidence + (purchase.familyShared ? " family_shared" : "")
+                    + (purchase.offer.map { " offer:\($0)" } ?? ""),
+                periodEnd: purchase.periodEnd, sandbox: purchase.sandbox,
+                originalTransactionID: purchase.familyShared ? nil : purchase.originalTransactionID,
+                pricedByProvider: true, offer: purchase.offer)
         }
         context.log(
             outcome, "appstore transaction recorded", ["transaction_id": "\(id)", "order_no": "\(order.orderNo)"])
@@ -433,6 +440,7 @@ public struct AppStorePayments: Sendable {
 
     /// Records a purchase's payment against its order: an adopted order is created with it in one step when nothing
     /// stands in the way, else created and paid apart (which says whose payment it is when another order has it).
+    /// `price`: what an adopted order costs; a bound order is paid what the App Store charged, else its own amount.
     private func fulfil(
         _ purchase: AppStorePurchase, _ binding: Binding, product: CatalogProduct, price: Money,
         in ledger: any LedgerStore,
@@ -462,7 +470,10 @@ public struct AppStorePayments: Sendable {
             }
             order = try await ledger.createOrder(new, identity: { identities.next() }).order
         }
-        return (order, try await ledger.fulfil(payment(order.orderNo, order.amount), at: context.clock.now()))
+        return (
+            order,
+            try await ledger.fulfil(payment(order.orderNo, purchase.charged ?? order.amount), at: context.clock.now())
+        )
     }
 
     /// Once a subscription chain has an owner, the notifications of it that waited for one are applied at once, in

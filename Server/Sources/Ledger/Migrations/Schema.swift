@@ -6,7 +6,7 @@ enum Schema {
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
-        subscriptionStates, statementRuns, reversalsByDay,
+        subscriptionStates, statementRuns, reversalsByDay, offers,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -448,5 +448,23 @@ enum Schema {
         version: 16, name: "reversals by day",
         statements: [
             "CREATE INDEX payments_by_reversal ON payment_transactions (reversed_at) WHERE reversed_at IS NOT NULL"
+        ])
+
+    /// The offer a payment took (`payment_transactions.offer`: `promotional:ID`, `win_back:ID`, …), counted per user
+    /// for an offer's limit (through `orders_by_user`) and per offer for the console (a partial index: a payment
+    /// without an offer, the write path's every insert, adds no entry to it); and the signatures made of each offer.
+    private static let offers = Migration(
+        version: 17, name: "offers",
+        statements: [
+            "ALTER TABLE payment_transactions ADD COLUMN offer TEXT",
+            "CREATE INDEX payments_by_offer ON payment_transactions (offer) WHERE offer IS NOT NULL",
+            """
+            CREATE TABLE offer_signatures (
+                offer TEXT PRIMARY KEY,
+                product_id TEXT NOT NULL,
+                signed BIGINT NOT NULL,
+                last_signed_at BIGINT NOT NULL
+            )
+            """,
         ])
 }

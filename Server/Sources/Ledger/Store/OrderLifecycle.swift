@@ -3,21 +3,22 @@ import OrderSafeModel
 /// The rules of an order's life, apart from the SQL that stores it: what a payment does to its order, and what a
 /// reversal does. Pure: tested without a database (`OrderLifecycleTests`).
 public enum OrderLifecycle {
-    /// What paying `order` with `payment` does to it: flags it when the amount differs, or when the order was settled
-    /// already or belongs to another channel (its grants are not given: a human looks); otherwise pays and fulfils it
-    /// (an order paid already is only fulfilled).
+    /// What paying `order` with `payment` does to it: flags it when the amount differs (unless the provider sets
+    /// the price: then the order takes the payment's amount), or when the order was settled already or belongs to
+    /// another channel (its grants are not given: a human looks); otherwise pays and fulfils it (an order paid
+    /// already is only fulfilled).
     public static func paying(_ order: Order, with payment: VerifiedPayment) -> PaymentPlan {
         let flag: FlagReason? =
-            if payment.amount != order.amount {
+            if payment.amount != order.amount, !payment.pricedByProvider {
                 .amountMismatch
             } else if order.status.isFinal || payment.channel != order.channel { .orderAlreadySettled } else { nil }
         if let flag {
-            return PaymentPlan(flag: flag, steps: [(.flagged(flag), .flagged)], status: .flagged)
+            return PaymentPlan(flag: flag, steps: [(.flagged(flag), .flagged)], status: .flagged, amount: nil)
         }
         return PaymentPlan(
             flag: nil,
             steps: (order.status == .paid ? [] : [(.status(.paid), .paid)]) + [(.status(.fulfilled), .fulfilled)],
-            status: .fulfilled)
+            status: .fulfilled, amount: payment.amount == order.amount ? nil : payment.amount)
     }
 
     /// The step a reversal moves its order through: refunded or revoked, or flagged when taking the grants back left
@@ -36,4 +37,13 @@ public struct PaymentPlan: Sendable {
     public var flag: FlagReason?
     public var steps: [(kind: OrderEventKind, to: OrderStatus)]
     public var status: OrderStatus
+    /// The order's new amount: what the provider charged, when it set a price other than the order's.
+    public var amount: Money?
+
+    /// `order` as the plan leaves its amount.
+    public func priced(_ order: Order) -> Order {
+        var order = order
+        if let amount { order.amount = amount }
+        return order
+    }
 }

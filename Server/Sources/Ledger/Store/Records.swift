@@ -115,11 +115,20 @@ public struct VerifiedPayment: Sendable, Hashable {
     /// The subscription chain it belongs to (App Store `originalTransactionId`); nil when it makes no one the chain's
     /// owner (a family-shared transaction).
     public var originalTransactionID: String?
+    /// The provider set the price (the App Store charges its storefront's price, or an offer's): the order takes
+    /// the payment's amount instead of being flagged when they differ.
+    public var pricedByProvider: Bool
+    /// The offer the buyer took (`promotional:ID`, `win_back:ID`, `offer_code:NAME`, `introductory`), as the
+    /// provider's transaction names it.
+    public var offer: String?
 
     public init(
         channel: Channel, providerTransactionID: String, orderNo: String, amount: Money, cause: EventCause,
-        evidence: String, periodEnd: Date? = nil, sandbox: Bool = false, originalTransactionID: String? = nil
+        evidence: String, periodEnd: Date? = nil, sandbox: Bool = false, originalTransactionID: String? = nil,
+        pricedByProvider: Bool = false, offer: String? = nil
     ) {
+        self.pricedByProvider = pricedByProvider
+        self.offer = offer
         self.sandbox = sandbox
         self.originalTransactionID = originalTransactionID
         self.channel = channel

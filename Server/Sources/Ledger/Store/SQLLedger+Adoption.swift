@@ -7,7 +7,11 @@ extension SQLLedger {
         async throws
         -> FulfilmentOutcome?
     {
-        try await database.transaction(joining: write) { db in
+        // An order adopted with a payment whose provider set the price is created at that price.
+        var priced = new
+        if payment.pricedByProvider { priced.amount = payment.amount }
+        let new = priced
+        return try await database.transaction(joining: write) { db in
             let order = Self.created(new, as: identity)
             let plan = OrderLifecycle.paying(order, with: payment)
             // The order is inserted as the payment leaves it (never written twice), and only with its payment.

@@ -5,19 +5,20 @@ import SQLKit
 extension SQLLedger {
     public func fulfil(_ payment: VerifiedPayment, at date: Date) async throws -> FulfilmentOutcome {
         try await database.transaction(joining: write) { db in
-            guard let (orderID, order, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo)
+            guard let (orderID, unpaid, catalogVersionID) = try await Self.orderToFulfil(db, orderNo: payment.orderNo)
             else {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
-            let plan = OrderLifecycle.paying(order, with: payment)
+            let plan = OrderLifecycle.paying(unpaid, with: payment)
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
             let insert =
                 "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
-                + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: order.userID, at: date) + ") "
+                + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: unpaid.userID, at: date) + ") "
                 + Self.paymentConflict(payment)
             // The order's new status is written only if the payment was (on PostgreSQL in the same statement).
-            let update = Self.statusUpdate(orderID: orderID, to: plan.status, sandbox: payment.sandbox, at: date)
+            let update = Self.statusUpdate(
+                orderID: orderID, to: plan.status, sandbox: payment.sandbox, amount: plan.amount, at: date)
             let inserted: (any SQLRow)?
             if db.dialect.name == "postgresql" {
                 inserted = try await db.raw(
@@ -29,8 +30,9 @@ extension SQLLedger {
                 if inserted != nil { try await db.raw(update).run() }
             }
             guard let inserted else {
-                return try await Self.recordedBefore(db, payment, orderID: orderID, order, at: date)
+                return try await Self.recordedBefore(db, payment, orderID: orderID, unpaid, at: date)
             }
+            let order = plan.priced(unpaid)
             return try await settle(
                 db, payment, paymentID: try inserted.decode(column: "id", as: Int64.self),
                 waiting: try inserted.decode(column: "waiting", as: Int64.self) > 0, orderID: orderID, order,
@@ -40,7 +42,7 @@ extension SQLLedger {
     }
 
     static let paymentInsertColumns: SQLQueryString = """
-        (channel, provider_txn_id, order_id, user_id, amount_minor, currency, cause, evidence, recorded_at, original_txn_id)
+        (channel, provider_txn_id, order_id, user_id, amount_minor, currency, cause, evidence, recorded_at, original_txn_id, offer)
         """
 
     /// The values of a payment's row, in ``paymentInsertColumns``' order; `orderID` is an expression.
@@ -49,7 +51,8 @@ extension SQLLedger {
     {
         "\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), " + orderID + """
             , \(bind: userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code), \(bind: payment.cause.rawValue), \
-            \(bind: payment.evidence), \(bind: date.millisecondsSince1970), \(bind: payment.originalTransactionID)
+            \(bind: payment.evidence), \(bind: date.millisecondsSince1970), \(bind: payment.originalTransactionID), \
+            \(bind: payment.offer)
             """
     }
 

@@ -509,7 +509,7 @@ public struct SQLLedger: LedgerStore {
     /// Moves an order through `steps` (each a status and the kind of its event) with one update, one statement of
     /// events and one of webhook events, and returns the order as it is afterwards: what the caller loaded is passed
     /// on, not read again. `sandbox` marks it paid in a provider's test environment.
-    /// `updated`: the caller has already run ``statusUpdate(orderID:to:sandbox:at:)`` for the last step.
+    /// `updated`: the caller has already run ``statusUpdate(orderID:to:sandbox:amount:at:)`` for the last step.
     static func advance(
         _ db: any SQLDatabase, orderID: Int64, _ order: Order, through steps: [(kind: OrderEventKind, to: OrderStatus)],
         sandbox: Bool = false,
@@ -537,11 +537,17 @@ public struct SQLLedger: LedgerStore {
     }
 
     /// The statement that moves an order to `status` at `date`, marking it paid in a test environment when
-    /// `sandbox`; it ends with its `WHERE`, which a caller may narrow.
-    static func statusUpdate(orderID: Int64, to status: OrderStatus, sandbox: Bool, at date: Date) -> SQLQueryString {
+    /// `sandbox` and setting its amount to `amount` (a price the provider set); it ends with its `WHERE`, which a
+    /// caller may narrow.
+    static func statusUpdate(
+        orderID: Int64, to status: OrderStatus, sandbox: Bool, amount: Money? = nil, at date: Date
+    ) -> SQLQueryString {
         var update: SQLQueryString =
             "UPDATE orders SET status = \(bind: status.rawValue), updated_at = \(bind: date.millisecondsSince1970)"
         if sandbox { update += ", sandbox = \(bind: true)" }
+        if let amount {
+            update += ", amount_minor = \(bind: amount.amountMinor), currency = \(bind: amount.currency.code)"
+        }
         return update + " WHERE id = \(bind: orderID)"
     }
 

@@ -195,7 +195,7 @@ public enum OrderSafeApplication {
             to: admin)
         StatementsController(desk: desk).addRoutes(to: admin)
         ConsoleController(
-            ledger: components.ledger, desk: desk, subscriptions: subscriptions,
+            ledger: components.ledger, desk: desk, catalog: components.catalog, subscriptions: subscriptions,
             sessions: ConsoleSessions(
                 ledger: components.ledger, clock: clock, idle: TimeInterval(settings.console.idleMinutes * 60),
                 lifetime: TimeInterval(settings.console.sessionHours * 3600),

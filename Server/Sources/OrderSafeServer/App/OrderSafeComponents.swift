@@ -74,7 +74,12 @@ struct OrderSafeComponents: Sendable {
                 settings: settings, sandbox: sandbox,
                 wiring: ChannelWiring(
                     context: EngineContext(ledger: ledger, catalog: catalog, clock: clock, logger: logger),
-                    identities: identities))
+                    identities: identities,
+                    offerHook: settings.offerHook.map { hook in
+                        MerchantOfferHook(
+                            url: hook.url, secret: hook.secret, timeout: .milliseconds(hook.timeoutMilliseconds),
+                            transport: HTTPClientProviderTransport(maxResponseBytes: 4 << 10), clock: clock)
+                    }))
             let statements = StatementReconciler(
                 ledger: ledger, sources: channels.statements, clock: clock, logger: logger)
             let statementChores = channels.statements.map { channel, source in

@@ -76,4 +76,6 @@ struct ChannelLabel: Sendable {
 struct ChannelWiring: Sendable {
     let context: EngineContext
     let identities: OrderIdentityGenerator
+    /// The merchant's word on offers (the App Store's), when `offer_hook.url` is set.
+    var offerHook: MerchantOfferHook? = nil
 }

@@ -120,6 +120,15 @@ public struct Settings: Sendable {
         public var secret: String
     }
 
+    /// The merchant's backend, asked before an offer whose rule says `ask_merchant` is signed (``MerchantOfferHook``).
+    public struct OfferHook: Sendable {
+        public var url: String
+        /// The HMAC-SHA256 key of the `OrderSafe-Signature` header (at least 32 characters).
+        public var secret: String
+        /// How long it may take to answer; no answer in time is no offer.
+        public var timeoutMilliseconds: Int
+    }
+
     /// The operator console under `/admin`.
     public struct Console: Sendable {
         /// Named operator keys (`auth.operator_keys`, `name=key,…`), besides the admin key, which signs in as `admin`.
@@ -145,6 +154,7 @@ public struct Settings: Sendable {
     public var channels: [Channel: any ChannelSettings] = [:]
     public var reconcile = Reconcile(intervalSeconds: 2, firstQuerySeconds: 60)
     public var webhooks: Webhooks?
+    public var offerHook: OfferHook?
     public var limits = Limits()
     public var console = Console()
 }

@@ -129,6 +129,15 @@ struct SettingsReader {
             }
             settings.webhooks = Settings.Webhooks(url: url, secret: secret)
         }
+        if let url = try url("offer_hook.url") {
+            guard let secret = try secret("offer_hook.secret"), secret.utf8.count >= 32 else {
+                throw SettingsError(
+                    key: "offer_hook.secret", reason: "is required with offer_hook.url, at least 32 characters")
+            }
+            settings.offerHook = Settings.OfferHook(
+                url: url, secret: secret,
+                timeoutMilliseconds: try int("offer_hook.timeout_ms", default: 2000, in: 100...10000))
+        }
         return settings
     }
 

@@ -10,8 +10,9 @@ import OrderSafeModel
 /// sign-in with the admin key or a named operator key. Reading works with JavaScript off; every form carries the
 /// session's CSRF token and answers with a redirect (post, redirect, get).
 struct ConsoleController: Sendable {
-    let ledger: any OperatorReads & OperatorActions & OrderBook & HoldingsReader & SubscriptionReads
+    let ledger: any OperatorReads & OperatorActions & OrderBook & HoldingsReader & SubscriptionReads & OfferBook
     let desk: OperatorDesk
+    let catalog: ActiveCatalog
     let subscriptions: Subscriptions
     let sessions: ConsoleSessions
     let keys: OperatorKeys
@@ -37,6 +38,7 @@ struct ConsoleController: Sendable {
         addSignInRoutes(to: admin)
         addPageRoutes(to: admin)
         addStatementRoutes(to: admin)
+        addOfferRoutes(to: admin)
         addActionRoutes(to: admin)
     }
 
@@ -78,7 +80,7 @@ struct ConsoleController: Sendable {
         var texts: [String: String] { ConsoleText.texts(language) }
     }
 
-    enum Section { case overview, orders, statements, operations, none }
+    enum Section { case overview, orders, statements, offers, operations, none }
 
     /// Runs `body` for a signed-in operator (others go to the sign-in page) and turns its errors into pages.
     func signedIn(
@@ -122,6 +124,7 @@ struct ConsoleController: Sendable {
         values["navOrders"] = section == .orders
         values["navOperations"] = section == .operations
         values["navStatements"] = section == .statements
+        values["navOffers"] = section == .offers
         if let done = page.request.uri.queryParameters["done"].map(String.init), Self.notices.contains(done) {
             values["notice"] = page.texts[done]
         }

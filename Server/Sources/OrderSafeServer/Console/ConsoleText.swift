@@ -220,6 +220,36 @@ enum ConsoleText {
         "status_refunded": ("refunded", "已退款"),
         "status_revoked": ("revoked", "已撤销"),
         "status_flagged": ("flagged", "已标记"),
+        "nav_offers": ("Offers", "优惠"),
+        "offers_intro": (
+            "The subscription offers the catalog lists, who may have each, and how often the server signed it and buyers took it. A purchase with an offer is recorded at the price the App Store charged.",
+            "商品目录中的订阅优惠、每个优惠的适用对象，以及服务器签名与用户兑换的次数。使用优惠的购买按 App Store 实际扣款金额入账。"
+        ),
+        "offer": ("Offer", "优惠"),
+        "offer_promotional": ("Promotional", "促销优惠"),
+        "offer_win_back": ("Win-back", "赢回优惠"),
+        "offer_for": ("For", "适用对象"),
+        "offer_rule": ("Rule", "规则"),
+        "offer_price": ("Offer price", "优惠价"),
+        "offer_signed": ("Signed", "已签名"),
+        "offer_redeemed": ("Redeemed", "已兑换"),
+        "offer_last_signed": ("Last signed", "最近签名"),
+        "offers_other": ("Offers taken that the catalog does not list", "目录未列出但已兑换的优惠"),
+        "offers_other_explained": (
+            "Introductory offers and offer codes are the App Store's to give; they are counted here as buyers took them.",
+            "首次优惠与优惠代码由 App Store 发放，此处按用户兑换次数统计。"
+        ),
+        "no_offers": ("The catalog lists no subscription offer.", "商品目录未列出任何订阅优惠。"),
+        "offer_within_days": ("within %d days of expiry", "过期后 %d 天内"),
+        "offer_per_user": ("%d per user", "每人 %d 次"),
+        "offer_ask_merchant": ("the merchant decides", "由商户决定"),
+        "list_separator": (", ", "，"),
+        "audience_never_subscribed": ("never subscribed", "从未订阅"),
+        "audience_active": ("active", "订阅中"),
+        "audience_in_grace_period": ("in grace period", "宽限期内"),
+        "audience_in_billing_retry": ("in billing retry", "扣款重试中"),
+        "audience_expired": ("expired", "已过期"),
+        "audience_revoked": ("revoked", "已撤销"),
     ]
     .merging(
         ChannelRegistry.all.map {

@@ -16,7 +16,7 @@ struct ConsoleViews: Sendable {
     static let templates = [
         "layout", "sign_in", "overview", "order_rows", "orders", "order", "refund", "user", "subscription",
         "statements",
-        "statement",
+        "statement", "offers",
         "operations", "error",
     ]
 

@@ -72,8 +72,10 @@ extension SandboxAppStore {
 
     /// The subscriber buys subscription `original`'s group again after it expired (a win-back, with or without an
     /// offer): a new period of `productID` on the same original transaction (`SUBSCRIBED` `RESUBSCRIBE`), bound to
-    /// `appAccountToken`. Returns the transaction id and the notification.
-    public func resubscribe(_ original: String, to productID: String, appAccountToken: UUID?) throws
+    /// `appAccountToken`, with the server-signed `offer` if one is taken. Returns the transaction id and the
+    /// notification.
+    public func resubscribe(_ original: String, to productID: String, appAccountToken: UUID?, offer: String? = nil)
+        throws
         -> (transactionID: String, notification: String)
     {
         let (_, fields) = try chain(original)
@@ -81,7 +83,7 @@ extension SandboxAppStore {
         let (id, _) = try purchase(
             productID: productID, type: Self.autoRenewable, appAccountToken: appAccountToken,
             originalTransactionID: original, subscriptionPeriod: nil, familyShared: false, offerCode: nil,
-            device: nil, start: nil)
+            promotionalOffer: offer, device: nil, start: nil)
         return (id, records.notifications.last?.payload ?? "")
     }
 

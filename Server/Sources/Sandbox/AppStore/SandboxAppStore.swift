@@ -52,6 +52,8 @@ public actor SandboxAppStore {
     private var testNotifications: [String: String] = [:]
     /// What each product costs in the store's one storefront (China), by product id (``setPrices(_:)``).
     private var prices: [String: Money] = [:]
+    /// The subscription offers set up in App Store Connect, by offer id (``setOffers(_:)``).
+    private var offers: [String: Offer] = [:]
     /// Transaction ids start from the clock, so a restarted sandbox (the data folder kept) never reuses one.
     private var nextID: Int64
     private let journal: SandboxJournal<KeptTransaction>
@@ -113,6 +115,28 @@ public actor SandboxAppStore {
     /// cost (`price`, `currency`).
     public func setPrices(_ prices: [String: Money]) {
         self.prices = prices
+    }
+
+    /// A subscription offer as App Store Connect sets it up: what kind it is and what its first period costs in the
+    /// store's storefront (0: a free trial).
+    public struct Offer: Sendable, Hashable {
+        public enum Kind: Int64, Sendable {
+            case promotional = 2
+            case winBack = 4
+        }
+        public var kind: Kind
+        public var price: Money
+
+        public init(kind: Kind, price: Money) {
+            self.kind = kind
+            self.price = price
+        }
+    }
+
+    /// The store's subscription offers: a purchase with one of them is charged its price, and its transaction says
+    /// so (`offerType`, `offerIdentifier`, `offerDiscountType`, `price`), as Apple's does.
+    public func setOffers(_ offers: [String: Offer]) {
+        self.offers = offers
     }
 
     public func inject(_ fault: Fault, count: Int = 1) {
@@ -209,7 +233,8 @@ public actor SandboxAppStore {
             at: now,
             familyShared: familyShared)
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
-        if let price = prices[productID] {
+        let offer = promotionalOffer.flatMap { offers[$0] }
+        if let price = offer?.price ?? prices[productID] {
             // Milli-units of the storefront's currency (JWSTransactionDecodedPayload `price`: "10990 is 10.99").
             var scale: Int64 = 1
             for _ in price.currency.minorUnitDigits..<3 { scale *= 10 }
@@ -224,8 +249,13 @@ public actor SandboxAppStore {
             payload["offerType"] = 3
             payload["offerIdentifier"] = offerCode
         } else if let promotionalOffer {
-            payload["offerType"] = 2  // a promotional offer, by its id
+            // A promotional (2) or win-back (4) offer, by its id; its first period paid as you go, or free
+            // (`offerDiscountType` FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT).
+            payload["offerType"] = offer?.kind.rawValue ?? 2
             payload["offerIdentifier"] = promotionalOffer
+            if let offer {
+                payload["offerDiscountType"] = offer.price.amountMinor == 0 ? "FREE_TRIAL" : "PAY_AS_YOU_GO"
+            }
         }
         let signed = try sign(payload)
         // A subscription's notification carries its renewal information: a new period clears a billing failure

@@ -14,12 +14,19 @@ public struct Subscriptions: Sendable {
         self.clock = clock
     }
 
-    /// Each of the user's subscription groups; an expired one lists its product's win-back offers.
+    /// Each of the user's subscription groups; an expired one lists its product's win-back offers whose window
+    /// (`within_days`) it is in.
     public func of(userID: String) async throws -> SubscriptionsResponse {
         let signals = try await book.subscriptionSignals(userID: userID)
-        var statuses = SubscriptionFold.statuses(signals, at: clock.now())
+        let now = clock.now()
+        var statuses = SubscriptionFold.statuses(signals, at: now)
         for index in statuses.indices where statuses[index].state == .expired {
-            let offers = catalog.catalog.product(appStoreProductID: statuses[index].productID)?.winBackOffers ?? []
+            let expiredAt = statuses[index].expiresAt
+            let offers = (catalog.catalog.product(appStoreProductID: statuses[index].productID)?.winBackOffers ?? [])
+                .filter { offer in
+                    offer.rule.withinDays.map { OfferWindow(days: $0).admits(expiredAt: expiredAt, now: now) } ?? true
+                }
+                .map(\.id)
             statuses[index].winBackOffers = offers.isEmpty ? nil : offers
         }
         return SubscriptionsResponse(userID: userID, subscriptions: statuses)

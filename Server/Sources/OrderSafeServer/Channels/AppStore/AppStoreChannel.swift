@@ -27,7 +27,8 @@ struct AppStoreChannel: PaymentChannel {
     ) async throws -> AppStoreChannel {
         AppStoreChannel(
             payments: try await account.payments(
-                transport: transport, identities: wiring.identities, context: wiring.context))
+                transport: transport, identities: wiring.identities, offerHook: wiring.offerHook,
+                context: wiring.context))
     }
 
     var settler: (any OrderSettler)? { nil }

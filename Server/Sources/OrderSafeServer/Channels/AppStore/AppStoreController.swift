@@ -76,7 +76,8 @@ extension OfferRequestError: APIErrorConvertible {
         case .orderNotFound: APIError(status: .notFound, code: "order_not_found", message: description)
         case .notApplicable: APIError(status: .conflict, code: "offer_not_applicable", message: description)
         case .notListed: APIError(status: .notFound, code: "offer_not_found", message: description)
-        case .notEligible: APIError(status: .conflict, code: "offer_not_eligible", message: description)
+        case .notEligible, .outsideWindow, .limitReached, .merchantDeclined, .merchantSilent:
+            APIError(status: .conflict, code: "offer_not_eligible", message: description)
         case .tooMany: APIError(status: .conflict, code: "too_many_offers", message: description)
         }
     }

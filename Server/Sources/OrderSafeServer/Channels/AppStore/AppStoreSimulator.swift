@@ -70,8 +70,23 @@ struct AppStoreSimulator: ChannelSimulator {
         let products = Self.deviceProducts(catalog)
         await devices.setProducts(products)
         await store.setPrices(Dictionary(products.map { ($0.id, $0.price) }, uniquingKeysWith: { first, _ in first }))
+        await store.setOffers(Self.offers(catalog))
         SandboxAppStoreDeviceRoutes<OrderSafeRequestContext>(devices: devices).addRoutes(
             to: router.group("sandbox/appstore"))
+    }
+
+    /// The catalog's subscription offers as App Store Connect would have them set up: each charges its `price`, else
+    /// its product's.
+    static func offers(_ catalog: Catalog) -> [String: SandboxAppStore.Offer] {
+        var offers: [String: SandboxAppStore.Offer] = [:]
+        for product in catalog.products {
+            guard let full = product.price(for: .appStore) else { continue }
+            for offer in product.promotionalOffers {
+                offers[offer.id] = .init(kind: .promotional, price: offer.price ?? full)
+            }
+            for offer in product.winBackOffers { offers[offer.id] = .init(kind: .winBack, price: offer.price ?? full) }
+        }
+        return offers
     }
 
     /// The catalog's App Store products as the sandbox device's StoreKit sells them.

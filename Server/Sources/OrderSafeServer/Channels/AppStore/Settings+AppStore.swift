@@ -9,10 +9,10 @@ import X509
 
 extension Settings.AppStore {
     /// The channel these settings describe; in production only Apple's published roots are trusted.
-    func payments(transport: any ProviderTransport, identities: OrderIdentityGenerator, context: EngineContext)
-        async throws
-        -> AppStorePayments
-    {
+    func payments(
+        transport: any ProviderTransport, identities: OrderIdentityGenerator, offerHook: MerchantOfferHook?,
+        context: EngineContext
+    ) async throws -> AppStorePayments {
         let (clock, logger) = (context.clock, context.logger)
         let requireApple = environment == .production
         let roots: [Certificate]
@@ -58,7 +58,7 @@ extension Settings.AppStore {
             }
         }
         return AppStorePayments(
-            verifier: verifier, receipts: receipts, api: client, offers: offers,
+            verifier: verifier, receipts: receipts, api: client, offers: offers, offerHook: offerHook,
             answersConsumptionRequests: answersConsumptionRequests,
             identities: identities,
             context: context)
