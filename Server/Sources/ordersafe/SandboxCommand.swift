@@ -17,7 +17,8 @@ struct SandboxMintCommand: AsyncParsableCommand {
             "Sign new App Store sandbox transactions in bulk for load tests, one JWS per line on standard output.",
         discussion: """
             Signed with the sandbox authority in the data folder, so `serve` on that folder verifies them; the sandbox \
-            keeps no record of them (its Server API does not know them). Consumables, each with a transaction id of its own.
+            keeps no record of them (its Server API does not know them). Consumables, each with a transaction id of its own, \
+            or with --subscription first purchases of a subscription, each a chain of its own.
             """)
 
     @OptionGroup var settings: SettingsOptions
@@ -27,6 +28,10 @@ struct SandboxMintCommand: AsyncParsableCommand {
 
     @Option(help: "The App Store product id, as the catalog names it (app_store_product_id).")
     var product: String
+
+    @Flag(
+        help: "First purchases of an auto-renewable subscription (30 days, each a chain of its own), not consumables.")
+    var subscription = false
 
     func validate() throws {
         guard (1...SandboxTransactionMinter.maxCount).contains(count) else {
@@ -40,7 +45,7 @@ struct SandboxMintCommand: AsyncParsableCommand {
     func run() async throws {
         let loaded = try await settings.load()
         let signed = try await SandboxProviders.appStoreMinter(settings: loaded.server).mint(
-            productID: product, count: count, at: Date())
+            productID: product, count: count, subscription: subscription, at: Date())
         var output = Data()
         output.reserveCapacity(1 << 20)
         for jws in signed {

@@ -100,6 +100,27 @@ struct OfferRuleTests {
         }
     }
 
+    @Test("the App Store's statement of the day agrees with a purchase made at an offer's price: matched, not flagged")
+    func statementAgrees() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let store = components.sandbox!.appStore
+            let day = StatementDay(containing: clock.now(), utcOffset: 0)
+            let alice = try await TestServer.token("alice", lifetime: 3 * 86400)
+            let order = try await Self.newOrder(client, token: alice)
+            #expect(
+                try await OfferSignatureTests.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: order.orderNo)
+                    .status == .ok)
+            let (_, jws) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", appAccountToken: order.orderUUID,
+                promotionalOffer: "FIRST_MONTH")
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+            StatementReconciliationTests.nextMorning(clock, utcOffset: 0)
+            let report = try await components.statements.reconcile(.appStore, day: day)
+            #expect(report.flagged.count == 0 && report.discrepancies.isEmpty, "\(report.discrepancies)")
+            #expect(report.matched.count == 1 && report.matched.amountMinor == ["CNY": 600], "\(report.matched)")
+        }
+    }
+
     @Test("a win-back offer only within its window after expiry, and as many times per user as its rule allows")
     func windowAndLimit() async throws {
         try await SubscriptionQuarterTests.withAcceleratedStore { client, components, clock in

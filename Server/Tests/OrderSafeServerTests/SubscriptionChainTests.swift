@@ -1,7 +1,9 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import Ledger
 import LedgerTestSupport
+import NIOCore
 import OrderSafeModel
 import Sandbox
 import Testing
@@ -106,6 +108,39 @@ struct SubscriptionChainTests {
             #expect(
                 try await components.ledger.payment(channel: .appStore, providerTransactionID: original)?.userID
                     == "alice")
+        }
+    }
+
+    @Test(
+        "the Server API made unreachable, then slow, by the sandbox's faults route: a new subscription is answered at once; its history is pulled at the API's pace"
+    )
+    func serverAPIStates() async throws {
+        try await TestServer.withComponents { client, components, clock in
+            let store = components.sandbox!.appStore
+            func set(_ state: String) async throws -> HTTPResponse.Status {
+                try await client.execute(
+                    uri: "/sandbox/appstore/faults", method: .post,
+                    body: ByteBuffer(string: #"{"faults":["server_api:\#(state)"]}"#)
+                ).status
+            }
+            #expect(try await set("slow_ms:x") == .badRequest)
+            #expect(try await set("unreachable") == .ok)
+            let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+            let (original, _) = try await store.purchase(productID: Self.monthly, type: "Auto-Renewable Subscription")
+            clock.advance(by: 86400)
+            let (_, renewal) = try await store.purchase(
+                productID: Self.monthly, type: "Auto-Renewable Subscription", originalTransactionID: original)
+            let started = ContinuousClock.now
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: renewal).verdict == .recorded)
+            #expect(ContinuousClock.now - started < .seconds(2), "answered without waiting for Apple")
+            #expect(try await set("slow_ms:300") == .ok)
+            let pulling = ContinuousClock.now
+            _ = try await components.runner.runDue()
+            #expect(ContinuousClock.now - pulling >= .milliseconds(300), "the pull waited for the slow API")
+            #expect(
+                try await components.ledger.payment(channel: .appStore, providerTransactionID: original)?.userID
+                    == "alice")
+            #expect(try await set("up") == .ok)
         }
     }
 

@@ -154,6 +154,22 @@ public actor SandboxAppStore {
     private var rateLimit: Int?
     private var rateWindow: (start: ContinuousClock.Instant, calls: Int)?
 
+    /// How the Server API answers until told otherwise (``setServerAPI(_:)``).
+    public enum ServerAPIState: Sendable, Hashable {
+        case up
+        /// Every call hangs until its caller gives up, as when Apple's host drops the connection attempt.
+        case unreachable
+        /// Every call is answered after `delay`.
+        case slow(Duration)
+    }
+
+    private var serverAPIState = ServerAPIState.up
+
+    /// Makes the Server API up, unreachable or slow for every call from now on.
+    public func setServerAPI(_ state: ServerAPIState) {
+        serverAPIState = state
+    }
+
     /// Limits the Server API to `perSecond` calls a second, or lifts the limit (nil).
     public func setRateLimit(perSecond: Int?) {
         rateLimit = perSecond
@@ -625,6 +641,14 @@ public actor SandboxAppStore {
                 return ProviderHTTPResponse(status: 504, headers: [:], body: [])
             case .expiredLeaf, .revokedLeaf, .ocspUnavailable, .receiptServerUnavailable: break
             }
+        }
+        switch serverAPIState {
+        case .up: break
+        case .unreachable:
+            // The caller's own timeout ends the wait (a task cancelled); a caller without one waits a minute.
+            try? await Task.sleep(for: .seconds(60))
+            return ProviderHTTPResponse(status: 504, headers: [:], body: [])
+        case .slow(let delay): try? await Task.sleep(for: delay)
         }
         guard authorized(headers) else { return Self.json(401, "") }
         let (path, query) = PathAndQuery.split(pathAndQuery)

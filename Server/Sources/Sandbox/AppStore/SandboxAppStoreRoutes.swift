@@ -103,7 +103,9 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024)
             do {
-                let faults = try SandboxJSON.decode(AppStoreFaultRequest.self, from: Array(buffer: body)).parsed()
+                let request = try SandboxJSON.decode(AppStoreFaultRequest.self, from: Array(buffer: body))
+                let faults = try request.parsed()
+                if let state = try request.serverAPIState() { await store.setServerAPI(state) }
                 for fault in faults { await store.inject(fault) }
                 return SandboxJSON.response(["queued": "\(faults.count)"], status: .ok)
             } catch {
@@ -114,7 +116,9 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
 }
 
 /// Body of `POST /sandbox/appstore/faults`: `{"faults": ["server_error", "rate_limited:30", "timeout_ms:3000",
-/// "expired_leaf", "revoked_leaf", "ocsp_unavailable", "receipt_server_unavailable"]}`, applied in order.
+/// "expired_leaf", "revoked_leaf", "ocsp_unavailable", "receipt_server_unavailable"]}`, applied in order to the next
+/// calls; `server_api:up`, `server_api:unreachable` and `server_api:slow_ms:N` set how every call is answered from now
+/// on (the last one given wins).
 struct AppStoreFaultRequest: SandboxBody {
     static let members: Set<String> = ["faults"]
 
@@ -128,10 +132,11 @@ struct AppStoreFaultRequest: SandboxBody {
     }
 
     static let known =
-        "faults take server_error, rate_limited:SECONDS, timeout_ms:N, expired_leaf, revoked_leaf, ocsp_unavailable, receipt_server_unavailable"
+        "faults take server_error, rate_limited:SECONDS, timeout_ms:N, expired_leaf, revoked_leaf, ocsp_unavailable, receipt_server_unavailable, server_api:up|unreachable|slow_ms:N"
 
+    /// The faults for the next calls, in order (the `server_api:` states are not among them).
     func parsed() throws -> [SandboxAppStore.Fault] {
-        try faults.map { text in
+        try faults.filter { !$0.hasPrefix(Self.serverAPI) }.map { text in
             switch text {
             case "server_error": .serverError
             case "expired_leaf": .expiredLeaf
@@ -142,6 +147,20 @@ struct AppStoreFaultRequest: SandboxBody {
                 .rateLimited(retryAfterSeconds: try Self.seconds(text.dropFirst("rate_limited:".count), text: text))
             default: .timeout(try FaultText.milliseconds(text, prefix: "timeout_ms:", known: Self.known))
             }
+        }
+    }
+
+    static let serverAPI = "server_api:"
+
+    /// The Server API's state the last `server_api:` entry sets; nil when none does.
+    func serverAPIState() throws -> SandboxAppStore.ServerAPIState? {
+        guard let text = faults.last(where: { $0.hasPrefix(Self.serverAPI) }) else { return nil }
+        switch text.dropFirst(Self.serverAPI.count) {
+        case "up": return .up
+        case "unreachable": return .unreachable
+        default:
+            let slow = String(text.dropFirst(Self.serverAPI.count))
+            return .slow(try FaultText.milliseconds(slow, prefix: "slow_ms:", known: Self.known))
         }
     }
 }

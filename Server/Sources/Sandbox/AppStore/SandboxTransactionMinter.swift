@@ -16,9 +16,12 @@ public struct SandboxTransactionMinter: Sendable {
         self.bundleID = bundleID
     }
 
-    /// `count` consumable purchases of `productID`, numbered from a transaction id no sandbox purchase uses (ids start
-    /// at 3×10¹⁸ plus the clock's milliseconds times a million, so runs a millisecond apart never collide).
-    public func mint(productID: String, count: Int, at date: Date) async throws -> [String] {
+    /// `count` consumable purchases of `productID` — or, with `subscription`, first purchases of an auto-renewable
+    /// subscription, each a chain of its own, for 30 days — numbered from a transaction id no sandbox purchase uses
+    /// (ids start at 3×10¹⁸ plus the clock's milliseconds times a million, so runs a millisecond apart never collide).
+    public func mint(productID: String, count: Int, subscription: Bool = false, at date: Date) async throws
+        -> [String]
+    {
         guard (0...Self.maxCount).contains(count) else {
             throw SandboxAppStoreError.tooMany(count, limit: Self.maxCount)
         }
@@ -31,11 +34,15 @@ public struct SandboxTransactionMinter: Sendable {
                 let range = (worker * chunk)..<min(count, (worker + 1) * chunk)
                 group.addTask { [authority, bundleID] in
                     let signed = try range.map { index in
-                        try authority.sign(
-                            payload: SandboxAppStore.transactionPayload(
-                                id: String(first + Int64(index)), originalTransactionID: nil, bundleID: bundleID,
-                                productID: productID,
-                                type: "Consumable", at: now, familyShared: false))
+                        var payload = SandboxAppStore.transactionPayload(
+                            id: String(first + Int64(index)), originalTransactionID: nil, bundleID: bundleID,
+                            productID: productID, type: subscription ? SandboxAppStore.autoRenewable : "Consumable",
+                            at: now, familyShared: false)
+                        if subscription {
+                            payload["expiresDate"] = now + 30 * 86_400_000
+                            payload["subscriptionGroupIdentifier"] = SandboxAppStore.subscriptionGroup
+                        }
+                        return try authority.sign(payload: payload)
                     }
                     return (worker, signed)
                 }
