@@ -213,7 +213,7 @@ public actor OrderSafe {
             response = try await createOrder(&entry)
         } catch {
             if !error.isRetryable { await journal.remove(entry.id) }
-            return report(failed(.server(error)))
+            return report(failed(.server(error)), of: userID)
         }
         guard channel == .appStore else { return await payThroughProvider(entry, response: response) }
         let signed: SignedPurchaseOptions
@@ -225,7 +225,7 @@ public actor OrderSafe {
             return report(
                 PurchaseOutcome(
                     orderNo: response.order.orderNo, productID: productID, channel: channel,
-                    state: .failed(.server(error))))
+                    state: .failed(.server(error))), of: userID)
         }
         return await buyFromAppStore(entry, product: product, order: response.order, signed: signed, confirmIn: scene)
     }
@@ -245,7 +245,9 @@ public actor OrderSafe {
         entry.orderUUID = response.order.orderUUID
         entry.stage = .ordered
         try? await save(&entry)
-        hub.send(.orderCreated(orderNo: response.order.orderNo, productID: entry.productID, channel: entry.channel))
+        hub.send(
+            .orderCreated(orderNo: response.order.orderNo, productID: entry.productID, channel: entry.channel),
+            of: entry.userID)
         return response
     }
 
@@ -263,9 +265,11 @@ public actor OrderSafe {
         }
     }
 
-    /// Sends the outcome to the UI and returns it.
-    func report(_ outcome: PurchaseOutcome) -> PurchaseOutcome {
-        hub.send(.purchaseOutcome(outcome))
+    /// Sends the outcome of `owner`'s purchase to the UI (if `owner` is still the one signed in) and returns it.
+    func report(_ outcome: PurchaseOutcome, of owner: String?) -> PurchaseOutcome {
+        var outcome = outcome
+        outcome.userID = owner
+        hub.send(.purchaseOutcome(outcome), of: owner)
         log(.info, "purchase outcome", ["order_no": outcome.orderNo ?? "-", "outcome": outcome.name])
         return outcome
     }
@@ -302,19 +306,21 @@ public actor OrderSafe {
         allowCached: Bool, cache: UserCache<Value>, changed: (Value) -> OrderSafeEvent,
         _ fetch: (OrderSafeAPI) async throws -> Value
     ) async throws(OrderSafeError) -> Value {
-        guard let userID else { throw .server(.signedOut) }
+        guard let asked = userID else { throw .server(.signedOut) }
         let value: Value
         do {
             value = try await fetch(api)
         } catch let problem as ServerProblem {
-            if allowCached, problem.isRetryable, let cached = await cache.load(for: userID) { return cached }
+            if allowCached, problem.isRetryable, let cached = await cache.load(for: asked) { return cached }
             throw .server(problem)
         } catch {
             throw .server(.malformedAnswer("\(error)"))
         }
         // The token the app gave is another user's than the one signed in: show neither.
-        guard value.userID == userID else { throw .server(.tokenOfAnotherUser) }
-        if await cache.store(value) { hub.send(changed(value)) }
+        guard value.userID == asked else { throw .server(.tokenOfAnotherUser) }
+        // Another user signed in (or nobody) while it was asked: the answer is not theirs to see or keep.
+        guard userID == asked else { throw .server(.userChanged) }
+        if await cache.store(value), userID == asked { hub.send(changed(value), of: asked) }
         return value
     }
 

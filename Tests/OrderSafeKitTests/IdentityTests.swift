@@ -83,4 +83,56 @@ struct IdentityTests {
         #expect(balances["user-1"] == 60 && balances["user-2"] == nil)
         #expect(h.journalFiles.isEmpty)
     }
+
+    @Test(
+        "entitlements asked for one user and answered after another signed in: neither shown to the second nor kept; the first's own answer is theirs again"
+    )
+    func fetchAcrossASignIn() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let signedIn = Harness.SignedIn("user-1")
+        let app = h.app(switching: signedIn)
+        #expect(await app.purchase("coins", through: .appStore).state == .fulfilled)
+        await h.server.set(entitlementsDelay: .milliseconds(300))
+        let (start, events) = app.follow()
+        #expect(start.entitlements?.userID == "user-1")
+        let fetch = Task { try await app.entitlements(allowCached: false) }
+        try await Task.sleep(for: .milliseconds(50))
+        signedIn.change(to: "user-2")
+        await app.logIn("user-2")
+        let answered = await fetch.result
+        #expect(throws: OrderSafeError.server(.userChanged)) { try answered.get() }
+        let snapshot = app.snapshot()
+        #expect(snapshot.userID == "user-2" && snapshot.entitlements?.userID != "user-1", "\(snapshot)")
+        await app.stop()
+        var afterSignIn = false
+        var shownAfter: [String] = []
+        for await event in events {
+            if case .signedIn("user-2") = event { afterSignIn = true }
+            if afterSignIn, case .entitlementsChanged(let holdings) = event { shownAfter.append(holdings.userID) }
+        }
+        #expect(!shownAfter.contains("user-1"), "user-1's entitlements were sent after user-2 signed in")
+    }
+
+    @Test("a purchase one user began and that ends after another signed in: its outcome is not shown to the second")
+    func outcomeAcrossASignIn() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let signedIn = Harness.SignedIn("user-1")
+        let app = h.app(switching: signedIn)
+        await h.server.set(submissionDelay: .milliseconds(300))
+        let buying = Task { await app.purchase("coins", through: .appStore) }
+        try await Task.sleep(for: .milliseconds(100))
+        signedIn.change(to: "user-2")
+        await app.logIn("user-2")
+        let outcome = await buying.value
+        #expect(outcome.userID == "user-1", "the caller who tapped hears the outcome of their purchase")
+        let snapshot = app.snapshot()
+        #expect(snapshot.userID == "user-2")
+        #expect(snapshot.purchases.isEmpty, "user-2 is shown nothing of user-1's purchase: \(snapshot.purchases)")
+        #expect(snapshot.entitlements?.userID != "user-1")
+        // Nothing was lost: the first user's coins are theirs on the server.
+        #expect(await h.server.balances["user-1", default: 0] == 60)
+        #expect(await h.server.balances["user-2", default: 0] == 0)
+    }
 }

@@ -42,6 +42,9 @@ public enum PurchaseStage: String, Sendable, Hashable {
 
 /// Fans events out to every stream opened with ``OrderSafe/events()``, and keeps the snapshot they add up to: a
 /// stream and the snapshot it starts from are taken together, so a follower misses nothing and sees nothing twice.
+/// An event of one user's (an order, a stage, an outcome, entitlements, subscriptions) reaches the snapshot and the
+/// streams only while that user is the one signed in, checked as it is sent, under the same lock as sign-in and
+/// sign-out: a purchase, fetch or resume that began for one user and ends after another signed in shows nothing.
 final class EventHub: Sendable {
     private let lock = NSLock()
     nonisolated(unsafe) private var continuations: [UUID: AsyncStream<OrderSafeEvent>.Continuation] = [:]
@@ -70,8 +73,10 @@ final class EventHub: Sendable {
         return (snapshot, stream)
     }
 
-    func send(_ event: OrderSafeEvent) {
+    /// Sends `event` of user `owner` (nil: the device's, shown whoever is signed in); another user's is dropped.
+    func send(_ event: OrderSafeEvent, of owner: String? = nil) {
         lock.withLock {
+            if let owner, owner != current.userID { return }
             current.apply(event)
             for continuation in continuations.values { continuation.yield(event) }
         }

@@ -42,6 +42,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .server(.malformedAnswer): ("server.malformed", [:])
         case .server(.signedOut): ("server.signedOut", [:])
         case .server(.tokenOfAnotherUser): ("server.tokenOfAnotherUser", [:])
+        case .server(.userChanged): ("server.userChanged", [:])
         case .productNotFound: ("order.productNotFound", [:])
         case .channelNotOffered: ("order.channelNotOffered", [:])
         case .paymentsNotAllowed: ("order.paymentsNotAllowed", [:])

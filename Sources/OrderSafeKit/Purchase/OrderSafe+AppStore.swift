@@ -10,10 +10,12 @@ extension OrderSafe {
     ) async -> PurchaseOutcome {
         var entry = entry
         let outcome = { (state: PurchaseOutcome.State) in
-            PurchaseOutcome(
+            var outcome = PurchaseOutcome(
                 orderNo: order.orderNo, productID: entry.productID, channel: .appStore, state: state, order: order)
+            outcome.userID = entry.userID
+            return outcome
         }
-        hub.send(.purchaseStage(orderNo: order.orderNo, stage: .paying))
+        hub.send(.purchaseStage(orderNo: order.orderNo, stage: .paying), of: entry.userID)
         let result: StorePurchaseResult
         do {
             result = try await store.purchase(
@@ -32,11 +34,14 @@ extension OrderSafe {
                 try? await save(&entry)
                 var waiting = outcome(.awaitingConfirmation)
                 waiting.storeMayHaveCharged = true
-                return report(waiting)
+                return report(waiting, of: entry.userID)
             }
             // The store refused before charging: the order will never be paid.
-            if let settled = await giveUp(entry).settled, settled.state == .fulfilled { return report(settled) }
-            return report(outcome(failure == .storeKit(.userCancelled) ? .cancelled : .failed(.store(failure))))
+            if let settled = await giveUp(entry).settled, settled.state == .fulfilled {
+                return report(settled, of: entry.userID)
+            }
+            return report(
+                outcome(failure == .storeKit(.userCancelled) ? .cancelled : .failed(.store(failure))), of: entry.userID)
         }
         switch result {
         case .success(let transaction):
@@ -49,8 +54,8 @@ extension OrderSafe {
         case .pending:
             entry.stage = .pendingApproval
             try? await save(&entry)
-            hub.send(.purchaseStage(orderNo: order.orderNo, stage: .awaitingApproval))
-            return report(outcome(.pending))
+            hub.send(.purchaseStage(orderNo: order.orderNo, stage: .awaitingApproval), of: entry.userID)
+            return report(outcome(.pending), of: entry.userID)
         case .userCancelled:
             // StoreKit on iOS 18 has answered `userCancelled` for purchases it charged (RevenueCat purchases-ios
             // #4903): a transaction carrying this order's token means it was paid after all.
@@ -65,7 +70,7 @@ extension OrderSafe {
             entry.buyerCancelled = true
             entry.retryAfter = configuration.now().addingTimeInterval(configuration.confirmation.storeMayStillDeliver)
             try? await save(&entry)
-            return report(outcome(.cancelled))
+            return report(outcome(.cancelled), of: entry.userID)
         }
     }
 
@@ -87,9 +92,12 @@ extension OrderSafe {
         var entry = await journalEntry(for: transaction)
         // Recorded already, and left unfinished because this device could not verify it: nothing more to do or say.
         if entry?.stage == .recorded { return nil }
-        // Another user's purchase is carried through for its owner; none of its outcomes is shown to this one.
-        let shown = entry?.userID == nil || entry?.userID == userID
-        let report = { (outcome: PurchaseOutcome) in shown ? self.report(outcome) : nil }
+        // Another user's purchase is carried through for its owner; none of its outcomes is shown to this one. Whose
+        // it is, and who is signed in, are asked as each outcome is told: users may change while it is recorded.
+        let owner = entry?.userID
+        let report = { (outcome: PurchaseOutcome) in
+            owner == nil || owner == self.userID ? self.report(outcome, of: owner) : nil
+        }
         let orderNo = entry?.orderNo
         let productID = entry?.productID ?? transaction.productID
         let held = PurchaseOutcome(orderNo: orderNo, productID: productID, channel: .appStore, state: .underReview)
@@ -105,7 +113,7 @@ extension OrderSafe {
             try? await save(&current)
             entry = current
         }
-        if let orderNo { hub.send(.purchaseStage(orderNo: orderNo, stage: .recording)) }
+        if let orderNo { hub.send(.purchaseStage(orderNo: orderNo, stage: .recording), of: owner) }
         var waiting = PurchaseOutcome(
             orderNo: orderNo, productID: productID, channel: .appStore, state: .awaitingConfirmation)
         waiting.storeMayHaveCharged = true  // the store charged: it gave this transaction
@@ -163,19 +171,20 @@ extension OrderSafe {
             current.signedTransaction = nil
             try? await save(&current)
         }
-        guard let order = verdict.order, order.userID == userID else {
+        // Whose it is: the user who bought it here, else whoever is signed in now.
+        guard let order = verdict.order, order.userID == owner ?? userID else {
             // Recorded for another account (the device changed hands): finished here, credited to its owner, not shown.
             log(
                 .info, "transaction of another account recorded for its owner",
                 ["transaction_id": String(transaction.id)])
             return nil
         }
-        await refreshEntitlements()
-        return report(
+        if order.userID == userID { await refreshEntitlements() }
+        return self.report(
             PurchaseOutcome.settled(order)
                 ?? PurchaseOutcome(
                     orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled,
-                    order: order))
+                    order: order), of: order.userID)
     }
 
     /// A transaction the server did not record: it stays unfinished, and its entry (made now if it had none) waits

@@ -7,7 +7,7 @@ extension OrderSafe {
     func payThroughProvider(_ entry: JournalEntry, response: OrderResponse) async -> PurchaseOutcome {
         var entry = entry
         let order = response.order
-        hub.send(.purchaseStage(orderNo: order.orderNo, stage: .paying))
+        hub.send(.purchaseStage(orderNo: order.orderNo, stage: .paying), of: entry.userID)
         guard let provider = ProviderPayments.payment(of: entry.channel, configuration),
             let answer = await provider.pay(response, within: configuration.confirmation.providerAnswer)
         else {
@@ -16,7 +16,7 @@ extension OrderSafe {
         entry.providerResult = answer.result
         entry.stage = .awaitingProvider
         try? await save(&entry)
-        return report(await confirm(entry, hint: answer.hint))
+        return report(await confirm(entry, hint: answer.hint), of: entry.userID)
     }
 
     /// Asks the server until the order is final or the policy's time is up. A cancelled or failed hint ends in a
@@ -26,7 +26,7 @@ extension OrderSafe {
         guard let orderNo = entry.orderNo else {
             return PurchaseOutcome(orderNo: nil, productID: entry.productID, channel: entry.channel, state: .cancelled)
         }
-        hub.send(.purchaseStage(orderNo: orderNo, stage: .confirming))
+        hub.send(.purchaseStage(orderNo: orderNo, stage: .confirming), of: entry.userID)
         let waiting = PurchaseOutcome(
             orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
         var last: Order?
@@ -94,7 +94,7 @@ extension OrderSafe {
         return report(
             PurchaseOutcome(
                 orderNo: order.orderNo, productID: entry.productID, channel: entry.channel, state: .failed(error),
-                order: order))
+                order: order), of: entry.userID)
     }
 
     /// The server refuses to talk about the order now (401 an expired token, 403, another user's token): the buyer

@@ -9,7 +9,7 @@ extension OrderSafe {
     /// Signed out, nothing can be asked: nothing is done.
     @discardableResult
     public func resume() async -> [PurchaseOutcome] {
-        guard let userID else { return [] }
+        guard userID != nil else { return [] }
         var outcomes: [PurchaseOutcome] = []
         let (_, problems) = await journal.entries()
         for problem in problems {
@@ -18,13 +18,18 @@ extension OrderSafe {
         }
         let unfinished = await store.unfinished()
         for transaction in unfinished {
-            if let outcome = await process(transaction) { outcomes.append(outcome) }
+            if let outcome = await process(transaction), outcome.userID == nil || outcome.userID == userID {
+                outcomes.append(outcome)
+            }
         }
         let stillUnfinished = Set(unfinished.map(\.id))
         for entry in await journal.entries().entries where entriesInFlight.insert(entry.id).inserted {
             defer { entriesInFlight.remove(entry.id) }
             let outcome = await resume(entry, unfinished: stillUnfinished)
-            if let outcome, entry.userID == nil || entry.userID == userID { outcomes.append(report(outcome)) }
+            // Whose it is, asked now: another user may have signed in while it was resumed.
+            if let outcome, entry.userID == nil || entry.userID == userID {
+                outcomes.append(report(outcome, of: entry.userID))
+            }
         }
         return outcomes
     }

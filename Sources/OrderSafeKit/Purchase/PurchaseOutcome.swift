@@ -25,6 +25,9 @@ public struct PurchaseOutcome: Sendable, Hashable {
     public var state: State
     /// The order as the server last reported it.
     public var order: Order?
+    /// The user whose purchase it is; nil when this device holds no order of it (a transaction the store delivered
+    /// on its own). Events carry an outcome only while its user is signed in.
+    public internal(set) var userID: String?
     /// For ``State/awaitingConfirmation``: the store charged, or may have (its message says so); otherwise it is not
     /// known that anything was paid.
     public internal(set) var storeMayHaveCharged = false

@@ -16,10 +16,12 @@ public enum ServerProblem: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server answered for another user than the one signed in: the app's token and ``OrderSafe/logIn(_:)``
     /// disagree. Nothing of that answer is shown.
     case tokenOfAnotherUser
+    /// Another user signed in (or the user signed out) while it was asked: nothing of the answer is shown. Ask again.
+    case userChanged
 
     public var isRetryable: Bool {
         switch self {
-        case .unreachable, .unavailable, .malformedAnswer, .signedOut: true
+        case .unreachable, .unavailable, .malformedAnswer, .signedOut, .userChanged: true
         case .refused, .tokenOfAnotherUser: false
         }
     }
@@ -43,6 +45,7 @@ public enum ServerProblem: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformedAnswer(let reason): "the server's answer could not be read (\(reason))"
         case .signedOut: "no user is signed in"
         case .tokenOfAnotherUser: "the token belongs to another user than the one signed in"
+        case .userChanged: "another user signed in while this was asked"
         }
     }
 }

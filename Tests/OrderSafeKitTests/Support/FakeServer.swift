@@ -41,7 +41,10 @@ actor FakeServer: HTTPTransport {
     func set(offline: Bool) { self.offline = offline }
     /// How long each App Store submission takes to answer (so that callers overlap).
     func set(submissionDelay: Duration) { self.submissionDelay = submissionDelay }
+    /// Answers `GET /v1/me/entitlements` only after `delay`.
+    func set(entitlementsDelay delay: Duration) { entitlementsDelay = delay }
     private var submissionDelay = Duration.zero
+    private var entitlementsDelay = Duration.zero
     /// Cancellations answered 409 while the order stays unpaid (the provider reports the buyer still paying).
     func set(refusesCancellation: Bool) { self.refusesCancellation = refusesCancellation }
     private var refusesCancellation = false
@@ -95,6 +98,7 @@ actor FakeServer: HTTPTransport {
         if path.hasSuffix("appstore/transactions"), submissionDelay > .zero {
             try await Task.sleep(for: submissionDelay)
         }
+        if path.hasSuffix("me/entitlements"), entitlementsDelay > .zero { try await Task.sleep(for: entitlementsDelay) }
         let user = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst(7)) }
         let answer = try answer(
             method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"),

@@ -1,5 +1,6 @@
 import Foundation
 import OrderSafeModel
+import Synchronization
 
 @testable import OrderSafeKit
 
@@ -39,6 +40,24 @@ struct Harness {
     func app(signedIn userID: String, tokenOf tokenUser: String) -> OrderSafe {
         var configuration = OrderSafeConfiguration(
             serverURL: URL(string: "https://pay.example.com/")!, token: { tokenUser }, userID: userID,
+            journalDirectory: folder)
+        configuration.sleep = { _ in await Task.yield() }
+        return OrderSafe(configuration: configuration, store: store, transport: server)
+    }
+
+    /// Who the app's sign-in says is signed in, changed by a test while calls are on their way.
+    final class SignedIn: Sendable {
+        private let user: Mutex<String>
+        init(_ user: String) { self.user = Mutex(user) }
+        var now: String { user.withLock { $0 } }
+        func change(to other: String) { user.withLock { $0 = other } }
+    }
+
+    /// An app whose token provider gives the token of whoever `signedIn` names at the moment it is asked (an app
+    /// that switches tokens at sign-in, as it should).
+    func app(switching signedIn: SignedIn) -> OrderSafe {
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!, token: { signedIn.now }, userID: signedIn.now,
             journalDirectory: folder)
         configuration.sleep = { _ in await Task.yield() }
         return OrderSafe(configuration: configuration, store: store, transport: server)
