@@ -184,7 +184,7 @@ struct TrueOutcomesTests {
     func refusalsBeforeCharge() async throws {
         for failure in [
             StoreFailure.purchase(.purchaseNotAllowed), .storeKit(.notAvailableInStorefront),
-            .purchase(.productUnavailable),
+            .purchase(.productUnavailable), .lookup(.networkError),
         ] {
             let h = Harness()
             defer { h.cleanUp() }
@@ -193,6 +193,25 @@ struct TrueOutcomesTests {
             #expect(outcome.state == .failed(.store(failure)), "\(failure)")
             #expect(await h.server.orders.values.map(\.status) == [.cancelled])
         }
+    }
+
+    @Test("a transaction the store no longer holds unfinished when it is recorded: recorded, and no finish claimed")
+    func finishNotAssumed() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        await h.server.set(submissionDelay: .milliseconds(200))
+        let app = h.app()
+        let events = app.events()
+        let buying = Task { await app.purchase("coins", through: .appStore) }
+        try await Task.sleep(for: .milliseconds(80))
+        for transaction in await h.store.unfinished() { await h.store.finishedElsewhere(transaction.id) }
+        #expect(await buying.value.state == .fulfilled)
+        await app.stop()
+        var finished = 0
+        for await event in events { if case .transactionFinished = event { finished += 1 } }
+        #expect(finished == 0, "the store finished nothing: no transactionFinished is claimed")
+        #expect(h.journalFiles.isEmpty, "recorded by the server: nothing left on its way")
+        #expect(await h.store.finishCount.isEmpty)
     }
 }
 

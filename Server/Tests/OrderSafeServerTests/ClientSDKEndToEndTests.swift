@@ -61,6 +61,27 @@ struct ClientSDKEndToEndTests {
     }
 
     @Test(
+        "a product the App Store cannot look up before the sheet (offline): the buyer hears nothing was charged, and nothing waits for a charge",
+        .timeLimit(.minutes(1)))
+    func offlineLookupIsNoCharge() async throws {
+        try await Self.withLiveServer(phone: "offline-lookup") { base, alice, folder in
+            // The phone's App Store is unreachable (nothing listens on port 9); OrderSafe's server is not.
+            StandInDevice.connect(StandInDevice(server: URL(string: "http://127.0.0.1:9")!, deviceID: "offline-phone"))
+            let safe = Self.app(base: base, token: alice, user: "alice", journal: folder)
+            let outcome = await safe.purchase("coins_60", through: .appStore)
+            guard case .failed(.store(.lookup)) = outcome.state else {
+                Issue.record("\(outcome.state)")
+                return
+            }
+            #expect(!outcome.storeMayHaveCharged)
+            #expect(outcome.state != .awaitingConfirmation)
+            let message = OrderSafeError.store(.lookup(.networkError)).message(in: .english)
+            #expect(message.contains("nothing was charged"), "\(message)")
+            #expect(await safe.isSettled(), "no order kept waiting for a charge that never was")
+        }
+    }
+
+    @Test(
         "the StoreKit adapter finishes the transaction it is given, not the first unfinished one",
         .timeLimit(.minutes(1)))
     func finishesThatTransaction() async throws {

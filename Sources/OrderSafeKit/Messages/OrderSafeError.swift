@@ -33,6 +33,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .store(.purchase(let kind)): ("purchase.\(kind.rawValue)", [:])
         case .store(.skError(let code)): ((0...21).contains(code) ? "sk.\(code)" : "sk.other", ["code": String(code)])
         case .store(.other): ("store.other", [:])
+        case .store(.lookup): ("store.lookup", [:])
         case .server(.unavailable(_, "provider_unavailable")): ("server.providerUnavailable", [:])
         case .alipay(let result): (result.messageKey, ["code": result.resultStatus])
         case .wechatPay(let result): (result.messageKey, ["code": String(result.errCode)])

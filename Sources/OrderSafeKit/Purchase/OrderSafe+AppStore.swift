@@ -154,8 +154,15 @@ extension OrderSafe {
             return report(await keepUnfinished(current, held))
         }
         if transaction.isVerified {
-            await store.finish(transaction)
-            hub.send(.transactionFinished(transactionID: transaction.id, orderNo: verdict.order?.orderNo ?? orderNo))
+            if await store.finish(transaction) {
+                hub.send(
+                    .transactionFinished(transactionID: transaction.id, orderNo: verdict.order?.orderNo ?? orderNo))
+            } else {
+                // Finished already (another launch of the app, a sweep): said so, not assumed to be this one's doing.
+                log(
+                    .warning, "recorded; the store holds no unfinished transaction of this id to finish",
+                    ["transaction_id": String(transaction.id)])
+            }
             if let entry { await journal.remove(entry.id) }
         } else {
             // The server verified it against Apple's roots and recorded it, so the order's state below is the truth;

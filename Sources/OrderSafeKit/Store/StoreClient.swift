@@ -28,8 +28,9 @@ public protocol StoreClient: Sendable {
     func currentEntitlements() async -> [StoreTransaction]
     /// `Transaction.updates`: transactions created or changed outside a purchase call, for as long as it is iterated.
     func updates() -> AsyncStream<StoreTransaction>
-    /// `Transaction.finish()` for the transaction with this id.
-    func finish(_ transaction: StoreTransaction) async
+    /// `Transaction.finish()` of this transaction, as the store handed it over; false when the store holds no
+    /// unfinished transaction of that id (finished already), and nothing was finished.
+    func finish(_ transaction: StoreTransaction) async -> Bool
     /// `AppStore.sync()`.
     func sync() async throws
 }
@@ -119,6 +120,9 @@ public enum StorePurchaseResult: Sendable, Hashable {
 public enum StoreFailure: Error, Sendable, Hashable {
     case storeKit(StoreKitErrorKind)
     case purchase(PurchaseErrorKind)
+    /// The product could not be looked up before any sheet was shown (offline, the App Store unreachable): nothing
+    /// was charged.
+    case lookup(StoreKitErrorKind)
     /// StoreKit 1's `SKError.Code` raw value (0…21), for apps still on `SKPaymentQueue`.
     case skError(Int)
     case other(String)
@@ -142,7 +146,7 @@ public enum StoreFailure: Error, Sendable, Hashable {
         case .storeKit(let kind): [.unknown, .networkError, .systemError].contains(kind)
         case .skError(let code): code == 0
         case .other: true
-        case .purchase: false
+        case .purchase, .lookup: false
         }
     }
 }

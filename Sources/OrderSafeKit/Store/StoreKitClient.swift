@@ -12,6 +12,9 @@ import UIKit
 /// The real ``StoreClient``: StoreKit 2 on Apple platforms. On Linux the same source compiles against
 /// StoreKitStandIn, whose types carry StoreKit's names, so what ships to iOS is built and run here.
 public struct StoreKitClient: StoreClient {
+    /// The verified transactions handed over lately, by id: ``finish(_:)`` finishes the very one the server recorded.
+    private let handed = HandedTransactions()
+
     public init() {}
 
     public var canMakePayments: Bool {
@@ -38,7 +41,11 @@ public struct StoreKitClient: StoreClient {
         do {
             products = try await Product.products(for: [productID])
         } catch {
-            throw Self.failure(error)
+            // Before any sheet: whatever StoreKit says, nothing was charged.
+            switch Self.failure(error) {
+            case .storeKit(let kind): throw StoreFailure.lookup(kind)
+            default: throw StoreFailure.lookup(.unknown)
+            }
         }
         guard let product = products.first else { throw StoreFailure.purchase(.productUnavailable) }
         do {
@@ -50,7 +57,7 @@ public struct StoreKitClient: StoreClient {
                 options.insert(.introductoryOfferEligibility(compactJWS: eligibility))
             }
             switch try await Self.purchase(product, options, confirmIn: scene) {
-            case .success(let result): return .success(Self.transaction(result))
+            case .success(let result): return .success(handed.keep(result))
             case .userCancelled: return .userCancelled
             case .pending: return .pending
             @unknown default: return .pending
@@ -109,7 +116,7 @@ public struct StoreKitClient: StoreClient {
     public func unfinished() async -> [StoreTransaction] {
         var found: [StoreTransaction] = []
         for await result in Transaction.unfinished {
-            found.append(Self.transaction(result))
+            found.append(handed.keep(result))
         }
         return found
     }
@@ -117,16 +124,16 @@ public struct StoreKitClient: StoreClient {
     public func currentEntitlements() async -> [StoreTransaction] {
         var found: [StoreTransaction] = []
         for await result in Transaction.currentEntitlements {
-            found.append(Self.transaction(result))
+            found.append(handed.keep(result))
         }
         return found
     }
 
     public func updates() -> AsyncStream<StoreTransaction> {
         AsyncStream { continuation in
-            let task = Task {
+            let task = Task { [handed] in
                 for await result in Transaction.updates {
-                    continuation.yield(Self.transaction(result))
+                    continuation.yield(handed.keep(result))
                 }
                 continuation.finish()
             }
@@ -134,11 +141,14 @@ public struct StoreKitClient: StoreClient {
         }
     }
 
-    public func finish(_ transaction: StoreTransaction) async {
+    public func finish(_ transaction: StoreTransaction) async -> Bool {
+        // Only a transaction still unfinished is finished; the one handed over is the one finished.
         for await result in Transaction.unfinished where result.unsafePayloadValue.id == transaction.id {
-            await result.unsafePayloadValue.finish()
-            return
+            await (handed.take(transaction.id) ?? result.unsafePayloadValue).finish()
+            return true
         }
+        _ = handed.take(transaction.id)
+        return false
     }
 
     public func showManageSubscriptions(in scene: ConfirmationScene, subscriptionGroupID: String?) async throws {
@@ -228,5 +238,34 @@ public struct StoreKitClient: StoreClient {
             }
         }
         return .other(String(describing: type(of: error)))
+    }
+}
+
+/// The verified StoreKit transactions the adapter handed over, by id, until finished (at most ``limit``: the oldest go
+/// first; a transaction no longer kept is found again in `Transaction.unfinished`).
+final class HandedTransactions: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var byID: [UInt64: Transaction] = [:]
+    nonisolated(unsafe) private var order: [UInt64] = []
+    static let limit = 256
+
+    /// `result` as the coordinator sees it; its transaction kept when StoreKit verified it.
+    func keep(_ result: VerificationResult<Transaction>) -> StoreTransaction {
+        let transaction = StoreKitClient.transaction(result)
+        if case .verified(let verified) = result {
+            lock.withLock {
+                if byID.updateValue(verified, forKey: verified.id) == nil { order.append(verified.id) }
+                while order.count > Self.limit { byID[order.removeFirst()] = nil }
+            }
+        }
+        return transaction
+    }
+
+    /// The kept transaction of `id`, no longer kept.
+    func take(_ id: UInt64) -> Transaction? {
+        lock.withLock {
+            order.removeAll { $0 == id }
+            return byID.removeValue(forKey: id)
+        }
     }
 }

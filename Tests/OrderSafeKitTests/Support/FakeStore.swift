@@ -131,10 +131,15 @@ actor FakeStore: StoreClient {
         return stream
     }
 
-    func finish(_ transaction: StoreTransaction) async {
+    func finish(_ transaction: StoreTransaction) async -> Bool {
+        guard unfinishedIDs.contains(transaction.id) else { return false }
         finishCount[transaction.id, default: 0] += 1
         unfinishedIDs.removeAll { $0 == transaction.id }
+        return true
     }
+
+    /// Another process of the app finished `id` (the store holds it unfinished no more).
+    func finishedElsewhere(_ id: UInt64) { unfinishedIDs.removeAll { $0 == id } }
 
     func sync() async throws {}
 
