@@ -324,9 +324,13 @@ public actor OrderSafe {
         return value
     }
 
-    /// Restore: `AppStore.sync()` (which asks the user to sign in to the App Store, so call it from a button), then
-    /// every unfinished transaction is recorded, then `POST /v1/appstore/sync` with what the store holds.
-    public func restore() async throws(OrderSafeError) -> HoldingsResponse {
+    /// Restore: with a user signed in to the app (else nothing is asked, not even the App Store's sign-in),
+    /// `AppStore.sync()` (which asks the user to sign in to the App Store, so call it from a button), then every
+    /// unfinished transaction is recorded, then `POST /v1/appstore/sync` with what the store holds, a hundred at a
+    /// time. Answers the user's holdings and the server's word on each transaction: those it recorded for another
+    /// account are ``RestoreResult/ownedByOtherAccounts`` (tell the user they belong to another account).
+    public func restore() async throws(OrderSafeError) -> RestoreResult {
+        guard userID != nil else { throw .server(.signedOut) }
         do {
             try await store.sync()
         } catch let failure as StoreFailure {
@@ -336,16 +340,19 @@ public actor OrderSafe {
         }
         _ = await resume()
         let signed = await store.currentEntitlements().filter(\.isVerified).map(\.jwsRepresentation)
-        if !signed.isEmpty {
+        var answers: [AppStoreTransactionResult] = []
+        for start in stride(from: 0, to: signed.count, by: RestoreResult.perRequest) {
             do {
-                _ = try await api.sync(signedTransactions: Array(signed.prefix(100)))
+                answers += try await api.sync(
+                    signedTransactions: Array(signed[start..<min(signed.count, start + RestoreResult.perRequest)])
+                ).transactions
             } catch let problem as ServerProblem {
                 throw .server(problem)
             } catch {
                 throw .server(.malformedAnswer("\(error)"))
             }
         }
-        return try await entitlements(allowCached: false)
+        return RestoreResult(holdings: try await entitlements(allowCached: false), transactions: answers)
     }
 
     func refreshEntitlements() async {

@@ -135,4 +135,31 @@ struct IdentityTests {
         #expect(await h.server.balances["user-1", default: 0] == 60)
         #expect(await h.server.balances["user-2", default: 0] == 0)
     }
+
+    @Test(
+        "restore: refused before the App Store's sign-in when nobody is signed in to the app; past 100 transactions in pages; another account's purchases named"
+    )
+    func restoreTellsWhose() async throws {
+        var h = Harness()
+        defer { h.cleanUp() }
+        let first = h.app()
+        for _ in 0..<3 { #expect(await first.purchase("coins", through: .appStore).state == .fulfilled) }
+        await h.store.entitle("coins.ios")
+
+        // Signed out: nothing is asked, not even the App Store's sign-in.
+        await first.logOut()
+        await #expect(throws: OrderSafeError.server(.signedOut)) { try await first.restore() }
+        #expect(await h.store.syncs == 0)
+
+        // Another app user on the same phone and Apple ID, which also bought 200 more elsewhere.
+        await h.store.bought("coins.ios", count: 200)
+        h.user = "user-2"
+        let second = h.app()
+        let restored = try await second.restore()
+        #expect(await h.store.syncs == 1)
+        #expect(restored.transactions.count == 203, "every transaction the store holds, not the first 100")
+        #expect(await h.server.syncRequests == 3, "a hundred at a time")
+        #expect(restored.ownedByOtherAccounts.count == 3, "user-1's three purchases are named as another account's")
+        #expect(restored.holdings.userID == "user-2" && restored.holdings.balances.first?.amount == 200 * 60)
+    }
 }

@@ -155,7 +155,8 @@ struct ClientSDKEndToEndTests {
             let reinstalled = Self.app(
                 base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("install-2"))
             let restored = try await reinstalled.restore()
-            #expect(restored.entitlements.contains { $0.name == "no_ads" && $0.active })
+            #expect(restored.holdings.entitlements.contains { $0.name == "no_ads" && $0.active })
+            #expect(restored.ownedByOtherAccounts.isEmpty && restored.rejected.isEmpty)
 
             // Ask to Buy on a child's phone: pending; the parent approves while the app is closed; the next launch
             // records and finishes it for the order made at the time.

@@ -45,6 +45,8 @@ actor FakeServer: HTTPTransport {
     func set(entitlementsDelay delay: Duration) { entitlementsDelay = delay }
     private var submissionDelay = Duration.zero
     private var entitlementsDelay = Duration.zero
+    /// `POST /v1/appstore/sync` requests answered.
+    private(set) var syncRequests = 0
     /// Cancellations answered 409 while the order stays unpaid (the provider reports the buyer still paying).
     func set(refusesCancellation: Bool) { self.refusesCancellation = refusesCancellation }
     private var refusesCancellation = false
@@ -197,6 +199,32 @@ actor FakeServer: HTTPTransport {
                 AppStoreSubmissionResponse(transactions: [
                     .init(transactionID: id, verdict: .recorded, order: fulfilled)
                 ]))
+        case ("POST", ["v1", "appstore", "sync"]):
+            // Restore: each transaction recorded (once) for its owner; another account's answered without its order.
+            guard let user else { return (401, Data()) }
+            let request = try OrderSafeJSON.decoder().decode(AppStoreSyncRequest.self, from: body ?? Data())
+            let signedTransactions = request.signedTransactions ?? []
+            guard signedTransactions.count <= 100 else { return error(400, "too_many_transactions") }
+            syncRequests += 1
+            var results: [AppStoreTransactionResult] = []
+            for jws in signedTransactions {
+                let signed = try JSONSerialization.jsonObject(with: Data(jws.utf8)) as! [String: Any]
+                let id = String(signed["id"] as! Int)
+                var order = credits[id].flatMap { orders[$0] }
+                if order == nil {
+                    sequence += 1
+                    let adopted = Order(
+                        orderNo: "OS-\(sequence)", orderUUID: UUID(), userID: user, productID: "coins",
+                        channel: .appStore, status: .created,
+                        amount: Money(amountMinor: 600, currency: CurrencyCode("CNY")!), createdAt: Date(),
+                        updatedAt: Date())
+                    orders[adopted.orderNo] = adopted
+                    order = fulfil(adopted, credit: id)
+                }
+                results.append(
+                    .init(transactionID: id, verdict: .recorded, order: order?.userID == user ? order : nil))
+            }
+            return try json(AppStoreSubmissionResponse(transactions: results))
         case ("GET", ["v1", "me", "subscriptions"]):
             guard let user else { return (401, Data()) }
             return try json(SubscriptionsResponse(userID: user, subscriptions: subscriptions[user] ?? []))

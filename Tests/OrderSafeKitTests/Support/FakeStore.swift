@@ -141,7 +141,16 @@ actor FakeStore: StoreClient {
     /// Another process of the app finished `id` (the store holds it unfinished no more).
     func finishedElsewhere(_ id: UInt64) { unfinishedIDs.removeAll { $0 == id } }
 
-    func sync() async throws {}
+    /// How many times `AppStore.sync()` was called (each asks the user to sign in to the App Store).
+    private(set) var syncs = 0
+    func sync() async throws { syncs += 1 }
+
+    /// `count` purchases of `productID` made on this Apple ID before (another install, another app user), entitled
+    /// and finished.
+    func bought(_ productID: String, count: Int) {
+        for _ in 0..<count { finishedElsewhere(charge(productID: productID, token: UUID()).id) }
+        entitle(productID)
+    }
 
     func showManageSubscriptions(in scene: ConfirmationScene, subscriptionGroupID: String?) async throws {
         sheets.append("manage_subscriptions" + (subscriptionGroupID.map { ":" + $0 } ?? ""))
