@@ -139,63 +139,53 @@ public struct Catalog: Codable, Hashable, Sendable {
                 throw fail("subscription_group must be App Store Connect's group id: 1 to 64 digits")
             }
         }
-        if !product.winBackOffers.isEmpty {
-            guard product.kind == .autoRenewableSubscription else {
-                throw fail("win_back_offers are for auto-renewable subscriptions only")
+        try Self.check(
+            product.winBackOffers.map { ($0.id, $0.rule, $0.price) }, of: product, key: "win_back_offers",
+            kind: "win-back", limit: 10, fail)
+        try Self.check(
+            product.promotionalOffers.map { ($0.id, $0.rule, $0.price) }, of: product, key: "promotional_offers",
+            kind: "promotional", limit: 20, fail)
+        for offer in product.promotionalOffers {
+            guard !offer.eligible.isEmpty, Set(offer.eligible).count == offer.eligible.count else {
+                throw fail("promotional offer '\(offer.id)' must say who is eligible, each audience once")
             }
-            let ids = product.winBackOffers.map(\.id)
-            guard ids.count <= 10, Set(ids).count == ids.count else {
-                throw fail("win_back_offers lists at most 10 offer ids, each once")
+            guard !product.winBackOffers.contains(where: { $0.id == offer.id }) else {
+                throw fail("offer '\(offer.id)' is listed both as promotional and as win-back")
             }
-            for offer in product.winBackOffers {
-                guard Self.isOfferID(offer.id) else {
-                    throw fail(
-                        "win-back offer id '\(offer.id.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'"
-                    )
-                }
-                try Self.check(offer.rule, price: offer.price, of: offer.id, fail)
-            }
-        }
-        if !product.promotionalOffers.isEmpty {
-            guard product.kind == .autoRenewableSubscription else {
-                throw fail("promotional_offers are for auto-renewable subscriptions only")
-            }
-            let ids = product.promotionalOffers.map(\.id)
-            guard ids.count <= 20, Set(ids).count == ids.count else {
-                throw fail("promotional_offers lists at most 20 offers, each id once")
-            }
-            for offer in product.promotionalOffers {
-                guard Self.isOfferID(offer.id) else {
-                    throw fail(
-                        "promotional offer id '\(offer.id.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'"
-                    )
-                }
-                guard !offer.eligible.isEmpty, Set(offer.eligible).count == offer.eligible.count else {
-                    throw fail("promotional offer '\(offer.id)' must say who is eligible, each audience once")
-                }
-                guard !product.winBackOffers.contains(where: { $0.id == offer.id }) else {
-                    throw fail("offer '\(offer.id)' is listed both as promotional and as win-back")
-                }
-                if offer.rule.withinDays != nil, !offer.eligible.contains(.expired) {
-                    throw fail("promotional offer '\(offer.id)' has within_days, which counts from expiry: add expired")
-                }
-                try Self.check(offer.rule, price: offer.price, of: offer.id, fail)
+            if offer.rule.withinDays != nil, !offer.eligible.contains(.expired) {
+                throw fail("promotional offer '\(offer.id)' has within_days, which counts from expiry: add expired")
             }
         }
     }
 
-    /// An offer's rule and price: a window of 1 to 3,650 days, a limit of 1 to 1,000 per user, a price of zero or more.
+    /// One kind of a product's offers (`key` in the catalog): an auto-renewable subscription's only, at most `limit`,
+    /// each id well formed and once; each rule a window of 1 to 3,650 days, a limit of 1 to 1,000 per user, a price
+    /// of zero or more.
     private static func check(
-        _ rule: OfferRule, price: Money?, of offer: String, _ fail: (String) -> CatalogError
+        _ offers: [(id: String, rule: OfferRule, price: Money?)], of product: CatalogProduct, key: String,
+        kind: String, limit: Int, _ fail: (String) -> CatalogError
     ) throws(CatalogError) {
-        if let days = rule.withinDays, !(1...3650).contains(days) {
-            throw fail("offer '\(offer)': within_days is 1 to 3650")
+        guard !offers.isEmpty else { return }
+        guard product.kind == .autoRenewableSubscription else {
+            throw fail("\(key) are for auto-renewable subscriptions only")
         }
-        if let limit = rule.perUser, !(1...1000).contains(limit) {
-            throw fail("offer '\(offer)': per_user is 1 to 1000")
+        let ids = offers.map(\.id)
+        guard ids.count <= limit, Set(ids).count == ids.count else {
+            throw fail("\(key) lists at most \(limit) offers, each id once")
         }
-        if let price, price.amountMinor < 0 {
-            throw fail("offer '\(offer)': price must not be negative")
+        for (id, rule, price) in offers {
+            guard isOfferID(id) else {
+                throw fail("\(kind) offer id '\(id.prefix(64))' must be 1 to 64 ASCII letters, digits, '.', '-' or '_'")
+            }
+            if let days = rule.withinDays, !(1...3650).contains(days) {
+                throw fail("offer '\(id)': within_days is 1 to 3650")
+            }
+            if let perUser = rule.perUser, !(1...1000).contains(perUser) {
+                throw fail("offer '\(id)': per_user is 1 to 1000")
+            }
+            if let price, price.amountMinor < 0 {
+                throw fail("offer '\(id)': price must not be negative")
+            }
         }
     }
 
