@@ -164,6 +164,8 @@ public actor SandboxAppStore {
     }
 
     private var serverAPIState = ServerAPIState.up
+    /// Server API calls begun, answered or not (one made while the API is unreachable hangs, and counts here).
+    public private(set) var serverAPIAttempts = 0
 
     /// Makes the Server API up, unreachable or slow for every call from now on.
     public func setServerAPI(_ state: ServerAPIState) {
@@ -642,6 +644,7 @@ public actor SandboxAppStore {
             case .expiredLeaf, .revokedLeaf, .ocspUnavailable, .receiptServerUnavailable: break
             }
         }
+        serverAPIAttempts += 1
         switch serverAPIState {
         case .up: break
         case .unreachable:
