@@ -75,7 +75,9 @@ public struct StoreKitClient: StoreClient {
         async throws -> Product.PurchaseResult
     {
         #if os(visionOS)
-        let scene = scene ?? (await foregroundScene())
+        // Not `scene ?? (await …)`: an `await` inside `??`'s autoclosure does not compile.
+        var scene = scene
+        if scene == nil { scene = await foregroundScene() }
         #endif
         #if os(iOS) || os(tvOS) || os(visionOS) || os(Linux)
         if #available(iOS 17.0, tvOS 17.0, visionOS 1.0, *), let scene {
