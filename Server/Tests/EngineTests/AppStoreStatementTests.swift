@@ -30,6 +30,23 @@ struct AppStoreStatementTests {
         }
     }
 
+    /// Apple's own transaction fixture (apple/app-store-server-library-swift @ 8468d10f,
+    /// Tests/AppStoreServerLibraryTests/resources/models/signedTransaction.json), read in place from
+    /// `../shared/vectors/appstore/models/`: `price` 10990, `currency` USD, `offerType` 1, `offerIdentifier` abc.123.
+    static let appleFixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/vectors/appstore/models/signedTransaction.json")
+
+    @Test(
+        "Apple's own transaction fixture: USD 10.99 charged, an introductory offer",
+        .enabled(if: FileManager.default.fileExists(atPath: appleFixture.path)))
+    func applesFixture() throws {
+        let transaction = try JWSTransaction(try JSONObject(Array(try Data(contentsOf: Self.appleFixture))))
+        #expect(AppStorePurchase.charged(transaction) == Money(amountMinor: 1099, currency: .usd))
+        #expect(AppStorePurchase.offer(transaction) == "introductory")
+        #expect(AppStorePurchase(transaction)?.charged == Money(amountMinor: 1099, currency: .usd))
+    }
+
     @Test(
         "each transaction once, in its newest signed form: a payment on its purchase day, a refund on its revocation day; a family-shared one is no payment"
     )

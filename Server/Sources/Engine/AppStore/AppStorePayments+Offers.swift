@@ -54,9 +54,8 @@ extension AppStorePayments {
                 throw OfferRequestError.outsideWindow(offerID, days: days)
             }
             if let limit = listed.rule.perUser {
-                // Apple names the offer of a purchase by the kind it was bought as; either counts.
                 let taken = try await context.ledger.offerRedemptions(
-                    userID: userID, offers: ["promotional:\(offerID)", "win_back:\(offerID)"])
+                    userID: userID, offers: OfferCount.names(ofOffer: offerID))
                 guard taken < limit else { throw OfferRequestError.limitReached(offerID, limit: limit) }
             }
             if listed.rule.askMerchant {
@@ -81,7 +80,7 @@ extension AppStorePayments {
             let signed = try await offers.promotionalOffer(
                 productID: appStoreProductID, offerID: offerID, appAccountToken: order.orderUUID, nonce: nonce,
                 timestamp: now.millisecondsSince1970, transactionID: status?.lastTransactionID)
-            let rule = [listed.rule.summary].filter { !$0.isEmpty }.map { " rule:\($0)" }.joined()
+            let rule = listed.rule.summary.isEmpty ? "" : " rule:\(listed.rule.summary)"
             guard
                 try await context.ledger.noteOfferSigned(
                     offer: "\(listed.kind):\(offerID)", productID: product.id, orderNo: orderNo,

@@ -30,4 +30,8 @@ public struct OfferCount: Sendable, Hashable {
         self.redeemed = redeemed
         self.lastSignedAt = lastSignedAt
     }
+
+    /// The names a subscription offer with App Store offer id `id` is counted under: Apple names the offer of a
+    /// purchase by the kind it was bought as (`offerType` 2 or 4), so either is the same offer.
+    public static func names(ofOffer id: String) -> [String] { ["promotional:\(id)", "win_back:\(id)"] }
 }

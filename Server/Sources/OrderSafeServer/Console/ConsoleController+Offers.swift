@@ -19,8 +19,7 @@ extension ConsoleController {
         func row(_ id: String, kind: String, audience: [OfferAudience], rule: OfferRule, price: Money?)
             -> [String: Any]
         {
-            // Apple names an offer by how it was bought; a win-back offer may come back either way.
-            let named = ["promotional:\(id)", "win_back:\(id)"].compactMap { counts.removeValue(forKey: $0) }
+            let named = OfferCount.names(ofOffer: id).compactMap { counts.removeValue(forKey: $0) }
             return [
                 "id": id, "kind": texts["offer_\(kind)"] ?? kind,
                 "audience": audience.map { texts["audience_\($0.rawValue)"] ?? $0.rawValue }.joined(separator: ", "),
