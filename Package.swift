@@ -2,8 +2,11 @@
 import PackageDescription
 
 // The client SDK, which apps add by this repository's URL: Foundation and OrderSafeModel only, no other package.
-// StoreKitStandIn gives StoreKit 2's names on Linux, where the SDK is tested against the sandbox App Store. The server
-// is the package in Server/, which depends on this one by path.
+// StoreKitStandIn gives StoreKit 2's and UIKit's names on Linux, where the SDK is tested against the sandbox App Store;
+// it is no product (an app that could add it would have its `Product`, `Transaction` and `UIScene` shadow StoreKit's
+// and UIKit's) and is built for Linux only: on Linux OrderSafeKit re-exports it, which is how the server's simulated
+// iPhone (`ordersafe-device`) and end-to-end tests see it. The server is the package in Server/, which depends on this
+// one by path.
 let package = Package(
     name: "OrderSafeKit",
     defaultLocalization: "en",
@@ -13,7 +16,6 @@ let package = Package(
     products: [
         .library(name: "OrderSafeKit", targets: ["OrderSafeKit"]),
         .library(name: "OrderSafeModel", targets: ["OrderSafeModel"]),
-        .library(name: "StoreKitStandIn", targets: ["StoreKitStandIn"]),
     ],
     targets: [
         .target(name: "OrderSafeModel"),
@@ -24,7 +26,13 @@ let package = Package(
             resources: [.process("Resources")]
         ),
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
-        .testTarget(name: "OrderSafeKitTests", dependencies: ["OrderSafeKit", "OrderSafeModel", "StoreKitStandIn"]),
+        .testTarget(
+            name: "OrderSafeKitTests",
+            dependencies: [
+                "OrderSafeKit", "OrderSafeModel",
+                .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux])),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

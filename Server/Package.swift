@@ -51,7 +51,6 @@ let package = Package(
             name: "ordersafe-device",
             dependencies: [
                 .product(name: "OrderSafeKit", package: client), .product(name: "OrderSafeModel", package: client),
-                .product(name: "StoreKitStandIn", package: client),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -302,7 +301,6 @@ let package = Package(
                 .product(name: "OrderSafeModel", package: client),
                 "OrderSafeServer",
                 "Sandbox",
-                .product(name: "StoreKitStandIn", package: client),
                 "WeChatPay",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

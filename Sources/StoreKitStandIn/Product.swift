@@ -18,7 +18,7 @@ public struct Product: Identifiable, Hashable, Sendable {
             case appAccountToken(UUID)
             case quantity(Int)
             case simulatesAskToBuyInSandbox(Bool)
-            case promotionalOffer(offerID: String, compactJWS: String)
+            case promotionalOffer(StandInDevice.SignedOffer)
             case introductoryOfferEligibility(compactJWS: String)
         }
         let value: Value
@@ -30,9 +30,28 @@ public struct Product: Identifiable, Hashable, Sendable {
         public static func simulatesAskToBuyInSandbox(_ simulate: Bool) -> PurchaseOption {
             PurchaseOption(value: .simulatesAskToBuyInSandbox(simulate))
         }
-        /// A promotional offer the merchant's server signed as a compact JWS (back-deployed to iOS 15 by StoreKit).
+        #if compiler(>=6.2)
+        /// A promotional offer the merchant's server signed as a compact JWS: in the iOS 26 SDK (Xcode 26, Swift 6.2)
+        /// only, back-deployed to iOS 15 by StoreKit; Xcode 16's SDKs lack it (scripts/checks/platform-check builds
+        /// the SDK against both).
         public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [PurchaseOption] {
-            [PurchaseOption(value: .promotionalOffer(offerID: offerID, compactJWS: compactJWS))]
+            [PurchaseOption(value: .promotionalOffer(.compactJWS(offerID: offerID, compactJWS)))]
+        }
+        #endif
+        /// A promotional offer signed the older way: the signature with its key id, nonce and timestamp (every SDK;
+        /// deprecated in iOS 26, whose SDK has the compact-JWS form).
+        @available(iOS, introduced: 15.0, deprecated: 26.0, message: "Sign promotional offers with JWS")
+        @available(macOS, introduced: 12.0, deprecated: 26.0, message: "Sign promotional offers with JWS")
+        @available(tvOS, introduced: 15.0, deprecated: 26.0, message: "Sign promotional offers with JWS")
+        @available(watchOS, introduced: 8.0, deprecated: 26.0, message: "Sign promotional offers with JWS")
+        @available(visionOS, introduced: 1.0, deprecated: 26.0, message: "Sign promotional offers with JWS")
+        public static func promotionalOffer(
+            offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int
+        ) -> PurchaseOption {
+            PurchaseOption(
+                value: .promotionalOffer(
+                    .signature(offerID: offerID, keyID: keyID, nonce: nonce, signature: signature, timestamp: timestamp)
+                ))
         }
         /// The merchant server's signed word on the customer's introductory-offer eligibility.
         public static func introductoryOfferEligibility(compactJWS: String) -> PurchaseOption {
@@ -105,7 +124,7 @@ public struct Product: Identifiable, Hashable, Sendable {
             case .appAccountToken(let value): token = value
             case .simulatesAskToBuyInSandbox(let value): askToBuy = value
             case .quantity(let quantity): if quantity != 1 { throw PurchaseError.invalidQuantity }
-            case .promotionalOffer(let offerID, let jws): signed.promotionalOffer = (offerID, jws)
+            case .promotionalOffer(let offer): signed.promotionalOffer = offer
             case .introductoryOfferEligibility(let jws): signed.introductoryOfferEligibility = jws
             }
         }

@@ -118,8 +118,26 @@ public final class StandInDevice: Sendable {
 
     /// What a purchase's options carry that the App Store checks: signed by the merchant's server.
     struct SignedOptions: Sendable {
-        var promotionalOffer: (offerID: String, compactJWS: String)?
+        var promotionalOffer: SignedOffer?
         var introductoryOfferEligibility: String?
+    }
+
+    /// A promotional offer in one of StoreKit's two forms.
+    enum SignedOffer: Hashable, Sendable {
+        case compactJWS(offerID: String, String)
+        case signature(offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int)
+
+        /// As the device queue takes it.
+        var body: [String: Any] {
+            switch self {
+            case .compactJWS(let offerID, let jws): ["offer_id": offerID, "compact_jws": jws]
+            case .signature(let offerID, let keyID, let nonce, let signature, let timestamp):
+                [
+                    "offer_id": offerID, "key_id": keyID, "nonce": nonce.uuidString.lowercased(),
+                    "signature": signature.base64EncodedString(), "timestamp": timestamp,
+                ]
+            }
+        }
     }
 
     func purchase(
@@ -130,9 +148,7 @@ public final class StandInDevice: Sendable {
         ]
         body["app_account_token"] = appAccountToken?.uuidString.lowercased()
         body["scene"] = scene
-        if let (offerID, jws) = signed.promotionalOffer {
-            body["promotional_offer"] = ["offer_id": offerID, "compact_jws": jws]
-        }
+        body["promotional_offer"] = signed.promotionalOffer?.body
         body["introductory_offer_eligibility"] = signed.introductoryOfferEligibility
         let answer: PurchaseAnswer = try await call("POST", endpoint("purchase"), body: body)
         switch answer.result {

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import OrderSafeKit
 import OrderSafeModel
-import StoreKitStandIn
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

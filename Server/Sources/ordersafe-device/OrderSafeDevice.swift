@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import OrderSafeKit
 import OrderSafeModel
-import StoreKitStandIn
 
 /// An app on a simulated device: OrderSafeKit with StoreKitStandIn (the sandbox App Store's device queue) and
 /// simulated Alipay and WeChat apps (the sandboxes' `pay` routes). Prints the SDK's events as JSON lines, then one

@@ -1,6 +1,5 @@
 import Foundation
 import OrderSafeKit
-import StoreKitStandIn
 import Testing
 
 /// StoreKit's other entry points through the adapter that ships to iOS: a promoted in-app purchase tapped on the

@@ -1,7 +1,6 @@
 import Foundation
 import OrderSafeKit
 import OrderSafeModel
-import StoreKitStandIn
 import Testing
 
 /// OrderSafeKit, through the same StoreKit adapter that ships to iOS (over StoreKitStandIn), against a real
@@ -101,9 +100,9 @@ struct ClientSDKEndToEndTests {
                 }
                 bought.append(transaction)
             }
-            await store.finish(bought[1])
+            #expect(await store.finish(bought[1]))
             #expect(Set(await store.unfinished().map(\.id)) == [bought[0].id, bought[2].id])
-            await store.finish(bought[2])
+            #expect(await store.finish(bought[2]))
             #expect(await store.unfinished().map(\.id) == [bought[0].id])
         }
     }

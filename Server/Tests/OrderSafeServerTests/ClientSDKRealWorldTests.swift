@@ -3,7 +3,6 @@ import Hummingbird
 import LedgerTestSupport
 import OrderSafeKit
 import OrderSafeModel
-import StoreKitStandIn
 import Synchronization
 import Testing
 

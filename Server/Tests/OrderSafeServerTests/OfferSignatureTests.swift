@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import OrderSafeModel
+import Sandbox
 import Testing
 
 @testable import Engine
@@ -96,6 +97,58 @@ struct OfferSignatureTests {
             #expect(!(await store.acceptsOffer("FIRST_MONTH", productID: product, compactJWS: "not.a.jws")))
             clock.advance(by: 25 * 3600)
             #expect(!(await store.acceptsOffer("FIRST_MONTH", productID: product, compactJWS: offer.compactJWS)))
+        }
+    }
+
+    @Test(
+        "a phone's purchase passes the offer in either form StoreKit has (the iOS 26 SDK's compact JWS, the older SDKs' signature): each is taken only as signed, for its order"
+    )
+    func eitherFormAtThePurchase() async throws {
+        try await TestServer.withComponents { client, components, _ in
+            let devices = components.sandbox!.appStoreDevices
+            let alice = try await TestServer.token("alice", lifetime: 3 * 86400)
+            let product = "com.example.ordersafe.vip.monthly"
+            func offered() async throws -> (Order, AppStoreOfferSignature) {
+                let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                    OrderResponse.self
+                ).order
+                let offer = try await Self.sign(client, token: alice, offer: "FIRST_MONTH", orderNo: order.orderNo)
+                    .decoded(AppStoreOfferSignature.self)
+                return (order, offer)
+            }
+            func buy(_ token: UUID, _ offer: SignedOffer) async throws -> SandboxAppStoreDevices.PurchaseResult {
+                try await devices.purchase(
+                    device: "offer-phone", productID: product, appAccountToken: token, askToBuy: false, confirm: true,
+                    offer: offer)
+            }
+            func legacy(_ offer: AppStoreOfferSignature, signature: String? = nil) throws -> SignedOffer {
+                .signature(
+                    offerID: offer.offerID, keyID: offer.keyID, nonce: try #require(UUID(uuidString: offer.nonce)),
+                    signature: signature ?? offer.signature, timestamp: offer.timestamp)
+            }
+            let (first, firstOffer) = try await offered()
+            let (second, secondOffer) = try await offered()
+            // Each form for another order's token, or altered, is refused; nothing is charged.
+            #expect(try await buy(second.orderUUID, legacy(firstOffer)) == .invalidOfferSignature)
+            var der = try #require(Data(base64Encoded: firstOffer.signature))
+            der[der.count - 1] ^= 0x01  // the last byte of s: still DER, no longer the merchant's signature
+            let forged = der.base64EncodedString()
+            #expect(try await buy(first.orderUUID, legacy(firstOffer, signature: forged)) == .invalidOfferSignature)
+            #expect(
+                try await buy(first.orderUUID, .compactJWS(offerID: "STAY_HALF_PRICE", firstOffer.compactJWS))
+                    == .invalidOfferSignature)
+            // As signed, for its own order: each form buys at the offer's price.
+            for (order, offer) in [
+                (first, try legacy(firstOffer)), (second, .compactJWS(offerID: "FIRST_MONTH", secondOffer.compactJWS)),
+            ] {
+                guard case .success(let signed) = try await buy(order.orderUUID, offer) else {
+                    Issue.record("\(offer) was refused")
+                    continue
+                }
+                let claims = try #require(IntroductoryEligibilityTests.claims(signed))
+                #expect(claims["offerIdentifier"] as? String == "FIRST_MONTH" && claims["offerType"] as? Int == 2)
+                #expect(claims["appAccountToken"] as? String == order.orderUUID.uuidString.lowercased())
+            }
         }
     }
 

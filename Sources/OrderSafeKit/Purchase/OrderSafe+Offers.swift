@@ -37,7 +37,12 @@ extension OrderSafe {
         if let offerID {
             do {
                 let offer = try await api.signOffer(offerID, orderNo: order.orderNo)
-                signed.promotionalOffer = .init(offerID: offer.offerID, compactJWS: offer.compactJWS)
+                guard let nonce = UUID(uuidString: offer.nonce), let signature = Data(base64Encoded: offer.signature),
+                    let timestamp = Int(exactly: offer.timestamp)
+                else { throw ServerProblem.malformedAnswer("the offer's signature, nonce or timestamp is malformed") }
+                signed.promotionalOffer = .init(
+                    offerID: offer.offerID, compactJWS: offer.compactJWS, keyID: offer.keyID, nonce: nonce,
+                    signature: signature, timestamp: timestamp)
             } catch let problem as ServerProblem {
                 throw problem
             } catch {

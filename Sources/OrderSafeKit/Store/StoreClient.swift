@@ -37,20 +37,32 @@ public protocol StoreClient: Sendable {
 
 /// What the merchant's server signed for one purchase, passed to StoreKit with it.
 public struct SignedPurchaseOptions: Sendable, Hashable {
-    /// A promotional or win-back offer: its App Store offer id and the compact JWS the server signed
-    /// (`Product.PurchaseOption.promotionalOffer(_:compactJWS:)`, back-deployed to iOS 15).
+    /// A promotional or win-back offer as the server signed it, in both forms StoreKit takes.
     public var promotionalOffer: PromotionalOffer?
     /// The server's word on the user's introductory-offer eligibility
     /// (`Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)`).
     public var introductoryOfferEligibility: String?
 
+    /// An offer signed for one purchase: the compact JWS (`Product.PurchaseOption.promotionalOffer(_:compactJWS:)`,
+    /// in the iOS 26 SDK, back-deployed to iOS 15) and the same offer's signature with its key id, nonce and timestamp
+    /// (`promotionalOffer(offerID:keyID:nonce:signature:timestamp:)`, the only form in the SDKs before it).
     public struct PromotionalOffer: Sendable, Hashable {
         public var offerID: String
         public var compactJWS: String
+        public var keyID: String
+        public var nonce: UUID
+        /// DER ECDSA signature.
+        public var signature: Data
+        /// Milliseconds since 1970.
+        public var timestamp: Int
 
-        public init(offerID: String, compactJWS: String) {
+        public init(offerID: String, compactJWS: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int) {
             self.offerID = offerID
             self.compactJWS = compactJWS
+            self.keyID = keyID
+            self.nonce = nonce
+            self.signature = signature
+            self.timestamp = timestamp
         }
     }
 

@@ -51,7 +51,16 @@ public struct StoreKitClient: StoreClient {
         do {
             var options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
             if let offer = signed.promotionalOffer {
+                #if compiler(>=6.2)
+                // The iOS 26 SDK (Xcode 26, Swift 6.2): the compact JWS, back-deployed to iOS 15.
                 options.formUnion(Product.PurchaseOption.promotionalOffer(offer.offerID, compactJWS: offer.compactJWS))
+                #else
+                // Xcode 16's SDKs have no JWS form: the same offer's signature, key id, nonce and timestamp.
+                options.insert(
+                    .promotionalOffer(
+                        offerID: offer.offerID, keyID: offer.keyID, nonce: offer.nonce, signature: offer.signature,
+                        timestamp: offer.timestamp))
+                #endif
             }
             if let eligibility = signed.introductoryOfferEligibility {
                 options.insert(.introductoryOfferEligibility(compactJWS: eligibility))

@@ -18,7 +18,13 @@ struct SubscriptionOffersTests {
         #expect(outcome.state == .fulfilled, "\(outcome.state)")
         let signed = try #require(await h.store.signedOptions.last)
         let orderNo = try #require(outcome.orderNo)
-        #expect(signed.promotionalOffer == .init(offerID: "WINBACK_1", compactJWS: "offer.jws.\(orderNo)"))
+        let order = try #require(await h.server.orders[orderNo])
+        #expect(
+            signed.promotionalOffer
+                == .init(
+                    offerID: "WINBACK_1", compactJWS: "offer.jws.\(orderNo)", keyID: "KEY", nonce: order.orderUUID,
+                    signature: Data("sig".utf8), timestamp: 1_700_000_000_000),
+            "both forms: the compact JWS for the iOS 26 SDK, the signature for the SDKs before it")
         #expect(signed.introductoryOfferEligibility == nil, "an eligible user: StoreKit decides")
     }
 

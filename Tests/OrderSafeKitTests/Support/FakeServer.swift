@@ -131,7 +131,9 @@ actor FakeServer: HTTPTransport {
             guard order.productID == "vip" else { return error(409, "offer_not_applicable") }
             return try json(
                 AppStoreOfferSignature(
-                    offerID: p[3], productID: "vip.ios", keyID: "KEY", nonce: UUID(), timestamp: 0, signature: "sig",
+                    offerID: p[3], productID: "vip.ios", keyID: "KEY", nonce: order.orderUUID,
+                    timestamp: 1_700_000_000_000,
+                    signature: Data("sig".utf8).base64EncodedString(),
                     compactJWS: "offer.jws.\(order.orderNo)", appAccountToken: order.orderUUID))
         case ("POST", ["v1", "orders"]):
             guard let user else { return (401, Data()) }

@@ -552,15 +552,36 @@ public actor SandboxAppStore {
     /// merchant's In-App Purchase key (its key id) over Apple's string, for this app, within 24 hours of its
     /// timestamp.
     public func acceptsOffer(_ offer: AppStoreOfferSignature) -> Bool {
-        let payload = [
-            bundleID, offer.keyID, offer.productID, offer.offerID, offer.appAccountToken.lowercased(),
-            offer.nonce.lowercased(), String(offer.timestamp),
-        ].joined(separator: "\u{2063}")
-        guard offer.keyID == merchantKeyID, let der = Data(base64Encoded: offer.signature),
-            let signature = try? P256.Signing.ECDSASignature(derRepresentation: der),
-            abs(Self.milliseconds(clock.now()) - offer.timestamp) <= 24 * 3600 * 1000
-        else { return false }
-        return merchantKey.isValidSignature(signature, for: Data(payload.utf8))
+        guard let token = UUID(uuidString: offer.appAccountToken), let nonce = UUID(uuidString: offer.nonce) else {
+            return false
+        }
+        return acceptsOffer(
+            .signature(
+                offerID: offer.offerID, keyID: offer.keyID, nonce: nonce, signature: offer.signature,
+                timestamp: offer.timestamp),
+            productID: offer.productID, appAccountToken: token)
+    }
+
+    /// Whether the App Store takes a purchase of `productID` by `appAccountToken` with `offer`, in either form StoreKit
+    /// passes one.
+    public func acceptsOffer(_ offer: SignedOffer, productID: String, appAccountToken: UUID?) -> Bool {
+        switch offer {
+        case .compactJWS(let offerID, let jws):
+            return acceptsOffer(offerID, productID: productID, compactJWS: jws)
+        case .signature(let offerID, let keyID, let nonce, let signature, let timestamp):
+            // Apple's string: bundle id, key id, product, offer, application username (the token), nonce, timestamp,
+            // each lowercased where Apple says so, joined by U+2063.
+            guard let appAccountToken else { return false }
+            let payload = [
+                bundleID, keyID, productID, offerID, appAccountToken.uuidString.lowercased(),
+                nonce.uuidString.lowercased(), String(timestamp),
+            ].joined(separator: "\u{2063}")
+            guard keyID == merchantKeyID, let der = Data(base64Encoded: signature),
+                let signature = try? P256.Signing.ECDSASignature(derRepresentation: der),
+                abs(Self.milliseconds(clock.now()) - timestamp) <= 24 * 3600 * 1000
+            else { return false }
+            return merchantKey.isValidSignature(signature, for: Data(payload.utf8))
+        }
     }
 
     /// Whether the App Store takes promotional offer `offerID` for a purchase of `productID` in the compact-JWS form

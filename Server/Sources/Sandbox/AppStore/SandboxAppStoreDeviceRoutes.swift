@@ -36,10 +36,7 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         }
         device.post("purchase") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
-                var offer: (offerID: String, compactJWS: String)?
-                if let signed = try object.optionalObject("promotional_offer") {
-                    offer = (try signed.string("offer_id"), try signed.string("compact_jws"))
-                }
+                let offer = try (object.optionalObject("promotional_offer")).map(Self.offer)
                 let result = try await devices.purchase(
                     device: try context.parameters.require("device"), productID: try object.string("product_id"),
                     appAccountToken: try Self.token(object),
@@ -170,6 +167,19 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             guard (1...64).contains(text.utf8.count) else { throw SandboxDeviceError.badScene }
             return text
         }
+    }
+
+    /// A `promotional_offer` in either form the device passes: `compact_jws`, or `key_id`, `nonce`, `signature` and
+    /// `timestamp`.
+    static func offer(_ signed: JSONObject) throws -> SignedOffer {
+        let offerID = try signed.string("offer_id")
+        if let jws = try signed.optionalString("compact_jws") { return .compactJWS(offerID: offerID, jws) }
+        let nonce = try signed.string("nonce")
+        guard let uuid = UUID(uuidString: nonce) else { throw SandboxDeviceError.badOffer("nonce is not a UUID") }
+        return .signature(
+            offerID: offerID, keyID: try signed.string("key_id"), nonce: uuid,
+            signature: try signed.string("signature"),
+            timestamp: try signed.int("timestamp"))
     }
 
     /// The optional `app_account_token`: a UUID.

@@ -109,11 +109,11 @@ public actor SandboxAppStoreDevices {
     /// the scene the app showed it over (`purchase(confirmIn:)`), kept with the transaction.
     public func purchase(
         device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool, scene: String? = nil,
-        offer: (offerID: String, compactJWS: String)? = nil
+        offer: SignedOffer? = nil
     ) async throws -> PurchaseResult {
         try admit(device)
         guard products[productID] != nil else { return .productUnavailable }
-        if let offer, !(await store.acceptsOffer(offer.offerID, productID: productID, compactJWS: offer.compactJWS)) {
+        if let offer, !(await store.acceptsOffer(offer, productID: productID, appAccountToken: appAccountToken)) {
             return .invalidOfferSignature
         }
         guard confirm else { return .userCancelled }
@@ -330,6 +330,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
     case notRenewable(String)
     case badDelivery(String)
     case badScene
+    case badOffer(String)
 
     public var description: String {
         switch self {
@@ -344,6 +345,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
             "'\(id.prefix(64))' is not an auto-renewable subscription's original transaction or product"
         case .badDelivery(let reason): reason
         case .badScene: "scene must be 1 to 64 bytes"
+        case .badOffer(let reason): "promotional_offer: \(reason)"
         }
     }
 }

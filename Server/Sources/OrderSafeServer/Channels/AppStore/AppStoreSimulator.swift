@@ -108,6 +108,8 @@ struct AppStoreSimulator: ChannelSimulator {
 extension SandboxProviders {
     /// The built-in App Store.
     var appStore: SandboxAppStore { simulator(AppStoreSimulator.self).store }
+    /// The built-in App Store's device queues (what a phone's StoreKit talks to).
+    var appStoreDevices: SandboxAppStoreDevices { simulator(AppStoreSimulator.self).devices }
 
     /// Signs transactions with the App Store sandbox's authority kept in `settings`' data folder (created if missing),
     /// for a server running on that folder to verify; see ``SandboxTransactionMinter``. Refused on a production
