@@ -77,6 +77,60 @@ struct ReturnWithoutCallbackTests {
     }
 
     @Test(
+        "not paid, back by the app switcher, the provider saying so twice: told \"not paid\" (not \"awaiting\"); the order stays open, and paid after all it is credited and reported",
+        .timeLimit(.minutes(1)), arguments: [Channel.alipay, .wechatPay])
+    func providerSaysNotPaid(channel: Channel) async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        await h.server.set(asksProvider: true)
+        var apps = SilentPaymentApps(server: h.server)
+        apps.pays = false
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
+            journalDirectory: h.folder, alipay: apps, wechatPay: apps,
+            confirmation: ConfirmationPolicy(firstDelay: 1, maxDelay: 5, timeout: 20, providerAnswer: 300))
+        configuration.sleep = { _ in await Task.yield() }
+        let app = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+        let outcome = await app.purchase("gift", through: channel)
+        #expect(outcome.state == .notPaid, "\(outcome.name)")
+        #expect(outcome.name == "not_paid" && !outcome.isFinal)
+        #expect(outcome.message(in: .english).hasPrefix("Not paid"))
+        let asked = await h.server.requests.filter { $0.hasSuffix("/client-result") }.count
+        #expect(asked == 2, "the provider's word at the return, and once more seconds later")
+        let orderNo = try #require(outcome.orderNo)
+        #expect(await h.server.orders[orderNo]?.status == .created, "the order stays open")
+        #expect(h.journalFiles.count == 1, "kept: a late payment is still reported")
+
+        await h.server.pay(orderNo: orderNo)
+        let later = await app.resume()
+        #expect(later.map(\.state) == [.fulfilled], "\(later.map(\.name))")
+        #expect(await h.server.balances["user-1"] == 60)
+    }
+
+    @Test(
+        "the provider's app said it paid: its word is not overruled by one \"not paid\"; awaiting confirmation",
+        .timeLimit(.minutes(1)))
+    func successHintNeverNotPaid() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        await h.server.set(asksProvider: true)
+        let apps = ReturnWithoutCallbackTests.SilentPaymentApps(server: h.server)
+        var configuration = OrderSafeConfiguration(
+            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
+            journalDirectory: h.folder, alipay: SuccessWithoutPayment(), wechatPay: apps,
+            confirmation: ConfirmationPolicy(firstDelay: 1, maxDelay: 5, timeout: 20, providerAnswer: 300))
+        configuration.sleep = { _ in await Task.yield() }
+        let app = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+        let outcome = await app.purchase("gift", through: .alipay)
+        #expect(outcome.state == .awaitingConfirmation, "\(outcome.name)")
+    }
+
+    /// Alipay's SDK answering 9000 for a payment the provider never got (its word is a hint only).
+    struct SuccessWithoutPayment: AlipayBridge {
+        func pay(orderString: String) async -> AlipayResult { AlipayResult(resultStatus: "9000") }
+    }
+
+    @Test(
         "a payment app that never answers and an app never told it is active: the purchase still returns after its bound",
         .timeLimit(.minutes(1)))
     func boundedWait() async throws {

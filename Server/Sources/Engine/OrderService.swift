@@ -106,9 +106,10 @@ public struct OrderService: Sendable {
 
     /// Records the app's report of a payment (a hint; at most ``appEventsKept`` of the app's events per order), moves
     /// a new order to `paying`, and asks the provider at once; when the provider cannot be asked now, the query job
-    /// is brought forward instead.
+    /// is brought forward instead. The answer is the order after, and whether the provider, asked now, said it is not
+    /// paid (nil when it was not asked: another channel, asked within the last seconds, or unreachable).
     public func recordClientResult(_ hint: ClientResultRequest, for order: Order, reconciler: Reconciler) async throws
-        -> Order
+        -> (order: Order, providerAnswer: ProviderAnswer?)
     {
         let now = clock.now()
         try await ledger.note(
@@ -119,13 +120,14 @@ public struct OrderService: Sendable {
                 orderNo: order.orderNo, from: [.created], to: .paying, cause: .app, evidence: "client result", at: now)
         }
         guard queriedChannels.contains(order.channel), clientResultQueries.claim(order.orderNo) else {
-            return try await ledger.order(number: order.orderNo) ?? order
+            return (try await ledger.order(number: order.orderNo) ?? order, nil)
         }
         do {
-            return try await reconciler.settle(orderNo: order.orderNo) ?? order
+            guard let (after, answer) = try await reconciler.ask(orderNo: order.orderNo) else { return (order, nil) }
+            return (after, answer == .unpaid && !after.status.isFinal ? .notPaid : nil)
         } catch {
             try await ledger.enqueue(NewJob(kind: .queryOrder, key: order.orderNo, runAt: now))
-            return try await ledger.order(number: order.orderNo) ?? order
+            return (try await ledger.order(number: order.orderNo) ?? order, nil)
         }
     }
 

@@ -66,7 +66,7 @@ private struct AnsweringSettler: OrderSettler {
     var paymentWindow: TimeInterval { 1800 }
 
     func settle(_ order: Order, cause: EventCause) async throws -> SettlementState {
-        guard let payment = paid[order.orderNo] else { return .pending }
+        guard let payment = paid[order.orderNo] else { return .unpaid }
         _ = try await ledger.fulfil(
             VerifiedPayment(
                 channel: order.channel, providerTransactionID: payment.transactionID, orderNo: order.orderNo,

@@ -102,6 +102,27 @@ struct ReconciliationFlowTests {
     }
 
     @Test(
+        "back without a callback: the answer says what the provider said of an unpaid order (Alipay: no trade yet, WAIT_BUYER_PAY; WeChat Pay: NOTPAY), and nothing once it is paid",
+        arguments: ["alipay", "wechatpay"])
+    func providerAnswer(channel: String) async throws {
+        try await Self.withServer { client, _, clock, alice in
+            let created = try await Self.order(client, alice, channel: channel)
+            func ask() async throws -> OrderResponse {
+                clock.advance(by: 5)
+                return try await client.execute(
+                    uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post,
+                    headers: TestServer.bearer(alice), body: ByteBuffer(string: #"{"result":"pending"}"#)
+                ).decoded(OrderResponse.self)
+            }
+            let unpaid = try await ask()
+            #expect(unpaid.providerAnswer == .notPaid && unpaid.order.status == .paying)
+            try await Self.pay(client, created)
+            let paid = try await ask()
+            #expect(paid.providerAnswer == nil && paid.order.status == .fulfilled)
+        }
+    }
+
+    @Test(
         "the app's success hint asks the provider at once, once per 5 s; a hint without a payment changes nothing but the history"
     )
     func clientResult() async throws {
@@ -111,8 +132,9 @@ struct ReconciliationFlowTests {
                 uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post,
                 headers: TestServer.bearer(alice),
                 body: ByteBuffer(string: #"{"result":"success","detail":"errCode 0"}"#))
-            // the SDK said so; WeChat Pay did not
+            // the SDK said so; WeChat Pay did not, and the answer says what WeChat Pay said
             #expect(try hint.decoded(OrderResponse.self).order.status == .paying)
+            #expect(try hint.decoded(OrderResponse.self).providerAnswer == .notPaid)
             try await Self.pay(client, created)
             // Within the cooldown a repeated hint does not ask WeChat Pay again.
             let repeated = try await client.execute(
@@ -120,12 +142,14 @@ struct ReconciliationFlowTests {
                 headers: TestServer.bearer(alice),
                 body: ByteBuffer(string: #"{"result":"success"}"#))
             #expect(try repeated.decoded(OrderResponse.self).order.status == .paying)
+            #expect(try repeated.decoded(OrderResponse.self).providerAnswer == nil, "not asked: no word of it")
             clock.advance(by: 5)
             let again = try await client.execute(
                 uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post,
                 headers: TestServer.bearer(alice),
                 body: ByteBuffer(string: #"{"result":"success"}"#))
             #expect(try again.decoded(OrderResponse.self).order.status == .fulfilled)
+            #expect(try again.decoded(OrderResponse.self).providerAnswer == nil)
             let bad = try await client.execute(
                 uri: "/v1/orders/\(created.order.orderNo)/client-result", method: .post,
                 headers: TestServer.bearer(alice),

@@ -21,7 +21,9 @@ extension OrderSafe {
 
     /// Asks the server until the order is final or the policy's time is up. A cancelled or failed hint ends in a
     /// cancellation request (which the server refuses if the provider says paid: then the paid order is reported);
-    /// a failed one is reported as the provider's failure, with its reason, not as the buyer's cancellation.
+    /// a failed one is reported as the provider's failure, with its reason, not as the buyer's cancellation. Without
+    /// the provider app's word of success (no callback: the buyer came back by the app switcher), the provider's own
+    /// "not paid", said twice seconds apart, is told as such (``PurchaseOutcome/State/notPaid``); the entry stays.
     func confirm(_ entry: JournalEntry, hint: ClientResultRequest) async -> PurchaseOutcome {
         guard let orderNo = entry.orderNo else {
             return PurchaseOutcome(orderNo: nil, productID: entry.productID, channel: entry.channel, state: .cancelled)
@@ -30,8 +32,11 @@ extension OrderSafe {
         let waiting = PurchaseOutcome(
             orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .awaitingConfirmation)
         var last: Order?
+        var saidNotPaid = 0
         do {
-            last = try await api.clientResult(orderNo, result: hint)
+            let answer = try await api.clientResult(orderNo, result: hint)
+            last = answer.order
+            if answer.providerAnswer == .notPaid { saidNotPaid += 1 }
         } catch let problem as ServerProblem where !problem.isRetryable {
             return await abandonUnknown(entry, problem: problem)
         } catch {}
@@ -61,8 +66,15 @@ extension OrderSafe {
                 if sinceHint >= 5 {
                     // Ask the server to query the provider again (it does so at most every 5 seconds per order).
                     sinceHint = 0
-                    last = try await api.clientResult(
+                    let answer = try await api.clientResult(
                         orderNo, result: ClientResultRequest(result: .pending, detail: "still waiting"))
+                    last = answer.order
+                    saidNotPaid = answer.providerAnswer == .notPaid ? saidNotPaid + 1 : 0
+                    if saidNotPaid >= 2, hint.result != .success, last.flatMap(PurchaseOutcome.settled) == nil {
+                        return PurchaseOutcome(
+                            orderNo: orderNo, productID: entry.productID, channel: entry.channel, state: .notPaid,
+                            order: last)
+                    }
                 } else {
                     last = try await api.order(orderNo)
                 }

@@ -72,7 +72,9 @@ extension OrderSafe {
             let outcome = await confirm(
                 entry, hint: ClientResultRequest(result: hint, detail: "resumed after relaunch"))
             if case .failed(.server(let problem)) = outcome.state, problem.isNotFound { return nil }
-            if outcome.state == .awaitingConfirmation, entry.stage == .ordered || hint == .pending {
+            if outcome.state == .awaitingConfirmation || outcome.state == .notPaid,
+                entry.stage == .ordered || hint == .pending
+            {
                 // The provider never confirmed a payment within the wait: close the order (refused if it was paid).
                 return self.outcome(of: await giveUp(entry), entry)
             }

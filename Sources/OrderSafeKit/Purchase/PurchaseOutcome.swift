@@ -12,6 +12,10 @@ public struct PurchaseOutcome: Sendable, Hashable {
         /// The store or provider may have taken the money, but the server has not confirmed it yet (offline, server
         /// busy, provider slow). Nothing is lost: it is kept in the journal and completed by ``OrderSafe/resume()``.
         case awaitingConfirmation
+        /// The provider, asked twice by the server, says the order is not paid (the buyer backed out of Alipay or WeChat
+        /// Pay, or came back before paying). The order stays open until it expires: a payment made after all is still
+        /// credited and reported (``OrderSafe/resume()``).
+        case notPaid
         /// Paid, then refunded or revoked.
         case refunded
         /// Paid, but held for review on the server (e.g. an amount mismatch).
@@ -32,14 +36,15 @@ public struct PurchaseOutcome: Sendable, Hashable {
     /// known that anything was paid.
     public internal(set) var storeMayHaveCharged = false
 
-    /// A stable name for the state: `fulfilled`, `pending`, `cancelled`, `awaiting_confirmation`, `refunded`,
-    /// `under_review`, `failed`.
+    /// A stable name for the state: `fulfilled`, `pending`, `cancelled`, `awaiting_confirmation`, `not_paid`,
+    /// `refunded`, `under_review`, `failed`.
     public var name: String {
         switch state {
         case .fulfilled: "fulfilled"
         case .pending: "pending"
         case .cancelled: "cancelled"
         case .awaitingConfirmation: "awaiting_confirmation"
+        case .notPaid: "not_paid"
         case .refunded: "refunded"
         case .underReview: "under_review"
         case .failed: "failed"
@@ -49,7 +54,7 @@ public struct PurchaseOutcome: Sendable, Hashable {
     /// Whether the purchase is over (nothing of it is left in the journal).
     public var isFinal: Bool {
         switch state {
-        case .pending, .awaitingConfirmation: false
+        case .pending, .awaitingConfirmation, .notPaid: false
         case .fulfilled, .cancelled, .refunded, .underReview, .failed: true
         }
     }
@@ -63,6 +68,7 @@ public struct PurchaseOutcome: Sendable, Hashable {
         case .awaitingConfirmation:
             Messages.text(
                 storeMayHaveCharged ? "outcome.awaitingConfirmation.charged" : "outcome.awaitingConfirmation", language)
+        case .notPaid: Messages.text("outcome.notPaid", language)
         case .refunded: Messages.text("outcome.refunded", language)
         case .underReview: Messages.text("outcome.flagged", language)
         case .failed(let error): error.message(in: language)

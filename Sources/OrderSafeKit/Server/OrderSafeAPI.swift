@@ -38,10 +38,9 @@ struct OrderSafeAPI: Sendable {
         return response.order
     }
 
-    func clientResult(_ orderNo: String, result: ClientResultRequest) async throws -> Order {
-        let response: OrderResponse = try await call(
-            "POST", "v1/orders/\(Self.segment(orderNo))/client-result", body: result)
-        return response.order
+    /// The order as the provider's word leaves it, and what the provider said when asked now.
+    func clientResult(_ orderNo: String, result: ClientResultRequest) async throws -> OrderResponse {
+        try await call("POST", "v1/orders/\(Self.segment(orderNo))/client-result", body: result)
     }
 
     func cancel(_ orderNo: String) async throws -> Order {

@@ -5,12 +5,31 @@ public struct OrderResponse: Codable, Hashable, Sendable {
     public var alipay: AlipayInvocation?
     /// For WeChat Pay orders when created: what the app hands to the WeChat SDK's `PayReq`.
     public var wechatpay: WeChatPayInvocation?
+    /// In the answer to `POST /v1/orders/{order_no}/client-result`: what the provider, asked then, said of an order
+    /// that is not final (absent when it was not asked).
+    public var providerAnswer: ProviderAnswer?
 
-    public init(order: Order, alipay: AlipayInvocation? = nil, wechatpay: WeChatPayInvocation? = nil) {
+    public init(
+        order: Order, alipay: AlipayInvocation? = nil, wechatpay: WeChatPayInvocation? = nil,
+        providerAnswer: ProviderAnswer? = nil
+    ) {
         self.order = order
         self.alipay = alipay
         self.wechatpay = wechatpay
+        self.providerAnswer = providerAnswer
     }
+
+    enum CodingKeys: String, CodingKey {
+        case order, alipay, wechatpay
+        case providerAnswer = "provider_answer"
+    }
+}
+
+/// What a provider said of an open order when the server asked it.
+public enum ProviderAnswer: String, Codable, Hashable, Sendable {
+    /// Not paid (Alipay `WAIT_BUYER_PAY` or no such trade yet, WeChat Pay `NOTPAY`): the order stays payable until it
+    /// expires, so a payment made later is still recorded.
+    case notPaid = "not_paid"
 }
 
 /// The signed `alipay.trade.app.pay` order string for the Alipay SDK's `payOrder`.

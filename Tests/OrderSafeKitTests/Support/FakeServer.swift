@@ -50,6 +50,10 @@ actor FakeServer: HTTPTransport {
     /// Cancellations answered 409 while the order stays unpaid (the provider reports the buyer still paying).
     func set(refusesCancellation: Bool) { self.refusesCancellation = refusesCancellation }
     private var refusesCancellation = false
+    /// Client results answered with the provider's word, as the server does when it asks the provider then:
+    /// `provider_answer` `not_paid` for an order the provider was not paid for.
+    func set(asksProvider: Bool) { self.asksProvider = asksProvider }
+    private var asksProvider = false
 
     /// Answers App Store submissions with this instead (status and body for the submitted transaction id), as a
     /// broken proxy or a misconfigured server would; nil: answers as the server does.
@@ -155,7 +159,8 @@ actor FakeServer: HTTPTransport {
             if providerPaid.contains(order.orderNo), order.status == .created {
                 order = fulfil(order, credit: "provider:\(order.orderNo)")
             }
-            return try json(OrderResponse(order: order))
+            let unpaid = asksProvider && (order.status == .created || order.status == .paying)
+            return try json(OrderResponse(order: order, providerAnswer: unpaid ? .notPaid : nil))
         case ("POST", let p) where p.count == 4 && p[3] == "cancel":
             guard var order = orders[p[2]], order.userID == user else { return error(404, "order_not_found") }
             if providerPaid.contains(order.orderNo), order.status == .created {

@@ -9,7 +9,7 @@ extension AlipayPayments: OrderSettler {
         guard let gateway else { throw AlipayGatewayError.unavailable("no gateway client is configured") }
         switch try await gateway.queryTrade(outTradeNo: order.orderNo) {
         case .notFound:
-            return .pending
+            return .unpaid
         case .trade(let trade):
             switch trade.status {
             case .tradeSuccess, .tradeFinished:
@@ -22,7 +22,7 @@ extension AlipayPayments: OrderSettler {
                 context.log(outcome, "alipay trade settled by query", ["order_no": "\(order.orderNo)"])
                 return .paid
             case .waitBuyerPay:
-                return .pending
+                return .unpaid
             case .tradeClosed where trade.paidAt != nil:
                 // TRADE_CLOSED is also a trade paid and then refunded in full (Alipay's trade_status: "未付款交易超时
                 // 关闭，或支付完成后全额退款"); its send_pay_date tells them apart. Recorded as paid and reversed at once.

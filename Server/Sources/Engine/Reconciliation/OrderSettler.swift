@@ -6,7 +6,9 @@ import OrderSafeModel
 public enum SettlementState: Sendable, Equatable {
     /// Paid: the payment is recorded now (or was before).
     case paid
-    /// Not paid yet; ask again later.
+    /// The provider says it is not paid (no trade yet, Alipay `WAIT_BUYER_PAY`, WeChat Pay `NOTPAY`); ask again later.
+    case unpaid
+    /// Being paid (WeChat Pay `USERPAYING`, `ACCEPT`), or the answer lacks what recording needs; ask again later.
     case pending
     /// The provider closed the trade or the payment failed; nothing will be paid.
     case closed(reason: String)

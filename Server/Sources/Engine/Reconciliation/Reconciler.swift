@@ -53,7 +53,8 @@ public struct Reconciler: Sendable {
         do {
             switch job.kind {
             case .queryOrder:
-                return try await queryOrder(job.key, now: now, later: later)
+                var answer: SettlementState?
+                return try await queryOrder(job.key, now: now, later: later, answer: &answer)
             case .retryInbox:
                 try await retryInbox(now: now)
                 return .retry(at: now.addingTimeInterval(Self.inboxSweepInterval), note: nil)
@@ -141,9 +142,17 @@ public struct Reconciler: Sendable {
 
     /// Asks the provider about one order now (also what the app's client-result hint triggers).
     public func settle(orderNo: String) async throws -> Order? {
+        try await ask(orderNo: orderNo)?.order
+    }
+
+    /// As ``settle(orderNo:)``, with what the provider answered: nil when it was not asked (the order was final, or its
+    /// channel is not queried).
+    public func ask(orderNo: String) async throws -> (order: Order, answer: SettlementState?)? {
+        guard try await ledger.order(number: orderNo) != nil else { return nil }
+        var answer: SettlementState?
+        _ = try await queryOrder(orderNo, now: clock.now(), later: clock.now(), answer: &answer)
         guard let order = try await ledger.order(number: orderNo) else { return nil }
-        _ = try await queryOrder(orderNo, now: clock.now(), later: clock.now())
-        return try await ledger.order(number: order.orderNo)
+        return (order, answer)
     }
 
     /// Cancels an unpaid order: closed at its provider first, then asked once more, so a payment that got in
@@ -173,13 +182,17 @@ public struct Reconciler: Sendable {
         return false
     }
 
-    private func queryOrder(_ orderNo: String, now: Date, later: Date) async throws -> JobResult {
+    private func queryOrder(_ orderNo: String, now: Date, later: Date, answer: inout SettlementState?) async throws
+        -> JobResult
+    {
         guard let order = try await ledger.order(number: orderNo), !order.status.isFinal,
             let settler = settlers[order.channel]
         else {
             return .done
         }
-        switch try await settler.settle(order, cause: .reconciliation) {
+        let said = try await settler.settle(order, cause: .reconciliation)
+        answer = said
+        switch said {
         case .paid:
             return .done
         case .closed(let reason):
@@ -187,7 +200,7 @@ public struct Reconciler: Sendable {
                 orderNo: orderNo, from: [.created, .paying], to: .closed, cause: .reconciliation, evidence: reason,
                 at: now)
             return .done
-        case .pending:
+        case .pending, .unpaid:
             let closeAt = order.createdAt.addingTimeInterval(settler.paymentWindow + closeGrace)
             guard now >= closeAt else { return .retry(at: min(later, closeAt), note: "not paid yet") }
             if try await closeAndLookAgain(order, settler: settler, cause: .reconciliation) { return .done }

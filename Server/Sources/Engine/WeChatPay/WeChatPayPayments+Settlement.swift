@@ -9,7 +9,7 @@ extension WeChatPayPayments: OrderSettler {
     public func settle(_ order: Order, cause: EventCause) async throws -> SettlementState {
         switch try await client.queryTransaction(outTradeNo: order.orderNo) {
         case .notFound:
-            return .pending
+            return .unpaid
         case .transaction(let transaction):
             switch transaction.tradeState {
             case .success, .refund:
@@ -25,7 +25,9 @@ extension WeChatPayPayments: OrderSettler {
                     at: context.clock.now())
                 context.log(outcome, "wechatpay transaction settled by query", ["order_no": "\(order.orderNo)"])
                 return .paid
-            case .notPay, .userPaying, .accept:
+            case .notPay:
+                return .unpaid
+            case .userPaying, .accept:
                 return .pending
             case .closed, .revoked, .payError:
                 return .closed(reason: "wechatpay: \(transaction.tradeState.rawValue)")
