@@ -37,7 +37,9 @@ public actor OrderSafe {
         userID = configuration.userID
         hub = EventHub(userID: configuration.userID)
         self.store = store
-        api = OrderSafeAPI(baseURL: configuration.serverURL, token: configuration.token, transport: transport)
+        api = OrderSafeAPI(
+            baseURL: configuration.serverURL, token: configuration.token,
+            refresh: configuration.refreshToken.map(TokenRefresh.init), transport: transport)
         journal = PurchaseJournal(directory: configuration.journalDirectory)
         entitlementCache = UserCache(file: configuration.journalDirectory.appendingPathComponent("entitlements.cache"))
         subscriptionCache = UserCache(

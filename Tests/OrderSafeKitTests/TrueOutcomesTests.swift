@@ -1,5 +1,6 @@
 import Foundation
 import OrderSafeModel
+import Synchronization
 import Testing
 
 @testable import OrderSafeKit
@@ -178,6 +179,54 @@ struct TrueOutcomesTests {
             #expect(resumed.map(\.state) == [.fulfilled], "\(channel): \(resumed.map(\.name))")
             #expect(h.journalFiles.isEmpty)
         }
+    }
+
+    @Test(
+        "an app token that expired while the buyer paid is refreshed through the app's callback: the charge is recorded at once, on every channel"
+    )
+    func expiredTokenRefreshed() async throws {
+        for channel in [Channel.appStore, .alipay, .wechatPay] {
+            var h = Harness()
+            defer { h.cleanUp() }
+            h.vendors.alipayStatus = "9000"
+            h.vendors.wechatCode = 0
+            let refreshed = Mutex<[String]>([])
+            var configuration = OrderSafeConfiguration(
+                serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
+                journalDirectory: h.folder, alipay: h.vendors, wechatPay: h.vendors,
+                confirmation: ConfirmationPolicy(firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02))
+            configuration.sleep = { _ in await Task.yield() }
+            configuration.refreshToken = { refused in
+                refreshed.withLock { $0.append(refused) }
+                return "user-1~2"  // the same user's new token
+            }
+            let app = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+            if channel == .appStore {
+                await h.server.set(unauthorizedSubmissions: 1)
+            } else {
+                await h.server.set(unauthorizedClientResults: 1)
+            }
+            let outcome = await app.purchase(channel == .appStore ? "coins" : "gift", through: channel)
+            #expect(outcome.state == .fulfilled, "\(channel): \(outcome.name)")
+            #expect(refreshed.withLock { $0 } == ["user-1"], "\(channel): asked once, with the refused token")
+            #expect(h.journalFiles.isEmpty, "\(channel)")
+        }
+    }
+
+    @Test("the app's refresh is asked once per refused token, however many calls were refused with it at once")
+    func oneRefreshPerRefusedToken() async throws {
+        let asked = Mutex(0)
+        let refresh = TokenRefresh { refused in
+            asked.withLock { $0 += 1 }
+            try await Task.sleep(for: .milliseconds(20))
+            return refused + "+"
+        }
+        let fresh = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<20 { group.addTask { try? await refresh.fresh(after: "old") } }
+            return await group.reduce(into: Set<String?>()) { $0.insert($1) }
+        }
+        #expect(fresh == ["old+"] && asked.withLock { $0 } == 1)
+        #expect(try await refresh.fresh(after: "old+") == "old++" && asked.withLock { $0 } == 2)
     }
 
     @Test("refusals before any charge still fail at once and close the order")

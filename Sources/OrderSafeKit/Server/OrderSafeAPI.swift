@@ -9,6 +9,8 @@ import FoundationNetworking
 struct OrderSafeAPI: Sendable {
     let baseURL: URL
     let token: @Sendable () async throws -> String
+    /// The app's refresh of a refused token; nil: a 401 is final for the call.
+    let refresh: TokenRefresh?
     let transport: any HTTPTransport
 
     func catalog() async throws -> CatalogResponse {
@@ -80,27 +82,26 @@ struct OrderSafeAPI: Sendable {
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        var bearer: String?
         if authenticated {
-            let bearer: String
             do {
                 bearer = try await token()
             } catch {
                 throw ServerProblem.signedOut
             }
-            request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+            request.setValue("Bearer \(bearer ?? "")", forHTTPHeaderField: "Authorization")
         }
         if let body {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        let status: Int
-        let data: Data
-        do {
-            (status, data) = try await transport.send(request)
-        } catch let problem as ServerProblem {
-            throw problem
-        } catch {
-            throw ServerProblem.unreachable(Self.reason(error))
+        var (status, data) = try await send(request)
+        if status == 401, let refused = bearer, let refresh, let fresh = try? await refresh.fresh(after: refused),
+            fresh != refused
+        {
+            // The token expired: once more with the app's fresh one.
+            request.setValue("Bearer \(fresh)", forHTTPHeaderField: "Authorization")
+            (status, data) = try await send(request)
         }
         guard (200..<300).contains(status) else {
             let detail = (try? OrderSafeJSON.decoder().decode(APIErrorResponse.self, from: data))?.error
@@ -114,6 +115,16 @@ struct OrderSafeAPI: Sendable {
             return try OrderSafeJSON.decoder().decode(Answer.self, from: data)
         } catch {
             throw ServerProblem.malformedAnswer("\(Answer.self)")
+        }
+    }
+
+    private func send(_ request: URLRequest) async throws -> (Int, Data) {
+        do {
+            return try await transport.send(request)
+        } catch let problem as ServerProblem {
+            throw problem
+        } catch {
+            throw ServerProblem.unreachable(Self.reason(error))
         }
     }
 

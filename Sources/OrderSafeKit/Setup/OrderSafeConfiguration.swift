@@ -7,6 +7,11 @@ public struct OrderSafeConfiguration: Sendable {
     /// The signed-in user's bearer token, asked for before every call (so a refreshed token is used at once).
     /// Throwing means "signed out": nothing is sent, purchases on their way wait.
     public var token: @Sendable () async throws -> String
+    /// Asked when the server refuses the token ``token`` gave (401, an expired token), with that token: return a fresh
+    /// one (and have ``token`` give it from now on); the refused call is sent once more with it. Asked once per refused
+    /// token, however many calls were refused with it. Nil, or throwing: the call is refused; a purchase already
+    /// charged waits in the journal and is asked again later, never told "failed".
+    public var refreshToken: (@Sendable (_ refused: String) async throws -> String)?
     /// The user signed in at launch, whose token ``token`` gives; nil: nobody yet (``OrderSafe/logIn(_:)`` later).
     public var userID: String?
     /// A folder of the app's own for the purchase journal (Application Support is right on iOS).

@@ -35,6 +35,9 @@ actor FakeServer: HTTPTransport {
     /// expired).
     func set(unauthorizedClientResults count: Int) { unauthorized = count }
     private var unauthorized = 0
+    /// The next `count` App Store submissions are refused 401 likewise.
+    func set(unauthorizedSubmissions count: Int) { unauthorizedSubmissions = count }
+    private var unauthorizedSubmissions = 0
     /// The next `count` App Store submissions are answered 503.
     func failSubmissions(_ count: Int) { failingSubmissions = count }
     private var failingSubmissions = 0
@@ -92,6 +95,10 @@ actor FakeServer: HTTPTransport {
             unauthorized -= 1
             return (401, Data(#"{"error":{"code":"unauthorized","message":"the token expired"}}"#.utf8))
         }
+        if unauthorizedSubmissions > 0, path.hasSuffix("appstore/transactions") {
+            unauthorizedSubmissions -= 1
+            return (401, Data(#"{"error":{"code":"unauthorized","message":"the token expired"}}"#.utf8))
+        }
         if unavailable > 0 {
             unavailable -= 1
             return (503, Data(#"{"error":{"code":"unavailable","message":"busy"}}"#.utf8))
@@ -105,7 +112,10 @@ actor FakeServer: HTTPTransport {
             try await Task.sleep(for: submissionDelay)
         }
         if path.hasSuffix("me/entitlements"), entitlementsDelay > .zero { try await Task.sleep(for: entitlementsDelay) }
-        let user = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst(7)) }
+        // A token is its user's id, optionally with a version after `~` (a refreshed token of the same user).
+        let user = request.value(forHTTPHeaderField: "Authorization").map {
+            String($0.dropFirst(7).prefix { $0 != "~" })
+        }
         let answer = try answer(
             method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"),
             body: request.httpBody)
