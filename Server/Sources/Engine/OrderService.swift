@@ -104,6 +104,12 @@ public struct OrderService: Sendable {
         return order
     }
 
+    /// The provider's id of the payment that paid the user's order `number`, if any (the first: an order is paid
+    /// once).
+    public func paymentID(ofOrder number: String) async throws -> String? {
+        try await ledger.payments(orderNo: number).first?.providerTransactionID
+    }
+
     /// Records the app's report of a payment (a hint; at most ``appEventsKept`` of the app's events per order), moves
     /// a new order to `paying`, and asks the provider at once; when the provider cannot be asked now, the query job
     /// is brought forward instead. The answer is the order after, and whether the provider, asked now, said it is not

@@ -72,6 +72,14 @@ struct AppStoreFlowTests {
             }
             #expect(results.contains { $0.order?.status == .fulfilled })
             #expect(try await Self.balance(client, token: alice) == 60)
+            // Its owner reads the order with the transaction that paid it (what Apple's refund sheet takes); nobody else.
+            let read = try await client.execute(
+                uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(alice))
+            #expect(try read.decoded(OrderResponse.self).providerTransactionID == id)
+            let bob = try await TestServer.token("bob")
+            let foreign = try await client.execute(
+                uri: "/v1/orders/\(order.orderNo)", method: .get, headers: TestServer.bearer(bob))
+            #expect(foreign.status == .notFound)
         }
     }
 

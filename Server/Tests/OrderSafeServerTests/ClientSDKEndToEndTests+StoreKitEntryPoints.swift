@@ -88,8 +88,14 @@ extension ClientSDKEndToEndTests {
             let window = await UIWindowScene(title: "settings")
             try await safe.showManageSubscriptions(in: window, subscriptionGroupID: "21000001")
             #expect(try await safe.requestRefund(for: "vip_monthly", in: window))
+            // Coins are never among StoreKit's entitlements: refunded by order, the server naming the transaction.
+            let coins = await safe.purchase("coins_60", through: .appStore)
+            #expect(coins.state == .fulfilled, "\(coins.state)")
+            #expect(try await safe.requestRefund(forOrder: try #require(coins.orderNo), in: window))
             let sheets = phone.sheetsShown.map(\.sheet)
-            #expect(sheets == ["manage_subscriptions:21000001", "refund_request:\(bought.id)"])
+            #expect(sheets.prefix(2) == ["manage_subscriptions:21000001", "refund_request:\(bought.id)"])
+            let coinsID = try #require(sheets.last?.split(separator: ":").last.flatMap { UInt64($0) })
+            #expect(sheets.count == 3 && coinsID != bought.id)
             await safe.stop()
         }
     }

@@ -35,4 +35,33 @@ extension OrderSafe {
             throw .store((error as? StoreFailure) ?? .other("\(error)"))
         }
     }
+
+    /// Apple's refund request sheet over `scene` for the App Store purchase that paid the signed-in user's order
+    /// `orderNo` (a ``PurchaseOutcome/orderNo``), whatever its product type — coins and other consumables too, which
+    /// StoreKit's current entitlements never hold: true when the user sent the request. The server names the
+    /// purchase's transaction; Apple decides later and tells the server (`REFUND`), which takes back what it granted.
+    /// An order not paid (yet) is ``OrderSafeError/nothingToRefund(_:)``; one paid through Alipay or WeChat Pay is
+    /// ``OrderSafeError/refundedByMerchant(orderNo:)``.
+    public func requestRefund(forOrder orderNo: String, in scene: ConfirmationScene) async throws(OrderSafeError)
+        -> Bool
+    {
+        guard userID != nil else { throw .server(.signedOut) }
+        let response: OrderResponse
+        do {
+            response = try await api.orderResponse(orderNo)
+        } catch let problem as ServerProblem {
+            throw .server(problem)
+        } catch {
+            throw .server(.malformedAnswer("\(error)"))
+        }
+        guard response.order.channel == .appStore else { throw .refundedByMerchant(orderNo: orderNo) }
+        guard let id = response.providerTransactionID.flatMap(UInt64.init) else {
+            throw .nothingToRefund(response.order.productID)
+        }
+        do {
+            return try await store.beginRefundRequest(transactionID: id, in: scene)
+        } catch {
+            throw .store((error as? StoreFailure) ?? .other("\(error)"))
+        }
+    }
 }

@@ -25,6 +25,9 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
     case journalUnavailable(String)
     /// Nothing of this product (a catalog id) was bought with this device's Apple ID: there is nothing to refund.
     case nothingToRefund(String)
+    /// Order `orderNo` was paid through Alipay or WeChat Pay: Apple's refund sheet cannot refund it; the merchant does
+    /// (the buyer asks the app's support).
+    case refundedByMerchant(orderNo: String)
 
     /// The key of this error's text in `Localizable.strings`, and its placeholders.
     var messageKey: (key: String, values: [String: String]) {
@@ -54,6 +57,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .rejected(let code, _): ("order.rejected", ["code": code])
         case .journalUnavailable: ("journal.unavailable", [:])
         case .nothingToRefund: ("refund.nothingToRefund", [:])
+        case .refundedByMerchant: ("refund.byMerchant", [:])
         }
     }
 
@@ -70,6 +74,7 @@ public enum OrderSafeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .wechatPay(let result): "wechatpay errCode \(result.errCode)"
         case .server(let problem): "\(problem)"
         case .nothingToRefund(let id): "no purchase of \(id) with this Apple ID to refund"
+        case .refundedByMerchant(let orderNo): "order \(orderNo) was not paid through the App Store"
         case .productNotFound(let id): "product \(id) is not in the catalog"
         case .channelNotOffered(let id, let channel): "product \(id) is not sold through \(channel.rawValue)"
         case .paymentsNotAllowed: "payments are not allowed on this device"

@@ -36,8 +36,12 @@ struct OrderSafeAPI: Sendable {
     }
 
     func order(_ orderNo: String) async throws -> Order {
-        let response: OrderResponse = try await call("GET", "v1/orders/\(Self.segment(orderNo))")
-        return response.order
+        try await orderResponse(orderNo).order
+    }
+
+    /// The order with its payment's provider id, once paid.
+    func orderResponse(_ orderNo: String) async throws -> OrderResponse {
+        try await call("GET", "v1/orders/\(Self.segment(orderNo))")
     }
 
     /// The order as the provider's word leaves it, and what the provider said when asked now.

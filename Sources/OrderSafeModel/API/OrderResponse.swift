@@ -8,20 +8,25 @@ public struct OrderResponse: Codable, Hashable, Sendable {
     /// In the answer to `POST /v1/orders/{order_no}/client-result`: what the provider, asked then, said of an order
     /// that is not final (absent when it was not asked).
     public var providerAnswer: ProviderAnswer?
+    /// In the answer to `GET /v1/orders/{order_no}` of a paid order: the provider's id of its payment (the App Store
+    /// transaction id, which Apple's refund sheet takes; Alipay's `trade_no`; WeChat Pay's `transaction_id`).
+    public var providerTransactionID: String?
 
     public init(
         order: Order, alipay: AlipayInvocation? = nil, wechatpay: WeChatPayInvocation? = nil,
-        providerAnswer: ProviderAnswer? = nil
+        providerAnswer: ProviderAnswer? = nil, providerTransactionID: String? = nil
     ) {
         self.order = order
         self.alipay = alipay
         self.wechatpay = wechatpay
         self.providerAnswer = providerAnswer
+        self.providerTransactionID = providerTransactionID
     }
 
     enum CodingKeys: String, CodingKey {
         case order, alipay, wechatpay
         case providerAnswer = "provider_answer"
+        case providerTransactionID = "provider_transaction_id"
     }
 }
 

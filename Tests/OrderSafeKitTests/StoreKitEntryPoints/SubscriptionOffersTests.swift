@@ -83,4 +83,37 @@ struct SubscriptionOffersTests {
         let bought = try #require(await h.store.charged.last)
         #expect(await h.store.sheets == ["manage_subscriptions:21000001", "refund_request:\(bought.id)"])
     }
+
+    @Test(
+        "a refund by order, for every product type: coins (never in StoreKit's entitlements) get Apple's sheet for the transaction that paid them; an unpaid order or one paid through Alipay is told so"
+    )
+    @MainActor
+    func refundByOrder() async throws {
+        var h = Harness()
+        defer { h.cleanUp() }
+        h.vendors.alipayStatus = "9000"
+        let app = h.app()
+        let scene = UIScene(title: "support")
+        let coins = await app.purchase("coins", through: .appStore)
+        #expect(coins.state == .fulfilled)
+        let bought = try #require(await h.store.charged.last)
+        #expect(await h.store.currentEntitlements().isEmpty, "a consumable is never among StoreKit's entitlements")
+        #expect(try await app.requestRefund(forOrder: try #require(coins.orderNo), in: scene))
+        #expect(await h.store.sheets == ["refund_request:\(bought.id)"])
+
+        let gift = await app.purchase("gift", through: .alipay)
+        #expect(gift.state == .fulfilled)
+        await #expect(throws: OrderSafeError.refundedByMerchant(orderNo: try #require(gift.orderNo))) {
+            try await app.requestRefund(forOrder: try #require(gift.orderNo), in: scene)
+        }
+        #expect(
+            OrderSafeError.refundedByMerchant(orderNo: "x").message(in: .simplifiedChinese).contains("App Store"))
+
+        await h.store.set(sheet: .askToBuy)
+        let waiting = await app.purchase("coins", through: .appStore)
+        await #expect(throws: OrderSafeError.nothingToRefund("coins")) {
+            try await app.requestRefund(forOrder: try #require(waiting.orderNo), in: scene)
+        }
+        #expect(await h.store.sheets.count == 1, "no sheet for what nobody paid")
+    }
 }

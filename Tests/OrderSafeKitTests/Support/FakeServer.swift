@@ -170,7 +170,12 @@ actor FakeServer: HTTPTransport {
                 order = fulfil(order, credit: "provider:\(order.orderNo)")
             }
             let unpaid = asksProvider && (order.status == .created || order.status == .paying)
-            return try json(OrderResponse(order: order, providerAnswer: unpaid ? .notPaid : nil))
+            // Its payment's id on GET, as the server answers (a transaction id, or the provider's order).
+            let paidBy = p.count == 3 ? credits.first { $0.value == order.orderNo }?.key : nil
+            return try json(
+                OrderResponse(
+                    order: order, providerAnswer: unpaid ? .notPaid : nil,
+                    providerTransactionID: paidBy.map { $0.hasPrefix("provider:") ? "trade-\(order.orderNo)" : $0 }))
         case ("POST", let p) where p.count == 4 && p[3] == "cancel":
             guard var order = orders[p[2]], order.userID == user else { return error(404, "order_not_found") }
             if providerPaid.contains(order.orderNo), order.status == .created {

@@ -54,7 +54,9 @@ struct OrdersController {
     func show(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
-        return try Response.json(OrderResponse(order: try await orders.order(number: orderNo, userID: user.id)))
+        let order = try await orders.order(number: orderNo, userID: user.id)
+        return try Response.json(
+            OrderResponse(order: order, providerTransactionID: try await orders.paymentID(ofOrder: order.orderNo)))
     }
 
     /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters, not in the namespace the
