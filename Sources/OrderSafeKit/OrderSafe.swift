@@ -60,9 +60,9 @@ public actor OrderSafe {
             }
             let intents = store.purchaseIntents()
             intentListener = Task { [weak self] in
-                for await appStoreProductID in intents {
+                for await intent in intents {
                     guard let self else { return }
-                    await self.promoted(appStoreProductID)
+                    await self.promoted(intent)
                 }
             }
         }

@@ -9,6 +9,12 @@ import Foundation
 @available(visionOS, unavailable)
 public struct PurchaseIntent: Equatable, Sendable {
     public let product: Product
+    /// The offer the user tapped on the App Store with the product (a win-back or promotional offer), if any.
+    @available(iOS 18.0, macOS 15.0, *)
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    @available(visionOS, unavailable)
+    public let offer: Product.SubscriptionOffer?
 
     @available(iOS 16.4, macOS 14.4, *)
     @available(tvOS, unavailable)

@@ -171,9 +171,18 @@ public final class StandInDevice: Sendable {
     @available(iOS 16.4, macOS 14.4, *)
     func purchaseIntents() async throws -> [PurchaseIntent] {
         let answer: IntentsAnswer = try await call("POST", endpoint("purchase-intents/take"), body: [:])
-        guard !answer.product_ids.isEmpty else { return [] }
-        let products = try await self.products(answer.product_ids)
-        return answer.product_ids.compactMap { id in products.first { $0.id == id }.map(PurchaseIntent.init) }
+        guard !answer.intents.isEmpty else { return [] }
+        let products = try await self.products(answer.intents.map(\.product_id))
+        return answer.intents.compactMap { intent in
+            products.first { $0.id == intent.product_id }.map { product in
+                PurchaseIntent(
+                    product: product,
+                    offer: intent.offer.map {
+                        Product.SubscriptionOffer(
+                            id: $0.id, type: Product.SubscriptionOffer.OfferType(rawValue: $0.type))
+                    })
+            }
+        }
     }
 
     func unfinished() async throws -> [VerificationResult<Transaction>] {
@@ -259,7 +268,15 @@ public final class StandInDevice: Sendable {
     }
 
     private struct IntentsAnswer: Decodable {
-        var product_ids: [String]
+        struct Intent: Decodable {
+            struct Offer: Decodable {
+                var id: String
+                var type: String
+            }
+            var product_id: String
+            var offer: Offer?
+        }
+        var intents: [Intent]
     }
 
     private struct SignedList: Decodable {

@@ -46,7 +46,8 @@ enum Output {
         case .journalProblem(let file, let reason): ["event": "journal_problem", "file": file, "reason": reason]
         case .signedIn(let userID): ["event": "signed_in", "user": userID]
         case .signedOut: ["event": "signed_out"]
-        case .promotedPurchase(let productID): ["event": "promoted_purchase", "product_id": productID]
+        case .promotedPurchase(let productID, let offerID):
+            ["event": "promoted_purchase", "product_id": productID, "offer_id": offerID ?? NSNull()]
         case .subscriptionsChanged(let loaded):
             [
                 "event": "subscriptions_changed",

@@ -21,11 +21,11 @@ public enum OrderSafeEvent: Sendable {
     case signedIn(userID: String)
     /// ``OrderSafe/logOut()``: nothing of the previous user is shown any more.
     case signedOut
-    /// The user started buying `productID` (a catalog id) on the App Store: a promoted in-app purchase. Nothing is
-    /// charged until the app buys it with ``OrderSafe/purchase(_:through:confirmIn:)`` through the App Store, when it
-    /// is ready (signed in, say), bound to an order like any purchase. It waits in
-    /// ``OrderSafeSnapshot/promotedPurchases`` until then.
-    case promotedPurchase(productID: String)
+    /// The user started buying `productID` (a catalog id) on the App Store: a promoted in-app purchase, or with
+    /// `offerID`, a promotional or win-back offer tapped there (iOS 18). Nothing is charged until the app buys it with
+    /// ``OrderSafe/purchasePromoted(_:confirmIn:)`` when it is ready (signed in, say), bound to an order like any
+    /// purchase, with the offer signed by the server. It waits in ``OrderSafeSnapshot/promotedPurchases`` until then.
+    case promotedPurchase(productID: String, offerID: String?)
 }
 
 /// The steps a purchase shows on its way.

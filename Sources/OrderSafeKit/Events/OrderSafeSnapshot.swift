@@ -16,9 +16,11 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
     /// This session's purchases of the signed-in user, oldest first (at most ``purchasesKept``).
     public internal(set) var purchases: [PurchaseProgress] = []
     /// The catalog ids of the promoted purchases the user started on the App Store and the app has not bought yet,
-    /// oldest first (``OrderSafeEvent/promotedPurchase(productID:)``; at most ``purchasesKept``). They are the
+    /// oldest first (``OrderSafeEvent/promotedPurchase(productID:offerID:)``; at most ``purchasesKept``). They are the
     /// device's, not a user's: signing out keeps them.
     public internal(set) var promotedPurchases: [String] = []
+    /// The offer tapped with each waiting promoted purchase that had one, by catalog id.
+    public internal(set) var promotedOffers: [String: String] = [:]
 
     /// How many purchases a snapshot keeps: the oldest finished ones go first.
     public static let purchasesKept = 50
@@ -38,7 +40,10 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
         case .productsLoaded(let list):
             products = list
         case .orderCreated(let orderNo, let productID, let channel):
-            if channel == .appStore { promotedPurchases.removeAll { $0 == productID } }
+            if channel == .appStore {
+                promotedPurchases.removeAll { $0 == productID }
+                promotedOffers[productID] = nil
+            }
             if purchase(orderNo: orderNo) == nil {
                 append(PurchaseProgress(orderNo: orderNo, productID: productID, channel: channel))
             }
@@ -63,10 +68,13 @@ public struct OrderSafeSnapshot: Sendable, Hashable {
         case .signedOut:
             forgetUser()
             userID = nil
-        case .promotedPurchase(let productID):
+        case .promotedPurchase(let productID, let offerID):
             promotedPurchases.removeAll { $0 == productID }
             promotedPurchases.append(productID)
-            if promotedPurchases.count > Self.purchasesKept { promotedPurchases.removeFirst() }
+            promotedOffers[productID] = offerID
+            if promotedPurchases.count > Self.purchasesKept {
+                promotedOffers[promotedPurchases.removeFirst()] = nil
+            }
         case .transactionFinished, .journalProblem:
             break
         }

@@ -18,9 +18,10 @@ public protocol StoreClient: Sendable {
     /// `Transaction.beginRefundRequest(for:in:)` (iOS, visionOS): true when the user sent the request to Apple,
     /// false when they closed the sheet; throws ``StoreFailure/StoreKitErrorKind/unsupported`` elsewhere.
     func beginRefundRequest(transactionID: UInt64, in scene: ConfirmationScene) async throws -> Bool
-    /// `PurchaseIntent.intents` (iOS 16.4+, macOS 14.4+): the App Store product id of each purchase the user starts
-    /// on the App Store (a promoted in-app purchase), for as long as it is iterated; where there is none, it ends.
-    func purchaseIntents() -> AsyncStream<String>
+    /// `PurchaseIntent.intents` (iOS 16.4+, macOS 14.4+): each purchase the user starts on the App Store (a promoted
+    /// in-app purchase, or an offer tapped there: `PurchaseIntent.offer`, iOS 18), for as long as it is iterated;
+    /// where there is none, it ends.
+    func purchaseIntents() -> AsyncStream<StorePurchaseIntent>
     /// `Transaction.unfinished`: every transaction not finished yet.
     func unfinished() async -> [StoreTransaction]
     /// `Transaction.currentEntitlements`: the verified transactions that entitle the user now (non-consumables,
@@ -160,5 +161,18 @@ public enum StoreFailure: Error, Sendable, Hashable {
         case .other: true
         case .purchase, .lookup: false
         }
+    }
+}
+
+/// A purchase the user started on the App Store (`PurchaseIntent`).
+public struct StorePurchaseIntent: Sendable, Hashable {
+    /// The App Store product id.
+    public var productID: String
+    /// The promotional or win-back offer tapped with it (`PurchaseIntent.offer`, iOS 18): its id in App Store Connect.
+    public var offerID: String?
+
+    public init(productID: String, offerID: String? = nil) {
+        self.productID = productID
+        self.offerID = offerID
     }
 }

@@ -106,13 +106,14 @@ public struct StoreKitClient: StoreClient {
     }
     #endif
 
-    public func purchaseIntents() -> AsyncStream<String> {
+    public func purchaseIntents() -> AsyncStream<StorePurchaseIntent> {
         AsyncStream { continuation in
             #if os(iOS) || os(macOS) || os(Linux)
             if #available(iOS 16.4, macOS 14.4, *) {
                 let task = Task {
                     for await intent in PurchaseIntent.intents {
-                        continuation.yield(intent.product.id)
+                        continuation.yield(
+                            StorePurchaseIntent(productID: intent.product.id, offerID: Self.offer(intent)))
                     }
                     continuation.finish()
                 }
@@ -123,6 +124,18 @@ public struct StoreKitClient: StoreClient {
             continuation.finish()  // tvOS, watchOS, visionOS, and systems before PurchaseIntent
         }
     }
+
+    #if os(iOS) || os(macOS) || os(Linux)
+    /// The promotional or win-back offer the user tapped with the product (iOS 18, macOS 15); an introductory offer
+    /// needs nothing of the app (StoreKit applies it), so it is none here.
+    @available(iOS 16.4, macOS 14.4, *)
+    static func offer(_ intent: PurchaseIntent) -> String? {
+        guard #available(iOS 18.0, macOS 15.0, *), let offer = intent.offer, offer.type != .introductory else {
+            return nil
+        }
+        return offer.id
+    }
+    #endif
 
     public func unfinished() async -> [StoreTransaction] {
         var found: [StoreTransaction] = []

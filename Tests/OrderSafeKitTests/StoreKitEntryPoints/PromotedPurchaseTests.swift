@@ -21,13 +21,13 @@ struct PromotedPurchaseTests {
         let app = h.app()
         let (_, events) = app.follow()
         await app.start()
-        h.store.intents.yield("coins.ios")  // the user tapped the promoted product on the App Store
+        h.store.intents.yield(StorePurchaseIntent(productID: "coins.ios"))  // the user tapped the promoted product on the App Store
         try await eventually(app) { $0.promotedPurchases == ["coins"] }
         // Sent, so the stream opened before holds it (never waited for otherwise: the test would hang).
         try #require(app.snapshot().promotedPurchases == ["coins"])
         var announced: String?
         for await event in events {
-            if case .promotedPurchase(let productID) = event {
+            if case .promotedPurchase(let productID, nil) = event {
                 announced = productID
                 break
             }
@@ -43,14 +43,40 @@ struct PromotedPurchaseTests {
         await app.stop()
     }
 
+    @Test(
+        "an offer tapped on the App Store (iOS 18's PurchaseIntent.offer) is bought with that offer, signed by the server for the order: not at full price"
+    )
+    func promotedOfferIsBoughtWithItsOffer() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        await app.start()
+        h.store.intents.yield(StorePurchaseIntent(productID: "vip.ios", offerID: "WINBACK_1"))
+        try await eventually(app) { $0.promotedPurchases == ["vip"] }
+        #expect(app.snapshot().promotedOffers == ["vip": "WINBACK_1"])
+        let outcome = await app.purchasePromoted("vip")
+        #expect(outcome.state == .fulfilled, "\(outcome.state)")
+        let signed = try #require(await h.store.signedOptions.last)
+        #expect(signed.promotionalOffer?.offerID == "WINBACK_1", "StoreKit got the offer the user tapped")
+        #expect(signed.promotionalOffer?.compactJWS == "offer.jws.\(try #require(outcome.orderNo))")
+        #expect(app.snapshot().promotedPurchases == [] && app.snapshot().promotedOffers == [:])
+
+        // Without an offer it is an ordinary App Store purchase.
+        h.store.intents.yield(StorePurchaseIntent(productID: "coins.ios"))
+        try await eventually(app) { $0.promotedPurchases == ["coins"] }
+        #expect(await app.purchasePromoted("coins").state == .fulfilled)
+        #expect(await h.store.signedOptions.last == SignedPurchaseOptions())
+        await app.stop()
+    }
+
     @Test("an intent for a product the catalog does not sell through the App Store is left, and logged")
     func unknownIntentIsLeft() async throws {
         let h = Harness()
         defer { h.cleanUp() }
         let app = h.app()
         await app.start()
-        h.store.intents.yield("not.in.catalog")
-        h.store.intents.yield("coins.ios")
+        h.store.intents.yield(StorePurchaseIntent(productID: "not.in.catalog"))
+        h.store.intents.yield(StorePurchaseIntent(productID: "coins.ios"))
         try await eventually(app) { $0.promotedPurchases == ["coins"] }
         await app.stop()
     }
@@ -62,8 +88,8 @@ struct PromotedPurchaseTests {
         let app = h.app()
         await app.start()
         await app.logOut()
-        h.store.intents.yield("coins.ios")
-        h.store.intents.yield("coins.ios")
+        h.store.intents.yield(StorePurchaseIntent(productID: "coins.ios"))
+        h.store.intents.yield(StorePurchaseIntent(productID: "coins.ios"))
         try await eventually(app) { $0.promotedPurchases == ["coins"] }
         let signedOut = await app.purchase("coins", through: .appStore)
         #expect(signedOut.orderNo == nil)

@@ -33,7 +33,7 @@ actor FakeStore: StoreClient {
     /// The listener of the app now running (a relaunch opens a new one, as each process has its own).
     nonisolated let listener = Listener<StoreTransaction>()
     /// The App Store's promoted purchases, delivered to the app now running (`PurchaseIntent.intents`).
-    nonisolated let intents = Listener<String>()
+    nonisolated let intents = Listener<StorePurchaseIntent>()
 
     final class Listener<Element: Sendable>: Sendable {
         private let lock = NSLock()
@@ -125,8 +125,8 @@ actor FakeStore: StoreClient {
         return stream
     }
 
-    nonisolated func purchaseIntents() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream<String>.makeStream()
+    nonisolated func purchaseIntents() -> AsyncStream<StorePurchaseIntent> {
+        let (stream, continuation) = AsyncStream<StorePurchaseIntent>.makeStream()
         intents.replace(continuation)
         return stream
     }

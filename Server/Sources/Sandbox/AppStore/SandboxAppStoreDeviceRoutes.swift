@@ -6,7 +6,8 @@ import OrderSafeModel
 
 /// The device queues over HTTP, for StoreKitStandIn and for people (`{prefix}` is `/sandbox/appstore`):
 /// `GET {prefix}/devices/{device}/products?ids=a,b`, `POST …/purchase` (`product_id`, `app_account_token`,
-/// `ask_to_buy`, `confirm`, `scene`), `POST …/promoted-purchase` (`product_id`: the user tapped it on the App Store),
+/// `ask_to_buy`, `confirm`, `scene`), `POST …/promoted-purchase` (`product_id`: the user tapped it on the App Store;
+/// `offer` {`id`, `type` `promotional` or `win_back`}: with that offer, iOS 18's `PurchaseIntent.offer`),
 /// `POST …/purchase-intents/take` (the intents waiting for the app, each once), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
 /// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline`, `POST …/deliver` (a
 /// transaction made outside the app: `product_id`, `from` = `other_device` [`app_account_token`], `family_shared`,
@@ -53,14 +54,27 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         }
         device.post("promoted-purchase") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in
+                let offer = try object.optionalObject("offer").map { offer in
+                    let id = try offer.string("id")
+                    guard (1...64).contains(id.utf8.count),
+                        let kind = SandboxAppStoreDevices.PromotedOffer.Kind(rawValue: try offer.string("type"))
+                    else { throw SandboxDeviceError.badOffer("an offer is an id of 1 to 64 bytes and a type") }
+                    return SandboxAppStoreDevices.PromotedOffer(id: id, kind: kind)
+                }
                 try await devices.promote(
-                    device: try context.parameters.require("device"), productID: try object.string("product_id"))
+                    device: try context.parameters.require("device"), productID: try object.string("product_id"),
+                    offer: offer)
                 return ["queued": true]
             }
         }
         device.post("purchase-intents/take") { _, context in
-            SandboxJSONObject.response([
-                "product_ids": await devices.takePurchaseIntents(device: try context.parameters.require("device"))
+            let intents = await devices.takePurchaseIntents(device: try context.parameters.require("device"))
+            return SandboxJSONObject.response([
+                "intents": intents.map { intent -> [String: Any] in
+                    var answer: [String: Any] = ["product_id": intent.productID]
+                    if let offer = intent.offer { answer["offer"] = ["id": offer.id, "type": offer.kind.rawValue] }
+                    return answer
+                }
             ])
         }
         device.get("unfinished") { _, context in

@@ -43,7 +43,7 @@ public actor SandboxAppStoreDevices {
         var updates: [String] = []
         var askToBuy: [String: (productID: String, token: UUID?)] = [:]
         /// Purchases the user started on the App Store, waiting for the app (`PurchaseIntent.intents`).
-        var intents: [String] = []
+        var intents: [PurchaseIntent] = []
     }
 
     static let maxDevices = 100_000
@@ -133,15 +133,38 @@ public actor SandboxAppStoreDevices {
     /// The user taps a promoted in-app purchase on the App Store product page (or a win-back offer): the App Store
     /// opens the app and hands it a `PurchaseIntent` for the product; nothing is charged until the app buys it.
     /// Like the App Store app, the queue does not outlive a restart: an intent lost is tapped again.
-    public func promote(device: String, productID: String) throws {
+    /// With `offer`, the user tapped that offer of the product (iOS 18's `PurchaseIntent.offer`): a win-back offer
+    /// in the App Store's own listing, or a promotional offer the App Store promotes.
+    public func promote(device: String, productID: String, offer: PromotedOffer? = nil) throws {
         try admit(device)
         guard products[productID] != nil else { throw SandboxDeviceError.unknownProduct(productID) }
         guard devices[device]!.intents.count < Self.maxIntentsPerDevice else { throw SandboxDeviceError.tooMany }
-        devices[device]!.intents.append(productID)
+        devices[device]!.intents.append(PurchaseIntent(productID: productID, offer: offer))
     }
 
-    /// The product ids of the intents waiting for the app, each answered once.
-    public func takePurchaseIntents(device: String) -> [String] {
+    /// A purchase the user started on the App Store, waiting for the app.
+    public struct PurchaseIntent: Sendable, Hashable {
+        public var productID: String
+        public var offer: PromotedOffer?
+    }
+
+    /// The offer a purchase intent carries: its id in App Store Connect and StoreKit's offer type.
+    public struct PromotedOffer: Sendable, Hashable {
+        public enum Kind: String, Sendable, Hashable {
+            case promotional
+            case winBack = "win_back"
+        }
+        public var id: String
+        public var kind: Kind
+
+        public init(id: String, kind: Kind) {
+            self.id = id
+            self.kind = kind
+        }
+    }
+
+    /// The intents waiting for the app, each answered once.
+    public func takePurchaseIntents(device: String) -> [PurchaseIntent] {
         guard let intents = devices[device]?.intents, !intents.isEmpty else { return [] }
         devices[device]!.intents = []
         return intents
