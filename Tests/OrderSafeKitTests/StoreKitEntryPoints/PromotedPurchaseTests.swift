@@ -21,7 +21,8 @@ struct PromotedPurchaseTests {
         let app = h.app()
         let (_, events) = app.follow()
         await app.start()
-        h.store.intents.yield(StorePurchaseIntent(productID: "coins.ios"))  // the user tapped the promoted product on the App Store
+        // The user tapped the promoted product on the App Store.
+        h.store.intents.yield(StorePurchaseIntent(productID: "coins.ios"))
         try await eventually(app) { $0.promotedPurchases == ["coins"] }
         // Sent, so the stream opened before holds it (never waited for otherwise: the test would hang).
         try #require(app.snapshot().promotedPurchases == ["coins"])
