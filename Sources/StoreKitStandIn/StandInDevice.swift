@@ -31,6 +31,9 @@ public final class StandInDevice: Sendable {
         /// Purchases are interrupted after the charge ("Confirmation required"): `purchase` throws
         /// `StoreKitError.unknown`, and the transaction waits, unfinished, for the next launch's sweep.
         public var interruptsPurchases = false
+        /// The purchase sheet answers `userCancelled` although the App Store charged (StoreKit on iOS 18 has:
+        /// RevenueCat purchases-ios #4903): the transaction waits, unfinished.
+        public var cancelsAfterCharge = false
         /// `AppStore.sync()` fails: the user cancels the App Store sign-in, or the network is down.
         public var syncFailure: StoreKitError?
         /// StoreKit cannot verify the transactions on this device: every one comes as `.unverified` with this error
@@ -39,13 +42,22 @@ public final class StandInDevice: Sendable {
         public var deviceVerificationFailure: VerificationResult<Transaction>.VerificationError?
         /// The user closes Apple's refund request sheet without sending the request.
         public var cancelsRefundRequests = false
+        /// Verification failing for some transactions only (a receipt refreshed midway, a jailbreak tweak hooking
+        /// some calls): the error StoreKit reports for the transaction of this id, or nil when it verifies.
+        public var transactionVerificationFailure:
+            (@Sendable (UInt64) -> VerificationResult<Transaction>.VerificationError?)?
 
         public init(
             paymentsNotAllowed: Bool = false, interruptsPurchases: Bool = false, syncFailure: StoreKitError? = nil,
             deviceVerificationFailure: VerificationResult<Transaction>.VerificationError? = nil,
-            cancelsRefundRequests: Bool = false
+            cancelsRefundRequests: Bool = false, cancelsAfterCharge: Bool = false,
+            transactionVerificationFailure: (
+                @Sendable (UInt64) -> VerificationResult<Transaction>.VerificationError?
+            )? = nil
         ) {
             self.cancelsRefundRequests = cancelsRefundRequests
+            self.cancelsAfterCharge = cancelsAfterCharge
+            self.transactionVerificationFailure = transactionVerificationFailure
             self.paymentsNotAllowed = paymentsNotAllowed
             self.interruptsPurchases = interruptsPurchases
             self.syncFailure = syncFailure
@@ -158,6 +170,7 @@ public final class StandInDevice: Sendable {
             // Charged, then interrupted (SKError 0 wrapping "Confirmation required", money taken: SwiftyStoreKit
             // issue 626): the app hears an error; the transaction waits in the queue.
             if unkindness.interruptsPurchases { throw StoreKitError.unknown }
+            if unkindness.cancelsAfterCharge { return .userCancelled }
             return .success(try result(signed))
         case "pending": return .pending
         case "user_cancelled": return .userCancelled
@@ -240,7 +253,8 @@ public final class StandInDevice: Sendable {
     }
 
     /// The sandbox signs with its own authority; the device trusts it as StoreKit trusts Apple's, unless this
-    /// device fails verification (``Unkindness/deviceVerificationFailure``).
+    /// device fails verification (``Unkindness/deviceVerificationFailure``), or fails it for this transaction
+    /// (``Unkindness/transactionVerificationFailure``).
     func result(_ signed: String) throws -> VerificationResult<Transaction> {
         let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else {
@@ -250,7 +264,11 @@ public final class StandInDevice: Sendable {
         decoder.dateDecodingStrategy = .millisecondsSince1970
         let transaction = Transaction(
             signed: signed, payload: try decoder.decode(StandInTransactionPayload.self, from: payload))
-        if let failure = unkindness.deviceVerificationFailure { return .unverified(transaction, failure) }
+        if let failure = unkindness.deviceVerificationFailure
+            ?? unkindness.transactionVerificationFailure?(transaction.id)
+        {
+            return .unverified(transaction, failure)
+        }
         return .verified(transaction)
     }
 

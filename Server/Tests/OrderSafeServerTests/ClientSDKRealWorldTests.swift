@@ -190,6 +190,16 @@ extension ClientSDKEndToEndTests {
             #expect(forbidden.state == .failed(.paymentsNotAllowed))
             let canPay = try await safe.products().canMakePayments
             #expect(!canPay)
+
+            // The sheet says "cancelled" although the App Store charged (iOS 18): the charge is found and credited.
+            StandInDevice.connect(
+                StandInDevice(
+                    server: URL(string: base)!, deviceID: "unkind-phone", unkindness: .init(cancelsAfterCharge: true)))
+            let falselyCancelled = await safe.purchase("coins_60", through: .appStore)
+            #expect(falselyCancelled.state == .fulfilled, "\(falselyCancelled.name)")
+            let coinsAfter = try await Self.balance(safe, "coins")
+            #expect(coinsAfter == 120)
+            #expect(await StoreKitClient().unfinished().isEmpty)
         }
     }
 
@@ -274,6 +284,29 @@ extension ClientSDKEndToEndTests {
             proxy.rewrite.withLock { $0 = nil }
             let coins = try await Self.balance(safe, "coins")
             #expect(coins == 60)
+        }
+    }
+
+    @Test(
+        "verification failing for some transactions only: each is credited once; the verified one is finished, the other left unfinished and not submitted again",
+        .timeLimit(.minutes(2)))
+    func unverifiedSometimes() async throws {
+        try await Self.withLiveServer(phone: "sometimes") { base, alice, folder in
+            StandInDevice.connect(
+                StandInDevice(
+                    server: URL(string: base)!, deviceID: "sometimes-phone",
+                    unkindness: .init(transactionVerificationFailure: { $0 % 2 == 0 ? .invalidSignature : nil })))
+            let safe = Self.app(
+                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: MovableClock())
+            let first = await safe.purchase("coins_60", through: .appStore)
+            let second = await safe.purchase("coins_60", through: .appStore)
+            #expect(first.state == .fulfilled && second.state == .fulfilled, "\(first.name) \(second.name)")
+            let left = await StoreKitClient().unfinished()
+            #expect(left.count == 1 && left.first.map { $0.id % 2 == 0 } == true, "\(left.map(\.id))")
+            #expect(left.first?.verificationFailure == "invalidSignature")
+            #expect(await safe.resume().isEmpty)
+            let coins = try await Self.balance(safe, "coins")
+            #expect(coins == 120, "each credited once")
         }
     }
 }

@@ -252,9 +252,34 @@ public actor SandboxAppStoreDevices {
     }
 
     /// Non-consumables and subscriptions the device holds and that were not refunded.
+    /// As StoreKit's `Transaction.currentEntitlements`: non-consumables and non-renewing subscriptions not revoked,
+    /// and of each auto-renewable subscription only its latest transaction, while it has not expired ("the latest
+    /// transaction for each active auto-renewable subscription": Apple's `currentEntitlements` page). No consumable.
     public func entitlements(device: String) -> [String] {
         guard let all = devices[device]?.all else { return [] }
-        return all.values.filter { $0.type != "Consumable" && !Self.isRevoked($0.signed) }.map(\.signed)
+        let now = Int64((store.clock.now().timeIntervalSince1970 * 1000).rounded(.down))
+        // Per original transaction: the latest by purchase date, then by id (a renewal made the same millisecond).
+        var latest: [String: (purchased: Int64, id: Int64, signed: String)] = [:]
+        var entitled: [String] = []
+        for (type, signed) in all.values where type != "Consumable" {
+            guard let payload = Self.payload(signed), payload["revocationDate"] == nil else { continue }
+            guard type == "Auto-Renewable Subscription" else {
+                entitled.append(signed)
+                continue
+            }
+            let original = payload["originalTransactionId"] as? String ?? ""
+            let purchased = (payload["purchaseDate"] as? NSNumber)?.int64Value ?? 0
+            let id = (payload["transactionId"] as? String).flatMap { Int64($0) } ?? 0
+            if let kept = latest[original], (kept.purchased, kept.id) >= (purchased, id) { continue }
+            latest[original] = (purchased, id, signed)
+        }
+        for (_, newest) in latest {
+            guard let payload = Self.payload(newest.signed),
+                let expires = (payload["expiresDate"] as? NSNumber)?.int64Value, expires > now
+            else { continue }
+            entitled.append(newest.signed)
+        }
+        return entitled
     }
 
     /// Updates after `cursor`; without one (a launch), the unfinished transactions, and the newest cursor.
