@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import OrderSafeKit
 import OrderSafeModel
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,6 +11,8 @@ import FoundationNetworking
 /// One run of the app: the device connected, OrderSafeKit configured, its events printed as they come.
 struct DeviceSession {
     let safe: OrderSafe
+    /// The signed-in user's token; nil once they signed out (the app's token provider then throws, as a real app's).
+    let token: SignedInToken
     /// Prints the events and returns the outcomes they carried, by order (the last one of each).
     let printer: Task<[String: PurchaseOutcome], Never>
 
@@ -35,12 +38,16 @@ struct DeviceSession {
                 killedAfterCharge: killedAfterPayment, unkindness: behaviour.store))
         var token = options.token ?? ""
         if token.isEmpty { token = try await SandboxCalls(server: server).token(user: options.user) }
-        let bearer = token
+        let signedIn = SignedInToken(token)
         var vendors = SimulatedPaymentApps(server: server, confirms: confirms)
         vendors.killedAfterPayment = killedAfterPayment
         vendors.callback = behaviour.callback
         let configuration = OrderSafeConfiguration(
-            serverURL: server, token: { bearer }, userID: options.user,
+            serverURL: server,
+            token: {
+                guard let bearer = signedIn.current else { throw SignedOut() }
+                return bearer
+            }, userID: options.user,
             journalDirectory: state.appendingPathComponent("journal", isDirectory: true),
             alipay: vendors, wechatPay: vendors,
             confirmation: ConfirmationPolicy(
@@ -61,7 +68,23 @@ struct DeviceSession {
             }
             return outcomes
         }
-        return DeviceSession(safe: safe, printer: printer)
+        return DeviceSession(safe: safe, token: signedIn, printer: printer)
+    }
+
+    /// The user signs out: the app's token provider gives nothing from now on, and OrderSafeKit is told.
+    func signOut() async {
+        token.signOut()
+        await safe.logOut()
+    }
+
+    struct SignedOut: Error {}
+
+    /// The app's session: its user's token until they sign out.
+    final class SignedInToken: Sendable {
+        private let token: Mutex<String?>
+        init(_ token: String) { self.token = Mutex(token) }
+        var current: String? { token.withLock { $0 } }
+        func signOut() { token.withLock { $0 = nil } }
     }
 
     /// Lets the last events print, then stops; returns the outcomes the events carried.

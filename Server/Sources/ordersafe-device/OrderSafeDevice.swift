@@ -84,6 +84,15 @@ struct Buy: AsyncParsableCommand {
     @Flag(help: "App Store: parental controls forbid payments (AppStore.canMakePayments is false).")
     var paymentsNotAllowed = false
 
+    @Flag(help: "App Store: the sheet answers userCancelled although the App Store charged (iOS 18).")
+    var cancelledAfterCharge = false
+
+    @Flag(help: "The Buy button is tapped twice at once: two purchases of the product start together.")
+    var doubleTap = false
+
+    @Option(help: "The user signs out this many seconds after the tap, while the purchase is on its way.")
+    var signsOutAfter: Double?
+
     @Option(
         help:
             "Alipay / WeChat Pay: how the payment app's answer comes back: normal, none, late (after the app stopped waiting) or twice."
@@ -105,9 +114,21 @@ struct Buy: AsyncParsableCommand {
             .init(
                 confirms: !cancel, asksToBuy: askToBuy, killedAfterPayment: killedAfterPayment, callback: answer,
                 store: StandInDevice.Unkindness(
-                    paymentsNotAllowed: paymentsNotAllowed, interruptsPurchases: interrupted)))
+                    paymentsNotAllowed: paymentsNotAllowed, interruptsPurchases: interrupted,
+                    cancelsAfterCharge: cancelledAfterCharge)))
+        if let signsOutAfter {
+            Task {
+                try await Task.sleep(for: .milliseconds(Int(max(0, signsOutAfter) * 1000)))
+                await device.signOut()
+                Output.line(["event": "signed_out_mid_purchase"])
+            }
+        }
+        let (productID, safe) = (productID, device.safe)
+        let second = doubleTap ? Task { await safe.purchase(productID, through: channel) } : nil
         let outcome = await device.safe.purchase(productID, through: channel)
+        let tappedAgain = await second?.value
         await device.close()
+        if let tappedAgain { Output.line(Output.outcome(tappedAgain)) }
         Output.line(Output.outcome(outcome))
     }
 }
