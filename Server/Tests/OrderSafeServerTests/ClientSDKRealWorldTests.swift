@@ -36,11 +36,12 @@ extension ClientSDKEndToEndTests {
         func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
     }
 
-    static func app(base: String, token: String, journal: URL, transport: any HTTPTransport, clock: MovableClock)
-        -> OrderSafe
-    {
+    static func app(
+        base: String, token: String, user: String = "alice", journal: URL, transport: any HTTPTransport,
+        clock: MovableClock
+    ) -> OrderSafe {
         var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: base)!, token: { token }, userID: "alice", journalDirectory: journal)
+            serverURL: URL(string: base)!, token: { token }, userID: user, journalDirectory: journal)
         configuration.now = { clock.now() }
         return OrderSafe(configuration: configuration, store: StoreKitClient(), transport: transport)
     }
@@ -307,6 +308,78 @@ extension ClientSDKEndToEndTests {
             #expect(await safe.resume().isEmpty)
             let coins = try await Self.balance(safe, "coins")
             #expect(coins == 120, "each credited once")
+        }
+    }
+
+    @Test(
+        "one Apple ID on two phones with different app users: a renewal and a refund reach both; the renewal is alice's, recorded for her once, finished on both, never shown to bob",
+        .timeLimit(.minutes(2)))
+    func appleIDOnTwoPhones() async throws {
+        try await Self.withLiveServer(phone: "family") { base, alice, folder in
+            let bob = try await TestServer.token("bob", issuedAt: Date())
+            for phone in ["alice-phone", "bob-phone"] {
+                _ = try await AlipayFlowTests.request(
+                    base + "/sandbox/appstore/devices/\(phone)/apple-id", method: .POST, token: nil,
+                    body: #"{"apple_id":"family@example.com"}"#)
+            }
+            let clock = MovableClock()
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "alice-phone"))
+            let alices = Self.app(
+                base: base, token: alice, journal: folder.appendingPathComponent("alice"),
+                transport: URLSessionTransport(), clock: clock)
+            #expect(await alices.purchase("vip_monthly", through: .appStore).state == .fulfilled)
+            let vip = try #require(await StoreKitClient().currentEntitlements().first)
+            let renewal = try await AlipayFlowTests.request(
+                base + "/sandbox/appstore/devices/alice-phone/deliver", method: .POST, token: nil,
+                body:
+                    #"{"product_id":"com.example.ordersafe.vip.monthly","from":"renewal","original_transaction_id":"\#(vip.id)"}"#
+            )
+            let renewalID = try #require(
+                (try JSONSerialization.jsonObject(with: Data(renewal)) as? [String: Any])?["transaction_id"] as? String)
+
+            // Bob's phone, same Apple ID: the renewal arrives there too, with alice's order's token.
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "bob-phone"))
+            #expect(await StoreKitClient().unfinished().map { String($0.id) } == [renewalID])
+            let bobs = Self.app(
+                base: base, token: bob, user: "bob", journal: folder.appendingPathComponent("bob"),
+                transport: URLSessionTransport(), clock: clock)
+            var shownToBob: [PurchaseOutcome] = []
+            let (_, events) = bobs.follow()
+            let watcher = Task {
+                var seen: [PurchaseOutcome] = []
+                for await event in events { if case .purchaseOutcome(let outcome) = event { seen.append(outcome) } }
+                return seen
+            }
+            _ = await bobs.start()
+            #expect(await StoreKitClient().unfinished().isEmpty, "recorded (for alice), so finished on bob's phone")
+            #expect(try await bobs.subscriptions(allowCached: false).subscriptions.isEmpty, "nothing of it is bob's")
+            await bobs.stop()
+            watcher.cancel()
+            shownToBob = await watcher.value
+            #expect(shownToBob.isEmpty, "bob is shown nothing of alice's renewal: \(shownToBob.map(\.name))")
+
+            // Back on alice's phone: her renewal, recorded once, finished there at her next launch.
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "alice-phone"))
+            _ = await alices.resume()
+            #expect(await StoreKitClient().unfinished().isEmpty)
+            #expect(try await alices.subscriptions(allowCached: false).subscriptions.first?.state == .active)
+
+            // Apple refunds the renewal: both phones hear of it.
+            _ = try await AlipayFlowTests.request(
+                base + "/sandbox/appstore/refund", method: .POST, token: nil,
+                body: #"{"transaction_id":"\#(renewalID)"}"#)
+            for phone in ["alice-phone", "bob-phone"] {
+                let updates =
+                    try JSONSerialization.jsonObject(
+                        with: Data(
+                            try await AlipayFlowTests.request(
+                                base + "/sandbox/appstore/devices/\(phone)/updates?after=0", method: .GET, token: nil,
+                                body: nil))) as? [String: Any]
+                let signed = updates?["signed_transactions"] as? [String] ?? []
+                #expect(
+                    signed.contains { IntroductoryEligibilityTests.claims($0)?["revocationDate"] != nil },
+                    "\(phone) hears of the refund")
+            }
         }
     }
 }

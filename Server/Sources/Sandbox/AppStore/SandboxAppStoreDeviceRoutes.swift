@@ -8,7 +8,8 @@ import OrderSafeModel
 /// `GET {prefix}/devices/{device}/products?ids=a,b`, `POST …/purchase` (`product_id`, `app_account_token`,
 /// `ask_to_buy`, `confirm`, `scene`), `POST …/promoted-purchase` (`product_id`: the user tapped it on the App Store;
 /// `offer` {`id`, `type` `promotional` or `win_back`}: with that offer, iOS 18's `PurchaseIntent.offer`),
-/// `POST …/purchase-intents/take` (the intents waiting for the app, each once), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
+/// `POST …/apple-id` (`apple_id`: the App Store account the device is signed in to; renewals and refunds reach every
+/// device of an Apple ID), `POST …/purchase-intents/take` (the intents waiting for the app, each once), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
 /// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline`, `POST …/deliver` (a
 /// transaction made outside the app: `product_id`, `from` = `other_device` [`app_account_token`], `family_shared`,
 /// `offer_code` [`offer_code`] or `renewal` [`original_transaction_id`]); `POST {prefix}/refund` (`transaction_id`) and
@@ -65,6 +66,13 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                     device: try context.parameters.require("device"), productID: try object.string("product_id"),
                     offer: offer)
                 return ["queued": true]
+            }
+        }
+        device.post("apple-id") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                try await devices.signIn(
+                    device: try context.parameters.require("device"), appleID: try object.string("apple_id"))
+                return ["signed_in": true]
             }
         }
         device.post("purchase-intents/take") { _, context in

@@ -53,8 +53,12 @@ public actor SandboxAppStoreDevices {
     private let store: SandboxAppStore
     private var products: [String: DeviceProduct] = [:]
     private var devices: [String: Device] = [:]
-    /// Which device bought each transaction (refunds and renewals go back to it).
+    /// Which device bought each transaction (refunds and renewals go back to it, and to every device of its Apple ID).
     private var owners: [String: String] = [:]
+    /// The Apple ID each device is signed in to the App Store with, where a test said so (otherwise its own), and the
+    /// devices of each such Apple ID.
+    private var appleIDs: [String: String] = [:]
+    private var members: [String: Set<String>] = [:]
     /// The scene each transaction's purchase sheet was shown over (`purchase(confirmIn:)`), when one was named.
     private var scenes: [String: String] = [:]
     private let journal: SandboxJournal<SandboxDeviceRecord>
@@ -87,6 +91,13 @@ public actor SandboxAppStoreDevices {
             switch record {
             case .finished(let device, let id): devices[device]?.unfinished[id] = nil
             case .update(let device, let signed): devices[device, default: Device()].updates.append(signed)
+            case .delivered(let device, let id, let type, let signed):
+                var queue = devices[device] ?? Device()
+                queue.unfinished[id] = signed
+                queue.all[id] = (type, signed)
+                queue.updates.append(signed)
+                devices[device] = queue
+            case .appleID(let device, let appleID): join(device, appleID)
             case .askToBuy(let device, let requestID, let productID, let token):
                 devices[device, default: Device()].askToBuy[requestID] = (productID, token)
             case .answered(let device, let requestID, let update):
@@ -237,6 +248,15 @@ public actor SandboxAppStoreDevices {
         devices[device]?.unfinished[id] = signed
         devices[device]?.all[id] = (product.type, signed)
         devices[device]?.updates.append(signed)
+        if case .renewal = elsewhere {
+            // A renewal reaches every device of the Apple ID (Transaction.updates there), unfinished on each.
+            for other in sharingAppleID(with: device).dropFirst() {
+                try journal.append(.delivered(device: other, id: id, type: product.type, signed: signed))
+                devices[other, default: Device()].unfinished[id] = signed
+                devices[other]?.all[id] = (product.type, signed)
+                devices[other]?.updates.append(signed)
+            }
+        }
         return id
     }
 
@@ -297,13 +317,39 @@ public actor SandboxAppStoreDevices {
         devices[device]?.unfinished.removeValue(forKey: transactionID)
     }
 
-    /// Apple refunds a transaction: the device hears of it through updates.
+    /// Apple refunds a transaction: every device of the buyer's Apple ID hears of it through updates (whoever is
+    /// signed in to the app there).
     public func refund(transactionID: String) async throws {
         let signed = try await store.refund(transactionID: transactionID)
-        guard let device = owners[transactionID] else { return }
-        try journal.append(.update(device: device, signed: signed))
-        devices[device]?.updates.append(signed)
-        if let type = devices[device]?.all[transactionID]?.type { devices[device]?.all[transactionID] = (type, signed) }
+        guard let owner = owners[transactionID] else { return }
+        for device in sharingAppleID(with: owner) {
+            try journal.append(.update(device: device, signed: signed))
+            devices[device, default: Device()].updates.append(signed)
+            if let type = devices[device]?.all[transactionID]?.type {
+                devices[device]?.all[transactionID] = (type, signed)
+            }
+        }
+    }
+
+    /// The user signs in to the App Store on `device` with `appleID` (Settings → Media & Purchases): what that Apple
+    /// ID buys elsewhere, renews or has refunded reaches this device too, whoever is signed in to the app on it.
+    public func signIn(device: String, appleID: String) throws {
+        try admit(device)
+        guard (1...64).contains(appleID.utf8.count) else { throw SandboxDeviceError.badAppleID }
+        try journal.append(.appleID(device: device, appleID: appleID))
+        join(device, appleID)
+    }
+
+    private func join(_ device: String, _ appleID: String) {
+        if let previous = appleIDs[device] { members[previous]?.remove(device) }
+        appleIDs[device] = appleID
+        members[appleID, default: []].insert(device)
+    }
+
+    /// `device` and every other device signed in to its Apple ID, in a stable order.
+    func sharingAppleID(with device: String) -> [String] {
+        guard let appleID = appleIDs[device], let all = members[appleID] else { return [device] }
+        return [device] + all.subtracting([device]).sorted()
     }
 
     /// The transactions still unfinished on any device (a chaos run expects none at its end).
@@ -379,6 +425,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
     case badDelivery(String)
     case badScene
     case badOffer(String)
+    case badAppleID
 
     public var description: String {
         switch self {
@@ -394,6 +441,7 @@ public enum SandboxDeviceError: Error, CustomStringConvertible {
         case .badDelivery(let reason): reason
         case .badScene: "scene must be 1 to 64 bytes"
         case .badOffer(let reason): "promotional_offer: \(reason)"
+        case .badAppleID: "apple_id must be 1 to 64 bytes"
         }
     }
 }
@@ -408,4 +456,8 @@ enum SandboxDeviceRecord: Codable {
     case askToBuy(device: String, requestID: String, productID: String, token: UUID?)
     /// A parent answered it: approved, the transaction then charged arrives as an update.
     case answered(device: String, requestID: String, update: String?)
+    /// A transaction another device of the same Apple ID made (a renewal), delivered to this one, unfinished.
+    case delivered(device: String, id: String, type: String, signed: String)
+    /// The device signed in to the App Store with this Apple ID.
+    case appleID(device: String, appleID: String)
 }
