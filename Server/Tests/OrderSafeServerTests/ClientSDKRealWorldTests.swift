@@ -382,4 +382,43 @@ extension ClientSDKEndToEndTests {
             }
         }
     }
+
+    @Test(
+        "an Ask to Buy approved without the order's token: credited once to the child's user, finished, and the request's entry ends with it (never told cancelled when it would lapse)",
+        .timeLimit(.minutes(2)))
+    func askToBuyApprovedWithoutToken() async throws {
+        try await Self.withLiveServer(phone: "tokenless") { base, alice, folder in
+            StandInDevice.connect(
+                StandInDevice(server: URL(string: base)!, deviceID: "tokenless-phone", asksToBuy: true))
+            let clock = MovableClock()
+            let child = Self.app(
+                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            let pending = await child.purchase("coins_60", through: .appStore)
+            #expect(pending.state == .pending)
+            await child.stop()
+            let device = base + "/sandbox/appstore/devices/tokenless-phone"
+            let requests =
+                try JSONSerialization.jsonObject(
+                    with: Data(
+                        try await AlipayFlowTests.request(device + "/ask-to-buy", method: .GET, token: nil, body: nil)))
+                as? [String: Any]
+            let requestID = try #require((requests?["requests"] as? [[String: Any]])?.first?["request_id"] as? String)
+            _ = try await AlipayFlowTests.request(
+                device + "/ask-to-buy/\(requestID)/approve?without_token=1", method: .POST, token: nil, body: "{}")
+            #expect(await StoreKitClient().unfinished().first?.appAccountToken == nil, "approved without the token")
+
+            let relaunched = Self.app(
+                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            let outcomes = await relaunched.start()
+            #expect(outcomes.map(\.state) == [.fulfilled], "\(outcomes.map(\.name))")
+            #expect(await StoreKitClient().unfinished().isEmpty)
+            let entries = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                $0.hasSuffix(".json")
+            }
+            #expect(entries.isEmpty, "the request's entry ended with its transaction: \(entries)")
+            let coins = try await Self.balance(relaunched, "coins")
+            #expect(coins == 60, "credited once")
+            await relaunched.stop()
+        }
+    }
 }

@@ -209,11 +209,24 @@ extension OrderSafe {
     /// The journal entry of a transaction: the one whose order UUID it carries, or which already holds it.
     func journalEntry(for transaction: StoreTransaction) async -> JournalEntry? {
         let entries = await journal.entries().entries
-        return entries.first { entry in
+        if let entry = entries.first(where: { entry in
             entry.channel == .appStore
                 && ((transaction.appAccountToken != nil && entry.orderUUID == transaction.appAccountToken)
                     || entry.transactionID == transaction.id)
+        }) {
+            return entry
         }
+        // An Ask to Buy approved without the order's token: the signed-in user's oldest request for that product is
+        // the one approved. The server adopts the transaction into an order of its own for the user; this entry ends
+        // with it, so it is never told "cancelled" when its request lapses (its own order stays unpaid).
+        guard transaction.appAccountToken == nil, let userID,
+            let product = try? await loadCatalog().products.first(where: {
+                $0.appStoreProductID == transaction.productID
+            })
+        else { return nil }
+        return entries.filter {
+            $0.channel == .appStore && $0.stage == .pendingApproval && $0.userID == userID && $0.productID == product.id
+        }.min { $0.createdAt < $1.createdAt }
     }
 
     /// A purchase that will not be paid through this entry: the order is cancelled on the server (which first asks

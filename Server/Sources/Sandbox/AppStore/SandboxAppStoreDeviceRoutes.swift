@@ -10,7 +10,8 @@ import OrderSafeModel
 /// `offer` {`id`, `type` `promotional` or `win_back`}: with that offer, iOS 18's `PurchaseIntent.offer`),
 /// `POST …/apple-id` (`apple_id`: the App Store account the device is signed in to; renewals and refunds reach every
 /// device of an Apple ID), `POST …/purchase-intents/take` (the intents waiting for the app, each once), `GET …/unfinished`, `GET …/entitlements`, `GET …/updates[?after=N]`, `POST …/finish`
-/// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline`, `POST …/deliver` (a
+/// (`transaction_id`), `GET …/ask-to-buy`, `POST …/ask-to-buy/{request}/approve|decline` (`?without_token=1`: the approved
+/// transaction carries no `appAccountToken`), `POST …/deliver` (a
 /// transaction made outside the app: `product_id`, `from` = `other_device` [`app_account_token`], `family_shared`,
 /// `offer_code` [`offer_code`] or `renewal` [`original_transaction_id`]); `POST {prefix}/refund` (`transaction_id`) and
 /// `GET {prefix}/payments` (every purchase, with its `appAccountToken` and the device that made it).
@@ -130,11 +131,12 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
             ])
         }
         for (action, approve) in [("approve", true), ("decline", false)] {
-            device.post("ask-to-buy/:request/\(action)") { _, context in
+            device.post("ask-to-buy/:request/\(action)") { request, context in
                 do {
                     let id = try await devices.answerAskToBuy(
                         device: try context.parameters.require("device"),
-                        requestID: try context.parameters.require("request"), approve: approve)
+                        requestID: try context.parameters.require("request"), approve: approve,
+                        keepingToken: request.uri.queryParameters.get("without_token") != "1")
                     return SandboxJSONObject.response(id.map { ["transaction_id": $0] } ?? [:])
                 } catch let error as SandboxDeviceError {
                     return SandboxJSONObject.response(["error": "\(error)"], status: .notFound)

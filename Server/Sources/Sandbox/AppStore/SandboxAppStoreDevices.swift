@@ -183,7 +183,12 @@ public actor SandboxAppStoreDevices {
 
     /// A parent approves (or declines) an Ask to Buy request: approved, the transaction is charged and arrives
     /// as an update. Returns the transaction id, nil when declined.
-    public func answerAskToBuy(device: String, requestID: String, approve: Bool) async throws -> String? {
+    /// With `keepingToken` false the approved transaction carries no `appAccountToken`: the purchase completes on
+    /// the parent's approval, and nothing in StoreKit's documentation promises that the child's purchase options
+    /// survive it, so a phone no kinder than reality must not count on the token (the app matches it by product).
+    public func answerAskToBuy(device: String, requestID: String, approve: Bool, keepingToken: Bool = true)
+        async throws -> String?
+    {
         guard let request = devices[device]?.askToBuy.removeValue(forKey: requestID) else {
             throw SandboxDeviceError.unknownRequest(requestID)
         }
@@ -191,7 +196,8 @@ public actor SandboxAppStoreDevices {
             try journal.append(.answered(device: device, requestID: requestID, update: nil))
             return nil
         }
-        let signed = try await charge(device: device, productID: request.productID, appAccountToken: request.token)
+        let signed = try await charge(
+            device: device, productID: request.productID, appAccountToken: keepingToken ? request.token : nil)
         try journal.append(.answered(device: device, requestID: requestID, update: signed))
         devices[device]?.updates.append(signed)
         return Self.transactionID(signed)
