@@ -39,13 +39,22 @@ struct ReturnWithoutCallbackTests {
     }
 
     static func app(_ h: Harness, _ apps: SilentPaymentApps, providerAnswer: TimeInterval = 300) -> OrderSafe {
+        app(
+            h, alipay: apps, wechatPay: apps,
+            confirmation: ConfirmationPolicy(
+                firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02, providerAnswer: providerAnswer))
+    }
+
+    /// Polls as an app does (a second, doubling to five, for 20 s), on a clock that does not sleep: long enough for
+    /// the server to ask the provider again.
+    static let appPolicy = ConfirmationPolicy(firstDelay: 1, maxDelay: 5, timeout: 20, providerAnswer: 300)
+
+    static func app(
+        _ h: Harness, alipay: any AlipayBridge, wechatPay: any WeChatPayBridge, confirmation: ConfirmationPolicy
+    ) -> OrderSafe {
         var configuration = OrderSafeConfiguration(
             serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
-            journalDirectory: h.folder,
-            alipay: apps, wechatPay: apps,
-            confirmation: ConfirmationPolicy(
-                firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02,
-                providerAnswer: providerAnswer))
+            journalDirectory: h.folder, alipay: alipay, wechatPay: wechatPay, confirmation: confirmation)
         configuration.sleep = { _ in await Task.yield() }
         return OrderSafe(configuration: configuration, store: h.store, transport: h.server)
     }
@@ -85,12 +94,7 @@ struct ReturnWithoutCallbackTests {
         await h.server.set(asksProvider: true)
         var apps = SilentPaymentApps(server: h.server)
         apps.pays = false
-        var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
-            journalDirectory: h.folder, alipay: apps, wechatPay: apps,
-            confirmation: ConfirmationPolicy(firstDelay: 1, maxDelay: 5, timeout: 20, providerAnswer: 300))
-        configuration.sleep = { _ in await Task.yield() }
-        let app = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+        let app = Self.app(h, alipay: apps, wechatPay: apps, confirmation: Self.appPolicy)
         let outcome = await app.purchase("gift", through: channel)
         #expect(outcome.state == .notPaid, "\(outcome.name)")
         #expect(outcome.name == "not_paid" && !outcome.isFinal)
@@ -115,12 +119,7 @@ struct ReturnWithoutCallbackTests {
         defer { h.cleanUp() }
         await h.server.set(asksProvider: true)
         let apps = ReturnWithoutCallbackTests.SilentPaymentApps(server: h.server)
-        var configuration = OrderSafeConfiguration(
-            serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
-            journalDirectory: h.folder, alipay: SuccessWithoutPayment(), wechatPay: apps,
-            confirmation: ConfirmationPolicy(firstDelay: 1, maxDelay: 5, timeout: 20, providerAnswer: 300))
-        configuration.sleep = { _ in await Task.yield() }
-        let app = OrderSafe(configuration: configuration, store: h.store, transport: h.server)
+        let app = Self.app(h, alipay: SuccessWithoutPayment(), wechatPay: apps, confirmation: Self.appPolicy)
         let outcome = await app.purchase("gift", through: .alipay)
         #expect(outcome.state == .awaitingConfirmation, "\(outcome.name)")
     }
