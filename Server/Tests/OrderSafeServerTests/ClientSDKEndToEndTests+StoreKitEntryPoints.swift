@@ -67,17 +67,7 @@ extension ClientSDKEndToEndTests {
                 try await safe.introductoryOfferEligibility().map(\.eligible) == [true, true],
                 "nothing subscribed yet: vip_monthly and vip_plus_monthly")
 
-            // The user taps the offer on the App Store (iOS 18's PurchaseIntent.offer); the app buys it as tapped.
-            _ = try await AlipayFlowTests.request(
-                base + "/sandbox/appstore/devices/offers-phone/promoted-purchase", method: .POST, token: alice,
-                body:
-                    #"{"product_id":"com.example.ordersafe.vip.monthly","offer":{"id":"FIRST_MONTH","type":"promotional"}}"#
-            )
-            for _ in 0..<600 where safe.snapshot().promotedOffers.isEmpty {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            #expect(safe.snapshot().promotedOffers == ["vip_monthly": "FIRST_MONTH"])
-            let outcome = await safe.purchasePromoted("vip_monthly")
+            let outcome = await safe.purchase("vip_monthly", offer: "FIRST_MONTH")
             #expect(outcome.state == .fulfilled, "\(outcome.state)")
             // The App Store took the server's signature and says so in the transaction.
             let transactions = await StoreKitClient().currentEntitlements()

@@ -40,4 +40,19 @@ struct DeviceQueueRealismTests {
             #expect(await entitled() == [noAds], "expired: no longer an entitlement")
         }
     }
+
+    @Test("a promoted purchase carries the offer the user tapped with it, handed to the app once")
+    func promotedWithItsOffer() async throws {
+        try await TestServer.withComponents { _, components, _ in
+            let devices = components.sandbox!.appStoreDevices
+            try await devices.promote(
+                device: "promoting-phone", productID: "com.example.ordersafe.vip.monthly",
+                offer: .init(id: "WINBACK_1", kind: .winBack))
+            try await devices.promote(device: "promoting-phone", productID: "com.example.ordersafe.coins60")
+            let taken = await devices.takePurchaseIntents(device: "promoting-phone")
+            #expect(taken.map(\.productID) == ["com.example.ordersafe.vip.monthly", "com.example.ordersafe.coins60"])
+            #expect(taken.map(\.offer) == [.init(id: "WINBACK_1", kind: .winBack), nil])
+            #expect(await devices.takePurchaseIntents(device: "promoting-phone").isEmpty)
+        }
+    }
 }

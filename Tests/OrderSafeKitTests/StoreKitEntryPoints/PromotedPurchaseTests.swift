@@ -1,8 +1,8 @@
 import Foundation
-import StoreKitStandIn
 import Testing
 
 @testable import OrderSafeKit
+@testable import StoreKitStandIn
 
 /// Promoted in-app purchases (`PurchaseIntent.intents`) and the purchase sheet over the app's scene
 /// (`purchase(confirmIn:)`): an intent is announced and waits, bought later bound to an order like any purchase.
@@ -114,5 +114,21 @@ struct PromotedPurchaseTests {
         #expect(scenes.count == 2)
         #expect(scenes.first.flatMap { $0 } === scene)
         #expect(scenes.last.flatMap { $0 } == nil)
+    }
+
+    @Test(
+        "the adapter reads PurchaseIntent.offer as StoreKit gives it: a win-back or promotional offer's id; an introductory offer is StoreKit's own business"
+    )
+    func adapterReadsTheIntentsOffer() throws {
+        let product = Product(
+            id: "vip.ios", type: .autoRenewable, displayName: "VIP", description: "VIP", price: 25,
+            displayPrice: "¥25", isFamilyShareable: false)
+        func intent(_ offer: Product.SubscriptionOffer?) -> PurchaseIntent {
+            PurchaseIntent(product: product, offer: offer)
+        }
+        #expect(StoreKitClient.offer(intent(.init(id: "WINBACK_1", type: .winBack))) == "WINBACK_1")
+        #expect(StoreKitClient.offer(intent(.init(id: "STAY_HALF_PRICE", type: .promotional))) == "STAY_HALF_PRICE")
+        #expect(StoreKitClient.offer(intent(.init(id: nil, type: .introductory))) == nil)
+        #expect(StoreKitClient.offer(intent(nil)) == nil)
     }
 }
