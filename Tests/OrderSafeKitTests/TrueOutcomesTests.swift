@@ -229,6 +229,22 @@ struct TrueOutcomesTests {
         #expect(try await refresh.fresh(after: "old+") == "old++" && asked.withLock { $0 } == 2)
     }
 
+    @Test("a refresh that failed is asked again at the next refusal, not remembered")
+    func failedRefreshAskedAgain() async throws {
+        struct Offline: Error {}
+        let asked = Mutex(0)
+        let refresh = TokenRefresh { refused in
+            let attempt = asked.withLock {
+                $0 += 1
+                return $0
+            }
+            if attempt == 1 { throw Offline() }
+            return refused + "+"
+        }
+        await #expect(throws: Offline.self) { try await refresh.fresh(after: "old") }
+        #expect(try await refresh.fresh(after: "old") == "old+" && asked.withLock { $0 } == 2)
+    }
+
     @Test("refusals before any charge still fail at once and close the order")
     func refusalsBeforeCharge() async throws {
         for failure in [

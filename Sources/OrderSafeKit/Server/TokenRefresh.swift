@@ -11,11 +11,16 @@ actor TokenRefresh {
     }
 
     /// A fresh token for one the server refused (401): the app's answer, shared with every call refused with the same
-    /// token.
+    /// token. A refresh that failed is not kept: the next refusal asks the app again.
     func fresh(after refused: String) async throws -> String {
         if let latest, latest.refused == refused { return try await latest.fresh.value }
         let task = Task { [refresh] in try await refresh(refused) }
         latest = (refused, task)
-        return try await task.value
+        do {
+            return try await task.value
+        } catch {
+            if latest?.refused == refused { latest = nil }
+            throw error
+        }
     }
 }

@@ -148,7 +148,6 @@ public struct Reconciler: Sendable {
     /// As ``settle(orderNo:)``, with what the provider answered: nil when it was not asked (the order was final, or its
     /// channel is not queried).
     public func ask(orderNo: String) async throws -> (order: Order, answer: SettlementState?)? {
-        guard try await ledger.order(number: orderNo) != nil else { return nil }
         var answer: SettlementState?
         _ = try await queryOrder(orderNo, now: clock.now(), later: clock.now(), answer: &answer)
         guard let order = try await ledger.order(number: orderNo) else { return nil }
