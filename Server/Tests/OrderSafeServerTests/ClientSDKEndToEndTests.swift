@@ -55,8 +55,21 @@ struct ClientSDKEndToEndTests {
                     firstDelay: 0.05, maxDelay: 0.5, timeout: 20)))
     }
 
+    /// The user's balance as the server says it now. A read, so asked again when the SDK's 20-second request timed out:
+    /// these live servers share two cores with the whole parallel suite, which has starved a request past it.
     static func balance(_ safe: OrderSafe, _ name: String) async throws -> Int64 {
-        try await safe.entitlements(allowCached: false).balances.first { $0.name == name }?.amount ?? 0
+        var attempt = 0
+        while true {
+            attempt += 1
+            let holdings: HoldingsResponse
+            do {
+                holdings = try await safe.entitlements(allowCached: false)
+            } catch {
+                guard attempt < 5, case .server(.unreachable) = error else { throw error }
+                continue
+            }
+            return holdings.balances.first { $0.name == name }?.amount ?? 0
+        }
     }
 
     @Test(
