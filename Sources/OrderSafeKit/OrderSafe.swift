@@ -282,12 +282,15 @@ public actor OrderSafe {
 
     /// True when nothing is on its way: no purchase in the journal but those waiting for Ask to Buy, and no
     /// unfinished transaction in the store but those recorded and left unfinished because this device could not
-    /// verify them.
+    /// verify them, and approvals waiting for the other user of this device who asked for them.
     public func isSettled() async -> Bool {
         let (entries, _) = await journal.entries()
         guard entries.allSatisfy({ $0.stage == .pendingApproval || $0.stage == .recorded }) else { return false }
         let recorded = Set(entries.filter { $0.stage == .recorded }.compactMap(\.transactionID))
-        return await store.unfinished().allSatisfy { recorded.contains($0.id) }
+        for transaction in await store.unfinished() where !recorded.contains(transaction.id) {
+            guard heldForRequester(transaction, await journalEntry(for: transaction)) else { return false }
+        }
+        return true
     }
 
     // MARK: Entitlements and restore

@@ -32,10 +32,14 @@ struct DeviceSession {
         let state = URL(fileURLWithPath: options.state, isDirectory: true)
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         let server = URL(string: options.server)!
+        var unkindness = behaviour.store
+        if let every = options.unverifiableEvery {
+            unkindness.transactionVerificationFailure = { $0 % every == 0 ? .invalidSignature : nil }
+        }
         StandInDevice.connect(
             StandInDevice(
                 server: server, deviceID: try deviceID(in: state), confirmsPurchases: confirms, asksToBuy: asksToBuy,
-                killedAfterCharge: killedAfterPayment, unkindness: behaviour.store))
+                killedAfterCharge: killedAfterPayment, unkindness: unkindness))
         var token = options.token ?? ""
         if token.isEmpty { token = try await SandboxCalls(server: server).token(user: options.user) }
         let signedIn = SignedInToken(token)

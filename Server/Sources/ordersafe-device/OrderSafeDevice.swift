@@ -39,6 +39,12 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: "The longest wait, in seconds, before a transaction the server did not record is submitted again.")
     var retryCap: Int = 6 * 3600
 
+    @Option(
+        help:
+            "This phone cannot verify the App Store transactions whose id is a multiple of this (StoreKit gives them as unverified)."
+    )
+    var unverifiableEvery: UInt64?
+
     func validate() throws {
         guard URL(string: server)?.host != nil else {
             throw ValidationError("--server must be a URL such as http://127.0.0.1:8080")
@@ -49,6 +55,7 @@ struct DeviceOptions: ParsableArguments {
         }
         guard (0...86400).contains(storeWait) else { throw ValidationError("--store-wait must be 0 to 86400 seconds") }
         guard (1...86400).contains(retryCap) else { throw ValidationError("--retry-cap must be 1 to 86400 seconds") }
+        guard (unverifiableEvery ?? 1) >= 1 else { throw ValidationError("--unverifiable-every must be at least 1") }
     }
 }
 

@@ -421,4 +421,51 @@ extension ClientSDKEndToEndTests {
             await relaunched.stop()
         }
     }
+
+    @Test(
+        "an Ask to Buy approved without the token while another user of the phone is signed in: not credited to them; it waits, unfinished, for the user who asked",
+        .timeLimit(.minutes(2)))
+    func askToBuyApprovedWithoutTokenForAnotherUser() async throws {
+        try await Self.withLiveServer(phone: "shared") { base, alice, folder in
+            let bob = try await TestServer.token("bob", issuedAt: Date())
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "shared-phone", asksToBuy: true))
+            let clock = MovableClock()
+            let child = Self.app(
+                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            #expect(await child.purchase("coins_60", through: .appStore).state == .pending)
+            await child.stop()
+            let device = base + "/sandbox/appstore/devices/shared-phone"
+            let requests =
+                try JSONSerialization.jsonObject(
+                    with: Data(
+                        try await AlipayFlowTests.request(device + "/ask-to-buy", method: .GET, token: nil, body: nil)))
+                as? [String: Any]
+            let requestID = try #require((requests?["requests"] as? [[String: Any]])?.first?["request_id"] as? String)
+            _ = try await AlipayFlowTests.request(
+                device + "/ask-to-buy/\(requestID)/approve?without_token=1", method: .POST, token: nil, body: "{}")
+
+            // Bob has the phone now, and asks for the same product himself: the approval is of alice's request (his
+            // came after it), so his launch neither submits nor finishes it.
+            let bobs = Self.app(
+                base: base, token: bob, user: "bob", journal: folder, transport: URLSessionTransport(), clock: clock)
+            let bobsRequest = await bobs.purchase("coins_60", through: .appStore)
+            #expect(bobsRequest.state == .pending)
+            let relaunched = await bobs.start()
+            #expect(relaunched.map(\.orderNo) == [bobsRequest.orderNo] && relaunched.first?.state == .pending)
+            #expect(await StoreKitClient().unfinished().map(\.appAccountToken) == [nil], "kept for alice")
+            #expect(await bobs.isSettled(), "nothing of bob's is on its way")
+            let bobsCoins = try await Self.balance(bobs, "coins")
+            #expect(bobsCoins == 0, "never credited to bob")
+            await bobs.stop()
+
+            // Alice signs in again: hers, credited once, finished.
+            let alices = Self.app(
+                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            #expect(await alices.start().map(\.state) == [.fulfilled])
+            #expect(await StoreKitClient().unfinished().isEmpty)
+            let coins = try await Self.balance(alices, "coins")
+            #expect(coins == 60)
+            await alices.stop()
+        }
+    }
 }

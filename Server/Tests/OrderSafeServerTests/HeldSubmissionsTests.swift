@@ -102,4 +102,42 @@ struct HeldSubmissionsTests {
             }
         }
     }
+
+    @Test(
+        "a refund Apple notifies while the settings are wrong is held (503), not dropped; fixed and replayed, it is taken back once"
+    )
+    func refundNotifiedWhileWrong() async throws {
+        let (base, wrong) = try await Self.wrongBundleSettings()
+        let admin = TestServer.bearer(TestServer.adminKey)
+        let token = try await TestServer.token("refunded-buyer", lifetime: 86400)
+        let bought = Bought()
+        try await TestServer.withComponents(extra: base) { client, components, _ in
+            let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
+            let (_, jws) = try await components.sandbox!.appStore.purchase(
+                productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+            #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+            await bought.add(Purchase(token: token, jws: jws, orderNo: order.orderNo))
+        }
+        let jws = try #require(await bought.all.first?.jws)
+        try await TestServer.withComponents(extra: wrong) { client, components, _ in
+            let store = components.sandbox!.appStore
+            let id = try #require(IntroductoryEligibilityTests.claims(jws)?["transactionId"] as? String)
+            let refunded = try await store.refund(transactionID: id)
+            let notification = try await store.notification(type: "REFUND", signedTransaction: refunded)
+            #expect(
+                try await AppStoreFlowTests.notify(client, notification) == .serviceUnavailable, "Apple sends it again")
+            #expect(try await components.ledger.heldSubmissionCount() == 1)
+            #expect(try await AppStoreFlowTests.balance(client, token: token) == 60)
+        }
+        try await TestServer.withComponents(extra: base) { client, _, _ in
+            let replayed = try await client.execute(
+                uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin)
+            #expect(
+                try replayed.decoded(AppStorePayments.HeldReplay.self) == .init(recorded: 1, stillHeld: 0, failed: 0))
+            #expect(try await AppStoreFlowTests.balance(client, token: token) == 0, "taken back once")
+            let again = try await client.execute(uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin)
+            #expect(try again.decoded(AppStorePayments.HeldReplay.self) == .init(recorded: 0, stillHeld: 0, failed: 0))
+            #expect(try await AppStoreFlowTests.balance(client, token: token) == 0)
+        }
+    }
 }

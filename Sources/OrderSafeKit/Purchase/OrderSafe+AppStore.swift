@@ -92,6 +92,10 @@ extension OrderSafe {
         var entry = await journalEntry(for: transaction)
         // Recorded already, and left unfinished because this device could not verify it: nothing more to do or say.
         if entry?.stage == .recorded { return nil }
+        if heldForRequester(transaction, entry) {
+            log(.info, "approved purchase waits for the user who asked", ["transaction_id": String(transaction.id)])
+            return nil
+        }
         // Another user's purchase is carried through for its owner; none of its outcomes is shown to this one. Whose
         // it is, and who is signed in, are asked as each outcome is told: users may change while it is recorded.
         let owner = entry?.userID
@@ -218,15 +222,28 @@ extension OrderSafe {
         }
         // An Ask to Buy approved without the order's token: the signed-in user's oldest request for that product is
         // the one approved. The server adopts the transaction into an order of its own for the user; this entry ends
-        // with it, so it is never told "cancelled" when its request lapses (its own order stays unpaid).
-        guard transaction.appAccountToken == nil, let userID,
+        // with it, so it is never told "cancelled" when its request lapses (its own order stays unpaid). With no
+        // request of the signed-in user's, another user's of this device (``heldForRequester(_:_:)``). A request
+        // made after the approval (by the transaction's purchase date) is not the one approved.
+        guard transaction.appAccountToken == nil,
             let product = try? await loadCatalog().products.first(where: {
                 $0.appStoreProductID == transaction.productID
             })
         else { return nil }
-        return entries.filter {
-            $0.channel == .appStore && $0.stage == .pendingApproval && $0.userID == userID && $0.productID == product.id
-        }.min { $0.createdAt < $1.createdAt }
+        let approved = transaction.purchaseDate ?? .distantFuture
+        let requests = entries.filter {
+            $0.channel == .appStore && $0.stage == .pendingApproval && $0.productID == product.id
+                && $0.createdAt <= approved
+        }.sorted { $0.createdAt < $1.createdAt }
+        return requests.first { $0.userID == userID } ?? requests.first
+    }
+
+    /// An Ask to Buy approved without the order's token whose request was another user's of this device: the
+    /// server adopts a tokenless transaction for whoever submits it, so only its requester's submission credits the
+    /// right user. It waits, unfinished and unsubmitted, for their sign-in (or for the request to lapse).
+    func heldForRequester(_ transaction: StoreTransaction, _ entry: JournalEntry?) -> Bool {
+        guard transaction.appAccountToken == nil, let entry, entry.stage == .pendingApproval else { return false }
+        return entry.userID != userID
     }
 
     /// A purchase that will not be paid through this entry: the order is cancelled on the server (which first asks

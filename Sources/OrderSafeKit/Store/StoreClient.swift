@@ -99,6 +99,8 @@ public struct StoreTransaction: Sendable, Hashable {
     /// The order's UUID, when the purchase carried one.
     public var appAccountToken: UUID?
     public var revocationDate: Date?
+    /// When the App Store charged (for an Ask to Buy, when the parent approved).
+    public var purchaseDate: Date?
     /// `VerificationResult.jwsRepresentation`, unchanged.
     public var jwsRepresentation: String
     /// Why StoreKit could not verify it, or nil when verified.
@@ -106,9 +108,9 @@ public struct StoreTransaction: Sendable, Hashable {
 
     public init(
         id: UInt64, originalID: UInt64, productID: String, appAccountToken: UUID?, revocationDate: Date? = nil,
-        jwsRepresentation: String,
-        verificationFailure: String? = nil
+        purchaseDate: Date? = nil, jwsRepresentation: String, verificationFailure: String? = nil
     ) {
+        self.purchaseDate = purchaseDate
         self.id = id
         self.originalID = originalID
         self.productID = productID

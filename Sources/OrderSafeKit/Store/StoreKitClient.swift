@@ -232,7 +232,8 @@ public struct StoreKitClient: StoreClient {
         return StoreTransaction(
             id: transaction.id, originalID: transaction.originalID, productID: transaction.productID,
             appAccountToken: transaction.appAccountToken, revocationDate: transaction.revocationDate,
-            jwsRepresentation: result.jwsRepresentation, verificationFailure: failure)
+            purchaseDate: transaction.purchaseDate, jwsRepresentation: result.jwsRepresentation,
+            verificationFailure: failure)
     }
 
     static func failure(_ error: any Error) -> StoreFailure {

@@ -42,7 +42,13 @@ extension AppStorePayments {
         } catch .retryableVerificationFailure(let reason) {
             throw Refusal(status: 503, message: reason)
         } catch {
-            throw Refusal(status: 401, message: error.description, unauthenticated: true)
+            // Apple's, but this server's settings (bundle or app id, environment, roots) cannot verify it: a refund
+            // told now must not be lost to a typo. Held as a submission is, and applied by the operator's replay.
+            guard Self.dependsOnSettings(error, anchored: { verifier.chainAnchorsInKnownRoot(signedPayload) }) else {
+                throw Refusal(status: 401, message: error.description, unauthenticated: true)
+            }
+            reportHeld(error.description, userID: "(App Store notification)", kept: true)
+            throw Refusal(status: 503, message: error.description, held: true)
         }
         // What it says of a subscription's state, whatever else it does (kept again, harmlessly, on a retry); a change
         // it makes is announced once its payment is recorded.

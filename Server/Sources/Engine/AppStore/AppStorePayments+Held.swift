@@ -13,9 +13,9 @@ extension AppStorePayments {
     /// Held submissions kept at most; the devices keep older ones unfinished and submit them again.
     public static let heldKept = 10_000
 
-    /// What a replay of the held submissions did.
+    /// What a replay of the held submissions and notifications did.
     public struct HeldReplay: Sendable, Hashable, Codable {
-        /// Verified now and recorded (or found recorded) for their submitters.
+        /// Verified now and recorded (or found recorded) for their submitters; notifications verified and applied.
         public var recorded: Int
         /// Still not verifiable with the settings as they are.
         public var stillHeld: Int
@@ -87,8 +87,8 @@ extension AppStorePayments {
             metadata: ["reason": "\(reason)", "user_id": "\(userID)", "kept": "\(kept)"])
     }
 
-    /// Submits every held submission again, for the user who sent it, oldest first, a page at a time: what is still
-    /// held is marked replayed (the purge may then drop it; it never drops one no replay has tried).
+    /// Submits every held submission again, for the user who sent it, and applies every held notification, oldest
+    /// first, a page at a time: what is still held is marked replayed (the purge may then drop it; it never drops one no replay has tried).
     public func replayHeld(pageSize: Int = 500) async throws -> HeldReplay {
         var replay = HeldReplay(recorded: 0, stillHeld: 0, failed: 0)
         var after: Int64 = 0
@@ -96,6 +96,14 @@ extension AppStorePayments {
             let page = try await context.ledger.heldSubmissions(after: after, limit: pageSize)
             for signal in page {
                 after = signal.id
+                if signal.headers["user_id"] == nil {
+                    // A held notification (the App Store's own: it names no user) is applied as if it had just come.
+                    switch try await handleNotification(body: signal.body) {
+                    case .accepted: replay.recorded += 1
+                    case .refused: replay.stillHeld += 1
+                    }
+                    continue
+                }
                 guard let userID = signal.headers["user_id"],
                     let submission = try? JSONDecoder().decode(AppStoreSubmission.self, from: Data(signal.body))
                 else {

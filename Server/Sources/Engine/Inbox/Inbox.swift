@@ -4,11 +4,13 @@ import OrderSafeModel
 
 /// Why a stored notification was refused: the HTTP status the provider gets and the reason kept in the inbox.
 /// `unauthenticated` refusals (no valid signature, not even the provider's format) are anyone's bytes: their entry
-/// is closed, truncated and purged later. Others came from the provider and stay for the retry sweep.
+/// is closed, truncated and purged later. `held` ones are the provider's, refused only by this server's settings:
+/// kept whole for the operator's replay once the settings are fixed. Others stay for the retry sweep.
 struct Refusal: Error {
     var status: Int
     var message: String
     var unauthenticated = false
+    var held = false
 }
 
 /// "Store first, then apply", in one place: everything that comes from outside — a provider's notification, an
@@ -38,7 +40,8 @@ struct Inbox {
             context.logger.warning(
                 "\(channel.rawValue) notification refused",
                 metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
-            let verdict: InboxVerdict = refusal.unauthenticated ? .refused : refusal.status >= 500 ? .failed : .waiting
+            let verdict: InboxVerdict =
+                refusal.unauthenticated ? .refused : refusal.held ? .held : refusal.status >= 500 ? .failed : .waiting
             try await context.ledger.finishInbound(
                 id: entry.id, verdict: verdict, note: refusal.message, at: context.clock.now())
             return refusal
