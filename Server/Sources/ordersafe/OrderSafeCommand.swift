@@ -8,7 +8,7 @@ struct OrderSafeCommand: AsyncParsableCommand {
         abstract: "In-app payments for iOS apps that never lose an order.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, DemoCommand.self, TokenCommand.self,
-            AppStoreCommand.self, SandboxCommand.self,
+            AppStoreCommand.self, SandboxCommand.self, BackupCommand.self, RestoreCommand.self,
         ])
 
     /// As `AsyncParsableCommand.main()`, but usage errors exit with 2 (the interface DESIGN.md promises), not 64.

@@ -60,6 +60,12 @@ public enum OrderSafeApplication {
         if let sandbox = components.sandbox {
             services += await sandbox.services(logger: logger)
         }
+        if let backups = components.backups {
+            services.append(
+                PeriodicWorkService(
+                    name: "backup", interval: .seconds(min(backups.settings.everySeconds, 60)), logger: logger
+                ) { try await backups.runDue() })
+        }
         let headTimeout = TimeAmount.seconds(Int64(settings.server.idleTimeoutSeconds))
         // Behind a trusted proxy every connection comes from the proxy: it caps its clients' connections itself.
         let connections = ConnectionLimiter(
@@ -201,7 +207,8 @@ public enum OrderSafeApplication {
                 lifetime: TimeInterval(settings.console.sessionHours * 3600),
                 secureCookie: settings.console.secureCookie),
             keys: operatorKeys, signInLimiter: wrongKeys,
-            views: try ConsoleViews(), defaultZone: settings.console.defaultTimeZone, clock: clock
+            views: try ConsoleViews(), defaultZone: settings.console.defaultTimeZone, clock: clock,
+            backups: components.backups
         ).addRoutes(to: router)
         return router
     }

@@ -24,6 +24,8 @@ struct OrderSafeComponents: Sendable {
     let webhooks: WebhookDispatcher?
     /// The built-in providers, when the sandbox runs on them.
     let sandbox: SandboxProviders?
+    /// Scheduled backups, for an SQLite ledger in a file with `backup.every_seconds` above 0.
+    let backups: BackupSchedule?
 
     /// Builds the components, runs `body` with them, and closes the database however `body` ends (one-shot
     /// commands: `ordersafe reconcile`, `ordersafe demo`; the server closes it as a service of its group instead).
@@ -42,6 +44,15 @@ struct OrderSafeComponents: Sendable {
         }
         try await components.database.shutdown()
         return result
+    }
+
+    /// The backups `settings` schedule for `database`: none for PostgreSQL (base backups and WAL archiving, outside
+    /// the server) or an in-memory ledger.
+    static func backupSchedule(_ settings: Settings, database: LedgerDatabase, clock: any WallClock, logger: Logger)
+        -> BackupSchedule?
+    {
+        guard let backup = settings.backup, backup.everySeconds > 0, case .sqliteFile = database.url else { return nil }
+        return BackupSchedule(settings: backup, database: database, clock: clock, logger: logger)
     }
 
     /// Migrates the database, activates the catalog and wires the rest. Replicas in one process (tests) may share
@@ -108,7 +119,8 @@ struct OrderSafeComponents: Sendable {
                         transport: HTTPClientProviderTransport(maxResponseBytes: 64 << 10), clock: clock, logger: logger
                     )
                 },
-                sandbox: sandbox)
+                sandbox: sandbox,
+                backups: backupSchedule(settings, database: database, clock: clock, logger: logger))
         } catch {
             try? await database.shutdown()
             throw error

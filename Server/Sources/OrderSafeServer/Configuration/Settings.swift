@@ -102,6 +102,16 @@ public struct Settings: Sendable {
         public var statementHour = 10
     }
 
+    /// Scheduled backups of an SQLite ledger in a file (`ordersafe backup` makes one by hand).
+    public struct Backup: Sendable {
+        /// Seconds between backups; 0 schedules none.
+        public var everySeconds = 3600
+        /// How many scheduled backups are kept; older ones go.
+        public var keep = 48
+        /// Where scheduled backups are written.
+        public var directory: String
+    }
+
     /// Request rates per caller: token buckets that answer 429 with `Retry-After` when empty. 0 turns one off.
     public struct Limits: Sendable {
         /// Requests a minute from one client address: every route but a signed-in user's (carrier-grade NAT puts
@@ -157,4 +167,6 @@ public struct Settings: Sendable {
     public var offerHook: OfferHook?
     public var limits = Limits()
     public var console = Console()
+    /// As loaded (its folder defaults to the data folder's `backups`); nil schedules none.
+    public var backup: Backup?
 }

@@ -115,6 +115,10 @@ struct SettingsReader {
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
             firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600),
             statementHour: try int("reconcile.statement_hour", default: 10, in: 0...23))
+        settings.backup = Settings.Backup(
+            everySeconds: try int("backup.every_seconds", default: 3600, in: 0...(7 * 86400)),
+            keep: try int("backup.keep", default: 48, in: 1...10_000),
+            directory: try string("backup.dir") ?? "\(dataDirectory)/backups")
         settings.console = Settings.Console(
             operatorKeys: try operatorKeys(),
             idleMinutes: try int("console.idle_minutes", default: 30, in: 1...1440),

@@ -318,6 +318,19 @@ extension ConsoleController {
         }
         let held = try await ledger.heldSubmissionCount()
         if held > 0 { values["held"] = ["count": held] }
+        if let status = backups?.status {
+            var backup: [String: Any] = ["overdue": status.overdue]
+            if let last = status.last {
+                backup["last"] = [
+                    "file": last.file, "at": format.time(last.createdAt) as String, "orders": last.orders,
+                    "lastEvent": last.lastEventID, "bytes": last.bytes,
+                ]
+            }
+            if let failure = status.failure {
+                backup["failure"] = ["at": format.time(failure.at) as String, "reason": failure.reason]
+            }
+            values["backup"] = backup
+        }
         values["inbox"] = try await ledger.inboxProblems(limit: 100).map { entry in
             [
                 "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind,

@@ -20,6 +20,8 @@ struct ConsoleController: Sendable {
     let views: ConsoleViews
     let defaultZone: String
     let clock: any WallClock
+    /// The scheduled backups, whose last good one the Operations page shows; nil when none are scheduled.
+    let backups: BackupSchedule?
 
     /// The largest form body accepted.
     static let maxFormBytes = 8 << 10

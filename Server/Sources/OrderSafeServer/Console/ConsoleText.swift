@@ -41,6 +41,16 @@ enum ConsoleText {
             "设置错误(appstore.bundle_id、app_apple_id、environment 或 root_certificates)会使每笔真实购买都无法通过验证。这些交易在买家设备上保持未完成,并暂存在这里;请修正设置并重启,然后重新验证。"
         ),
         "replay_held": ("Verify again and record", "重新验证并入账"),
+        "backups": ("Backups", "备份"),
+        "backup_last": ("Last good backup", "最近一次成功备份"),
+        "backup_last_event": ("last event", "最后事件"),
+        "orders_word": ("orders", "笔订单"),
+        "backup_none": ("No backup yet.", "尚无备份。"),
+        "backup_overdue": (
+            "The last good backup is older than twice backup.every_seconds: check the backup folder's disk.",
+            "最近一次成功备份已超过 backup.every_seconds 的两倍:请检查备份目录所在磁盘。"
+        ),
+        "backup_failed": ("Backup failed at", "备份失败于"),
         "held_replayed": ("Held transactions verified again; those that verified are recorded.", "已重新验证暂存交易;通过验证的已入账。"),
         "search": ("Search", "搜索"),
         "search_hint": ("Order number, transaction id, original transaction id or user id", "订单号、交易号、原始交易号或用户 ID"),
