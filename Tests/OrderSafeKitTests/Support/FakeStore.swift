@@ -55,6 +55,19 @@ actor FakeStore: StoreClient {
         self.crash = crash
     }
 
+    /// Whether the sheet waits, shown, until ``release()`` (a buyer who has not tapped yet).
+    private var holds = false
+    private var shown: [CheckedContinuation<Void, Never>] = []
+
+    func set(holds: Bool) { self.holds = holds }
+    /// How many sheets wait for the buyer.
+    var sheetsShown: Int { shown.count }
+    /// The buyer answers every sheet shown.
+    func release() {
+        shown.forEach { $0.resume() }
+        shown = []
+    }
+
     func set(sheet: Sheet) { self.sheet = sheet }
     func set(canPay: Bool) { self.canPay = canPay }
     func set(verifies: Bool) { self.verifies = verifies }
@@ -72,6 +85,7 @@ actor FakeStore: StoreClient {
     ) async throws -> StorePurchaseResult {
         scenes.append(scene)
         signedOptions.append(signed)
+        if holds { await withCheckedContinuation { shown.append($0) } }
         await crash.step("store: sheet")
         switch sheet {
         case .cancel: return .userCancelled

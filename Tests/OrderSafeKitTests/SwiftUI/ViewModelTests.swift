@@ -87,5 +87,62 @@ struct ViewModelTests {
         #expect(model.entitlements == nil && model.purchases.isEmpty)
         #expect(OrderSafeViewModel(app).snapshot == model.snapshot, "a model made now starts where this one is")
     }
+
+    @Test(
+        "a product is `purchasing` while its sheet is up and until its purchase returns; a second tap meanwhile is refused and leaves it so"
+    )
+    func purchasingWhileOnItsWay() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        await h.store.set(holds: true)
+        let model = OrderSafeViewModel(h.app())
+        let first = Task { await model.purchase("coins", through: .appStore) }
+        for _ in 0..<2000 where await h.store.sheetsShown == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(model.state.isPurchasing("coins") && model.state.purchasing == ["coins"])
+        #expect(!model.state.isPurchasing("gift"))
+        let second = await model.purchase("coins", through: .appStore)
+        #expect(second.orderNo == nil, "one purchase in flight per product: \(second.name)")
+        #expect(model.state.isPurchasing("coins"), "the first is still on its way")
+        await h.store.release()
+        #expect(await first.value.state == .fulfilled)
+        #expect(model.state.purchasing.isEmpty)
+        try await caughtUp(model) { $0.purchases.last?.outcome != nil }
+        #expect(model.state.lastOutcome["coins"]?.state == .fulfilled)
+    }
+
+    @Test(
+        "another user signing in while a purchase is on its way: nothing of it shows busy for them, before or after it returns"
+    )
+    func purchasingIsTheUsers() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        await h.store.set(holds: true)
+        let app = h.app()
+        let model = OrderSafeViewModel(app)
+        let alices = Task { await model.purchase("coins", through: .appStore) }
+        for _ in 0..<2000 where await h.store.sheetsShown == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(model.state.isPurchasing("coins"))
+        _ = await model.logIn("user-2")
+        try await caughtUp(model) { $0.userID == "user-2" }
+        #expect(model.state.purchasing.isEmpty && !model.state.isSigningIn)
+        await h.store.set(holds: false)
+        let bobs = Task { await model.purchase("coins", through: .appStore) }
+        await h.store.release()
+        _ = await alices.value
+        #expect(model.state.lastOutcome["coins"]?.userID != "user-1", "alice's outcome is not shown to user-2")
+        _ = await bobs.value
+        #expect(model.state.purchasing.isEmpty)
+    }
+
+    @Test("a restore is `restoring` until it answers, and its answer is kept for the user")
+    func restoreState() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let model = OrderSafeViewModel(h.app())
+        _ = await model.purchase("vip", through: .appStore)
+        let result = try await model.restore()
+        #expect(!model.state.isRestoring)
+        #expect(model.state.lastRestore == result)
+    }
 }
 #endif
