@@ -119,11 +119,14 @@ public final class StandInDevice: Sendable {
         var components = URLComponents(url: endpoint("products"), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "ids", value: ids.joined(separator: ","))]
         let answer: ProductsAnswer = try await call("GET", components.url!, body: nil)
-        return answer.products.map { item in
-            Product(
+        return try answer.products.map { item in
+            // A price the App Store did not write as a decimal is an error, never a free product.
+            guard let price = Decimal(string: item.price, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw StoreKitError.systemError(StandInError.malformed)
+            }
+            return Product(
                 id: item.id, type: Product.ProductType(rawValue: item.type), displayName: item.display_name,
-                description: item.description,
-                price: Decimal(string: item.price) ?? 0, displayPrice: item.display_price,
+                description: item.description, price: price, displayPrice: item.display_price,
                 isFamilyShareable: item.family_shareable)
         }
     }

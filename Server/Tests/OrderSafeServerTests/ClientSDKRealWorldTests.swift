@@ -390,6 +390,18 @@ extension ClientSDKEndToEndTests {
         }
     }
 
+    /// A parent approves the phone's first waiting Ask to Buy request, and the App Store drops the order's token.
+    static func approveWithoutToken(_ device: String) async throws {
+        let requests =
+            try JSONSerialization.jsonObject(
+                with: Data(
+                    try await AlipayFlowTests.request(device + "/ask-to-buy", method: .GET, token: nil, body: nil)))
+            as? [String: Any]
+        let requestID = try #require((requests?["requests"] as? [[String: Any]])?.first?["request_id"] as? String)
+        _ = try await AlipayFlowTests.request(
+            device + "/ask-to-buy/\(requestID)/approve?without_token=1", method: .POST, token: nil, body: "{}")
+    }
+
     @Test(
         "an Ask to Buy approved without the order's token: credited once to the child's user, finished, and the request's entry ends with it (never told cancelled when it would lapse)",
         .timeLimit(.minutes(2)))
@@ -404,14 +416,7 @@ extension ClientSDKEndToEndTests {
             #expect(pending.state == .pending)
             await child.stop()
             let device = base + "/sandbox/appstore/devices/tokenless-phone"
-            let requests =
-                try JSONSerialization.jsonObject(
-                    with: Data(
-                        try await AlipayFlowTests.request(device + "/ask-to-buy", method: .GET, token: nil, body: nil)))
-                as? [String: Any]
-            let requestID = try #require((requests?["requests"] as? [[String: Any]])?.first?["request_id"] as? String)
-            _ = try await AlipayFlowTests.request(
-                device + "/ask-to-buy/\(requestID)/approve?without_token=1", method: .POST, token: nil, body: "{}")
+            try await Self.approveWithoutToken(device)
             #expect(await StoreKitClient().unfinished().first?.appAccountToken == nil, "approved without the token")
 
             let relaunched = Self.app(
@@ -442,14 +447,7 @@ extension ClientSDKEndToEndTests {
             #expect(await child.purchase("coins_60", through: .appStore).state == .pending)
             await child.stop()
             let device = base + "/sandbox/appstore/devices/shared-phone"
-            let requests =
-                try JSONSerialization.jsonObject(
-                    with: Data(
-                        try await AlipayFlowTests.request(device + "/ask-to-buy", method: .GET, token: nil, body: nil)))
-                as? [String: Any]
-            let requestID = try #require((requests?["requests"] as? [[String: Any]])?.first?["request_id"] as? String)
-            _ = try await AlipayFlowTests.request(
-                device + "/ask-to-buy/\(requestID)/approve?without_token=1", method: .POST, token: nil, body: "{}")
+            try await Self.approveWithoutToken(device)
 
             // Bob has the phone now, and asks for the same product himself: the approval is of alice's request (his
             // came after it), so his launch neither submits nor finishes it.
