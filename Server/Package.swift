@@ -273,7 +273,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
-            exclude: ["RealBills"]
+            exclude: ["RealSamples"]
         ),
         .testTarget(
             name: "AlipayTests",
@@ -286,7 +286,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+            ],
+            exclude: ["RealSamples"]
         ),
         .testTarget(
             name: "OrderSafeServerTests",

@@ -115,6 +115,8 @@ struct AlipayTradeBillTests {
         #expect(Set(bill.rows.filter { $0.kind == .trade }.map(\.orderFen)) == [9900, 600])
         let refund = try #require(bill.rows.first { $0.kind == .refund })
         #expect(refund.outTradeNo == "OS-B1" && refund.refundRequestNo == "RF-B1" && refund.receiptFen == -9900)
+        // As a real bill writes a refund (RealSamples/README.md): 订单金额 negative.
+        #expect(refund.orderFen == -9900)
         #expect(bill.totals.tradeReceiptFen == 10500 && bill.totals.refundReceiptFen == -9900)
         #expect(bill.totals.feeFen == 59 + 4 - 59)
         // The zip's names are GBK, as Alipay's are.

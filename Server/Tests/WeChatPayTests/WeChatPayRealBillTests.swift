@@ -4,11 +4,11 @@ import Testing
 
 @testable import WeChatPay
 
-/// Bills WeChat Pay wrote for real merchants, as others published them (`RealBills/README.md` names each source):
+/// Bills WeChat Pay wrote for real merchants, as others published them (`RealSamples/README.md` names each source):
 /// what production will download, not our reading of the format page.
 @Suite("WeChat Pay trade bill: real bills others published")
 struct WeChatPayRealBillTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("RealBills")
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("RealSamples")
 
     static func bytes(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: folder.appendingPathComponent(name)))

@@ -12,7 +12,7 @@ struct AlipayGatewayResponse {
     var isSuccess: Bool { code == "10000" }
 
     /// Reads `body`, verifying `sign` over the exact raw text of the `<method>_response` member.
-    /// An unsigned answer is accepted only as an error, never as a success.
+    /// An unsigned answer (no `sign`, or an empty one) is accepted only as an error, never as a success.
     static func verified(body: [UInt8], method: String, credentials: AlipayCredentials) throws(AlipayGatewayError)
         -> AlipayGatewayResponse
     {
@@ -26,7 +26,10 @@ struct AlipayGatewayResponse {
         guard let raw = members[name] ?? members["error_response"] else {
             throw .malformedResponse("no \(name) member")
         }
+        // An empty `sign` is no signature: Alipay's answers quoted in python-alipay-sdk 3.4.0 (its refusals among
+        // them, Tests/AlipayTests/RealSamples) carry `"sign": ""`, and are read as unsigned ones are, errors only.
         let signature = members["sign"].flatMap { try? JSONDecoder().decode(String.self, from: Data($0)) }
+            .flatMap { $0.isEmpty ? nil : $0 }
         if let signature, !credentials.isAlipaySignature(signature, over: raw) { throw .badSignature }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any],
             let code = object["code"] as? String

@@ -114,10 +114,15 @@ extension SandboxAlipay {
             let subject = trade.subject.replacingOccurrences(of: ",", with: "，")
             let payer = "*沙(\(trade.buyerID.suffix(4)))\t"
             let zeros = ["0.00", "0.00", "0.00", "0.00", "0.00", "", "0.00\t", "0.00"]
-            func fields(_ kind: String, _ time: String, receipt: Int64, request: String, fee: Int64) -> [String] {
-                let head = [trade.tradeNo + "\t", trade.outTradeNo + "\t", kind + "\t", subject, time, time]
+            // A refund's row is dated by the trade's creation and the refund's completion, and its 订单金额 is
+            // negative like its 商家实收: as in a real bill of 2019-09-16 (Tests/AlipayTests/RealSamples/README.md).
+            func fields(_ kind: String, _ time: String, order: Int64, receipt: Int64, request: String, fee: Int64)
+                -> [String]
+            {
+                let created = kind == "退款" ? (trade.paidAt ?? time) : time
+                let head = [trade.tradeNo + "\t", trade.outTradeNo + "\t", kind + "\t", subject, created, time]
                 let parties = [
-                    "\t", "\t", "\t", "\t", payer, BillYuan.string(trade.totalFen), BillYuan.string(receipt),
+                    "\t", "\t", "\t", "\t", payer, BillYuan.string(order), BillYuan.string(receipt),
                 ]
                 return head + parties + zeros + [request + "\t", BillYuan.string(fee), "0.00", subject]
             }
@@ -125,7 +130,9 @@ extension SandboxAlipay {
                 let fee = BillYuan.fee(trade.totalFen)
                 rows.append(
                     BillRow(
-                        time: paid, fields: fields("交易", paid, receipt: trade.totalFen, request: "", fee: fee),
+                        time: paid,
+                        fields: fields(
+                            "交易", paid, order: trade.totalFen, receipt: trade.totalFen, request: "", fee: fee),
                         refund: false, order: trade.totalFen, receipt: trade.totalFen, fee: fee))
             }
             for (request, fen) in trade.refunds {
@@ -133,7 +140,7 @@ extension SandboxAlipay {
                 let fee = -BillYuan.fee(fen)
                 rows.append(
                     BillRow(
-                        time: time, fields: fields("退款", time, receipt: -fen, request: request, fee: fee),
+                        time: time, fields: fields("退款", time, order: -fen, receipt: -fen, request: request, fee: fee),
                         refund: true, order: trade.totalFen, receipt: -fen, fee: fee))
             }
         }
