@@ -39,6 +39,21 @@ struct StatementsCommand: AsyncParsableCommand {
             var other_day: Int
             var flagged: StatementReport.Tally
             var waiting_for: String?
+            var fund_flow: FundFlow?
+        }
+
+        /// The fund-flow bill's check, without its list of differences.
+        struct FundFlow: Encodable {
+            var status: String
+            var matched: Int
+            var only_in_trade_bill: Int
+            var only_in_fund_flow: Int
+            var differing: Int
+
+            init(_ check: FundFlowCheck) {
+                (status, matched, differing) = (check.status.rawValue, check.matched, check.differing)
+                (only_in_trade_bill, only_in_fund_flow) = (check.onlyInTradeBill, check.onlyInFundFlow)
+            }
         }
 
         var day: String
@@ -81,7 +96,7 @@ struct StatementsCommand: AsyncParsableCommand {
                     channel: report.channel.rawValue, status: report.status.rawValue, matched: report.matched,
                     recovered: report.recovered, refunds_matched: report.refundsMatched,
                     refunds_recovered: report.refundsRecovered, other_day: report.otherDay, flagged: report.flagged,
-                    waiting_for: report.waitingFor)
+                    waiting_for: report.waitingFor, fund_flow: report.fundFlow.map(Summary.FundFlow.init))
             })
         print(String(decoding: try OrderSafeJSON.encoder().encode(summary), as: UTF8.self))
         if summary.flagged > 0 { throw ExitCode(3) }

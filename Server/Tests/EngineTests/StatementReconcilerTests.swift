@@ -233,4 +233,31 @@ struct StatementReconcilerTests {
         #expect(StatementDay(containing: Date(timeIntervalSince1970: 1_795_536_000), utcOffset: 8 * 3600) == day)
         #expect(StatementDay(containing: Date(timeIntervalSince1970: 1_795_535_999), utcOffset: 8 * 3600) < day)
     }
+
+    @Test("a fund-flow difference is flagged with both lines; a fund-flow bill that cannot be read is flagged once")
+    func fundFlowFlagged() {
+        var report = StatementReport(channel: .wechatPay, day: "2026-11-25", status: .waiting, ranAt: Date())
+        var check = FundFlowCheck(status: .checked)
+        check.matched = 4
+        check.differ(
+            .init(
+                businessID: "4200000001", kind: .payment, tradeBillLine: 3, tradeBillMinor: 9900, fundFlowLine: 7,
+                fundFlowMinor: 9800))
+        StatementReconciler.flag(check, into: &report)
+        #expect(report.fundFlow == check && report.flagged.count == 1)
+        let flagged = report.discrepancies.first
+        #expect(flagged?.kind == .fundFlowDiffers && flagged?.transactionID == "4200000001" && flagged?.line == 3)
+        #expect(flagged?.statementAmount == Money(amountMinor: 9900, currency: .cny))
+        #expect(
+            flagged?.detail
+                == "the fund-flow bill's line 7 moves 9800 fen in for this payment; the trade bill says 9900 fen in")
+        var unreadable = StatementReport(channel: .wechatPay, day: "2026-11-25", status: .waiting, ranAt: Date())
+        StatementReconciler.flag(
+            FundFlowCheck(status: .unreadable, reason: "the downloaded bill does not match its hash_value"),
+            into: &unreadable)
+        #expect(unreadable.flagged.count == 1 && unreadable.discrepancies.first?.kind == .fundFlowUnreadable)
+        var waiting = StatementReport(channel: .wechatPay, day: "2026-11-25", status: .waiting, ranAt: Date())
+        StatementReconciler.flag(FundFlowCheck(status: .waiting, reason: "STATEMENT_CREATING"), into: &waiting)
+        #expect(waiting.flagged.count == 0 && waiting.fundFlow?.status == .waiting)
+    }
 }

@@ -87,4 +87,56 @@ struct WeChatPayStatementTests {
             refusal(WeChatPayBillFile(bytes: Array(lying.utf8), gzip: false))?.contains(
                 "the summary does not match the rows") == true)
     }
+
+    /// A fund-flow bill in WeChat Pay's format: `movements` as (business id, 业务类型, fen: positive in, negative out).
+    static func fundFlow(_ movements: [(String, String, Int64)]) throws -> WeChatPayFundFlowBill {
+        let yuan = { (fen: Int64) in String(format: "%lld.%02lld", fen / 100, fen % 100) }
+        var text = SandboxWeChatPay.fundFlowHeader + "\r\n"
+        var balance: Int64 = 1_000_000
+        for (index, (id, type, fen)) in movements.enumerated() {
+            balance += fen
+            let name = type == "退款" || type == "退还交易手续费" ? "退款" : type == "提现" ? "提现" : "交易"
+            let fields = [
+                "2026-11-25 10:00:00", id, "F\(index)", name, type, fen >= 0 ? "收入" : "支出", yuan(abs(fen)),
+                yuan(balance), "system", "", "V\(index)",
+            ]
+            text += fields.map { "`" + $0 }.joined(separator: ",") + "\r\n"
+        }
+        let incomes = movements.map(\.2).filter { $0 >= 0 }
+        let expenses = movements.map(\.2).filter { $0 < 0 }
+        text += SandboxWeChatPay.fundFlowSummaryHeader + "\r\n"
+        text +=
+            [
+                "\(movements.count)", "\(incomes.count)", yuan(incomes.reduce(0, +)), "\(expenses.count)",
+                yuan(-expenses.reduce(0, +)),
+            ].map { "`" + $0 }.joined(separator: ",") + "\r\n"
+        return try WeChatPayFundFlowBill(Array(text.utf8))
+    }
+
+    @Test(
+        "the fund-flow bill against the trade bill: a payment credited as billed matches, one credited another amount differs (both lines), one missing or extra is counted"
+    )
+    func fundFlow() throws {
+        let trades = WeChatPayBillFile(bytes: Self.bill(payments: 3), gzip: false)
+        let bill = try Self.fundFlow([
+            ("TX0", "交易", 9900), ("TX0", "扣除交易手续费", -59), ("TX1", "交易", 9800), ("TX1", "扣除交易手续费", -59),
+            ("TX9", "交易", 1000), ("CASH1", "提现", -5000),
+        ])
+        let check = try WeChatPayPayments.fundFlowCheck(bill, tradeBill: trades)
+        #expect(check.status == .checked && check.matched == 1 && check.differing == 1)
+        #expect(check.onlyInTradeBill == 1 && check.onlyInFundFlow == 1 && check.other == 1 && check.feesMinor == 118)
+        #expect(check.rows == 6 && check.incomeMinor == 20700 && check.expenseMinor == 5118)
+        #expect(
+            check.differences == [
+                .init(
+                    businessID: "TX1", kind: .payment, tradeBillLine: 3, tradeBillMinor: 9900, fundFlowLine: 4,
+                    fundFlowMinor: 9800)
+            ])
+        // Credited the other way round is a difference too; a day on which the account did not move matches nothing.
+        let reversed = try Self.fundFlow([("TX0", "交易", -9900), ("TX1", "交易", 9900), ("TX2", "交易", 9900)])
+        let other = try WeChatPayPayments.fundFlowCheck(reversed, tradeBill: trades)
+        #expect(other.matched == 2 && other.differing == 1 && other.differences.first?.fundFlowMinor == -9900)
+        let still = try WeChatPayPayments.fundFlowCheck(nil, tradeBill: trades)
+        #expect(still.matched == 0 && still.onlyInTradeBill == 3 && still.differing == 0)
+    }
 }

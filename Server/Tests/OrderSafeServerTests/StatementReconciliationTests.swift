@@ -69,6 +69,10 @@ struct StatementReconciliationTests {
             let flagged = try #require(report.discrepancies.first)
             #expect(flagged.kind == .unknownOrder && flagged.orderNo == "OS-NOT-OURS-1" && flagged.line != nil)
             #expect(report.statementTotals?.rows == 5)
+            // The account's movements of the day: the four payments credited and the refund paid out, as billed.
+            let fundFlow = try #require(report.fundFlow)
+            #expect(fundFlow.status == .checked && fundFlow.matched == 5 && fundFlow.differing == 0)
+            #expect(fundFlow.onlyInTradeBill == 0 && fundFlow.onlyInFundFlow == 0 && fundFlow.rows == 10)
             for created in paid.prefix(2) {
                 #expect(try await ReconciliationFlowTests.status(client, alice, created.order.orderNo) == .fulfilled)
             }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import WeChatPay
@@ -12,7 +13,7 @@ struct WeChatPayFundFlowBillTests {
     static let credited =
         "`2026-11-25 10:01:02,`4200000001202611250000000001,`4200000001202611250000000001-1,`交易,`交易,`收入,`99.00,`1099.00,`1900000109API,`,`S0001"
     static let fee =
-        "`2026-11-25 10:01:02,`4200000001202611250000000001,`4200000001202611250000000001-2,`扣除交易手续费,`扣除交易手续费,`支出,`0.59,`1098.41,`1900000109API,`,`S0002"
+        "`2026-11-25 10:01:02,`4200000001202611250000000001,`4200000001202611250000000001-2,`交易,`扣除交易手续费,`支出,`0.59,`1098.41,`1900000109API,`,`S0002"
     static let refund =
         "`2026-11-25 12:00:00,`50000000012026112500000000001,`50000000012026112500000000001-1,`退款,`退款,`支出,`99.00,`999.41,`1900000109API,`退款总金额99.00元;含手续费0.59元,`S0003"
     static let summaryHeader = "资金流水总笔数,收入笔数,收入金额,支出笔数,支出金额"
@@ -26,7 +27,7 @@ struct WeChatPayFundFlowBillTests {
             Self.file([Self.header, Self.credited, Self.fee, Self.refund, Self.summaryHeader, Self.summary]))
         #expect(bill.rows.count == 3)
         #expect(bill.rows[0].income && bill.rows[0].amountFen == 9900 && bill.rows[0].balanceFen == 109_900)
-        #expect(!bill.rows[1].income && bill.rows[1].amountFen == 59 && bill.rows[1].businessName == "扣除交易手续费")
+        #expect(!bill.rows[1].income && bill.rows[1].amountFen == 59 && bill.rows[1].businessType == "扣除交易手续费")
         #expect(bill.rows[2].businessID == "50000000012026112500000000001" && bill.rows[2].voucher == "S0003")
         #expect(bill.totals == .init(count: 3, incomeCount: 1, incomeFen: 9900, expenseCount: 2, expenseFen: 9959))
         // A header and summary header written with backticks, and full-width parentheses: the same bill.
@@ -72,5 +73,31 @@ struct WeChatPayFundFlowBillTests {
             refusal([Self.header.replacingOccurrences(of: "收支类型", with: "类型")])
                 == "line 1: the detail header has no column 收支类型")
         #expect(refusal([]) == "line 1: the file is empty")
+    }
+
+    @Test("WeChat Pay's own example (资金账单结构说明): counts written `20.0` are read; its one row of twenty is refused")
+    func documentationExample() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("RealSamples")
+        let text = String(
+            decoding: try Data(contentsOf: folder.appendingPathComponent("wechatpay-doc-fund-flow-example.csv")),
+            as: UTF8.self)
+        // The page shows one row of the twenty its summary counts: the counts are read, the sums do not agree.
+        #expect(throws: WeChatPayBillError.self) { try WeChatPayFundFlowBill(Array(text.utf8)) }
+        do {
+            _ = try WeChatPayFundFlowBill(Array(text.utf8))
+        } catch {
+            #expect(error.description.hasPrefix("the summary does not match the rows"))
+        }
+        // Its row with a summary of its own, in the page's way of writing counts.
+        let own = text.replacingOccurrences(of: "`20.0,`17.0,`0.35,`3.0,`0.18", with: "`1.0,`0,`0.00,`1.00,`0.02")
+        let bill = try WeChatPayFundFlowBill(Array(own.utf8))
+        #expect(bill.totals == .init(count: 1, incomeCount: 0, incomeFen: 0, expenseCount: 1, expenseFen: 2))
+        let row = try #require(bill.rows.first)
+        #expect(row.businessID == "50000305742018020103387128253" && row.businessType == "退款" && !row.income)
+        #expect(row.amountFen == 2 && row.balanceFen == 17 && row.voucher == "REF4200000068201801293084726067")
+        for count in ["`1.5", "`1.", "`+1", "`1.000"] {
+            let odd = own.replacingOccurrences(of: "`1.0,`0,", with: "\(count),`0,")
+            #expect(throws: WeChatPayBillError.self) { try WeChatPayFundFlowBill(Array(odd.utf8)) }
+        }
     }
 }

@@ -8,7 +8,8 @@ import Testing
 /// what production will download, not our reading of the format page.
 @Suite("WeChat Pay trade bill: real bills others published")
 struct WeChatPayRealBillTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("RealSamples")
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("RealSamples")
 
     static func bytes(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: folder.appendingPathComponent(name)))

@@ -315,7 +315,8 @@ struct WeChatPaySandboxTests {
         // The same day's fund-flow bill: the payment credited and its fee, the refund's fee returned and the refund.
         let funds = try WeChatPayFundFlowBill(
             try await client.download(try await client.fundFlowBill(date: today)))
-        #expect(funds.rows.map(\.businessName) == ["交易", "扣除交易手续费", "退还手续费", "退款"])
+        #expect(funds.rows.map(\.businessName) == ["交易", "交易", "退款", "退款"])
+        #expect(funds.rows.map(\.businessType) == ["交易", "扣除交易手续费", "退还交易手续费", "退款"])
         #expect(funds.totals == .init(count: 4, incomeCount: 2, incomeFen: 9905, expenseCount: 2, expenseFen: 959))
         #expect(funds.rows.last.map(\.balanceFen) == Int64(9905 - 959))
         var altered = bill

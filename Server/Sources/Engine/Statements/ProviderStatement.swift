@@ -9,6 +9,8 @@ public struct ProviderStatement: Sendable {
     public var entries: StatementEntries
     /// What the file itself says it holds; nil when the provider publishes no totals (the App Store's API).
     public var totals: StatementTotals?
+    /// The account's movements of the day checked against the statement, where the provider publishes them.
+    public var fundFlow: FundFlowCheck?
 
     public init(day: StatementDay, entries: StatementEntries, totals: StatementTotals?) {
         self.day = day

@@ -112,6 +112,7 @@ public struct StatementReconciler: Sendable {
             where !refundsOnStatement.contains(payment.providerTransactionID) {
                 try await check(unlistedReversal: payment, day: day, source: source, into: &report)
             }
+            if let fundFlow = statement.fundFlow { Self.flag(fundFlow, into: &report) }
             report.status = report.flagged.count == 0 ? .balanced : .discrepancies
         }
         try await ledger.saveStatementRun(
@@ -120,6 +121,27 @@ public struct StatementReconciler: Sendable {
                 report: String(decoding: try OrderSafeJSON.encoder().encode(report), as: UTF8.self),
                 ranAt: report.ranAt))
         return report
+    }
+
+    /// The account's movements checked against the statement: kept with the report, each difference flagged with
+    /// both lines, a fund-flow bill that could not be read flagged once.
+    static func flag(_ fundFlow: FundFlowCheck, into report: inout StatementReport) {
+        report.fundFlow = fundFlow
+        if fundFlow.status == .unreadable {
+            report.flag(
+                .init(
+                    kind: .fundFlowUnreadable, transactionID: "", detail: fundFlow.reason ?? "the fund-flow bill"))
+        }
+        for difference in fundFlow.differences {
+            let direction = difference.fundFlowMinor >= 0 ? "in" : "out"
+            report.flag(
+                .init(
+                    kind: .fundFlowDiffers, transactionID: difference.businessID, line: difference.tradeBillLine,
+                    statementAmount: Money(amountMinor: abs(difference.tradeBillMinor), currency: .cny),
+                    detail:
+                        "the fund-flow bill's line \(difference.fundFlowLine) moves \(abs(difference.fundFlowMinor)) fen \(direction) for this \(difference.kind.rawValue); the trade bill says \(abs(difference.tradeBillMinor)) fen \(difference.tradeBillMinor >= 0 ? "in" : "out")"
+                ))
+        }
     }
 
     /// The kept report of one channel's day, if it ran.

@@ -51,6 +51,11 @@ public struct StatementReport: Sendable, Hashable, Codable {
             /// Reversed in the ledger on this day, no refund of it on the statement, and the provider says it did not
             /// refund it (or dates the refund on this day).
             case refundNotInStatement = "refund_not_in_statement"
+            /// The provider's account moved this payment or refund by another amount, or the other way, than its
+            /// trade bill says (WeChat Pay's fund-flow bill: ``FundFlowCheck``).
+            case fundFlowDiffers = "fund_flow_differs"
+            /// The provider's fund-flow bill was downloaded but could not be read (digest, format, summary).
+            case fundFlowUnreadable = "fund_flow_unreadable"
         }
 
         public var kind: Kind
@@ -98,6 +103,8 @@ public struct StatementReport: Sendable, Hashable, Codable {
     /// The provider transactions this day's runs recovered (kept across runs: a second run finds them matched).
     public var recoveredTransactions: [String] = []
     public var recoveredRefunds: [String] = []
+    /// The account's movements checked against the statement (WeChat Pay's fund-flow bill).
+    public var fundFlow: FundFlowCheck?
     /// The first ``maxListed`` differences (``flagged`` counts them all).
     public var discrepancies: [Discrepancy] = []
 
@@ -135,6 +142,7 @@ public struct StatementReport: Sendable, Hashable, Codable {
         flagged = try container.decode(Tally.self, forKey: .flagged)
         recoveredTransactions = try container.decode([String].self, forKey: .recoveredTransactions)
         recoveredRefunds = try container.decode([String].self, forKey: .recoveredRefunds)
+        fundFlow = try container.decodeIfPresent(FundFlowCheck.self, forKey: .fundFlow)
         discrepancies = try container.decode([Discrepancy].self, forKey: .discrepancies)
     }
 
@@ -152,6 +160,7 @@ public struct StatementReport: Sendable, Hashable, Codable {
         case flagged
         case recoveredTransactions = "recovered_transactions"
         case recoveredRefunds = "recovered_refunds"
+        case fundFlow = "fund_flow"
         case discrepancies
     }
 }

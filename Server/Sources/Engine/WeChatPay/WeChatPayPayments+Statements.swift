@@ -10,7 +10,8 @@ extension WeChatPayPayments: StatementSource {
 
     /// `GET /v3/bill/tradebill` (ALL, gzipped) of the day, downloaded and checked against its SHA-1, then read a line
     /// at a time as it inflates: once to its end (every row, the summary against the rows) before anything is
-    /// compared, and again for the comparison; the bill is kept compressed meanwhile. WeChat Pay answers
+    /// compared, and again for the comparison; the bill is kept compressed meanwhile. The day's fund-flow bill is
+    /// checked against it (``fundFlowCheck(of:tradeBill:)``). WeChat Pay answers
     /// `400 STATEMENT_CREATING` while it writes the bill (from 08:00 the next day it is there) and
     /// `400 NO_STATEMENT_EXIST` for a day without a payment or refund — an empty statement (its error codes:
     /// https://pay.weixin.qq.com/docs/merchant/apis/jsapi-payment/get-trade-bill.html).
@@ -32,7 +33,9 @@ extension WeChatPayPayments: StatementSource {
                 throw error
             }
         }
-        return .published(try Self.statement(file, day: day, merchantID: client.merchantID, appID: client.appID))
+        var statement = try Self.statement(file, day: day, merchantID: client.merchantID, appID: client.appID)
+        statement.fundFlow = try await fundFlowCheck(of: day, tradeBill: file)
+        return .published(statement)
     }
 
     /// A downloaded bill as the statement of `day`, read once to its end (every row, the summary against the rows)

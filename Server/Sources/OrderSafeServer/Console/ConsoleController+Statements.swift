@@ -58,7 +58,7 @@ extension ConsoleController {
         if let waitingFor = report.waitingFor { values["waitingFor"] = waitingFor }
         values["ranAt"] = page.format.time(report.ranAt) as String
         values["csv"] = "/admin/statements/\(report.channel.rawValue)/\(report.day)/csv"
-        values["rows"] = [
+        var rows = [
             ["label": texts["matched"] ?? "", "value": Self.tally(report.matched)],
             ["label": texts["recovered"] ?? "", "value": Self.tally(report.recovered)],
             ["label": texts["refunds_matched"] ?? "", "value": Self.tally(report.refundsMatched)],
@@ -68,6 +68,15 @@ extension ConsoleController {
             ["label": texts["shared"] ?? "", "value": "\(report.shared)"],
             ["label": texts["flagged_count"] ?? "", "value": Self.tally(report.flagged)],
         ]
+        if let fundFlow = report.fundFlow {
+            let counts = [fundFlow.matched, fundFlow.onlyInTradeBill, fundFlow.onlyInFundFlow, fundFlow.differing]
+            let value =
+                fundFlow.status == .checked
+                ? counts.map(String.init).joined(separator: " · ")
+                : "\(fundFlow.status.rawValue)\(fundFlow.reason.map { ": " + $0 } ?? "")"
+            rows.append(["label": texts["fund_flow"] ?? "", "value": value])
+        }
+        values["rows"] = rows
         if let totals = report.statementTotals {
             values["totals"] = "\(totals.rows) · \(totals.paidMinor) / \(totals.refundedMinor) / \(totals.feeMinor)"
         }

@@ -188,6 +188,14 @@ enum ConsoleText {
         "discrepancy_refund_not_in_statement": (
             "reversed in the ledger, not refunded on the statement", "账本已冲销，对账单中无此退款"
         ),
+        "discrepancy_fund_flow_differs": (
+            "the fund-flow bill moved another amount", "资金账单金额与交易账单不符"
+        ),
+        "discrepancy_fund_flow_unreadable": ("the fund-flow bill could not be read", "资金账单无法读取"),
+        "fund_flow": (
+            "Fund-flow bill (matched · only in the trade bill · only in the fund flow · differing)",
+            "资金账单（已匹配 · 仅交易账单 · 仅资金账单 · 不符）"
+        ),
         "jobs": ("Job queue", "任务队列"),
         "no_jobs": ("No job is waiting.", "没有等待中的任务。"),
         "job": ("Job", "任务"),

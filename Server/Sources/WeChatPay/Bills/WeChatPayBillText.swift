@@ -53,8 +53,15 @@ enum WeChatPayBillText {
             return fields[position]
         }
 
+        /// A count as the bills write it: `20`, or `20.0` as WeChat Pay's fund-flow example does (资金账单结构说明,
+        /// https://pay.weixin.qq.com/docs/merchant/products/bill-download/structure/fund-bill.html: `` `20.0,`17.0 ``);
+        /// a fraction that is not zero is no count.
         func count(_ name: String) throws(WeChatPayBillError) -> Int {
-            guard let value = Int(try text(name)), value >= 0 else {
+            let written = try text(name)
+            let parts = written.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 1 || ((1...2).contains(parts[1].count) && parts[1].allSatisfy { $0 == "0" }),
+                parts[0].allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(parts[0])
+            else {
                 throw .malformed(line: line, "\(name) is not a count")
             }
             return value
