@@ -231,6 +231,10 @@ public enum JSONString {
 
     /// A JSON string literal for `value`, quotes included.
     public static func encode(_ value: String) -> String {
+        // Most text needs no escape (a JWS, an id): one pass over its bytes says so.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + value + "\""
+        }
         var output = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

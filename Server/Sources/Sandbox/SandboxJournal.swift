@@ -14,7 +14,18 @@ import Foundation
 /// kill at any moment leaves one whole journal or the other. Its owner compacts on start and whenever the file has
 /// grown past twice its last compacted size (``wantsCompaction``), so the file follows what the simulator holds, not
 /// every call it ever answered.
+///
+/// A simulator whose record is history (the App Store's: every transaction and notification is what Apple answers
+/// from, for ever) keeps none of it in memory: it streams the file once at start (``open(_:maxBytes:each:)``, a
+/// piece at a time) into an index of where each record's line is (``Ref``), and reads a line back when it answers
+/// (``read(_:)``).
 final class SandboxJournal<Record: Codable> {
+    /// Where a record's line is: its byte offset in the file (its position, in memory) and its length.
+    struct Ref: Hashable, Sendable {
+        var offset: Int64
+        var length: Int32
+    }
+
     /// The largest journal read back, and the longest record.
     static var maxBytes: Int { 512 * 1024 * 1024 }
     static var maxLineBytes: Int { 1024 * 1024 }
@@ -26,9 +37,18 @@ final class SandboxJournal<Record: Codable> {
     /// The file's size now, and right after it was last compacted (or read).
     private var size: Int
     private var compactedSize: Int
+    /// The lines of a journal without a file that its owner reads back (``inMemoryLines``).
+    private var lines: [Data]?
 
     /// No file: nothing is kept (a simulator in a test process).
     static var inMemory: SandboxJournal { SandboxJournal(handle: nil, file: nil, size: 0) }
+
+    /// No file, the lines kept in memory for ``read(_:)`` (a simulator in a test process that reads its records back).
+    static var inMemoryLines: SandboxJournal {
+        let journal = SandboxJournal(handle: nil, file: nil, size: 0)
+        journal.lines = []
+        return journal
+    }
 
     private init(handle: FileHandle?, file: URL?, size: Int) {
         self.handle = handle
@@ -42,6 +62,24 @@ final class SandboxJournal<Record: Codable> {
 
     /// Opens `file` for appending (created when missing) and returns the records it holds, oldest first.
     static func open(_ file: URL) throws -> (journal: SandboxJournal, records: [Record]) {
+        var records: [Record] = []
+        let journal = try open(file, maxBytes: maxBytes) { record, _ in records.append(record) }
+        return (journal, records)
+    }
+
+    /// Opens `file` for appending (created when missing) and hands each record it holds to `each`, oldest first, with
+    /// where its line is; the file is read a piece at a time, never whole, and refused past `maxBytes`.
+    static func open(_ file: URL, maxBytes: Int, each: (Record, Ref) throws -> Void) throws -> SandboxJournal {
+        let decoder = JSONDecoder()
+        return try open(
+            file, maxBytes: maxBytes, reading: { try decoder.decode(Record.self, from: Data($0)) }, each: each)
+    }
+
+    /// ``open(_:maxBytes:each:)``, each line read by `reading` into a `View`: what of a record its owner keeps in
+    /// memory (read without building the rest).
+    static func open<View>(
+        _ file: URL, maxBytes: Int, reading: ([UInt8]) throws -> View, each: (View, Ref) throws -> Void
+    ) throws -> SandboxJournal {
         if !FileManager.default.fileExists(atPath: file.path) {
             guard
                 FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
@@ -50,7 +88,6 @@ final class SandboxJournal<Record: Codable> {
             }
         }
         let handle: FileHandle
-        let data: Data
         do {
             handle = try FileHandle(forUpdating: file)
             let size = try handle.seekToEnd()
@@ -58,52 +95,149 @@ final class SandboxJournal<Record: Codable> {
                 throw SandboxJournalError(file: file, detail: "is larger than \(maxBytes) bytes")
             }
             try handle.seek(toOffset: 0)
-            data = try handle.readToEnd() ?? Data()
         } catch let error as SandboxJournalError {
             throw error
         } catch {
             throw SandboxJournalError(file: file, detail: "cannot be read: \(error)")
         }
-        let (records, kept) = try parse(data, file: file)
+        var pending: [UInt8] = []
+        var pendingOffset: Int64 = 0  // the file offset of pending's first byte
+        var line = 1
+        var total: Int64 = 0
+        while true {
+            let piece: Data
+            do {
+                piece = try handle.read(upToCount: 1 << 20) ?? Data()
+            } catch {
+                throw SandboxJournalError(file: file, detail: "cannot be read: \(error)")
+            }
+            if piece.isEmpty { break }
+            total += Int64(piece.count)
+            pending.append(contentsOf: piece)
+            var start = 0
+            while let end = Self.lineFeed(in: pending, from: start) {
+                guard end - start <= maxLineBytes else {
+                    throw SandboxJournalError(file: file, detail: "line \(line) is longer than \(maxLineBytes) bytes")
+                }
+                let record: View
+                do {
+                    record = try reading(Array(pending[start..<end]))
+                } catch {
+                    throw SandboxJournalError(file: file, detail: "line \(line) is not a record: \(error)")
+                }
+                try each(record, Ref(offset: pendingOffset + Int64(start), length: Int32(end - start + 1)))
+                start = end + 1
+                line += 1
+            }
+            pendingOffset += Int64(start)
+            pending.removeFirst(start)
+            guard pending.count <= maxLineBytes else {
+                throw SandboxJournalError(file: file, detail: "line \(line) is longer than \(maxLineBytes) bytes")
+            }
+        }
+        // What follows the last line feed is a line cut short by a kill.
+        let kept = pendingOffset
         do {
-            if kept < data.count { try handle.truncate(atOffset: UInt64(kept)) }  // a line cut short by a kill
+            if kept < total { try handle.truncate(atOffset: UInt64(kept)) }
             try handle.seekToEnd()
         } catch {
             throw SandboxJournalError(file: file, detail: "cannot be written: \(error)")
         }
-        return (SandboxJournal(handle: handle, file: file, size: kept), records)
+        return SandboxJournal(handle: handle, file: file, size: Int(kept))
     }
 
-    /// The records of `data`, and how many of its bytes they take (less than all when the last line was cut short).
-    static func parse(_ data: Data, file: URL) throws -> (records: [Record], kept: Int) {
-        let decoder = JSONDecoder()
-        var records: [Record] = []
-        var start = data.startIndex
-        var line = 1
-        while start < data.endIndex {
-            guard let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-                return (records, start - data.startIndex)
-            }
-            guard end - start <= maxLineBytes else {
-                throw SandboxJournalError(file: file, detail: "line \(line) is longer than \(maxLineBytes) bytes")
-            }
-            do {
-                records.append(try decoder.decode(Record.self, from: data[start..<end]))
-            } catch {
-                throw SandboxJournalError(file: file, detail: "line \(line) is not a record: \(error)")
-            }
-            start = end + 1
-            line += 1
+    /// The position of the first line feed of `bytes` at or after `start` (memchr: a journal is read at disk speed).
+    private static func lineFeed(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
+            guard start < buffer.count, let base = buffer.baseAddress,
+                let found = memchr(base + start, 0x0A, buffer.count - start)
+            else { return nil }
+            return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
         }
-        return (records, data.count)
     }
 
-    /// Appends one record (one line, one write).
-    func append(_ record: Record) throws {
-        guard let handle else { return }
+    /// Appends one record (one line, one write); returns where its line is.
+    @discardableResult
+    func append(_ record: Record) throws -> Ref {
         let line = try Self.line(record)
+        guard let handle else {
+            lines?.append(line)
+            return Ref(offset: Int64((lines?.count ?? 1) - 1), length: Int32(line.count))
+        }
         try handle.write(contentsOf: line)
-        size += line.count
+        defer { size += line.count }
+        return Ref(offset: Int64(size), length: Int32(line.count))
+    }
+
+    /// The record whose line is at `ref` (``append(_:)``, ``open(_:maxBytes:each:)``), read back from the file.
+    func read(_ ref: Ref) throws -> Record {
+        let bytes: Data
+        if let handle {
+            var buffer = [UInt8](repeating: 0, count: Int(ref.length))
+            let count = buffer.withUnsafeMutableBytes { raw in
+                pread(handle.fileDescriptor, raw.baseAddress, Int(ref.length), off_t(ref.offset))
+            }
+            guard count == Int(ref.length), buffer.last == UInt8(ascii: "\n") else {
+                throw SandboxJournalError(
+                    file: file ?? URL(fileURLWithPath: "/"), detail: "has no line at offset \(ref.offset)")
+            }
+            bytes = Data(buffer.dropLast())
+        } else if let lines, lines.indices.contains(Int(ref.offset)) {
+            bytes = lines[Int(ref.offset)].dropLast()
+        } else {
+            throw SandboxJournalError(file: URL(fileURLWithPath: "/"), detail: "keeps no line \(ref.offset)")
+        }
+        do {
+            return try JSONDecoder().decode(Record.self, from: bytes)
+        } catch {
+            throw SandboxJournalError(
+                file: file ?? URL(fileURLWithPath: "/"),
+                detail: "line at offset \(ref.offset) is not a record: \(error)")
+        }
+    }
+
+    /// Every record of the journal, oldest first: the file read again a piece at a time from its start (the lines
+    /// appended since included), or the lines kept in memory.
+    func forEach(_ each: (Record) throws -> Void) throws {
+        if let lines {
+            for line in lines { try each(try JSONDecoder().decode(Record.self, from: line.dropLast())) }
+            return
+        }
+        guard let file else { return }
+        // A second handle, so that reading does not move where the next line is appended.
+        let reader: FileHandle
+        do {
+            reader = try FileHandle(forReadingFrom: file)
+        } catch {
+            throw SandboxJournalError(file: file, detail: "cannot be read: \(error)")
+        }
+        defer { try? reader.close() }
+        let decoder = JSONDecoder()
+        var pending: [UInt8] = []
+        var remaining = size
+        while remaining > 0 {
+            let piece: Data
+            do {
+                piece = try reader.read(upToCount: min(1 << 20, remaining)) ?? Data()
+            } catch {
+                throw SandboxJournalError(file: file, detail: "cannot be read: \(error)")
+            }
+            if piece.isEmpty { break }
+            remaining -= piece.count
+            pending.append(contentsOf: piece)
+            var start = 0
+            while let end = Self.lineFeed(in: pending, from: start) {
+                do {
+                    try each(try decoder.decode(Record.self, from: Data(pending[start..<end])))
+                } catch let error as SandboxJournalError {
+                    throw error
+                } catch {
+                    throw SandboxJournalError(file: file, detail: "a line is not a record: \(error)")
+                }
+                start = end + 1
+            }
+            pending.removeFirst(start)
+        }
     }
 
     /// Replaces the file with `records`, what the simulator holds now (written to a new file, flushed, renamed over

@@ -47,7 +47,7 @@ struct AppStoreSandboxTests {
                 merchantKeyID: "KEY1",
                 merchantKey: Self.merchantKey.publicKey, clock: FixedClock(date: Self.now), folder: folder)
             let devices = try SandboxAppStoreDevices(store: store, folder: folder)
-            await devices.restore()
+            try await devices.restore()
             await devices.setProducts([
                 .init(
                     id: "coins", type: "Consumable", displayName: "Coins",
@@ -77,11 +77,11 @@ struct AppStoreSandboxTests {
         )
         try await devices.finish(device: "phone-a", transactionID: vipID)
         try await devices.refund(transactionID: vipID)
-        let before = await store.payments.map(\.providerTransactionID).sorted()
+        let before = try await store.payments.map(\.providerTransactionID).sorted()
 
         // The server is killed; a new one starts on the same folder at the same instant.
         let (again, restored) = try await start()
-        #expect(await again.payments.map(\.providerTransactionID).sorted() == before)
+        #expect(try await again.payments.map(\.providerTransactionID).sorted() == before)
         #expect(await restored.purchasingDevices == [coinsID: "phone-a", vipID: "phone-a"])
         #expect(
             await restored.unfinished(device: "phone-a").compactMap(SandboxAppStoreDevices.transactionID) == [coinsID])
@@ -295,5 +295,91 @@ struct AppStoreSandboxTests {
         await #expect(throws: VerifyReceiptError.status(VerifyReceiptStatus(21002))) {
             try await client.verify(receiptData: "not base64!")
         }
+    }
+
+    @Test(
+        "the store's record is its journal: restarted on it, every transaction, the history and every notification answer from the file"
+    )
+    func recordIsTheJournal() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "appstore-record-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func start() throws -> SandboxAppStore {
+            try SandboxAppStore(
+                authority: try SandboxAppStoreCA(now: Self.now), receipts: Self.receiptSigner,
+                bundleID: "com.example.app", appAppleID: 1234, merchantKeyID: "KEY1",
+                merchantKey: Self.merchantKey.publicKey, clock: FixedClock(date: Self.now), folder: folder)
+        }
+        let store = try start()
+        var bought: [String: String] = [:]
+        for index in 0..<120 {
+            let (id, signed) = try await store.purchase(
+                productID: index % 3 == 0 ? "vip" : "coins",
+                type: index % 3 == 0 ? "Auto-Renewable Subscription" : "Consumable", appAccountToken: UUID())
+            bought[id] = signed
+        }
+        let refunded = try #require(bought.keys.sorted().first)
+        let refund = try await store.refund(transactionID: refunded)
+        bought[refunded] = refund
+
+        let again = try start()
+        for (id, signed) in bought {
+            #expect(try await again.signedTransaction(id) == signed)
+        }
+        #expect(
+            await again.latestNotification == nil, "a notification made before the restart is not the latest one made")
+        let client = try await AppStoreServerAPIClient(
+            signingKey: Self.merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer",
+            bundleID: "com.example.app", baseURL: "http://sandbox.local/sandbox/appstore", transport: again.transport,
+            clock: FixedClock(date: Self.now), sleep: { _ in })
+        var notifications: [String] = []
+        var token: String?
+        repeat {
+            let page = try await client.notificationHistory(
+                startDate: 0, endDate: 9_999_999_999_999, paginationToken: token)
+            notifications += page.signedPayloads
+            token = page.hasMore ? page.paginationToken : nil
+        } while token != nil
+        #expect(notifications.count == 121)
+        #expect(try await again.payments.count == 120)
+        let receipt = try await again.appReceipt()
+        #expect(!receipt.isEmpty)
+        // Bought after the restart: the next id, kept with the rest.
+        let (next, _) = try await again.purchase(productID: "coins", type: "Consumable", appAccountToken: nil)
+        #expect(Int64(next)! > bought.keys.compactMap { Int64($0) }.max()!)
+        #expect(try await start().signedTransaction(next) != nil)
+    }
+
+    @Test(
+        "a merchant's server slower than the store: notifications wait in a bounded queue, the rest undelivered and in the history"
+    )
+    func slowMerchant() async throws {
+        let (store, client, _) = try await Self.world()
+        // A server that never answers: every post waits.
+        await store.setNotificationSink { _ in
+            try? await Task.sleep(for: .seconds(3600))
+            return false
+        }
+        let sold = SandboxAppStore.outboxLimit + 76
+        for _ in 0..<sold {
+            _ = try await store.purchase(productID: "coins", type: "Consumable", appAccountToken: nil)
+        }
+        let undelivered = await store.undeliveredNotifications
+        let waiting = sold - undelivered
+        #expect(
+            waiting >= SandboxAppStore.outboxLimit
+                && waiting <= SandboxAppStore.outboxLimit + SandboxAppStore.postersAtOnce + 1)
+        // Each one is in the notification history all the same.
+        var count = 0
+        var token: String?
+        repeat {
+            let page = try await client.notificationHistory(
+                startDate: 0, endDate: 9_999_999_999_999, paginationToken: token)
+            count += page.signedPayloads.count
+            token = page.hasMore ? page.paginationToken : nil
+        } while token != nil
+        #expect(count == sold)
+        await store.setNotificationSink(nil)
     }
 }

@@ -54,10 +54,17 @@ public enum Base64URL {
         return Data(base64Encoded: Data(standard)).map(Array.init)
     }
 
+    /// Base64url without padding (RFC 4648 §5), the standard alphabet's two symbols swapped byte by byte.
     public static func encode(_ bytes: some DataProtocol) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
-            of: "/", with: "_"
-        )
-        .replacingOccurrences(of: "=", with: "")
+        var text = Array(Data(bytes).base64EncodedData())
+        while text.last == UInt8(ascii: "=") { text.removeLast() }
+        for index in text.indices {
+            switch text[index] {
+            case UInt8(ascii: "+"): text[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): text[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

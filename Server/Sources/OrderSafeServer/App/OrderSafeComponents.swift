@@ -79,7 +79,7 @@ struct OrderSafeComponents: Sendable {
             let sandbox =
                 settings.server.environment == .sandbox && needsSandbox
                 ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
-            await sandbox?.resume()
+            try await sandbox?.resume()
             let identities = OrderIdentityGenerator(clock: clock, random: random)
             let channels = try await RunningChannels.start(
                 settings: settings, sandbox: sandbox,

@@ -62,8 +62,8 @@ public struct SandboxProviders: Sendable {
     /// Picks up where the simulators were when a server last stopped on this data folder, as the real providers
     /// would have: the server answers what they send once it listens; the providers' retry schedules cover the wait.
     /// Idempotent.
-    func resume() async {
-        for (channel, simulator) in simulators where unavailable[channel] == nil { await simulator.resume() }
+    func resume() async throws {
+        for (channel, simulator) in simulators where unavailable[channel] == nil { try await simulator.resume() }
     }
 
     /// What the simulators run beside a listening server.

@@ -19,8 +19,9 @@ protocol ChannelSimulator: Sendable {
     /// Calls the simulator in process, as the channel would call its provider over the network.
     var transport: any ProviderTransport { get }
     /// Picks up where the simulator was when a server last stopped on its data folder, as the real provider would
-    /// have (notifications nobody acknowledged are sent again). Idempotent.
-    func resume() async
+    /// have (notifications nobody acknowledged are sent again). Idempotent; throws when what it kept cannot be read
+    /// back.
+    func resume() async throws
     /// Its routes under `/sandbox`, selling `catalog`.
     func addRoutes(to router: Router<OrderSafeRequestContext>, catalog: Catalog) async
     /// What it runs beside a listening server (the App Store's billing clock), in the application's service group;

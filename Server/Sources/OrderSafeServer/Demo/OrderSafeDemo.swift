@@ -128,7 +128,7 @@ public struct OrderSafeDemo {
             passed = passed && condition
         }
         let providers: [(Channel, [SandboxPaymentRecord])] = [
-            (.appStore, await sandbox.appStore.payments), (.alipay, await sandbox.alipay.payments),
+            (.appStore, try await sandbox.appStore.payments), (.alipay, await sandbox.alipay.payments),
             (.wechatPay, await sandbox.wechatpay.payments),
         ]
         var recorded = 0

@@ -28,11 +28,40 @@ extension SandboxAppStore {
         notificationSink = sink
     }
 
+    /// How many notifications may wait to be posted, and how many are posted at once.
+    static let outboxLimit = 1024
+    static let postersAtOnce = 16
+
+    /// Posts a notification once, as Apple's sandbox does, without waiting for it: from a queue of at most
+    /// ``outboxLimit``, ``postersAtOnce`` at a time. One made while the queue is full (the merchant's server takes
+    /// them slower than the store sells) is not delivered, as when Apple's post times out: it stays in the notification
+    /// history, which the merchant's server reads, and is counted (``undeliveredNotifications``). The store's memory
+    /// never grows with a merchant that cannot keep up.
     func post(_ signedPayload: String) {
-        guard let sink = notificationSink,
-            let body = try? Self.encode(["signedPayload": signedPayload])
-        else { return }
-        Task { _ = await sink(body) }
+        guard let sink = notificationSink else { return }
+        let queue = outbox ?? Self.outbox(posting: sink)
+        outbox = queue
+        if case .dropped = queue.yield(#"{"signedPayload":\#(JSONString.encode(signedPayload))}"#) {
+            undeliveredNotifications += 1
+        }
+    }
+
+    private static func outbox(posting sink: @escaping NotificationSink) -> AsyncStream<String>.Continuation {
+        let (queue, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(outboxLimit))
+        Task {
+            await withTaskGroup(of: Void.self) { group in
+                var posting = 0
+                for await body in queue {
+                    if posting == postersAtOnce {
+                        await group.next()
+                        posting -= 1
+                    }
+                    group.addTask { _ = await sink(body) }
+                    posting += 1
+                }
+            }
+        }
+        return continuation
     }
 
     /// The next billing of subscription `original` fails, with a grace period of `graceDays` (0: none), as a card
@@ -58,15 +87,13 @@ extension SandboxAppStore {
     @discardableResult
     public func upgrade(_ original: String, to productID: String) throws -> String {
         _ = try chain(original)
-        guard let latest = records.originals[original]?.last, var payload = records.payloads[latest] else {
+        guard let latest = try transactions(ofChain: original)?.last, var payload = try payload(of: latest) else {
             throw SandboxAppStoreError.unknownTransaction(original)
         }
         payload["isUpgraded"] = true
         payload["signedDate"] = Self.milliseconds(clock.now())
-        try keep(
-            KeptTransaction(
-                id: latest, signed: try sign(payload), payload: try Self.encode(payload), original: original),
-            payload: payload)
+        let (signed, json) = try signedJSON(payload)
+        try keep(KeptTransaction(id: latest, signed: signed, payload: json, original: original))
         return try renew(original, to: productID, start: .upgrade)
     }
 
@@ -84,7 +111,7 @@ extension SandboxAppStore {
             productID: productID, type: Self.autoRenewable, appAccountToken: appAccountToken,
             originalTransactionID: original, subscriptionPeriod: nil, familyShared: false, offerCode: nil,
             promotionalOffer: offer, device: nil, start: nil)
-        return (id, records.notifications.last?.payload ?? "")
+        return (id, latestNotification ?? "")
     }
 
     /// The status of subscription `original` as the App Store itself knows it now, in Apple's codes (Get All
@@ -92,11 +119,11 @@ extension SandboxAppStore {
     /// revoked): what a merchant's ledger must converge to, however its notifications arrived.
     public func status(of original: String) throws -> Int {
         let (_, fields) = try chain(original)
-        guard let latest = records.originals[original]?.last, let end = records.periodEnds[original] else {
+        guard let latest = try transactions(ofChain: original)?.last, let end = records.periodEnds[original] else {
             throw SandboxAppStoreError.unknownTransaction(original)
         }
         let now = Self.milliseconds(clock.now())
-        if records.payloads[latest]?["revocationDate"] != nil { return 5 }
+        if try payload(of: latest)?["revocationDate"] != nil { return 5 }
         if fields["expirationIntent"] != nil { return 2 }
         if fields["isInBillingRetryPeriod"] as? Bool == true {
             if let grace = Self.milliseconds(fields["gracePeriodExpiresDate"]), grace > now { return 4 }
@@ -108,13 +135,8 @@ extension SandboxAppStore {
     }
 
     /// The latest transaction of chain `original`.
-    public func latestTransaction(of original: String) -> String? {
-        records.originals[original]?.last
-    }
-
-    /// The notification made last (what a refund answers).
-    public var latestNotification: String? {
-        records.notifications.last?.payload
+    public func latestTransaction(of original: String) throws -> String? {
+        try transactions(ofChain: original)?.last
     }
 
     /// The App Store's billing run at the clock's time: every subscription whose period has ended renews (to its
@@ -142,7 +164,8 @@ extension SandboxAppStore {
         for _ in 0..<Self.renewalsPerRun {
             let now = clock.now()
             guard let end = records.periodEnds[original], end <= now,
-                let latest = records.originals[original]?.last, records.payloads[latest]?["revocationDate"] == nil,
+                let latest = try transactions(ofChain: original)?.last,
+                try payload(of: latest)?["revocationDate"] == nil,
                 let (product, fields) = try? chain(original), fields["expirationIntent"] == nil
             else { break }
             let renews = fields["autoRenewStatus"] as? Int != 0
@@ -192,16 +215,16 @@ extension SandboxAppStore {
     /// A new period of `productID` on chain `original`, with its token; returns its notification.
     private func renew(_ original: String, to productID: String, start: PeriodStart?) throws -> String {
         _ = try purchase(
-            productID: productID, type: Self.autoRenewable, appAccountToken: records.tokens[original],
+            productID: productID, type: Self.autoRenewable, appAccountToken: records.chainTokens[original],
             originalTransactionID: original, subscriptionPeriod: nil, familyShared: false, offerCode: nil,
             device: nil, start: start)
-        return records.notifications.last?.payload ?? ""
+        return latestNotification ?? ""
     }
 
     /// The product of chain `original`'s latest period and its renewal information now.
     private func chain(_ original: String) throws -> (product: String, fields: [String: Any]) {
-        guard let latest = records.originals[original]?.last, records.periodEnds[original] != nil,
-            let product = records.payloads[latest]?["productId"] as? String
+        guard let latest = try transactions(ofChain: original)?.last, records.periodEnds[original] != nil,
+            let product = try payload(of: latest)?["productId"] as? String
         else { throw SandboxAppStoreError.unknownTransaction(original) }
         return (product, renewalFields(original: original, productID: product))
     }

@@ -40,7 +40,16 @@ public actor SandboxAppStore {
     public nonisolated let renewalRate: SandboxRenewalRate
     /// Where each notification is posted once as it is made (Apple's sandbox does not retry); nil: kept in the
     /// notification history only.
-    var notificationSink: NotificationSink?
+    var notificationSink: NotificationSink? {
+        didSet {
+            outbox?.finish()
+            outbox = nil
+        }
+    }
+    /// The notifications waiting to be posted to ``notificationSink`` (``post(_:)``).
+    var outbox: AsyncStream<String>.Continuation?
+    /// Notifications not posted because too many were waiting (each is in the notification history).
+    public internal(set) var undeliveredNotifications = 0
     /// Subscriptions whose next billing fails, with the grace period's days (``failNextBilling(_:graceDays:)``).
     var failingBills: [String: Int] = [:]
     /// Subscriptions whose grace period's end was announced (`GRACE_PERIOD_EXPIRED`).
@@ -57,6 +66,10 @@ public actor SandboxAppStore {
     /// Transaction ids start from the clock, so a restarted sandbox (the data folder kept) never reuses one.
     private var nextID: Int64
     private let journal: SandboxJournal<KeptTransaction>
+    /// The notification made last (what a refund answers).
+    public private(set) var latestNotification: String?
+    /// The journal is read a piece at a time and never held: it may be as large as the store's history.
+    static let maxJournalBytes = 64 << 30
     var records = SandboxAppStoreRecords()
     private var faults: [Fault] = []
     private var revokedSerials: Set<[UInt8]> = []
@@ -82,33 +95,72 @@ public actor SandboxAppStore {
         self.clock = clock
         nextID = 2_000_000_000_000_000 + (clock.now().millisecondsSince1970 % 1_000_000_000_000) * 100 + 1
         guard let folder else {
-            journal = .inMemory
+            journal = .inMemoryLines
             return
         }
-        let (journal, kept) = try SandboxJournal<KeptTransaction>.open(
-            folder.appendingPathComponent("appstore.journal"))
-        self.journal = journal
-        // Every transaction as it was last signed, applied as when it was written; ids go on after the highest.
-        for transaction in kept {
-            guard
-                let payload = (try? JSONSerialization.jsonObject(with: Data(transaction.payload.utf8)))
-                    as? [String: Any]
-            else {
-                throw SandboxJournalError(
-                    file: folder.appendingPathComponent("appstore.journal"),
-                    detail: "holds no payload for \(transaction.id)")
-            }
-            records.apply(transaction, payload: payload)
-            if let id = Int64(transaction.id), id >= nextID { nextID = id + 1 }
+        // Every transaction's latest line and every notification, indexed as they were written; ids go on after the
+        // highest.
+        var records = SandboxAppStoreRecords()
+        var next = nextID
+        journal = try SandboxJournal<KeptTransaction>.open(
+            folder.appendingPathComponent("appstore.journal"), maxBytes: Self.maxJournalBytes,
+            reading: KeptTransaction.Index.init(line:)
+        ) { transaction, ref in
+            records.apply(transaction, at: ref)
+            if let id = Int64(transaction.id), id >= next { next = id + 1 }
         }
+        self.records = records
+        nextID = next
     }
 
     /// A transaction as signed from now on, kept in the journal before anyone sees it; its notification, if it
     /// makes one, is then posted.
-    func keep(_ kept: KeptTransaction, payload: [String: Any]) throws {
-        try journal.append(kept)
-        records.apply(kept, payload: payload)
-        if let notification = kept.notification { post(notification.payload) }
+    func keep(_ kept: KeptTransaction) throws {
+        let ref = try journal.append(kept)
+        records.apply(.init(kept), at: ref)
+        if let notification = kept.notification {
+            latestNotification = notification.payload
+            post(notification.payload)
+        }
+    }
+
+    /// The line that signed transaction `id` last, read back from the journal; nil for a transaction never kept.
+    func kept(_ id: String) throws -> KeptTransaction? {
+        try records.line(of: id).map(journal.read)
+    }
+
+    /// Transaction `id` as signed last.
+    func signedTransaction(_ id: String) throws -> String? { try kept(id)?.signed }
+
+    /// What transaction `id` says, as signed last.
+    func payload(of id: String) throws -> [String: Any]? {
+        guard let kept = try kept(id) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(kept.payload.utf8))) as? [String: Any]
+    }
+
+    /// The transactions of chain `original`, oldest first (its own alone when it is in no chain); nil when no
+    /// transaction starts one.
+    func transactions(ofChain original: String) throws -> [String]? {
+        if let chain = records.chain(original) { return chain }
+        guard let kept = try kept(original), kept.original == original else { return nil }
+        return [original]
+    }
+
+    /// The customer's transactions the App Store's history of `id` holds, bought in `[from, until)` (Get Transaction
+    /// History selects by `purchaseDate`), oldest first; nil when no transaction is `id`.
+    func history(of id: String, from: Int64?, until: Int64?) throws -> [String]? {
+        guard let kept = try kept(id) else { return nil }
+        return try records.transactions(of: records.customerChains(of: kept.original))
+            .filter { id in
+                let bought = Self.milliseconds(try payload(of: id)?["purchaseDate"]) ?? 0
+                return bought >= from ?? .min && bought < until ?? .max
+            }
+            .sorted { ($0.count, $0) < ($1.count, $1) }
+    }
+
+    /// Every line of the journal, oldest first, read a piece at a time.
+    func everyLine(_ each: (KeptTransaction) throws -> Void) throws {
+        try journal.forEach(each)
     }
 
     /// The store's prices, as set in App Store Connect: each transaction signed from now on says what its product
@@ -275,7 +327,7 @@ public actor SandboxAppStore {
                 payload["offerDiscountType"] = offer.price.amountMinor == 0 ? "FREE_TRIAL" : "PAY_AS_YOU_GO"
             }
         }
-        let signed = try sign(payload)
+        let (signed, json) = try signedJSON(payload)
         // A subscription's notification carries its renewal information: a new period clears a billing failure
         // (Apple's DID_RENEW BILLING_RECOVERY).
         var renewal: [String: Any]?
@@ -312,7 +364,7 @@ public actor SandboxAppStore {
         }
         try keep(
             KeptTransaction(
-                id: id, signed: signed, payload: try Self.encode(payload), token: appAccountToken,
+                id: id, signed: signed, payload: json, token: appAccountToken,
                 original: originalTransactionID ?? id,
                 periodEnd: expires, period: period,
                 receiptEntry: .init(
@@ -320,8 +372,7 @@ public actor SandboxAppStore {
                     purchaseDate: clock.now(),
                     expiresDate: expires),
                 device: device,
-                notification: notification, renewal: try renewal.map(Self.encode)),
-            payload: payload)
+                notification: notification, renewal: try renewal.map(Self.encode)))
         return (id, signed)
     }
 
@@ -337,8 +388,10 @@ public actor SandboxAppStore {
     /// carry too (Apple's appAccountToken page: "the App Store returns the same UUID in Transaction.appAccountToken
     /// and renewal info"); throws when no chain starts with `transactionID`.
     func chainToken(of transactionID: String) throws -> UUID? {
-        guard records.originals[transactionID] != nil else { throw SandboxDeviceError.notRenewable(transactionID) }
-        return records.tokens[transactionID]
+        guard try transactions(ofChain: transactionID) != nil else {
+            throw SandboxDeviceError.notRenewable(transactionID)
+        }
+        return try records.chainTokens[transactionID] ?? kept(transactionID)?.token
     }
 
     /// What a new transaction says, as the App Store writes it (milliseconds since 1970 in `at`).
@@ -359,26 +412,35 @@ public actor SandboxAppStore {
 
     /// The transactions bought on a device, with the device, their type and their latest signed form, oldest first:
     /// what each device's StoreKit queue is rebuilt from after a restart.
-    func deviceTransactions() -> [(id: String, device: String, type: String, signed: String)] {
-        records.purchasingDevices.compactMap { id, device in
-            guard let signed = records.transactions[id] else { return nil }
-            return (id, device, records.payloads[id]?["type"] as? String ?? "Consumable", signed)
+    func deviceTransactions() throws -> [(id: String, device: String, type: String, signed: String)] {
+        try records.purchasingDevices.compactMap { id, device in
+            guard let signed = try signedTransaction(id) else { return nil }
+            return (id, device, try payload(of: id)?["type"] as? String ?? "Consumable", signed)
         }.sorted { ($0.id.count, $0.id) < ($1.id.count, $1.id) }
     }
 
-    /// Every purchase so far: the simulator's own record.
+    /// Every purchase so far: the simulator's own record (read back from its journal).
     public var payments: [SandboxPaymentRecord] {
-        records.transactions.keys.map {
-            SandboxPaymentRecord(
-                providerTransactionID: $0, orderReference: records.tokens[$0]?.uuidString.lowercased(), amount: nil)
+        get throws {
+            var payments: [SandboxPaymentRecord] = []
+            try everyLine { kept in
+                guard kept.receiptEntry != nil else { return }
+                payments.append(
+                    SandboxPaymentRecord(
+                        providerTransactionID: kept.id, orderReference: kept.token?.uuidString.lowercased(),
+                        amount: nil))
+            }
+            return payments
         }
     }
 
     /// The app's StoreKit 1 receipt now: every purchase so far, signed, base64 (what `appStoreReceiptURL` holds).
     /// `bundleID` makes the receipt of another app, signed by the same authority.
     public func appReceipt(bundleID: String? = nil) throws -> String {
+        var purchases: [SandboxReceiptSigner.Purchase] = []
+        try everyLine { kept in kept.receiptEntry.map { purchases.append($0) } }
         let receipt = try receipts.receipt(
-            bundleID: bundleID ?? self.bundleID, purchases: records.receiptPurchases, createdAt: clock.now())
+            bundleID: bundleID ?? self.bundleID, purchases: purchases, createdAt: clock.now())
         return Data(receipt).base64EncodedString()
     }
 
@@ -386,19 +448,18 @@ public actor SandboxAppStore {
     /// the app, the history and the notification) and a `REFUND` notification is recorded. Returns the new JWS.
     @discardableResult
     public func refund(transactionID: String) throws -> String {
-        guard var payload = records.payloads[transactionID] else {
+        guard var payload = try payload(of: transactionID) else {
             throw SandboxAppStoreError.unknownTransaction(transactionID)
         }
         payload["revocationDate"] = Self.milliseconds(clock.now())
         payload["revocationReason"] = 0
         payload["signedDate"] = Self.milliseconds(clock.now())
-        let signed = try sign(payload)
+        let (signed, json) = try signedJSON(payload)
         try keep(
             KeptTransaction(
-                id: transactionID, signed: signed, payload: try Self.encode(payload),
+                id: transactionID, signed: signed, payload: json,
                 original: payload["originalTransactionId"] as? String ?? transactionID,
-                notification: try notification("REFUND", signedTransaction: signed)),
-            payload: payload)
+                notification: try notification("REFUND", signedTransaction: signed)))
         return signed
     }
 
@@ -407,7 +468,7 @@ public actor SandboxAppStore {
     /// `RENEWAL_EXTENDED` notification is recorded. Returns the transaction as now signed.
     @discardableResult
     public func extendRenewalDate(originalTransactionID: String, days: Int) throws -> String {
-        guard let id = records.originals[originalTransactionID]?.last, var payload = records.payloads[id],
+        guard let id = try transactions(ofChain: originalTransactionID)?.last, var payload = try payload(of: id),
             let end = records.periodEnds[originalTransactionID]
         else {
             throw SandboxAppStoreError.unknownTransaction(originalTransactionID)
@@ -415,13 +476,12 @@ public actor SandboxAppStore {
         let extended = end.addingTimeInterval(renewalRate.duration(days: days))
         payload["expiresDate"] = Self.milliseconds(extended)
         payload["signedDate"] = Self.milliseconds(clock.now())
-        let signed = try sign(payload)
+        let (signed, json) = try signedJSON(payload)
         try keep(
             KeptTransaction(
-                id: id, signed: signed, payload: try Self.encode(payload), original: originalTransactionID,
+                id: id, signed: signed, payload: json, original: originalTransactionID,
                 periodEnd: extended,
-                notification: try notification("RENEWAL_EXTENDED", signedTransaction: signed)),
-            payload: payload)
+                notification: try notification("RENEWAL_EXTENDED", signedTransaction: signed)))
         return signed
     }
 
@@ -433,17 +493,21 @@ public actor SandboxAppStore {
     public func notification(
         type: String, subtype: String? = nil, signedTransaction: String?, signedRenewalInfo: String? = nil
     ) throws -> String {
-        var data: [String: Any] = [
-            "appAppleId": appAppleID, "bundleId": bundleID, "bundleVersion": "1", "environment": "Sandbox",
+        // Written as JSONSerialization would with sorted keys, without its cost on the nested JWS (kilobytes each).
+        var data = [
+            #""appAppleId":\#(appAppleID)"#, #""bundleId":\#(JSONString.encode(bundleID))"#, #""bundleVersion":"1""#,
+            #""environment":"Sandbox""#,
         ]
-        data["signedTransactionInfo"] = signedTransaction
-        data["signedRenewalInfo"] = signedRenewalInfo
-        var payload: [String: Any] = [
-            "notificationType": type, "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
-            "signedDate": Self.milliseconds(clock.now()), "data": data,
+        if let signedRenewalInfo { data.append(#""signedRenewalInfo":\#(JSONString.encode(signedRenewalInfo))"#) }
+        if let signedTransaction { data.append(#""signedTransactionInfo":\#(JSONString.encode(signedTransaction))"#) }
+        var fields = [
+            #""data":{\#(data.joined(separator: ","))}"#, #""notificationType":\#(JSONString.encode(type))"#,
+            #""notificationUUID":"\#(UUID().uuidString.lowercased())""#,
+            #""signedDate":\#(Self.milliseconds(clock.now()))"#,
         ]
-        payload["subtype"] = subtype
-        return try sign(payload)
+        if let subtype { fields.append(#""subtype":\#(JSONString.encode(subtype))"#) }
+        fields.append(#""version":"2.0""#)
+        return try nextSigner().sign("{" + fields.joined(separator: ",") + "}")
     }
 
     /// The notification a change of a transaction makes, as the history keeps it.
@@ -493,7 +557,7 @@ public actor SandboxAppStore {
     /// the server's history pull reads) and returned (what Apple would POST to `/v1/notify/appstore`).
     @discardableResult
     public func subscription(_ original: String, _ event: SubscriptionEvent) throws -> String {
-        guard let latest = records.originals[original]?.last, let payload = records.payloads[latest],
+        guard let latest = try transactions(ofChain: original)?.last, let payload = try payload(of: latest),
             let end = records.periodEnds[original], let productID = payload["productId"] as? String
         else { throw SandboxAppStoreError.unknownTransaction(original) }
         var fields = renewalFields(original: original, productID: productID)
@@ -535,16 +599,15 @@ public actor SandboxAppStore {
     func announce(_ type: String, subtype: String? = nil, original: String, renewal fields: [String: Any]) throws
         -> String
     {
-        guard let latest = records.originals[original]?.last, let signed = records.transactions[latest],
-            let payload = records.payloads[latest]
-        else { throw SandboxAppStoreError.unknownTransaction(original) }
+        guard let latest = try transactions(ofChain: original)?.last, let kept = try kept(latest) else {
+            throw SandboxAppStoreError.unknownTransaction(original)
+        }
         let notification = try notification(
-            type, subtype: subtype, signedTransaction: signed, signedRenewalInfo: try sign(fields))
+            type, subtype: subtype, signedTransaction: kept.signed, signedRenewalInfo: try sign(fields))
         try keep(
             KeptTransaction(
-                id: latest, signed: signed, payload: try Self.encode(payload), original: original,
-                notification: notification, renewal: try Self.encode(fields)),
-            payload: payload)
+                id: latest, signed: kept.signed, payload: kept.payload, original: original,
+                notification: notification, renewal: try Self.encode(fields)))
         return notification.payload
     }
 
@@ -623,7 +686,15 @@ public actor SandboxAppStore {
         return try sign(payload)
     }
 
-    func sign(_ payload: [String: Any]) throws -> String {
+    func sign(_ payload: [String: Any]) throws -> String { try signedJSON(payload).jws }
+
+    /// `payload` signed, with the JSON text it signed (what the journal keeps of it).
+    func signedJSON(_ payload: [String: Any]) throws -> (jws: String, json: String) {
+        try nextSigner().signedJSON(payload: payload)
+    }
+
+    /// The authority that signs the next signed data: this store's, or a leaf a queued fault asks for.
+    private func nextSigner() throws -> SandboxAppStoreCA {
         var signer = authority
         let now = clock.now()
         if faults.first == .expiredLeaf {
@@ -634,7 +705,7 @@ public actor SandboxAppStore {
             signer = try authority.withLeaf(validFrom: now - 86400, to: now + 365 * 86400)
             revokedSerials.insert(try signer.leafSerial)
         }
-        return try signer.sign(payload: payload)
+        return signer
     }
 
     // MARK: The App Store Server API
@@ -686,11 +757,11 @@ public actor SandboxAppStore {
                 Array(segments.suffix(from: min(segments.count, segments.firstIndex(of: "inApps") ?? segments.count)))
             ) {
             case ("GET", let s) where s.count == 4 && s[1] == "v1" && s[2] == "transactions":
-                guard let signed = records.transactions[s[3]] else { return Self.notFound }
+                guard let signed = try signedTransaction(s[3]) else { return Self.notFound }
                 return Self.json(200, try Self.encode(["signedTransactionInfo": signed]))
             case ("GET", let s) where s.count == 4 && s[2] == "history":
                 guard
-                    let ids = records.history(
+                    let ids = try history(
                         of: s[3], from: query["startDate"].flatMap { Int64($0) },
                         until: query["endDate"].flatMap { Int64($0) })
                 else { return Self.notFound }
@@ -702,21 +773,26 @@ public actor SandboxAppStore {
                 return Self.json(
                     200,
                     try Self.encode([
-                        "signedTransactions": page.compactMap { records.transactions[$0] }, "revision": String(end),
+                        "signedTransactions": try page.compactMap(signedTransaction), "revision": String(end),
                         "hasMore": end < ids.count,
                         "bundleId": bundleID, "appAppleId": appAppleID, "environment": "Sandbox",
                     ]))
             case ("POST", let s) where s == ["inApps", "v1", "notifications", "history"]:
                 let request = try JSONObject(body)
                 let (from, to) = (try request.int("startDate"), try request.int("endDate"))
-                let matching = records.notifications.filter { $0.signedDate >= from && $0.signedDate <= to }
+                let matching = records.notifications.filter { $0.signedDate >= from && $0.signedDate <= to }.map(\.ref)
                 guard let start = PathAndQuery.position(query["paginationToken"]) else {
                     return Self.json(400, #"{"errorCode":4000006,"errorMessage":"Invalid pagination token."}"#)
                 }
                 let page = Array(matching.dropFirst(start).prefix(2))
                 let end = start + page.count
                 var answer: [String: Any] = [
-                    "notificationHistory": page.map { ["signedPayload": $0.payload, "sendAttempts": [] as [Any]] },
+                    "notificationHistory": try page.map {
+                        [
+                            "signedPayload": try journal.read($0).notification?.payload ?? "",
+                            "sendAttempts": [] as [Any],
+                        ]
+                    },
                     "hasMore": end < matching.count,
                 ]
                 if end < matching.count { answer["paginationToken"] = String(end) }
@@ -739,14 +815,14 @@ public actor SandboxAppStore {
                 return Self.json(
                     200,
                     try Self.encode([
-                        "status": records.transactions.isEmpty ? 1 : 0,
-                        "signedTransactions": Array(records.transactions.values.prefix(1)),
+                        "status": records.count == 0 ? 1 : 0,
+                        "signedTransactions": try records.first.flatMap(signedTransaction).map { [$0] } ?? [],
                     ]))
             case ("GET", let s) where s.count == 5 && s[2] == "refund":
                 return Self.json(
                     200, try Self.encode(["signedTransactions": [] as [String], "revision": "0", "hasMore": false]))
             case ("PUT", let s) where s.count == 5 && s[2] == "transactions" && s[3] == "consumption":
-                guard records.transactions[s[4]] != nil else { return Self.notFound }
+                guard records.line(of: s[4]) != nil else { return Self.notFound }
                 guard (try? JSONObject(body).optionalBool("customerConsented")) == true else {
                     return Self.json(400, #"{"errorCode":4000130,"errorMessage":"Invalid customer consented."}"#)
                 }

@@ -14,6 +14,8 @@ public struct SandboxAppStoreCA: Sendable {
     public let leafDER: [UInt8]
     let leafKey: P256.Signing.PrivateKey
     let intermediateKey: P256.Signing.PrivateKey
+    /// The header of every JWS it signs, encoded once.
+    let encodedHeader: String
 
     /// Where leaves say their status is answered; the sandbox serves it at this path (``SandboxAppStore/handle``).
     public static let ocspURL = "http://ocsp.sandbox.ordersafe.invalid/sandbox/appstore/ocsp"
@@ -66,6 +68,7 @@ public struct SandboxAppStoreCA: Sendable {
         self.leafDER = leafDER
         self.leafKey = leafKey
         self.intermediateKey = intermediateKey
+        encodedHeader = Self.encodedHeader(leafDER: leafDER, intermediateDER: intermediateDER, rootDER: rootDER)
     }
 
     /// The same authority signing with a new leaf valid only from `start` to `end` (an expired leaf, for faults).
@@ -152,17 +155,28 @@ public struct SandboxAppStoreCA: Sendable {
     /// Signs `payload` (JSON text) as the App Store signs transactions, renewal info, notifications and app
     /// transactions: ES256 with `x5c` = [leaf, intermediate, root].
     public func sign(_ payload: String) throws -> String {
-        let header =
-            #"{"alg":"ES256","x5c":["\#(Data(leafDER).base64EncodedString())","\#(Data(intermediateDER).base64EncodedString())","\#(Data(rootDER).base64EncodedString())"]}"#
-        let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(payload.utf8))
+        let input = encodedHeader + "." + Base64URL.encode(Data(payload.utf8))
         let signature = try leafKey.signature(for: Data(input.utf8))
         return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
-    /// Signs a JSON object (keys sorted, as the App Store's own payloads are stable).
-    func sign(payload: [String: Any]) throws -> String {
-        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes])
-        return try sign(String(decoding: json, as: UTF8.self))
+    /// The protected header every JWS of this authority carries (`ES256` and the `x5c` chain), base64url.
+    static func encodedHeader(leafDER: [UInt8], intermediateDER: [UInt8], rootDER: [UInt8]) -> String {
+        let header =
+            #"{"alg":"ES256","x5c":["\#(Data(leafDER).base64EncodedString())","\#(Data(intermediateDER).base64EncodedString())","\#(Data(rootDER).base64EncodedString())"]}"#
+        return Base64URL.encode(Data(header.utf8))
+    }
+
+    /// Signs a JSON object.
+    func sign(payload: [String: Any]) throws -> String { try signedJSON(payload: payload).jws }
+
+    /// ``sign(payload:)``, with the JSON text it signed. Its keys are in no order (as Apple's are in none a verifier
+    /// may rely on): sorting them cost more than the signature (Foundation compares keys through ICU collation).
+    func signedJSON(payload: [String: Any]) throws -> (jws: String, json: String) {
+        let json = String(
+            decoding: try JSONSerialization.data(withJSONObject: payload, options: [.withoutEscapingSlashes]),
+            as: UTF8.self)
+        return (try sign(json), json)
     }
 
     static func name(_ commonName: String) throws -> DistinguishedName {

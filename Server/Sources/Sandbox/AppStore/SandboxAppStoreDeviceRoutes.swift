@@ -145,8 +145,8 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         }
         group.get("payments") { _, _ in
             SandboxJSONObject.payments(
-                await devices.payments(), devices: await devices.purchasingDevices, scenes: await devices.purchaseScenes
-            )
+                try await devices.payments(), devices: await devices.purchasingDevices,
+                scenes: await devices.purchaseScenes)
         }
         group.post("refund") { request, context in
             try await SandboxJSONObject.handle(request, context: context) { object in

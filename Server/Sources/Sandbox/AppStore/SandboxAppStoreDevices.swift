@@ -79,10 +79,12 @@ public actor SandboxAppStoreDevices {
     /// Rebuilds every device as it was when the process before this one stopped: the transactions each bought
     /// (unfinished unless finished since), the updates each was sent, its Ask to Buy requests. Call it once at
     /// start, before the devices are used; later calls do nothing.
-    public func restore() async {
+    public func restore() async throws {
         guard let records = toRestore else { return }
+        let bought = try await store.deviceTransactions()
+        guard toRestore != nil else { return }
         toRestore = nil
-        for (id, device, type, signed) in await store.deviceTransactions() {
+        for (id, device, type, signed) in bought {
             owners[id] = device
             devices[device, default: Device()].unfinished[id] = signed
             devices[device]?.all[id] = (type, signed)
@@ -364,8 +366,8 @@ public actor SandboxAppStoreDevices {
     }
 
     /// Every purchase the sandbox App Store made.
-    public func payments() async -> [SandboxPaymentRecord] {
-        await store.payments
+    public func payments() async throws -> [SandboxPaymentRecord] {
+        try await store.payments
     }
 
     /// Which device bought each transaction.

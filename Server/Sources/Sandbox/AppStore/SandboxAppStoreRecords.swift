@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import OrderSafeModel
 
@@ -49,35 +50,123 @@ struct KeptTransaction: Codable {
     }
 }
 
-/// What the sandbox App Store has recorded: every transaction as last signed, and what each purchase added.
+extension KeptTransaction {
+    /// What of a journal line the store keeps in memory: not the signed text, the payload or the notification, which
+    /// stay in the journal (read back by their ``SandboxJournal/Ref``), only what the next purchase and the
+    /// indexes need.
+    struct Index {
+        struct Notification {
+            var signedDate: Int64
+        }
+
+        var id: String
+        var token: UUID?
+        var original: String
+        var periodEnd: Date?
+        var period: GrantPeriod?
+        var device: String?
+        var notification: Notification?
+        var renewal: String?
+
+        /// Reads what the index keeps of a journal line without building its signed text, payload or notification:
+        /// its members found by a scan, only the small ones decoded (a line is about 13 KB; the index, a few fields).
+        init(line: [UInt8]) throws {
+            let members = try RawJSONMembers.extract(line)
+            let decoder = JSONDecoder()
+            func value<T: Decodable>(_ name: String, in members: [String: ArraySlice<UInt8>]) throws -> T? {
+                guard let raw = members[name], !raw.elementsEqual("null".utf8) else { return nil }
+                return try decoder.decode(T.self, from: Data(raw))
+            }
+            guard let id: String = try value("id", in: members),
+                let original: String = try value("original", in: members)
+            else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no id or original")) }
+            (self.id, self.original) = (id, original)
+            token = try value("token", in: members)
+            periodEnd = try value("periodEnd", in: members)
+            period = try value("period", in: members)
+            device = try value("device", in: members)
+            renewal = try value("renewal", in: members)
+            if let raw = members["notification"], !raw.elementsEqual("null".utf8) {
+                let fields = try RawJSONMembers.extract(Array(raw))
+                guard let signedDate: Int64 = try value("signedDate", in: fields) else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a notification undated"))
+                }
+                notification = Notification(signedDate: signedDate)
+            }
+        }
+
+        init(_ kept: KeptTransaction) {
+            (id, token, original, periodEnd, period) = (kept.id, kept.token, kept.original, kept.periodEnd, kept.period)
+            device = kept.device
+            notification = kept.notification.map { Notification(signedDate: $0.signedDate) }
+            renewal = kept.renewal
+        }
+    }
+}
+
+/// Where the sandbox App Store's record is: every transaction as last signed and every notification are lines of its
+/// journal, found through this index (a transaction's line by its id, notifications in the order they were made);
+/// in memory beside it only what the subscriptions and the devices need next. Apple's record is history — its
+/// transaction history (V2) holds every purchase, consumables included, and its notification history every
+/// notification — so the journal grows with what the store sold; memory grows by the index alone (a few dozen bytes a
+/// transaction), not by the signed text.
 struct SandboxAppStoreRecords {
-    var transactions: [String: String] = [:]
-    /// What each transaction says, to sign it again when Apple changes it (a refund, a renewal date extension).
-    var payloads: [String: [String: Any]] = [:]
+    typealias Ref = SandboxJournal<KeptTransaction>.Ref
+
+    /// The line that signed each transaction last: by its numeric id (the store's own ids are), else by the text.
+    private var numbered: [Int64: Ref] = [:]
+    private var named: [String: Ref] = [:]
+    /// Each notification's date and line, in the order made.
+    private(set) var notifications: [(signedDate: Int64, ref: Ref)] = []
+    /// The transactions of each chain that has more than its first (a subscription and its renewals), oldest first;
+    /// a transaction in no chain is its own.
+    private var chains: [String: [String]] = [:]
+    /// Each subscription's `appAccountToken` (its renewals carry it), by original transaction id.
+    private(set) var chainTokens: [String: UUID] = [:]
     /// Where each auto-renewable subscription's current period ends, by original transaction id.
     var periodEnds: [String: Date] = [:]
     /// Each auto-renewable subscription's period, by original transaction id.
     var periods: [String: GrantPeriod] = [:]
-    var tokens: [String: UUID] = [:]
-    /// The transactions of each original transaction, oldest first.
-    var originals: [String: [String]] = [:]
-    var receiptPurchases: [SandboxReceiptSigner.Purchase] = []
-    var notifications: [(signedDate: Int64, payload: String)] = []
-    /// The device that bought each transaction bought on one (``SandboxAppStoreDevices``).
-    var purchasingDevices: [String: String] = [:]
+    /// The device that bought each transaction bought on one (``SandboxAppStoreDevices``), and each device's chains.
+    private(set) var purchasingDevices: [String: String] = [:]
+    private var deviceChains: [String: [String]] = [:]
     /// Each auto-renewable subscription's renewal information as last signed, by original transaction id.
     var renewals: [String: [String: Any]] = [:]
+    /// The first transaction kept (what an order lookup answers), and the count.
+    private(set) var first: String?
+    private(set) var count = 0
 
-    /// Records a transaction as signed now (`payload` is its parsed ``KeptTransaction/payload``).
-    mutating func apply(_ kept: KeptTransaction, payload: [String: Any]) {
-        if transactions[kept.id] == nil {
-            tokens[kept.id] = kept.token
-            originals[kept.original, default: []].append(kept.id)
-            if let entry = kept.receiptEntry { receiptPurchases.append(entry) }
-            if let device = kept.device { purchasingDevices[kept.id] = device }
+    /// The line that signed `id` last.
+    func line(of id: String) -> Ref? {
+        if let number = Int64(id), String(number) == id { return numbered[number] }
+        return named[id]
+    }
+
+    private mutating func setLine(_ ref: Ref, of id: String) -> Bool {
+        if let number = Int64(id), String(number) == id {
+            return numbered.updateValue(ref, forKey: number) == nil
         }
-        transactions[kept.id] = kept.signed
-        payloads[kept.id] = payload
+        return named.updateValue(ref, forKey: id) == nil
+    }
+
+    /// The transactions of chain `original` when it has more than its first; nil for a transaction in no chain.
+    func chain(_ original: String) -> [String]? { chains[original] }
+
+    /// Records a line kept now (or read back at start): `kept` is what the index keeps of it, `ref` where it is.
+    mutating func apply(_ kept: KeptTransaction.Index, at ref: Ref) {
+        if setLine(ref, of: kept.id) {
+            count += 1
+            if first == nil { first = kept.id }
+            // A subscription's first purchase starts a chain; a renewal joins its original's.
+            if kept.original != kept.id || kept.period != nil {
+                chains[kept.original, default: kept.original == kept.id ? [] : [kept.original]].append(kept.id)
+            }
+            if kept.original == kept.id, kept.period != nil, let token = kept.token { chainTokens[kept.id] = token }
+            if let device = kept.device {
+                purchasingDevices[kept.id] = device
+                if kept.original == kept.id { deviceChains[device, default: []].append(kept.id) }
+            }
+        }
         if let end = kept.periodEnd { periodEnds[kept.original] = end }
         if let period = kept.period { periods[kept.original] = period }
         if let renewal = kept.renewal,
@@ -85,27 +174,19 @@ struct SandboxAppStoreRecords {
         {
             renewals[kept.original] = fields
         }
-        if let notification = kept.notification {
-            notifications.append((notification.signedDate, notification.payload))
-        }
+        if let notification = kept.notification { notifications.append((notification.signedDate, ref)) }
     }
 
-    /// The customer's transactions the App Store's history of `id` holds, bought in `[from, until)` (Get Transaction
-    /// History selects by `purchaseDate`), oldest first; nil when no transaction is `id`. The history is the
-    /// customer's, not the subscription's (https://developer.apple.com/documentation/appstoreserverapi/get-transaction-history:
-    /// "a customer's in-app purchase transaction history for your app"): here a customer is the device that bought
-    /// `id`'s chain, whose every chain the history holds, or, for a chain no device bought, that chain alone.
-    func history(of id: String, from: Int64?, until: Int64?) -> [String]? {
-        guard let chain = originals[id] != nil ? id : originals.first(where: { $0.value.contains(id) })?.key else {
-            return nil
-        }
-        let chains = purchasingDevices[chain].map { device in originals.keys.filter { purchasingDevices[$0] == device }
-        }
-        return (chains ?? [chain]).flatMap { originals[$0] ?? [] }
-            .filter { id in
-                let bought = SandboxAppStore.milliseconds(payloads[id]?["purchaseDate"]) ?? 0
-                return bought >= from ?? .min && bought < until ?? .max
-            }
-            .sorted { ($0.count, $0) < ($1.count, $1) }
+    /// The chains of the customer whose history holds chain `chain` (Get Transaction History is the customer's, not
+    /// the subscription's: https://developer.apple.com/documentation/appstoreserverapi/get-transaction-history, "a
+    /// customer's in-app purchase transaction history for your app"): here a customer is the device that bought it,
+    /// whose every chain the history holds, or, for a chain no device bought, that chain alone.
+    func customerChains(of chain: String) -> [String] {
+        purchasingDevices[chain].flatMap { deviceChains[$0] } ?? [chain]
+    }
+
+    /// The transactions of `chains`, each chain's in order.
+    func transactions(of chains: [String]) -> [String] {
+        chains.flatMap { self.chains[$0] ?? [$0] }
     }
 }

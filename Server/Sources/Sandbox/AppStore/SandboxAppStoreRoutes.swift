@@ -77,7 +77,7 @@ public struct SandboxAppStoreRoutes<Context: RequestContext>: Sendable {
                 case "upgrade":
                     return ["signed_payload": try await store.upgrade(original, to: try object.string("product_id"))]
                 case "refund":
-                    guard let latest = await store.latestTransaction(of: original) else {
+                    guard let latest = try await store.latestTransaction(of: original) else {
                         throw SandboxAppStoreError.unknownTransaction(original)
                     }
                     try await store.refund(transactionID: latest)

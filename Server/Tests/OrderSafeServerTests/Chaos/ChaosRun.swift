@@ -242,7 +242,7 @@ struct ChaosRun {
         var coins: [String: Int64] = [:]
         let providerPayments: [(OrderSafeModel.Channel, [SandboxPaymentRecord])] = [
             (.alipay, await sandbox.alipay.payments), (.wechatPay, await sandbox.wechatpay.payments),
-            (.appStore, await sandbox.appStore.payments),
+            (.appStore, try await sandbox.appStore.payments),
         ]
         for (channel, records) in providerPayments {
             for record in records {

@@ -67,7 +67,7 @@ struct SubscriptionChaosTests {
                     case 3: made = try? await store.recoverBilling(chain.original)
                     case 4 where random.chance(30): made = try? await store.upgrade(chain.original, to: Self.plus)
                     case 5 where random.chance(20):
-                        if let latest = await store.latestTransaction(of: chain.original),
+                        if let latest = try await store.latestTransaction(of: chain.original),
                             (try? await store.refund(transactionID: latest)) != nil
                         {
                             made = await store.latestNotification

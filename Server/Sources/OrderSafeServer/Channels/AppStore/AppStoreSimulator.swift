@@ -49,7 +49,7 @@ struct AppStoreSimulator: ChannelSimulator {
     /// Each device's StoreKit queue rebuilt from its journal.
     var transport: any ProviderTransport { store.transport }
 
-    func resume() async { await devices.restore() }
+    func resume() async throws { try await devices.restore() }
 
     /// Beside a listening server the App Store posts its notifications to it (once each, as Apple's sandbox) and
     /// bills its subscriptions every five seconds: renewals, billing failures, grace ends and expiries as their
