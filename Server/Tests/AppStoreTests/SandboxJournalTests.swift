@@ -1,4 +1,5 @@
 import Foundation
+import OrderSafeModel
 import Testing
 
 @testable import Sandbox
@@ -62,5 +63,29 @@ struct SandboxJournalTests {
             #expect("\(error)".contains("line 3 is not a record"))
         }
         #expect(throws: SandboxJournalError.self) { try SandboxJournal<Line>.open(file, maxBytes: 10) { _, _ in } }
+    }
+
+    @Test("the App Store's line as written by hand reads back as JSONEncoder's would, whole and as its index")
+    func keptTransactionLine() throws {
+        let kept = KeptTransaction(
+            id: "2000000000000001", signed: "eyJh.eyJi.c2ln", payload: #"{"productId":"vip","note":"a \"quote\" é"}"#,
+            token: UUID(), original: "2000000000000001", periodEnd: Date(timeIntervalSince1970: 1_795_000_000.25),
+            period: GrantPeriod(count: 1, unit: .month),
+            receiptEntry: .init(
+                productID: "vip", transactionID: "2000000000000001",
+                purchaseDate: Date(timeIntervalSince1970: 1_795_000_000)),
+            device: "phone-\n1", notification: .init(signedDate: 1_795_000_000_123, payload: "eyJ.eyJ.sig"),
+            renewal: #"{"autoRenewStatus":1}"#)
+        let line = Array(try kept.journalJSON().utf8)
+        let decoded = try JSONDecoder().decode(KeptTransaction.self, from: Data(line))
+        let sorted = JSONEncoder()
+        sorted.outputFormatting = .sortedKeys
+        #expect(try sorted.encode(decoded) == sorted.encode(kept))
+        let index = try KeptTransaction.Index(line: line)
+        #expect(index.id == kept.id && index.token == kept.token && index.original == kept.original)
+        #expect(index.periodEnd == kept.periodEnd && index.period == kept.period && index.device == kept.device)
+        #expect(index.notification?.signedDate == 1_795_000_000_123 && index.renewal == kept.renewal)
+        let bare = KeptTransaction(id: "x", signed: "s", payload: "{}", original: "x")
+        #expect(try JSONDecoder().decode(KeptTransaction.self, from: Data(bare.journalJSON().utf8)).token == nil)
     }
 }

@@ -30,7 +30,7 @@ extension SandboxAppStore {
 
     /// How many notifications may wait to be posted, and how many are posted at once.
     static let outboxLimit = 1024
-    static let postersAtOnce = 16
+    static let postersAtOnce = 4
 
     /// Posts a notification once, as Apple's sandbox does, without waiting for it: from a queue of at most
     /// ``outboxLimit``, ``postersAtOnce`` at a time. One made while the queue is full (the merchant's server takes

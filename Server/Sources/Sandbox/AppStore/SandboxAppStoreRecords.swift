@@ -50,6 +50,34 @@ struct KeptTransaction: Codable {
     }
 }
 
+extension KeptTransaction: JournalLine {
+    /// The line JSONEncoder would write (every member, the nil ones left out), the signed text not escaped a character
+    /// at a time (a JWS has nothing to escape: ``JSONString/encode(_:)`` sees so in one pass).
+    func journalJSON() throws -> String {
+        let encoder = JSONEncoder()
+        func encoded(_ value: some Encodable) throws -> String {
+            String(decoding: try encoder.encode(value), as: UTF8.self)
+        }
+        var fields = [
+            #""id":\#(JSONString.encode(id))"#, #""signed":\#(JSONString.encode(signed))"#,
+            #""payload":\#(JSONString.encode(payload))"#,
+        ]
+        if let token { fields.append(#""token":\#(try encoded(token))"#) }
+        fields.append(#""original":\#(JSONString.encode(original))"#)
+        if let periodEnd { fields.append(#""periodEnd":\#(try encoded(periodEnd))"#) }
+        if let period { fields.append(#""period":\#(try encoded(period))"#) }
+        if let receiptEntry { fields.append(#""receiptEntry":\#(try encoded(receiptEntry))"#) }
+        if let device { fields.append(#""device":\#(JSONString.encode(device))"#) }
+        if let notification {
+            fields.append(
+                #""notification":{"signedDate":\#(notification.signedDate),"payload":\#(JSONString.encode(notification.payload))}"#
+            )
+        }
+        if let renewal { fields.append(#""renewal":\#(JSONString.encode(renewal))"#) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}
+
 extension KeptTransaction {
     /// What of a journal line the store keeps in memory: not the signed text, the payload or the notification, which
     /// stay in the journal (read back by their ``SandboxJournal/Ref``), only what the next purchase and the
