@@ -32,6 +32,19 @@ struct AppStoreSandboxTests {
         return (store, client, verifier)
     }
 
+    /// Every notification of the store's history, page after page.
+    static func notificationHistory(_ client: AppStoreServerAPIClient) async throws -> [String] {
+        var notifications: [String] = []
+        var token: String?
+        repeat {
+            let page = try await client.notificationHistory(
+                startDate: 0, endDate: 9_999_999_999_999, paginationToken: token)
+            notifications += page.signedPayloads
+            token = page.hasMore ? page.paginationToken : nil
+        } while token != nil
+        return notifications
+    }
+
     @Test(
         "the store and its devices' queues outlive the process on their folder, at the same instant; ids go on after the last"
     )
@@ -333,14 +346,7 @@ struct AppStoreSandboxTests {
             signingKey: Self.merchantKey.pemRepresentation, keyID: "KEY1", issuerID: "issuer",
             bundleID: "com.example.app", baseURL: "http://sandbox.local/sandbox/appstore", transport: again.transport,
             clock: FixedClock(date: Self.now), sleep: { _ in })
-        var notifications: [String] = []
-        var token: String?
-        repeat {
-            let page = try await client.notificationHistory(
-                startDate: 0, endDate: 9_999_999_999_999, paginationToken: token)
-            notifications += page.signedPayloads
-            token = page.hasMore ? page.paginationToken : nil
-        } while token != nil
+        let notifications = try await Self.notificationHistory(client)
         #expect(notifications.count == 121)
         #expect(try await again.payments.count == 120)
         let receipt = try await again.appReceipt()
@@ -371,15 +377,7 @@ struct AppStoreSandboxTests {
             waiting >= SandboxAppStore.outboxLimit
                 && waiting <= SandboxAppStore.outboxLimit + SandboxAppStore.postersAtOnce + 1)
         // Each one is in the notification history all the same.
-        var count = 0
-        var token: String?
-        repeat {
-            let page = try await client.notificationHistory(
-                startDate: 0, endDate: 9_999_999_999_999, paginationToken: token)
-            count += page.signedPayloads.count
-            token = page.hasMore ? page.paginationToken : nil
-        } while token != nil
-        #expect(count == sold)
+        #expect(try await Self.notificationHistory(client).count == sold)
         await store.setNotificationSink(nil)
     }
 }
