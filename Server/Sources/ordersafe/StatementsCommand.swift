@@ -6,7 +6,10 @@ import OrderSafeModel
 import OrderSafeServer
 
 /// `ordersafe reconcile statements --date YYYY-MM-DD [--channel …]`: one day's provider statements checked against
-/// the ledger now, a progress bar on a terminal, then one JSON summary line. Exits 3 when a difference is flagged.
+/// the ledger now, a progress bar on a terminal, then one JSON summary line. `--since YYYY-MM-DD` checks every day
+/// from that one to today, a line each: after a restore, what the providers took since the backup is recorded — and
+/// orders the backup lacks rebuilt from the providers' records (`OrderProvenance`). Exits 3 when a difference is
+/// flagged.
 struct StatementsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "statements",
@@ -14,7 +17,8 @@ struct StatementsCommand: AsyncParsableCommand {
         discussion: """
             Prints one JSON line: the day and, per channel, its status and the counts and sums matched, recovered \
             and flagged. Exit status 0 when every statement balances or is not published yet, 3 when a difference \
-            is flagged (the console's Statements page lists each one with its evidence).
+            is flagged (the console's Statements page lists each one with its evidence). With --since, every day \
+            from that one to today is checked, a line each: run it after restoring a backup, from the backup's day.
             """)
 
     @OptionGroup var settings: SettingsOptions
@@ -22,7 +26,15 @@ struct StatementsCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: "The provider's day, YYYY-MM-DD (in the provider's own zone: Beijing for the Chinese wallets).")
-    var date: String
+    var date: String?
+
+    @Option(
+        name: .long,
+        help: "Check every day from this one (YYYY-MM-DD, the backup's day after a restore) to today, a line each.")
+    var since: String?
+
+    /// The most days one `--since` checks.
+    static let maxDays = 400
 
     @Option(name: .long, help: "A channel to check (repeatable); every channel with statements when absent.")
     var channel: [String] = []
@@ -64,8 +76,17 @@ struct StatementsCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard StatementDay(date) != nil else {
-            throw ValidationError("--date must be a day as YYYY-MM-DD, not '\(date.prefix(32))'")
+        switch (date, since) {
+        case (let date?, nil):
+            guard StatementDay(date) != nil else {
+                throw ValidationError("--date must be a day as YYYY-MM-DD, not '\(date.prefix(32))'")
+            }
+        case (nil, let since?):
+            guard StatementDay(since) != nil else {
+                throw ValidationError("--since must be a day as YYYY-MM-DD, not '\(since.prefix(32))'")
+            }
+        default:
+            throw ValidationError("give one of --date (one day) and --since (every day from it to today)")
         }
         for name in channel where Channel(rawValue: name) == nil {
             throw ValidationError(
@@ -74,10 +95,37 @@ struct StatementsCommand: AsyncParsableCommand {
         }
     }
 
+    /// The days to check: `--date`, or `--since` through today in the Chinese wallets' zone (the latest of the
+    /// providers' days; a day not published yet answers `waiting`).
+    func days() throws -> [StatementDay] {
+        if let date, let day = StatementDay(date) { return [day] }
+        guard let since, var day = StatementDay(since) else { throw ValidationError("--since must be YYYY-MM-DD") }
+        let today = StatementDay(containing: Date(), utcOffset: 8 * 3600)
+        var days: [StatementDay] = []
+        while !(today < day) {
+            guard days.count < Self.maxDays else {
+                throw ValidationError("--since reaches back over \(Self.maxDays) days: restore a newer backup")
+            }
+            days.append(day)
+            day = day.next
+        }
+        return days
+    }
+
     func run() async throws {
-        guard let day = StatementDay(date) else { throw ValidationError("--date must be YYYY-MM-DD") }
+        let days = try days()
         let loaded = try await settings.load()
         loaded.server.logFormat.bootstrap(level: .warning)
+        var flagged = false
+        for day in days {
+            let summary = try await check(day, settings: loaded)
+            print(String(decoding: try OrderSafeJSON.encoder().encode(summary), as: UTF8.self))
+            flagged = flagged || summary.flagged > 0
+        }
+        if flagged { throw ExitCode(3) }
+    }
+
+    private func check(_ day: StatementDay, settings loaded: Settings) async throws -> Summary {
         let interactive = isatty(STDERR_FILENO) != 0
         let reports = try await OrderSafeApplication.reconcileStatements(
             settings: loaded, day: day, channels: channel.compactMap(Channel.init(rawValue:)),
@@ -87,7 +135,7 @@ struct StatementsCommand: AsyncParsableCommand {
             let bar = "\r\(channel.rawValue) " + ProgressBar.line(done: done, total: total)
             FileHandle.standardError.write(Data((bar + (done == total ? "\n" : "")).utf8))
         }
-        let summary = Summary(
+        return Summary(
             day: day.description, matched: reports.reduce(0) { $0 + $1.matched.count },
             recovered: reports.reduce(0) { $0 + $1.recovered.count + $1.refundsRecovered.count },
             flagged: reports.reduce(0) { $0 + $1.flagged.count },
@@ -98,7 +146,5 @@ struct StatementsCommand: AsyncParsableCommand {
                     refunds_recovered: report.refundsRecovered, other_day: report.otherDay, flagged: report.flagged,
                     waiting_for: report.waitingFor, fund_flow: report.fundFlow.map(Summary.FundFlow.init))
             })
-        print(String(decoding: try OrderSafeJSON.encoder().encode(summary), as: UTF8.self))
-        if summary.flagged > 0 { throw ExitCode(3) }
     }
 }

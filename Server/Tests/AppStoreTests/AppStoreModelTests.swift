@@ -1,3 +1,4 @@
+import ChannelSupport
 import Crypto
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import AppStore
+import ChannelSupport
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -87,8 +87,11 @@ enum TestServer {
     /// Runs `body` on a fresh server with its own data folder and a clock the test moves, handing it the server's
     /// components (job runner, ledger, sandboxes). Port 9: nothing listens there, so every provider notification
     /// sent over HTTP is lost and only what the test delivers, or a query, settles an order.
+    ///
+    /// `beforeStart` is handed the sandboxes before the server starts them (and they send again what the merchant
+    /// never acknowledged): a test sets where their notifications go.
     static func withComponents(
-        extra: [String: String] = [:],
+        extra: [String: String] = [:], beforeStart: (@Sendable (SandboxProviders) async -> Void)? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -97,8 +100,14 @@ enum TestServer {
         let settings = try await settings(
             extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "9"].merging(extra) { $1 })
         let clock = ManualClock(now)
+        var sandbox: SandboxProviders?
+        if let beforeStart {
+            sandbox = try SandboxProviders(settings: settings.server, clock: clock, logger: TestLog.logger)
+            await beforeStart(sandbox!)
+        }
         let (router, components) = try await OrderSafeApplication.makeRouter(
-            settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger)
+            settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger,
+            sandbox: sandbox)
         do {
             try await Application(router: router, logger: TestLog.logger).test(.router) { client in
                 try await body(client, components, clock)

@@ -37,7 +37,8 @@ public struct AlipayPayments: Sendable {
         let subject = context.catalog.catalog.product(id: order.productID)?.title ?? order.productID
         let request = AlipayAppPayOrder(
             outTradeNo: order.orderNo, amount: order.amount, subject: subject, notifyURL: notifyURL,
-            expiresAt: order.createdAt.addingTimeInterval(paymentWindow))
+            expiresAt: order.createdAt.addingTimeInterval(paymentWindow),
+            passbackParams: OrderProvenance(productID: order.productID, userID: order.userID).text)
         return AlipayInvocation(
             orderString: try AlipayRequestSigner(credentials: credentials).orderString(
                 for: request, at: context.clock.now()))
@@ -65,15 +66,14 @@ public struct AlipayPayments: Sendable {
 
     private func apply(body: [UInt8], inboxID: Int64) async throws {
         let notification = try AlipayNotificationVerifier(credentials: credentials).verify(body: body)
-        guard let order = try await context.ledger.order(number: notification.outTradeNo), order.channel == .alipay
-        else {
-            throw AlipayNotificationError.unknownOrder(notification.outTradeNo)
-        }
         // App and seller must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
         try notification.check(
             against: .init(
-                appID: credentials.appID, sellerID: sellerID, outTradeNo: order.orderNo,
+                appID: credentials.appID, sellerID: sellerID, outTradeNo: notification.outTradeNo,
                 amount: notification.totalAmount))
+        guard let order = try await order(paidBy: notification) else {
+            throw AlipayNotificationError.unknownOrder(notification.outTradeNo)
+        }
         if notification.refund != nil {
             try await applyRefund(notification, order: order, inboxID: inboxID)
             return
@@ -85,5 +85,19 @@ public struct AlipayPayments: Sendable {
                 amount: notification.totalAmount, cause: .notification, evidence: "inbox:\(inboxID)", sandbox: sandbox),
             at: context.clock.now())
         context.log(outcome, "alipay notification applied", ["order_no": "\(order.orderNo)"])
+    }
+
+    /// The order `notification` is about: the ledger's, or — lost with a restored database — rebuilt from its
+    /// `passback_params` when it says the trade was paid (a refund's notification never rebuilds). Nil when neither.
+    private func order(paidBy notification: AlipayNotification) async throws -> Order? {
+        if let order = try await context.ledger.order(number: notification.outTradeNo) {
+            return order.channel == .alipay ? order : nil
+        }
+        guard notification.refund == nil, notification.tradeStatus.isPaid else { return nil }
+        let outcome = try await OrderRebuilder(context: context).order(
+            notification.outTradeNo, channel: .alipay, provenance: notification.passbackParams,
+            amount: notification.totalAmount, createdAt: context.clock.now())
+        if case .rebuilt(let order) = outcome { return order }
+        return nil
     }
 }

@@ -37,8 +37,8 @@ public struct WeChatPayPayments: Sendable {
         let prepayID = try await client.prepayApp(
             WeChatPayAppOrder(
                 outTradeNo: order.orderNo, description: String(description.prefix(127)), amount: order.amount,
-                notifyURL: notifyURL,
-                expiresAt: order.createdAt.addingTimeInterval(paymentWindow)))
+                notifyURL: notifyURL, expiresAt: order.createdAt.addingTimeInterval(paymentWindow),
+                attach: OrderProvenance(productID: order.productID, userID: order.userID).text))
         return try client.appInvocation(prepayID: prepayID)
     }
 
@@ -100,17 +100,16 @@ public struct WeChatPayPayments: Sendable {
         } catch {
             throw Refusal(status: 400, message: error.description)
         }
-        guard let order = try await context.ledger.order(number: transaction.outTradeNo), order.channel == .wechatPay
-        else {
-            throw Refusal(status: 404, message: "unknown order \(transaction.outTradeNo)")
-        }
         // App and merchant must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
         do {
             try transaction.check(
-                appID: client.appID, merchantID: client.merchantID, outTradeNo: order.orderNo,
+                appID: client.appID, merchantID: client.merchantID, outTradeNo: transaction.outTradeNo,
                 amount: transaction.amount)
         } catch {
             throw Refusal(status: 400, message: error.description)
+        }
+        guard let order = try await order(paidBy: transaction) else {
+            throw Refusal(status: 404, message: "unknown order \(transaction.outTradeNo)")
         }
         guard transaction.tradeState.isPaid, let transactionID = transaction.transactionID else { return }
         let outcome = try await context.ledger.fulfil(

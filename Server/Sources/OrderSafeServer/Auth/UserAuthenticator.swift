@@ -1,4 +1,3 @@
-import AppStore
 import ChannelSupport
 import Crypto
 import Foundation

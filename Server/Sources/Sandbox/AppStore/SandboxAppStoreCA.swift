@@ -1,4 +1,5 @@
 import AppStore
+import ChannelSupport
 import Crypto
 import Foundation
 import SwiftASN1

@@ -1,0 +1,46 @@
+import ChannelSupport
+import Foundation
+import OrderSafeModel
+
+/// What a payment carries to rebuild its order when the ledger has lost it (a database restored from a backup older
+/// than the payment): the product and the user, in the provider's own field for the merchant's data — WeChat Pay's
+/// `attach` (returned in the notification, the order query and the trade bill's 商户数据包 column), Alipay's
+/// `passback_params` (returned in the notification). The order number is the provider's `out_trade_no`.
+///
+/// Written `os1~<product id>~<user id as base64url>`: product ids never hold `~`, base64url never does, and nothing in
+/// it is changed by URL encoding or decoding, so it comes back byte for byte whichever way a provider passes it on.
+/// Set by this server only (a buyer cannot reach these fields), and read back only from what the provider signed.
+public struct OrderProvenance: Sendable, Hashable {
+    public var productID: String
+    public var userID: String
+
+    public init(productID: String, userID: String) {
+        self.productID = productID
+        self.userID = userID
+    }
+
+    /// WeChat Pay's `attach` is at most 128 bytes: the longest text any channel is given.
+    public static let maxLength = 128
+
+    private static let prefix = "os1~"
+
+    /// The text the provider keeps; nil when it would exceed ``maxLength`` (a user id over ~80 bytes): such an order
+    /// is paid as any other, and a payment of it the ledger lost is flagged, not rebuilt.
+    public var text: String? {
+        let text = Self.prefix + productID + "~" + Base64URL.encode(Array(userID.utf8))
+        return text.utf8.count <= Self.maxLength ? text : nil
+    }
+
+    /// Reads a text ``text`` wrote; nil for anything else (an empty field, another merchant's data, a bad encoding).
+    public init?(text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= Self.maxLength, text.hasPrefix(Self.prefix) else { return nil }
+        let fields = text.dropFirst(Self.prefix.count).split(separator: "~", omittingEmptySubsequences: false)
+        guard fields.count == 2, Identifier.isValid(String(fields[0])),
+            let user = Base64URL.decode(Array(fields[1].utf8)[...]), !user.isEmpty,
+            Base64URL.encode(user) == fields[1],  // one spelling: no padding, no stray bits
+            let userID = String(validating: user, as: UTF8.self)
+        else { return nil }
+        self.init(productID: String(fields[0]), userID: userID)
+    }
+}

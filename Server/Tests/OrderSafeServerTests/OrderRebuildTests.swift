@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import OrderSafeModel
+import Synchronization
+import Testing
+
+@testable import Engine
+@testable import OrderSafeServer
+
+/// A database restored from a backup older than some payments: the orders of those payments are gone from the
+/// ledger, and the providers' records alone must rebuild them — to their buyers, once (#50 item 3).
+@Suite("Orders the ledger lost, rebuilt from the provider's record alone")
+struct OrderRebuildTests {
+    /// One paid order, its buyer and the buyer's token.
+    struct Paid: Sendable {
+        var order: Order
+        var token: String
+    }
+
+    /// Before the loss: `buyers` each order and pay one gift box through `channels` on a server whose ledger is then
+    /// lost (the backup predates them); no notification reaches it. The providers keep their records in `folder`.
+    static func payThenLose(folder: String, channels: [String]) async throws -> [Paid] {
+        let buyers = [
+            try await TestServer.token("alice", lifetime: 30 * 86400),
+            try await TestServer.token("bob", lifetime: 30 * 86400),
+        ]
+        let paid = Box()
+        try await TestServer.withComponents(extra: ["ORDERSAFE_SERVER_DATA_DIR": folder]) { client, components, _ in
+            let sandbox = try #require(components.sandbox)
+            await sandbox.alipay.setNotificationSink { _, _ in false }  // the merchant's server is down
+            await sandbox.wechatpay.setNotificationSink { _, _, _ in false }
+            for channel in channels {
+                for token in buyers {
+                    let created = try await ReconciliationFlowTests.order(client, token, channel: channel)
+                    try await ReconciliationFlowTests.pay(client, created)
+                    paid.list.withLock { $0.append(Paid(order: created.order, token: token)) }
+                }
+            }
+        }
+        return paid.list.withLock { $0 }
+    }
+
+    final class Box: Sendable {
+        let list = Mutex<[Paid]>([])
+    }
+
+    /// Keeps what the sandboxes send in `sent` (acknowledged, as a merchant's server that took them would).
+    static func keep(_ sandbox: SandboxProviders, in sent: Notifications) async {
+        await sandbox.alipay.setNotificationSink { _, body in
+            sent.list.withLock { $0.append(Sent(channel: .alipay, headers: [:], body: Array(body.utf8))) }
+            return true
+        }
+        await sandbox.wechatpay.setNotificationSink { _, headers, body in
+            sent.list.withLock { $0.append(Sent(channel: .wechatPay, headers: headers, body: body)) }
+            return true
+        }
+    }
+
+    struct Sent: Sendable {
+        var channel: OrderSafeModel.Channel
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
+    /// The notifications the sandboxes sent.
+    final class Notifications: Sendable {
+        let list = Mutex<[Sent]>([])
+    }
+
+    /// Posts a notification as its provider does; true when the server acknowledged it.
+    static func post(_ client: some TestClientProtocol, _ sent: Sent) async -> Bool {
+        var fields: HTTPFields = [
+            .contentType: sent.channel == .alipay ? "application/x-www-form-urlencoded" : "application/json"
+        ]
+        for (name, value) in sent.headers { if let field = HTTPField.Name(name) { fields[field] = value } }
+        let response = try? await client.execute(
+            uri: "/v1/notify/\(sent.channel.rawValue)", method: .post, headers: fields,
+            body: ByteBuffer(bytes: sent.body))
+        return sent.channel == .alipay
+            ? response.map { String(buffer: $0.body) == "success" } ?? false : response?.status == .noContent
+    }
+
+    /// Every order is its buyer's, fulfilled once; each buyer holds one gift box per order paid; another user sees none.
+    static func expectRebuilt(_ paid: [Paid], _ client: some TestClientProtocol) async throws {
+        for payment in paid {
+            let read = try await client.execute(
+                uri: "/v1/orders/\(payment.order.orderNo)", method: .get, headers: TestServer.bearer(payment.token))
+            #expect(read.status == .ok, "\(payment.order.orderNo): \(String(buffer: read.body))")
+            guard read.status == .ok else { continue }
+            let order = try read.decoded(OrderResponse.self).order
+            #expect(order.status == .fulfilled && order.amount == payment.order.amount)
+            #expect(order.productID == payment.order.productID && order.channel == payment.order.channel)
+            let other = try #require(paid.first { $0.token != payment.token }).token
+            let stranger = try await client.execute(
+                uri: "/v1/orders/\(payment.order.orderNo)", method: .get, headers: TestServer.bearer(other))
+            #expect(stranger.status == .notFound, "another buyer's order is never shown")
+        }
+        for token in Set(paid.map(\.token)) {
+            let holdings = try await client.execute(
+                uri: "/v1/me/entitlements", method: .get, headers: TestServer.bearer(token))
+            let count = Int64(paid.filter { $0.token == token }.count)
+            #expect(
+                try holdings.decoded(HoldingsResponse.self).balances == [Balance(name: "gift_boxes", amount: count)])
+        }
+    }
+
+    static func folder() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-rebuild-\(UUID().uuidString)").path
+    }
+
+    @Test(
+        "WeChat Pay and Alipay: the notifications the providers send again after a restore rebuild each order for its buyer, once however often they come"
+    )
+    func fromNotifications() async throws {
+        let folder = Self.folder()
+        let paid = try await Self.payThenLose(folder: folder, channels: ["wechatpay", "alipay"])
+        let sent = Notifications()
+        try await TestServer.withComponents(
+            extra: ["ORDERSAFE_SERVER_DATA_DIR": folder], beforeStart: { await Self.keep($0, in: sent) }
+        ) { client, components, _ in
+            let sandbox = try #require(components.sandbox)
+            await sandbox.wechatpay.settle()
+            await sandbox.alipay.settle()
+            #expect(
+                sent.list.withLock { $0.count } == paid.count, "each provider sent again what was never acknowledged")
+            // Delivered, then delivered again (a provider retrying): acknowledged each time, nothing credited twice.
+            for _ in 0..<2 {
+                for notification in sent.list.withLock({ $0 }) {
+                    #expect(await Self.post(client, notification))
+                }
+                try await Self.expectRebuilt(paid, client)
+            }
+        }
+    }
+
+    @Test(
+        "WeChat Pay's statement alone rebuilds the orders its bill lists and the ledger lost (the query's attach); Alipay's is flagged with the reason"
+    )
+    func fromTheStatement() async throws {
+        let folder = Self.folder()
+        let paid = try await Self.payThenLose(folder: folder, channels: ["wechatpay", "alipay"])
+        try await TestServer.withComponents(extra: ["ORDERSAFE_SERVER_DATA_DIR": folder]) { client, components, clock in
+            let day = StatementDay(containing: clock.now(), utcOffset: StatementReconciliationTests.beijing)
+            StatementReconciliationTests.nextMorning(clock)
+            let wechat = try await components.statements.reconcile(.wechatPay, day: day)
+            #expect(wechat.recovered.count == 2 && wechat.flagged.count == 0, "\(wechat.discrepancies)")
+            try await Self.expectRebuilt(paid.filter { $0.order.channel == .wechatPay }, client)
+            let again = try await components.statements.reconcile(.wechatPay, day: day)
+            #expect(again.recovered == wechat.recovered && again.flagged.count == 0)
+            try await Self.expectRebuilt(paid.filter { $0.order.channel == .wechatPay }, client)
+
+            let alipay = try await components.statements.reconcile(.alipay, day: day)
+            #expect(alipay.flagged.count == 2 && alipay.recovered.count == 0)
+            #expect(
+                alipay.discrepancies.allSatisfy {
+                    $0.kind == .unknownOrder && $0.detail.contains("passback_params")
+                }, "\(alipay.discrepancies)")
+        }
+    }
+}
