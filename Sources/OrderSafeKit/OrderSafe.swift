@@ -18,6 +18,8 @@ public actor OrderSafe {
     let subscriptionCache: UserCache<SubscriptionsResponse>
     private var listener: Task<Void, Never>?
     private var intentListener: Task<Void, Never>?
+    /// Hears the app become active (``OrderSafeConfiguration/activations``).
+    private var activationListener: Task<Void, Never>?
     /// Transactions being recorded now: a purchase, the listener and a sweep that meet one share its one recording
     /// and its outcome.
     var recordings: [UInt64: Task<PurchaseOutcome?, Never>] = [:]
@@ -65,7 +67,25 @@ public actor OrderSafe {
                     await self.promoted(intent)
                 }
             }
+            let activations = configuration.activations.events()
+            activationListener = Task { [weak self] in
+                for await _ in activations {
+                    guard let self else { return }
+                    await self.appBecameActive()
+                }
+            }
         }
+        return await resume()
+    }
+
+    /// The app is active again: a buyer back from Alipay or WeChat Pay without their answer is not left waiting
+    /// (each bridge's `appBecameActive()`: after its grace the server is asked instead), and whatever was on its way
+    /// is resumed. OrderSafe calls it itself on every activation it observes (``OrderSafeConfiguration/activations``);
+    /// an app that opted out calls it where it sees the app become active.
+    @discardableResult
+    public func appBecameActive() async -> [PurchaseOutcome] {
+        await configuration.alipay?.appBecameActive()
+        await configuration.wechatPay?.appBecameActive()
         return await resume()
     }
 
@@ -90,12 +110,14 @@ public actor OrderSafe {
         hub.send(.signedOut)
     }
 
-    /// Stops the listener (tests, sign-out). Purchases on their way stay in the journal.
+    /// Stops the listeners (tests, sign-out). Purchases on their way stay in the journal.
     public func stop() {
         listener?.cancel()
         listener = nil
         intentListener?.cancel()
         intentListener = nil
+        activationListener?.cancel()
+        activationListener = nil
         hub.finish()
     }
 

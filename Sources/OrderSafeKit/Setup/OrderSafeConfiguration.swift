@@ -26,6 +26,9 @@ public struct OrderSafeConfiguration: Sendable {
     public var sleep: @Sendable (TimeInterval) async throws -> Void
     /// Now; tests pin it.
     public var now: @Sendable () -> Date
+    /// Where OrderSafe hears that the app became active again (``AppActivations/system`` unless told; ``AppActivations/none``
+    /// opts out, and the app calls ``OrderSafe/appBecameActive()`` itself).
+    public var activations: AppActivations
 
     public init(
         serverURL: URL, token: @escaping @Sendable () async throws -> String, userID: String?, journalDirectory: URL,
@@ -43,6 +46,7 @@ public struct OrderSafeConfiguration: Sendable {
         self.log = log
         sleep = { try await Task.sleep(seconds: $0) }
         now = { Date() }
+        activations = .system
     }
 }
 

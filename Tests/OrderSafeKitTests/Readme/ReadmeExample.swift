@@ -85,12 +85,15 @@ final class WeChatPayments: NSObject, WeChatPayBridge, WXApiDelegate, @unchecked
     }
 }
 
-/// The app is active again (SwiftUI: `scenePhase` became `.active`; UIKit: `sceneDidBecomeActive(_:)`): a buyer
-/// who came back by the app switcher or the status bar's back link, without the payment app's answer, is not left
-/// waiting — after a short grace the server is asked instead. Then resume what was on its way.
-func appBecameActive(orderSafe: OrderSafe) async {
-    await AlipayPayments.shared.relay.appBecameActive()
-    await WeChatPayments.shared.relay.appBecameActive()
-    await orderSafe.resume()
+// OrderSafe sees the app become active by itself (UIKit's and AppKit's did-become-active notification, which
+// SwiftUI apps get too) and tells each bridge: a buyer who came back by the app switcher or the status bar's back
+// link, without the payment app's answer, is not left waiting — after a short grace the server is asked instead —
+// and what was on its way is resumed. The bridges only forward it to their relays:
+extension AlipayPayments {
+    func appBecameActive() async { await relay.appBecameActive() }
+}
+
+extension WeChatPayments {
+    func appBecameActive() async { await relay.appBecameActive() }
 }
 // README: end

@@ -4,7 +4,7 @@ import OrderSafeModel
 /// What the app writes for Alipay: hand the signed order string to `AlipaySDK.defaultService().payOrder(_:fromScheme:callback:)`
 /// and return the result dictionary it gets (in the callback, or from `processOrderWithPaymentResult` when Alipay
 /// reopens the app). docs/sdk.md shows the few lines with the real AlipaySDK.
-public protocol AlipayBridge: Sendable {
+public protocol AlipayBridge: PaymentAppBridge {
     func pay(orderString: String) async -> AlipayResult
 }
 

@@ -3,7 +3,7 @@ import OrderSafeModel
 
 /// What the app writes for WeChat Pay: fill a `PayReq` from ``WeChatPayRequest``, `WXApi.send(_:)` it, and return
 /// the `PayResp` that `onResp(_:)` receives (after `WXApi.handleOpen(_:delegate:)` or the universal-link handler).
-public protocol WeChatPayBridge: Sendable {
+public protocol WeChatPayBridge: PaymentAppBridge {
     func pay(_ request: WeChatPayRequest) async -> WeChatPayResult
 }
 
