@@ -6,24 +6,34 @@ import Ledger
 /// and time-ordered UUIDs (version 7: milliseconds since 1970, then 74 random bits) for StoreKit's
 /// `appAccountToken`.
 ///
+/// With an ``AccountTokenTag`` the UUID is its tagged version 8 token instead: it says whose order it was when the
+/// row is lost (#50).
+///
 /// The number fits Alipay's `out_trade_no` (≤ 64) and WeChat Pay's (6–32, `[A-Za-z0-9_-]`). The UUID leads with
 /// the time so the ledger's index of order UUIDs grows at its end: a random (version 4) one landed each new order
 /// on a page of its own, one more page for every commit to write.
 public struct OrderIdentityGenerator: Sendable {
     private let random: @Sendable () -> UInt64
     private let clock: any WallClock
+    /// Tags App Store tokens with their user; nil: version 7 tokens, which name nobody.
+    public let accountTags: AccountTokenTag?
 
     /// - Parameter random: a source of uniformly random 64-bit values (tests pass a seeded one).
-    public init(clock: any WallClock, random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) }) {
+    public init(
+        clock: any WallClock, random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) },
+        accountTags: AccountTokenTag? = nil
+    ) {
         self.clock = clock
         self.random = random
+        self.accountTags = accountTags
     }
 
     private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
     private static let millisecondsPerDay: Int64 = 86_400_000
     private static let beijingOffset: Int64 = 8 * 3_600_000
 
-    public func next() -> OrderIdentity {
+    /// A new identity; `userID`'s order's token is tagged with it when ``accountTags`` are set.
+    public func next(for userID: String? = nil) -> OrderIdentity {
         let now = max(0, min(clock.now().millisecondsSince1970, (1 << 48) - 1))
         var number = Array("OS".utf8)
         number.reserveCapacity(21)
@@ -33,6 +43,11 @@ public struct OrderIdentityGenerator: Sendable {
         for _ in 0..<10 {
             number.append(Self.alphabet[Int(bits & 31)])
             bits >>= 5
+        }
+        if let accountTags, let userID {
+            return OrderIdentity(
+                orderNo: String(decoding: number, as: UTF8.self),
+                orderUUID: accountTags.token(for: userID, millisecondsSince1970: UInt64(now), random: random()))
         }
         let (high, low) = (random(), random())
         func byte(_ value: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: value >> (8 * index)) }

@@ -79,7 +79,7 @@ public struct OrderService: Sendable {
             followUp: queriedChannels.contains(request.channel)
                 ? FollowUp(kind: .queryOrder, after: firstQueryAfter) : nil)
         do {
-            return try await ledger.createOrder(new, identity: { identities.next() })
+            return try await ledger.createOrder(new, identity: { identities.next(for: userID) })
         } catch LedgerError.idempotencyConflict(let key) {
             throw OrderError.idempotencyConflict(key: key)
         }

@@ -78,3 +78,44 @@ struct OrderIdentityGeneratorTests {
         }
     }
 }
+
+@Suite("App Store tokens that say whose order they were (recovery.key)")
+struct AccountTokenTagTests {
+    let clock = FixedClock(date: Date(timeIntervalSince1970: 1_795_366_800))
+    let tags = AccountTokenTag(key: Array(repeating: 7, count: 32))!
+
+    @Test("a tagged token names its user under its key only; version 8 with OrderSafe's mark, time first")
+    func namesItsUser() {
+        let generator = OrderIdentityGenerator(clock: clock, random: { 0 }, accountTags: tags)
+        let token = generator.next(for: "alice").orderUUID
+        let text = token.uuidString.lowercased()
+        #expect(text.hasPrefix("01a20433-4a80-8a05-8000-"), "the instant, version 8 and the mark, the variant")
+        #expect(AccountTokenTag.isTagged(token))
+        #expect(tags.names("alice", in: token))
+        #expect(!tags.names("bob", in: token) && !tags.names("alice ", in: token))
+        let otherKey = AccountTokenTag(key: Array(repeating: 8, count: 32))!
+        #expect(!otherKey.names("alice", in: token), "another server's key names nobody")
+        // Version 7 tokens (no key, or before one was set) are not tagged: they name nobody.
+        let untagged = OrderIdentityGenerator(clock: clock, random: { 0 }).next(for: "alice").orderUUID
+        #expect(!AccountTokenTag.isTagged(untagged) && !tags.names("alice", in: untagged))
+        #expect(AccountTokenTag(key: Array(repeating: 7, count: 31)) == nil, "a short key is refused")
+    }
+
+    @Test("one user's tokens differ in their random bits and still sort by time")
+    func distinctAndOrdered() {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_795_366_800))
+        let values = Mutex(SeededRandom(state: 7))
+        let generator = OrderIdentityGenerator(
+            clock: clock, random: { values.withLock { $0.next() } }, accountTags: tags)
+        var previous = generator.next(for: "alice").orderUUID.uuidString
+        var seen: Set<String> = [previous]
+        for _ in 0..<1000 {
+            clock.advance(by: 0.001)
+            let token = generator.next(for: "alice").orderUUID
+            #expect(token.uuidString > previous && tags.names("alice", in: token))
+            previous = token.uuidString
+            seen.insert(previous)
+        }
+        #expect(seen.count == 1001)
+    }
+}

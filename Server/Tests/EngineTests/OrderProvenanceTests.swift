@@ -20,11 +20,11 @@ struct OrderProvenanceTests {
     }
 
     @Test(
-        "a user id that would pass WeChat Pay's 128 bytes gives no text: such an order is never rebuilt, only flagged")
+        "a user id that would pass WeChat Pay's 127 bytes gives no text: such an order is never rebuilt, only flagged")
     func tooLong() {
         #expect(OrderProvenance(productID: "coins60", userID: String(repeating: "长", count: 40)).text == nil)
-        #expect(OrderProvenance(productID: "coins60", userID: String(repeating: "u", count: 88)).text == nil)
-        #expect(OrderProvenance(productID: "coins60", userID: String(repeating: "u", count: 87)).text != nil)
+        #expect(OrderProvenance(productID: "coins60", userID: String(repeating: "u", count: 87)).text == nil)
+        #expect(OrderProvenance(productID: "coins60", userID: String(repeating: "u", count: 86)).text != nil)
     }
 
     @Test("anything but the server's own spelling is no provenance: nothing is guessed")

@@ -161,3 +161,43 @@ struct OrderRebuildTests {
         }
     }
 }
+
+extension OrderRebuildTests {
+    /// What the phone holds after a purchase the restored ledger lost.
+    final class Bought: Sendable {
+        let jws = Mutex("")
+    }
+
+    @Test(
+        "App Store: a transaction whose order the restored ledger lacks goes to the buyer its token names when they submit it; another user on the phone is refused and credited nothing"
+    )
+    func appStoreTokenNamesItsBuyer() async throws {
+        let folder = Self.folder()
+        let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
+        let bob = try await TestServer.token("bob", lifetime: 30 * 86400)
+        let bought = Bought()
+        try await TestServer.withComponents(extra: ["ORDERSAFE_SERVER_DATA_DIR": folder]) { client, components, _ in
+            let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
+            #expect(AccountTokenTag.isTagged(order.orderUUID), "the sandbox makes a recovery key: tokens are tagged")
+            let store = try #require(components.sandbox).appStore
+            let (_, jws) = try await store.purchase(
+                productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+            bought.jws.withLock { $0 = jws }
+        }
+        let jws = bought.jws.withLock { $0 }
+        try await TestServer.withComponents(extra: ["ORDERSAFE_SERVER_DATA_DIR": folder]) { client, _, _ in
+            // Bob signed in on the phone: the transaction is not his, whatever the ledger forgot.
+            let refused = try await AppStoreFlowTests.submit(client, token: bob, #"{"signed_transaction":"\#(jws)"}"#)
+            #expect(refused.status == .conflict, "\(String(buffer: refused.body))")
+            #expect(String(buffer: refused.body).contains("bought for another user"))
+            #expect(try await AppStoreFlowTests.balance(client, token: bob) == 0)
+            // Alice signs in: hers, recorded once, however often it comes.
+            for _ in 0..<2 {
+                let result = try await AppStoreFlowTests.submit(client, token: alice, jws: jws)
+                #expect(result.verdict == .recorded && result.order?.status == .fulfilled)
+            }
+            #expect(try await AppStoreFlowTests.balance(client, token: alice) == 60)
+            #expect(try await AppStoreFlowTests.balance(client, token: bob) == 0)
+        }
+    }
+}

@@ -61,6 +61,7 @@ struct SettingsTests {
             (["ORDERSAFE_AUTH_JWT_ALGORITHM": "ES256"], "auth.jwt_public_key", "required with ES256"),
             (["ORDERSAFE_AUTH_JWT_ALGORITHM": "RS256"], "auth.jwt_algorithm", "HS256, ES256"),
             (["ORDERSAFE_AUTH_ADMIN_KEY": "tiny"], "auth.admin_key", "at least 32"),
+            (["ORDERSAFE_RECOVERY_KEY": "short"], "recovery.key", "at least 32"),
             (
                 [
                     "ORDERSAFE_SERVER_ENVIRONMENT": "production",

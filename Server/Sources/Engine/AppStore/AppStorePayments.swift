@@ -428,6 +428,13 @@ public struct AppStorePayments: Sendable {
             // A subscription chain belongs to whoever owns any transaction of it: the app may have submitted a
             // renewal only, never the original purchase.
             owner = chainOwner
+        } else if let uuid = purchase.orderUUID, let submitter, let tags = identities.accountTags,
+            AccountTokenTag.isTagged(uuid), !tags.names(submitter, in: uuid)
+        {
+            // Its order is not in the ledger (lost with a database restored from an older backup), and its token
+            // says it was bought for someone else: never adopted for whoever has the phone now. It stays unfinished
+            // on the phone until its buyer submits it.
+            throw AppStoreSubmissionError.anotherUsersToken(purchase.transactionID)
         }
         return owner.map(Binding.adopt(owner:))
     }
@@ -452,7 +459,7 @@ public struct AppStorePayments: Sendable {
             order = bound
         case .adopt(let owner):
             let new = adoption(of: purchase, product: product, price: price, for: owner)
-            let identity = identities.next()
+            let identity = identities.next(for: owner)
             switch try await ledger.fulfil(
                 payment(identity.orderNo, price), adopting: new, as: identity, at: context.clock.now())
             {
@@ -468,7 +475,7 @@ public struct AppStorePayments: Sendable {
                     try await self.order(number: recorded.orderNo, in: ledger), .duplicate(orderNo: recorded.orderNo)
                 )
             }
-            order = try await ledger.createOrder(new, identity: { identities.next() }).order
+            order = try await ledger.createOrder(new, identity: { identities.next(for: owner) }).order
         }
         return (
             order,
@@ -563,6 +570,9 @@ public enum AppStoreSubmissionError: Error, CustomStringConvertible {
     /// A notification for a transaction that names no order and no known original transaction: kept in the inbox
     /// until the app submits it.
     case unbound(String)
+    /// An app's submission of a transaction whose order the ledger lacks and whose `appAccountToken` was made for
+    /// another user (``AccountTokenTag``): kept unfinished until its buyer submits it.
+    case anotherUsersToken(String)
 
     public var description: String {
         switch self {
@@ -574,6 +584,9 @@ public enum AppStoreSubmissionError: Error, CustomStringConvertible {
         case .productNotInCatalog(let id):
             "the catalog has no product with app_store_product_id '\(id)'; the transaction stays unfinished until it has"
         case .unbound(let id): "transaction \(id) names no order and renews no known transaction"
+        case .anotherUsersToken(let id):
+            "transaction \(id) was bought for another user (its appAccountToken says so) and its order is not in the "
+                + "ledger: it stays unfinished until its buyer is signed in"
         }
     }
 }

@@ -10,6 +10,12 @@ import OrderSafeModel
 /// Written `os1~<product id>~<user id as base64url>`: product ids never hold `~`, base64url never does, and nothing in
 /// it is changed by URL encoding or decoding, so it comes back byte for byte whichever way a provider passes it on.
 /// Set by this server only (a buyer cannot reach these fields), and read back only from what the provider signed.
+///
+/// The providers' words: WeChat Pay's `attach` is "附加数据，在查询API和支付通知中原样返回" (returned as sent in the
+/// query and the notification; APIv3 `string[1,128]`, v2 统一下单 `String(127)` — the shorter is kept), and its trade
+/// bill has the 商户数据包 column. Alipay's `passback_params`: "支付宝只会在异步通知时将该参数原样返回。本参数必须进行
+/// UrlEncode之后才可以发送给支付宝" (returned as sent in the asynchronous notification only; URL-encoded when sent —
+/// https://developer.aliyun.com/article/707512, Alipay's parameter notes): hence no rebuild from its bill or query.
 public struct OrderProvenance: Sendable, Hashable {
     public var productID: String
     public var userID: String
@@ -19,12 +25,12 @@ public struct OrderProvenance: Sendable, Hashable {
         self.userID = userID
     }
 
-    /// WeChat Pay's `attach` is at most 128 bytes: the longest text any channel is given.
-    public static let maxLength = 128
+    /// WeChat Pay's `attach` is at most 127 bytes in its v2 API, 128 in v3: the longest text any channel is given.
+    public static let maxLength = 127
 
     private static let prefix = "os1~"
 
-    /// The text the provider keeps; nil when it would exceed ``maxLength`` (a user id over ~80 bytes): such an order
+    /// The text the provider keeps; nil when it would exceed ``maxLength`` (a user id over 86 bytes): such an order
     /// is paid as any other, and a payment of it the ledger lost is flagged, not rebuilt.
     public var text: String? {
         let text = Self.prefix + productID + "~" + Base64URL.encode(Array(userID.utf8))

@@ -80,7 +80,16 @@ struct OrderSafeComponents: Sendable {
                 settings.server.environment == .sandbox && needsSandbox
                 ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
             try await sandbox?.resume()
-            let identities = OrderIdentityGenerator(clock: clock, random: random)
+            let recoveryKey = try DevelopmentCredentials.resolve(
+                configured: settings.recoveryKey, name: "dev-recovery-key", settings: settings.server)
+            if recoveryKey == nil {
+                logger.warning(
+                    "no recovery.key: App Store order tokens name nobody, so a ledger restored from a backup cannot tell whose an order it lost was (docs/production.md, Backups and restore)"
+                )
+            }
+            let identities = OrderIdentityGenerator(
+                clock: clock, random: random,
+                accountTags: recoveryKey.flatMap { AccountTokenTag(key: Array($0.utf8)) })
             let channels = try await RunningChannels.start(
                 settings: settings, sandbox: sandbox,
                 wiring: ChannelWiring(

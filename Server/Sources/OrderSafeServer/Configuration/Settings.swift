@@ -169,4 +169,8 @@ public struct Settings: Sendable {
     public var console = Console()
     /// As loaded (its folder defaults to the data folder's `backups`); nil schedules none.
     public var backup: Backup?
+    /// `recovery.key` (at least 32 characters): App Store order tokens carry a tag of their user under it
+    /// (`AccountTokenTag`), so a restored ledger that lost an order still knows whose its transaction is. Keep it
+    /// where the backups' secrets are, not only in the data folder. In the sandbox one is made in the data folder.
+    public var recoveryKey: String?
 }

@@ -115,6 +115,12 @@ struct SettingsReader {
             intervalSeconds: try int("reconcile.interval_seconds", default: 2, in: 0...3600),
             firstQuerySeconds: try int("reconcile.first_query_seconds", default: 60, in: 1...3600),
             statementHour: try int("reconcile.statement_hour", default: 10, in: 0...23))
+        if let key = try secret("recovery.key") {
+            guard key.utf8.count >= 32 else {
+                throw SettingsError(key: "recovery.key", reason: "must be at least 32 characters")
+            }
+            settings.recoveryKey = key
+        }
         settings.backup = Settings.Backup(
             everySeconds: try int("backup.every_seconds", default: 3600, in: 0...(7 * 86400)),
             keep: try int("backup.keep", default: 48, in: 1...10_000),

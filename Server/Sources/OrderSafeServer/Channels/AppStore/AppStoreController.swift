@@ -91,7 +91,8 @@ extension AppStoreSubmissionError: APIErrorConvertible {
             APIError(status: .serviceUnavailable, code: "verification_unavailable", message: description)
         case .unverifiable: APIError(status: .serviceUnavailable, code: "transaction_held", message: description)
         case .productNotInCatalog: APIError(status: .conflict, code: "unknown_app_store_product", message: description)
-        case .unbound: APIError(status: .conflict, code: "unbound_transaction", message: description)
+        case .unbound, .anotherUsersToken:
+            APIError(status: .conflict, code: "unbound_transaction", message: description)
         }
     }
 }
