@@ -2,7 +2,7 @@ import Foundation
 
 /// Where OrderSafe hears that the app became active again, so that what a return to the app needs happens without a
 /// call from it: a buyer back from Alipay or WeChat Pay without their answer is not left waiting (each bridge's
-/// ``AlipayBridge/appBecameActive()``), and whatever was on its way is resumed (``OrderSafe/resume()``). Observed from
+/// ``PaymentAppBridge/appBecameActive()``), and whatever was on its way is resumed (``OrderSafe/resume()``). Observed from
 /// ``OrderSafe/start()`` on, as RevenueCat observes the app's lifecycle itself; ``none`` opts out, and the app calls
 /// ``OrderSafe/appBecameActive()`` where it sees the app become active.
 public struct AppActivations: Sendable {
