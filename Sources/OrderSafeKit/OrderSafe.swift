@@ -84,8 +84,7 @@ public actor OrderSafe {
     /// an app that opted out calls it where it sees the app become active.
     @discardableResult
     public func appBecameActive() async -> [PurchaseOutcome] {
-        await configuration.alipay?.appBecameActive()
-        await configuration.wechatPay?.appBecameActive()
+        for bridge in ProviderPayments.bridges(configuration) { await bridge.appBecameActive() }
         return await resume()
     }
 

@@ -35,16 +35,19 @@ struct AppLifecycleTests {
 
     static let becameActive = Notification.Name("ordersafe.test.becameActive")
 
+    /// Five minutes for the payment app's answer: a purchase that never hears the app become active waits them out.
+    static let patient = ConfirmationPolicy(firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02, providerAnswer: 300)
+
     /// An app on `h` whose activations are `becameActive` posted to `center` (the platform's notification, here a
     /// center of the test's own), or none.
     static func app(
-        _ h: Harness, _ apps: ReturnWithoutCallbackTests.SilentPaymentApps, told: Counter,
-        center: NotificationCenter?, confirmation: ConfirmationPolicy
+        _ h: Harness, _ apps: ReturnWithoutCallbackTests.SilentPaymentApps, told: Counter = Counter(),
+        center: NotificationCenter?
     ) -> OrderSafe {
         var configuration = OrderSafeConfiguration(
             serverURL: URL(string: "https://pay.example.com/")!, token: { "user-1" }, userID: "user-1",
             journalDirectory: h.folder, alipay: QuietApp(apps: apps, channel: .alipay, told: told),
-            wechatPay: QuietApp(apps: apps, channel: .wechatPay, told: told), confirmation: confirmation)
+            wechatPay: QuietApp(apps: apps, channel: .wechatPay, told: told), confirmation: Self.patient)
         configuration.sleep = { _ in await Task.yield() }
         configuration.activations =
             center.map { AppActivations.notifications(named: Self.becameActive, center: $0) } ?? .none
@@ -77,10 +80,7 @@ struct AppLifecycleTests {
         apps.returns = false
         let told = Counter()
         let center = NotificationCenter()
-        // Five minutes for the payment app's answer: without the activation seen, the purchase would wait them out.
-        let app = Self.app(
-            h, apps, told: told, center: center,
-            confirmation: ConfirmationPolicy(firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02, providerAnswer: 300))
+        let app = Self.app(h, apps, told: told, center: center)
         await app.start()
         let outcome = await Self.activating(center) {
             await BoundedAnswer.within(30) { await app.purchase("gift", through: channel) }
@@ -100,9 +100,7 @@ struct AppLifecycleTests {
         var apps = ReturnWithoutCallbackTests.SilentPaymentApps(server: h.server)
         apps.pays = false
         let center = NotificationCenter()
-        let app = Self.app(
-            h, apps, told: Counter(), center: center,
-            confirmation: ConfirmationPolicy(firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02, providerAnswer: 300))
+        let app = Self.app(h, apps, center: center)
         await app.start()
         let outcome = await Self.activating(center) { await app.purchase("gift", through: .alipay) }
         #expect(outcome.state == .awaitingConfirmation, "\(outcome.name)")
@@ -131,9 +129,7 @@ struct AppLifecycleTests {
         apps.returns = false
         let told = Counter()
         let center = NotificationCenter()
-        let app = Self.app(
-            h, apps, told: told, center: nil,
-            confirmation: ConfirmationPolicy(firstDelay: 0.001, maxDelay: 0.002, timeout: 0.02, providerAnswer: 300))
+        let app = Self.app(h, apps, told: told, center: nil)
         await app.start()
         let purchase = Task { await app.purchase("gift", through: .wechatPay) }
         for _ in 0..<20 {

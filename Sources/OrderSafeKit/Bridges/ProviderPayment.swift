@@ -17,6 +17,8 @@ protocol ProviderPayment: Sendable {
     static func hint(result: String) -> ClientResultRequest.Result
     /// The error a failed answer kept in the journal is.
     static func failure(result: String) -> OrderSafeError
+    /// The app's bridge, as the one told the app is active again.
+    var paymentApp: any PaymentAppBridge { get }
 }
 
 /// Every provider the app can pay through besides the App Store.
@@ -25,6 +27,11 @@ enum ProviderPayments {
 
     static func type(of channel: Channel) -> (any ProviderPayment.Type)? {
         all.first { $0.channel == channel }
+    }
+
+    /// Every bridge the app gave.
+    static func bridges(_ configuration: OrderSafeConfiguration) -> [any PaymentAppBridge] {
+        all.compactMap { $0.init(configuration)?.paymentApp }
     }
 
     /// The provider of `channel` with the app's bridge; nil when it is none or the app gave no bridge.

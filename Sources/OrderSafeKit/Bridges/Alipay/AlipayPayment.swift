@@ -6,6 +6,7 @@ import OrderSafeModel
 struct AlipayPayment: ProviderPayment {
     static let channel = Channel.alipay
     let bridge: any AlipayBridge
+    var paymentApp: any PaymentAppBridge { bridge }
 
     init?(_ configuration: OrderSafeConfiguration) {
         guard let bridge = configuration.alipay else { return nil }

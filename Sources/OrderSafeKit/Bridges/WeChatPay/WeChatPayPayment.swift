@@ -6,6 +6,7 @@ import OrderSafeModel
 struct WeChatPayPayment: ProviderPayment {
     static let channel = Channel.wechatPay
     let bridge: any WeChatPayBridge
+    var paymentApp: any PaymentAppBridge { bridge }
 
     init?(_ configuration: OrderSafeConfiguration) {
         guard let bridge = configuration.wechatPay else { return nil }
