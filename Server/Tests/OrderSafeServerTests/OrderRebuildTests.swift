@@ -27,7 +27,7 @@ struct OrderRebuildTests {
             try await TestServer.token("alice", lifetime: 30 * 86400),
             try await TestServer.token("bob", lifetime: 30 * 86400),
         ]
-        let paid = Box()
+        let paid = Shared<[Paid]>([])
         try await TestServer.withComponents(extra: ["ORDERSAFE_SERVER_DATA_DIR": folder]) { client, components, _ in
             let sandbox = try #require(components.sandbox)
             await sandbox.alipay.setNotificationSink { _, _ in false }  // the merchant's server is down
@@ -36,25 +36,21 @@ struct OrderRebuildTests {
                 for token in buyers {
                     let created = try await ReconciliationFlowTests.order(client, token, channel: channel)
                     try await ReconciliationFlowTests.pay(client, created)
-                    paid.list.withLock { $0.append(Paid(order: created.order, token: token)) }
+                    paid.value.withLock { $0.append(Paid(order: created.order, token: token)) }
                 }
             }
         }
-        return paid.list.withLock { $0 }
-    }
-
-    final class Box: Sendable {
-        let list = Mutex<[Paid]>([])
+        return paid.value.withLock { $0 }
     }
 
     /// Keeps what the sandboxes send in `sent` (acknowledged, as a merchant's server that took them would).
-    static func keep(_ sandbox: SandboxProviders, in sent: Notifications) async {
+    static func keep(_ sandbox: SandboxProviders, in sent: Shared<[Sent]>) async {
         await sandbox.alipay.setNotificationSink { _, body in
-            sent.list.withLock { $0.append(Sent(channel: .alipay, headers: [:], body: Array(body.utf8))) }
+            sent.value.withLock { $0.append(Sent(channel: .alipay, headers: [:], body: Array(body.utf8))) }
             return true
         }
         await sandbox.wechatpay.setNotificationSink { _, headers, body in
-            sent.list.withLock { $0.append(Sent(channel: .wechatPay, headers: headers, body: body)) }
+            sent.value.withLock { $0.append(Sent(channel: .wechatPay, headers: headers, body: body)) }
             return true
         }
     }
@@ -63,11 +59,6 @@ struct OrderRebuildTests {
         var channel: OrderSafeModel.Channel
         var headers: [String: String]
         var body: [UInt8]
-    }
-
-    /// The notifications the sandboxes sent.
-    final class Notifications: Sendable {
-        let list = Mutex<[Sent]>([])
     }
 
     /// Posts a notification as its provider does; true when the server acknowledged it.
@@ -107,6 +98,12 @@ struct OrderRebuildTests {
         }
     }
 
+    /// A value the test's closures share.
+    final class Shared<Value: Sendable>: Sendable {
+        let value: Mutex<Value>
+        init(_ initial: Value) { value = Mutex(initial) }
+    }
+
     static func folder() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-rebuild-\(UUID().uuidString)").path
     }
@@ -117,7 +114,7 @@ struct OrderRebuildTests {
     func fromNotifications() async throws {
         let folder = Self.folder()
         let paid = try await Self.payThenLose(folder: folder, channels: ["wechatpay", "alipay"])
-        let sent = Notifications()
+        let sent = Shared<[Sent]>([])
         try await TestServer.withComponents(
             extra: ["ORDERSAFE_SERVER_DATA_DIR": folder], beforeStart: { await Self.keep($0, in: sent) }
         ) { client, components, _ in
@@ -125,10 +122,10 @@ struct OrderRebuildTests {
             await sandbox.wechatpay.settle()
             await sandbox.alipay.settle()
             #expect(
-                sent.list.withLock { $0.count } == paid.count, "each provider sent again what was never acknowledged")
+                sent.value.withLock { $0.count } == paid.count, "each provider sent again what was never acknowledged")
             // Delivered, then delivered again (a provider retrying): acknowledged each time, nothing credited twice.
             for _ in 0..<2 {
-                for notification in sent.list.withLock({ $0 }) {
+                for notification in sent.value.withLock({ $0 }) {
                     #expect(await Self.post(client, notification))
                 }
                 try await Self.expectRebuilt(paid, client)
@@ -163,11 +160,6 @@ struct OrderRebuildTests {
 }
 
 extension OrderRebuildTests {
-    /// What the phone holds after a purchase the restored ledger lost.
-    final class Bought: Sendable {
-        let jws = Mutex("")
-    }
-
     @Test(
         "App Store: a transaction whose order the restored ledger lacks goes to the buyer its token names when they submit it; another user on the phone is refused and credited nothing"
     )
@@ -175,16 +167,16 @@ extension OrderRebuildTests {
         let folder = Self.folder()
         let alice = try await TestServer.token("alice", lifetime: 30 * 86400)
         let bob = try await TestServer.token("bob", lifetime: 30 * 86400)
-        let bought = Bought()
+        let bought = Shared("")  // what the phone holds after the purchase the restore lost
         try await TestServer.withComponents(extra: ["ORDERSAFE_SERVER_DATA_DIR": folder]) { client, components, _ in
             let order = try await TestServer.createOrder(client, token: alice).decoded(OrderResponse.self).order
             #expect(AccountTokenTag.isTagged(order.orderUUID), "the sandbox makes a recovery key: tokens are tagged")
             let store = try #require(components.sandbox).appStore
             let (_, jws) = try await store.purchase(
                 productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
-            bought.jws.withLock { $0 = jws }
+            bought.value.withLock { $0 = jws }
         }
-        let jws = bought.jws.withLock { $0 }
+        let jws = bought.value.withLock { $0 }
         try await TestServer.withComponents(extra: ["ORDERSAFE_SERVER_DATA_DIR": folder]) { client, _, _ in
             // Bob signed in on the phone: the transaction is not his, whatever the ledger forgot.
             let refused = try await AppStoreFlowTests.submit(client, token: bob, #"{"signed_transaction":"\#(jws)"}"#)

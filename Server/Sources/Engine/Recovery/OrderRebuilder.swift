@@ -18,8 +18,8 @@ struct OrderRebuilder: Sendable {
         case unrebuildable(String)
     }
 
-    /// The order `orderNo` of `channel` as the provider's `provenance` text describes it, created when missing (an
-    /// order of that number already there — a concurrent rebuild, or the order itself — is answered as it is).
+    /// The order `orderNo` of `channel` as the provider's `provenance` text describes it, created (callers ask the
+    /// ledger first; an order of that number made meanwhile — a concurrent rebuild — is answered as it is).
     func order(
         _ orderNo: String, channel: Channel, provenance text: String?, amount: Money, createdAt: Date
     ) async throws -> Outcome {
@@ -33,10 +33,6 @@ struct OrderRebuilder: Sendable {
         guard context.catalog.catalog.product(id: provenance.productID) != nil else {
             return .unrebuildable("product \(provenance.productID) of \(orderNo) is not in the catalog")
         }
-        if let existing = try await context.ledger.order(number: orderNo) {
-            return existing.channel == channel
-                ? .rebuilt(existing) : .unrebuildable("order \(orderNo) is the ledger's, of another channel")
-        }
         let new = NewOrder(
             userID: provenance.userID, productID: provenance.productID, channel: channel, amount: amount,
             catalogVersionID: context.catalog.version.id, origin: .adopted, createdAt: createdAt)
@@ -49,11 +45,12 @@ struct OrderRebuilder: Sendable {
                 return .rebuilt(order)
             }
         } catch LedgerError.orderNumberExhausted {
-            // Taken meanwhile: read below.
+            // The number is taken (a concurrent rebuild, or the order itself): read below.
         }
-        guard let order = try await context.ledger.order(number: orderNo), order.channel == channel else {
+        guard let order = try await context.ledger.order(number: orderNo) else {
             return .unrebuildable("order \(orderNo) could be neither created nor read")
         }
-        return .rebuilt(order)
+        return order.channel == channel
+            ? .rebuilt(order) : .unrebuildable("order \(orderNo) is in the ledger, of another channel")
     }
 }
