@@ -112,6 +112,25 @@ struct ReturnWithoutCallbackTests {
     }
 
     @Test(
+        "paid at last, after the server was restored from a backup older than the order: the phone's next report names the channel, the server rebuilds the order from the provider, and it is reported fulfilled, credited once",
+        .timeLimit(.minutes(1)), arguments: [Channel.alipay, .wechatPay])
+    func orderTheServerLost(channel: Channel) async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        var apps = SilentPaymentApps(server: h.server)
+        apps.pays = false
+        let app = Self.app(h, apps)
+        let outcome = await app.purchase("gift", through: channel)
+        #expect(outcome.state == .awaitingConfirmation, "\(outcome.name)")
+        await h.server.pay(orderNo: try #require(outcome.orderNo))
+        await h.server.loseOrders()
+        let later = await app.resume()
+        #expect(later.map(\.state) == [.fulfilled], "\(later.map(\.name))")
+        #expect(await h.server.balances["user-1"] == 60 && h.journalFiles.isEmpty)
+        #expect(await h.server.doubleCredits == 0)
+    }
+
+    @Test(
         "the provider's app said it paid: its word is not overruled by one \"not paid\"; awaiting confirmation",
         .timeLimit(.minutes(1)))
     func successHintNeverNotPaid() async throws {

@@ -63,6 +63,17 @@ public struct OrderIdentityGenerator: Sendable {
         return OrderIdentity(orderNo: String(decoding: number, as: UTF8.self), orderUUID: uuid)
     }
 
+    /// Whether `text` has the shape ``next(for:)`` gives an order number (`OS`, eight digits, `-`, ten base32
+    /// letters): what a number must be before a provider is asked about it.
+    public static func isOrderNumber(_ text: String) -> Bool {
+        let bytes = Array(text.utf8.prefix(22))
+        guard bytes.count == 21, bytes[0] == UInt8(ascii: "O"), bytes[1] == UInt8(ascii: "S"),
+            bytes[10] == UInt8(ascii: "-")
+        else { return false }
+        return bytes[2..<10].allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            && bytes[11...].allSatisfy(alphabet.contains)
+    }
+
     /// Appends the date `daysSince1970` days after 1970-01-01 as `YYYYMMDD` (`Calendar` and `String(format:)` were
     /// a third of making an identity, on the ledger's writer).
     private static func appendDate(daysSince1970 days: Int64, to bytes: inout [UInt8]) {

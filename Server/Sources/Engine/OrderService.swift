@@ -30,6 +30,8 @@ public struct OrderService: Sendable {
     let firstQueryAfter: TimeInterval
     /// One provider query per order in this interval, however often the app reports a client result.
     let clientResultQueries: Cooldown
+    /// One provider query per user in this interval for an order the ledger lacks (``order(number:userID:rebuildingThrough:)``).
+    let rebuildQueries: Cooldown
     /// The most unpaid orders a user may hold from the last ``unpaidWindow`` (each may cost a provider call and a
     /// query job); 0: no limit.
     let unpaidOrderLimit: Int
@@ -49,6 +51,7 @@ public struct OrderService: Sendable {
         self.firstQueryAfter = firstQueryAfter
         self.unpaidOrderLimit = unpaidOrderLimit
         clientResultQueries = Cooldown(interval: clientResultQueryInterval, clock: clock)
+        rebuildQueries = Cooldown(interval: 1, clock: clock)
         self.ledger = ledger
         self.catalog = catalog
         self.identities = identities
@@ -99,6 +102,35 @@ public struct OrderService: Sendable {
     /// The order, if it exists and belongs to `userID` (another user's order is reported as not found).
     public func order(number: String, userID: String) async throws -> Order {
         guard let order = try await ledger.order(number: number), order.userID == userID else {
+            throw OrderError.orderNotFound(number)
+        }
+        return order
+    }
+
+    /// The user's order `number`; when the ledger has no order of that number at all (lost with a database restored
+    /// from an older backup), the order rebuilt from `settler`'s provider record of its payment, if that names
+    /// `userID`. A provider is asked only about a number of this server's shape, at most once a second per user
+    /// (503 `provider_unavailable` meanwhile: the app asks again).
+    public func order(number: String, userID: String, rebuildingThrough settler: (any OrderSettler)?) async throws
+        -> Order
+    {
+        if let order = try await ledger.order(number: number) {
+            guard order.userID == userID else { throw OrderError.orderNotFound(number) }
+            return order
+        }
+        guard let settler, OrderIdentityGenerator.isOrderNumber(number) else { throw OrderError.orderNotFound(number) }
+        guard rebuildQueries.claim(userID) else {
+            throw OrderError.providerUnavailable("an order the ledger lacks was looked up for this user a moment ago")
+        }
+        let rebuild: OrderRebuild
+        do {
+            rebuild = try await settler.rebuildOrder(number)
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw OrderError.providerUnavailable("\(error)")
+        }
+        guard case .rebuilt(let order) = rebuild, order.userID == userID else {
             throw OrderError.orderNotFound(number)
         }
         return order

@@ -25,6 +25,19 @@ struct OrderIdentityGeneratorTests {
         #expect(identity.orderUUID.uuidString.lowercased() == "01a20433-4a80-7000-8000-000000000000")
     }
 
+    @Test("what a provider may be asked about: only numbers of the generator's shape")
+    func orderNumberShape() {
+        let values = Mutex(SeededRandom(state: 7))
+        let generator = OrderIdentityGenerator(clock: clock, random: { values.withLock { $0.next() } })
+        for _ in 0..<100 { #expect(OrderIdentityGenerator.isOrderNumber(generator.next().orderNo)) }
+        for text in [
+            "", "OS20261123-000000000", "OS20261123-00000000000", "OS2026112a-0000000000", "OS20261123_0000000000",
+            "os20261123-0000000000", "OS20261123-000000000U", "OS20261123-000000000é", "../etc/passwd",
+        ] {
+            #expect(!OrderIdentityGenerator.isOrderNumber(text), "\(text)")
+        }
+    }
+
     @Test("the random part uses Crockford base32 and UUIDs are version 7")
     func randomPart() {
         let values = Mutex(SeededRandom(state: 42))

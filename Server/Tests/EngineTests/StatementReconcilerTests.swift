@@ -45,7 +45,7 @@ private struct WrittenStatement: StatementSource {
     }
 
     func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
-        try await query.recoverListedPayment(entry, channel: .alipay, ledger: ledger)
+        try await query.recoverListedPayment(entry, channel: .alipay, ledger: ledger, rebuild: query.rebuildOrder)
     }
 
     func recoverRefund(_ entry: StatementEntry, of payment: RecordedPayment, evidence: String) async throws -> Bool {
@@ -76,6 +76,8 @@ private struct AnsweringSettler: OrderSettler {
     }
 
     func close(_ order: Order) async throws {}
+
+    func rebuildOrder(_ orderNo: String) async throws -> OrderRebuild { .unrebuildable("a stand-in rebuilds nothing") }
 }
 
 @Suite("Statement reconciler: every outcome, and a day run twice")

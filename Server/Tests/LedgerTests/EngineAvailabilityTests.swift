@@ -8,6 +8,9 @@ struct EngineAvailabilityTests {
     func postgresWhenRequired() {
         if ProcessInfo.processInfo.environment["ORDERSAFE_TEST_REQUIRE_POSTGRES"] == "1" {
             #expect(TestEngine.available.contains(.postgres), "ORDERSAFE_TEST_POSTGRES_URL is missing")
+            #expect(
+                ProcessInfo.processInfo.environment["ORDERSAFE_TEST_POSTGRES_BIN"] != nil,
+                "ORDERSAFE_TEST_POSTGRES_BIN is missing: the PostgreSQL restore drills would not run")
         }
     }
 }

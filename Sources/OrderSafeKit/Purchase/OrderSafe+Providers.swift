@@ -24,7 +24,11 @@ extension OrderSafe {
     /// a failed one is reported as the provider's failure, with its reason, not as the buyer's cancellation. Without
     /// the provider app's word of success (no callback: the buyer came back by the app switcher), the provider's own
     /// "not paid", said twice seconds apart, is told as such (``PurchaseOutcome/State/notPaid``); the entry stays.
+    /// Every hint names the entry's channel, so a server that lost the order (restored from an older backup)
+    /// rebuilds it from that provider's record instead of answering 404.
     func confirm(_ entry: JournalEntry, hint: ClientResultRequest) async -> PurchaseOutcome {
+        var hint = hint
+        hint.channel = entry.channel
         guard let orderNo = entry.orderNo else {
             return PurchaseOutcome(orderNo: nil, productID: entry.productID, channel: entry.channel, state: .cancelled)
         }
@@ -67,7 +71,8 @@ extension OrderSafe {
                     // Ask the server to query the provider again (it does so at most every 5 seconds per order).
                     sinceHint = 0
                     let answer = try await api.clientResult(
-                        orderNo, result: ClientResultRequest(result: .pending, detail: "still waiting"))
+                        orderNo,
+                        result: ClientResultRequest(result: .pending, detail: "still waiting", channel: entry.channel))
                     last = answer.order
                     saidNotPaid = answer.providerAnswer == .notPaid ? saidNotPaid + 1 : 0
                     if saidNotPaid >= 2, hint.result != .success, last.flatMap(PurchaseOutcome.settled) == nil {

@@ -15,9 +15,13 @@ public struct ClientResultRequest: Codable, Hashable, Sendable {
     public var result: Result
     /// The SDK's own code or message, kept in the order's history (at most 200 characters).
     public var detail: String?
+    /// The channel the app paid through. A server whose restored ledger lost the order rebuilds it from that
+    /// provider's record of the payment, when it names the signed-in user.
+    public var channel: Channel?
 
-    public init(result: Result, detail: String? = nil) {
+    public init(result: Result, detail: String? = nil, channel: Channel? = nil) {
         self.result = result
         self.detail = detail
+        self.channel = channel
     }
 }

@@ -155,7 +155,8 @@ public struct AlipayGatewayClient: Sendable {
             tradeNo: tradeNo, outTradeNo: outTradeNo, status: status,
             totalAmount: Money(amountMinor: amount, currency: .cny),
             buyerID: response.string("buyer_user_id"),
-            paidAt: response.string("send_pay_date").flatMap(BeijingTime.date))
+            paidAt: response.string("send_pay_date").flatMap(BeijingTime.date),
+            passbackParams: response.string("passback_params"))
     }
 
     /// One method call with retries. Returns nil when the answer is the `notFound` sub-code.

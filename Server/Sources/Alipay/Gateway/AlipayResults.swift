@@ -17,6 +17,9 @@ public struct AlipayTrade: Sendable, Hashable {
     public var buyerID: String?
     /// `send_pay_date`: when the buyer's money went to the seller (Beijing time), once paid.
     public var paidAt: Date?
+    /// `passback_params`: the merchant's data as the order sent it (Ant's own alipay-sdk-python 3.7.1411 lists it
+    /// among `alipay.trade.query`'s answer fields: `alipay/aop/api/response/AlipayTradeQueryResponse.py`).
+    public var passbackParams: String?
 }
 
 /// `alipay.trade.close`.

@@ -106,18 +106,10 @@ extension AlipayPayments: StatementSource {
         }
     }
 
-    /// The statement's order settled through the order query (the authority).
-    ///
-    /// An order the ledger lacks is not rebuilt here: Alipay returns `passback_params` (``OrderProvenance``) in its
-    /// notification only — its bill and `alipay.trade.query` answer carry no field of the merchant's (python-alipay-sdk
-    /// 3.4.0's trade-query sample, RealSamples/) — so the line is flagged with that reason, and the order is rebuilt
-    /// when Alipay notifies the payment again.
+    /// The statement's order settled through the order query (the authority); an order the ledger lacks is rebuilt
+    /// from the trade query's `passback_params` (``OrderProvenance``).
     public func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
-        let recovery = try await recoverListedPayment(entry, channel: .alipay, ledger: context.ledger)
-        guard case .noOrder(let detail) = recovery else { return recovery }
-        return .noOrder(
-            "\(detail); Alipay's bill and trade query carry no passback_params to rebuild it from (its notification does)"
-        )
+        try await recoverListedPayment(entry, channel: .alipay, ledger: context.ledger, rebuild: rebuildOrder)
     }
 
     /// `alipay.trade.query`: the Beijing day of its `send_pay_date`, which a trade refunded since (TRADE_CLOSED)

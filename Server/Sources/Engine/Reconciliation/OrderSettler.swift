@@ -22,4 +22,8 @@ public protocol OrderSettler: Sendable {
     func settle(_ order: Order, cause: EventCause) async throws -> SettlementState
     /// Closes the order at the provider, so it can no longer be paid.
     func close(_ order: Order) async throws
+    /// Rebuilds the order `orderNo`, which the ledger lacks (lost with a restored database), from the provider's
+    /// record of its payment (``OrderProvenance``); the reason when there is no paid trade of that number or its
+    /// record cannot rebuild it.
+    func rebuildOrder(_ orderNo: String) async throws -> OrderRebuild
 }

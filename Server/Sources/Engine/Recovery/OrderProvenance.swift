@@ -5,7 +5,8 @@ import OrderSafeModel
 /// What a payment carries to rebuild its order when the ledger has lost it (a database restored from a backup older
 /// than the payment): the product and the user, in the provider's own field for the merchant's data — WeChat Pay's
 /// `attach` (returned in the notification, the order query and the trade bill's 商户数据包 column), Alipay's
-/// `passback_params` (returned in the notification). The order number is the provider's `out_trade_no`.
+/// `passback_params` (returned in the notification and the trade query). The order number is the provider's
+/// `out_trade_no`.
 ///
 /// Written `os1~<product id>~<user id as base64url>`: product ids never hold `~`, base64url never does, and nothing in
 /// it is changed by URL encoding or decoding, so it comes back byte for byte whichever way a provider passes it on.
@@ -13,9 +14,11 @@ import OrderSafeModel
 ///
 /// The providers' words: WeChat Pay's `attach` is "附加数据，在查询API和支付通知中原样返回" (returned as sent in the
 /// query and the notification; APIv3 `string[1,128]`, v2 统一下单 `String(127)` — the shorter is kept), and its trade
-/// bill has the 商户数据包 column. Alipay's `passback_params`: "支付宝只会在异步通知时将该参数原样返回。本参数必须进行
-/// UrlEncode之后才可以发送给支付宝" (returned as sent in the asynchronous notification only; URL-encoded when sent —
-/// https://developer.aliyun.com/article/707512, Alipay's parameter notes): hence no rebuild from its bill or query.
+/// bill has the 商户数据包 column. Alipay's `passback_params`: "本参数必须进行UrlEncode之后才可以发送给支付宝" (URL-encoded
+/// when sent — https://developer.aliyun.com/article/707512); that note also says only the notification returns it,
+/// but Ant's own alipay-sdk-python 3.7.1411 reads it from `alipay.trade.query`'s answer
+/// (`alipay/aop/api/response/AlipayTradeQueryResponse.py`): the SDK wins, and a payment the bill lists is rebuilt
+/// from the query. The bill itself has no column for it.
 public struct OrderProvenance: Sendable, Hashable {
     public var productID: String
     public var userID: String

@@ -12,17 +12,11 @@ import OrderSafeModel
 struct OrderRebuilder: Sendable {
     let context: EngineContext
 
-    /// The outcome of one rebuild.
-    enum Outcome: Sendable {
-        case rebuilt(Order)
-        case unrebuildable(String)
-    }
-
     /// The order `orderNo` of `channel` as the provider's `provenance` text describes it, created (callers ask the
     /// ledger first; an order of that number made meanwhile — a concurrent rebuild — is answered as it is).
     func order(
         _ orderNo: String, channel: Channel, provenance text: String?, amount: Money, createdAt: Date
-    ) async throws -> Outcome {
+    ) async throws -> OrderRebuild {
         guard let text, !text.isEmpty else {
             return .unrebuildable("the provider's record of \(orderNo) carries no provenance (user and product)")
         }
@@ -53,4 +47,11 @@ struct OrderRebuilder: Sendable {
         return order.channel == channel
             ? .rebuilt(order) : .unrebuildable("order \(orderNo) is in the ledger, of another channel")
     }
+}
+
+/// The outcome of rebuilding one order from the provider's record.
+public enum OrderRebuild: Sendable {
+    case rebuilt(Order)
+    /// Why it cannot be rebuilt, for the caller to flag with its evidence.
+    case unrebuildable(String)
 }

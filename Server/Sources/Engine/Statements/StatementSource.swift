@@ -61,13 +61,21 @@ public enum PaymentRecovery: Sendable, Hashable {
 
 extension OrderSettler {
     /// A statement's payment of a channel whose orders are queried (Alipay, WeChat Pay): its order settled through
-    /// the query, the authority, exactly as the reconciler settles any open order.
-    func recoverListedPayment(_ entry: StatementEntry, channel: Channel, ledger: any OrderBook) async throws
-        -> PaymentRecovery
-    {
-        guard let order = try await ledger.order(number: entry.orderNo), order.channel == channel else {
-            return .noOrder("no \(channel.rawValue) order \(entry.orderNo) in the ledger")
+    /// the query, the authority, exactly as the reconciler settles any open order. An order the ledger lacks (lost
+    /// with a restored database) is first rebuilt by `rebuild` from the provider's own record of it.
+    func recoverListedPayment(
+        _ entry: StatementEntry, channel: Channel, ledger: any OrderBook,
+        rebuild: (String) async throws -> OrderRebuild
+    ) async throws -> PaymentRecovery {
+        let missing = "no \(channel.rawValue) order \(entry.orderNo) in the ledger"
+        var order = try await ledger.order(number: entry.orderNo)
+        if order == nil {
+            switch try await rebuild(entry.orderNo) {
+            case .rebuilt(let rebuilt): order = rebuilt
+            case .unrebuildable(let reason): return .noOrder("\(missing); \(reason)")
+            }
         }
+        guard let order, order.channel == channel else { return .noOrder(missing) }
         do {
             return .asked(orderNo: order.orderNo, answer: "\(try await settle(order, cause: .reconciliation))")
         } catch {

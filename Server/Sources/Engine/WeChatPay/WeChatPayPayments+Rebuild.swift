@@ -17,7 +17,7 @@ extension WeChatPayPayments {
 
     /// Asks WeChat Pay about `orderNo` (`GET …/out-trade-no/{out_trade_no}`, the authority) and rebuilds its order
     /// from the answer's `attach` when it was paid to this merchant and app.
-    func rebuildOrder(_ orderNo: String) async throws -> OrderRebuilder.Outcome {
+    public func rebuildOrder(_ orderNo: String) async throws -> OrderRebuild {
         guard case .transaction(let transaction) = try await client.queryTransaction(outTradeNo: orderNo) else {
             return .unrebuildable("WeChat Pay knows no order \(orderNo)")
         }
@@ -29,7 +29,7 @@ extension WeChatPayPayments {
         return try await rebuild(from: transaction)
     }
 
-    private func rebuild(from transaction: WeChatPayTransaction) async throws -> OrderRebuilder.Outcome {
+    private func rebuild(from transaction: WeChatPayTransaction) async throws -> OrderRebuild {
         let paidAt = transaction.successTime.flatMap { ISO8601DateFormatter().date(from: $0) } ?? context.clock.now()
         return try await OrderRebuilder(context: context).order(
             transaction.outTradeNo, channel: .wechatPay, provenance: transaction.attach, amount: transaction.amount,

@@ -138,12 +138,7 @@ extension WeChatPayPayments: StatementSource {
     /// The statement's order settled through the order query (the authority).
     /// An order the ledger lacks is rebuilt first from the query's `attach` (``OrderProvenance``).
     public func recoverPayment(_ entry: StatementEntry, evidence: String) async throws -> PaymentRecovery {
-        let recovery = try await recoverListedPayment(entry, channel: .wechatPay, ledger: context.ledger)
-        guard case .noOrder(let detail) = recovery else { return recovery }
-        switch try await rebuildOrder(entry.orderNo) {
-        case .rebuilt: return try await recoverListedPayment(entry, channel: .wechatPay, ledger: context.ledger)
-        case .unrebuildable(let reason): return .noOrder("\(detail); \(reason)")
-        }
+        try await recoverListedPayment(entry, channel: .wechatPay, ledger: context.ledger, rebuild: rebuildOrder)
     }
 
     /// `GET /v3/pay/transactions/id/{transaction_id}`: the Beijing day of its `success_time`.

@@ -20,7 +20,7 @@ extension CreateOrderRequest: APIRequestBody {
 }
 
 extension ClientResultRequest: APIRequestBody {
-    static let members: Set<String> = ["result", "detail"]
+    static let members: Set<String> = ["result", "detail", "channel"]
 }
 
 extension AppStoreSubmission: APIRequestBody {

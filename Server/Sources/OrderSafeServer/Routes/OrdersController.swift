@@ -19,12 +19,14 @@ struct OrdersController {
 
     /// The app reports what the provider's SDK told it. Only a hint: it is recorded, and the provider is asked at
     /// once; the answer is the order as the provider's word leaves it, and `provider_answer` `not_paid` when the
-    /// provider, asked now, said the order is not paid.
+    /// provider, asked now, said the order is not paid. An order the ledger lost is rebuilt from the provider of the
+    /// hint's `channel` when its record names the user.
     func clientResult(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
         let hint = try await request.decodeJSON(ClientResultRequest.self, limit: 4096, context: context)
-        let order = try await orders.order(number: orderNo, userID: user.id)
+        let order = try await orders.order(
+            number: orderNo, userID: user.id, rebuildingThrough: hint.channel.flatMap { channels[$0]?.settler })
         let (settled, answer) = try await orders.recordClientResult(hint, for: order, reconciler: reconciler)
         return try Response.json(OrderResponse(order: settled, providerAnswer: answer))
     }

@@ -282,6 +282,10 @@ public actor SandboxAlipay {
                 "buyer_user_id": trade.buyerID,
             ]
             answer["send_pay_date"] = status == .waitBuyerPay ? nil : trade.paidAt
+            // Returned as the order sent it: Ant's alipay-sdk-python 3.7.1411 reads `passback_params` from the query's
+            // answer (`alipay/aop/api/response/AlipayTradeQueryResponse.py`), a field added after the 2017 answers
+            // python-alipay-sdk quotes; the sample wins over the older note that only the notification returns it.
+            answer["passback_params"] = trade.passbackParams
             return Self.json(answer)
         case "alipay.trade.close":
             guard var trade = trades[outTradeNo] else { return notExist }
