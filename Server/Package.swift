@@ -198,6 +198,7 @@ let package = Package(
             dependencies: [
                 "CMalloc",
                 "AppStore",
+                "ChannelSupport",
                 "Engine",
                 "Ledger",
                 .product(name: "OrderSafeModel", package: client),

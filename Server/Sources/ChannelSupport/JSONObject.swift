@@ -18,8 +18,8 @@ public struct JSONObject: Sendable {
     }
 
     /// The document, shared by nested objects (no copies), and this object's members within it.
-    private let bytes: [UInt8]
-    private let members: [(name: Range<Int>, value: Range<Int>)]
+    let bytes: [UInt8]
+    let members: [(name: Range<Int>, value: Range<Int>)]
 
     public init(_ bytes: [UInt8]) throws(Error) {
         try self.init(bytes, range: 0..<bytes.count)
@@ -29,7 +29,7 @@ public struct JSONObject: Sendable {
         try self.init(Array(bytes))
     }
 
-    private init(_ bytes: [UInt8], range: Range<Int>) throws(Error) {
+    init(_ bytes: [UInt8], range: Range<Int>) throws(Error) {
         do {
             members = try RawJSONMembers.scan(bytes, in: range)
         } catch {
@@ -311,7 +311,7 @@ enum JSONArray {
         return elements
     }
 
-    private static func trim(_ slice: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    static func trim(_ slice: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         guard let first = slice.firstIndex(where: { !isSpace($0) }), let last = slice.lastIndex(where: { !isSpace($0) })
         else { return [] }

@@ -14,7 +14,12 @@ struct OrderSafeCommand: AsyncParsableCommand {
     /// As `AsyncParsableCommand.main()`, but usage errors exit with 2 (the interface DESIGN.md promises), not 64.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            let (arguments, files) = AppStoreVerifyCommand.setAside(Array(CommandLine.arguments.dropFirst()))
+            var command = try parseAsRoot(arguments)
+            if var verify = command as? AppStoreVerifyCommand {
+                verify.files += files
+                command = verify
+            }
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

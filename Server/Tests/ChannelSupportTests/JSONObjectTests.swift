@@ -20,6 +20,19 @@ struct JSONObjectTests {
         #expect(try object.optionalString("absent") == nil)
     }
 
+    @Test(
+        "sortedText: one line, members of every object (in arrays too) in byte order of their names, values as written but for an escaped solidus"
+    )
+    func sortedText() throws {
+        let text = """
+            { "z" : [ {"b":1, "a":"x\\/y\\\\/z"}, 2.50, "s" ],
+              "Z": {"y": null, "x": true}, "a1": -1e3, "a": "\\u00e9" }
+            """
+        let sorted = String(decoding: try JSONObject(Array(text.utf8)).sortedText, as: UTF8.self)
+        #expect(sorted == #"{"Z":{"x":true,"y":null},"a":"\u00e9","a1":-1e3,"z":[{"a":"x/y\\/z","b":1},2.50,"s"]}"#)
+        #expect(try JSONObject(Array(sorted.utf8)).string("a") == "é", "still JSON, the same content")
+    }
+
     @Test("a duplicate member is found among many; more than RawJSONMembers.maxMembers members are refused")
     func duplicatesAndLimits() throws {
         let names = (0..<RawJSONMembers.maxMembers).map { #""m\#($0)":\#($0)"# }
