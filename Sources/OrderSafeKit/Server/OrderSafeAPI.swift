@@ -71,6 +71,12 @@ struct OrderSafeAPI: Sendable {
         try await call("GET", "v1/me/subscriptions")
     }
 
+    func orderHistory(after cursor: String?, limit: Int) async throws -> OrderHistoryResponse {
+        var query = [URLQueryItem(name: "limit", value: String(limit))]
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return try await call("GET", "v1/me/orders", query: query)
+    }
+
     private func call<Answer: Decodable, Body: Encodable>(
         _ method: String, _ path: String, body: Body, headers: [String: String] = [:]
     ) async throws -> Answer {
@@ -80,9 +86,14 @@ struct OrderSafeAPI: Sendable {
 
     private func call<Answer: Decodable>(
         _ method: String, _ path: String, encoded body: Data? = nil, headers: [String: String] = [:],
-        authenticated: Bool = true
+        query: [URLQueryItem] = [], authenticated: Bool = true
     ) async throws -> Answer {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        var url = baseURL.appendingPathComponent(path)
+        if !query.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.queryItems = query
+            url = components.url ?? url
+        }
+        var request = URLRequest(url: url)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

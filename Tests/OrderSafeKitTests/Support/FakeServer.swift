@@ -125,6 +125,7 @@ actor FakeServer: HTTPTransport {
         let user = request.value(forHTTPHeaderField: "Authorization").map {
             String($0.dropFirst(7).prefix { $0 != "~" })
         }
+        if method == "GET", path == "/v1/me/orders" { return try history(request.url!, user: user) }
         let answer = try answer(
             method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"),
             body: request.httpBody)
@@ -297,6 +298,20 @@ actor FakeServer: HTTPTransport {
                     noncestr: "n", timestamp: "1795000000",
                     sign: "s")
                 : nil)
+    }
+
+    /// `GET /v1/me/orders`: the user's orders, newest first, `limit` at a time after the `cursor` order.
+    private func history(_ url: URL, user: String?) throws -> (Int, Data) {
+        guard let user else { return error(401, "unauthorized") }
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        let limit = items.first { $0.name == "limit" }?.value.flatMap { Int($0) } ?? 20
+        let cursor = items.first { $0.name == "cursor" }?.value
+        let mine = orders.values.filter { $0.userID == user }.sorted {
+            ($0.createdAt, $0.orderNo) > ($1.createdAt, $1.orderNo)
+        }
+        let start = cursor.flatMap { cursor in mine.firstIndex { $0.orderNo == cursor }.map { $0 + 1 } } ?? 0
+        let page = Array(mine.dropFirst(start).prefix(limit))
+        return try json(OrderHistoryResponse(orders: page, next: start + limit < mine.count ? page.last?.orderNo : nil))
     }
 
     private func json(_ value: some Encodable, status: Int = 200) throws -> (Int, Data) {

@@ -188,6 +188,7 @@ public enum OrderSafeApplication {
         }
         HoldingsController(ledger: components.ledger, subscriptions: subscriptions, clock: clock).addRoutes(to: users)
         SubscriptionsController(subscriptions: subscriptions).addRoutes(to: users)
+        OrderHistoryController(ledger: components.ledger).addRoutes(to: users)
         let operatorKeys = OperatorKeys(adminKey: adminKey, operatorKeys: settings.console.operatorKeys)
         // Wrong operator keys, from the console's sign-in or the admin API, spend one budget per address.
         let wrongKeys = RateLimiter(
