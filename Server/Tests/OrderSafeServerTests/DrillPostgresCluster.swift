@@ -62,15 +62,18 @@ struct DrillPostgresCluster: Sendable {
         try tool("pg_verifybackup", [base])
     }
 
-    /// Waits until the archive holds the log of every write acknowledged so far (the segment `archive_timeout` closes).
+    /// Waits until the archive holds the log of every write acknowledged so far: forces the segment switch
+    /// `archive_timeout` would make (`pg_switch_wal`; PostgreSQL skips a timed switch when only its own background
+    /// records were written since, which left the drill waiting on a segment that never closed) and waits for the
+    /// archiver to pass it.
     func awaitArchived() async throws {
-        let current = try query("SELECT pg_walfile_name(pg_current_wal_insert_lsn())")
-        for _ in 0..<300 {
+        let closed = try query("SELECT pg_walfile_name(pg_switch_wal())")
+        for _ in 0..<600 {
             let archived = try query("SELECT coalesce(last_archived_wal, '') FROM pg_stat_archiver")
-            if archived >= current { return }
+            if archived >= closed { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        Issue.record("the archive never reached \(current)")
+        throw DrillError("the archiver never reached \(closed)")
     }
 
     /// The disk dies: the server is killed and its data folder is gone.
@@ -81,10 +84,17 @@ struct DrillPostgresCluster: Sendable {
 
     /// Starts the cluster again from a copy of the base backup; `replayingArchive`: with `recovery.signal`, the
     /// archived log replayed to its end (point-in-time recovery to the moment of the loss).
-    func restore(replayingArchive: Bool) throws {
+    /// `pg_ctl start -w` returns once the server takes connections, which a server replaying the archive does
+    /// read-only (`hot_standby`) before it is promoted: the ledger is handed over only once it is.
+    func restore(replayingArchive: Bool) async throws {
         try runAsOwner("/bin/cp", ["-a", base, data])
         if replayingArchive { try runAsOwner("/usr/bin/touch", [data + "/recovery.signal"]) }
         try startServer()
+        for _ in 0..<600 {
+            if try query("SELECT pg_is_in_recovery()") == "f" { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw DrillError("the restored cluster never left recovery")
     }
 
     /// Stops the cluster and removes its folder.

@@ -136,7 +136,7 @@ struct RestoreDrillTests {
                 loseAndRestore: {
                     if replayingArchive { try await cluster.awaitArchived() }
                     try cluster.lose()
-                    try cluster.restore(replayingArchive: replayingArchive)
+                    try await cluster.restore(replayingArchive: replayingArchive)
                     return cluster.url
                 }))
     }
