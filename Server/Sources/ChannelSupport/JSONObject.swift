@@ -52,7 +52,7 @@ public struct JSONObject: Sendable {
 
     private static func requireUniqueMembers(_ bytes: [UInt8], in range: Range<Int>, depth: Int) throws(Error) {
         guard depth < 64 else { throw .notAnObject("nested deeper than 64 levels") }
-        guard let first = bytes[range].first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
+        guard let first = bytes[range].first(where: { !ASCIIWhitespace.contains($0) }) else {
             return
         }
         if first == UInt8(ascii: "{") {
@@ -303,19 +303,12 @@ enum JSONArray {
             } else if closes && depth > 0 {
                 depth -= 1
             } else if depth == 0 && (byte == UInt8(ascii: ",") || closes) {
-                let element = trim(raw[start..<index])
+                let element = ASCIIWhitespace.trimmed(raw[start..<index])
                 if !element.isEmpty { elements.append(element) }
                 start = index + 1
             }
         }
         return elements
-    }
-
-    static func trim(_ slice: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        guard let first = slice.firstIndex(where: { !isSpace($0) }), let last = slice.lastIndex(where: { !isSpace($0) })
-        else { return [] }
-        return slice[first...last]
     }
 }
 

@@ -10,8 +10,9 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
             "Verify StoreKit 2 JWS files (transactions, renewal info, notifications with their nested JWS, app transactions).",
         discussion: "Prints one JSON object per file. Exit 0 if all are valid, 1 if any is invalid, 2 on usage errors.")
 
-    /// The value options (each takes the next argument), for ``setAside(_:)``.
+    /// The value options (each takes the next argument) and the flags, for ``setAside(_:)``.
     static let valueOptions: Set<String> = ["--root", "--bundle-id", "--app-apple-id", "--environment", "--at"]
+    static let flags: Set<String> = ["--online", "--help", "-h"]
 
     @Argument(
         help:
@@ -113,7 +114,7 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
             guard let data = FileManager.default.contents(atPath: name) else {
                 throw .invalidJWTFormat("cannot read \(name)")
             }
-            let bytes = ASCIIText.trimmed([UInt8](data)[...])
+            let bytes = ASCIIWhitespace.trimmed([UInt8](data)[...])
             guard bytes.allSatisfy({ $0 < 0x80 }) else {
                 throw .invalidJWTFormat("\(name) is not a compact JWS (it holds non-ASCII bytes)")
             }
@@ -130,11 +131,11 @@ struct AppStoreVerifyCommand: AsyncParsableCommand {
             var number = 0
             while let raw = readLine(strippingNewline: true) {
                 number += 1
-                let bytes = ASCIIText.trimmed(Array(raw.utf8)[...])
+                let bytes = ASCIIWhitespace.trimmed(Array(raw.utf8)[...])
                 guard !bytes.isEmpty else { continue }
                 let line = String(decoding: bytes, as: UTF8.self)
                 let isJWS =
-                    bytes.count(where: { $0 == UInt8(ascii: ".") }) == 2 && bytes.allSatisfy(ASCIIText.isJWSByte)
+                    bytes.count(where: { $0 == UInt8(ascii: ".") }) == 2 && bytes.allSatisfy(JWSText.isJWSByte)
                 inputs.append(isJWS ? Input(name: "-:\(number)", inline: line) : Input(name: line))
             }
             return inputs
@@ -146,7 +147,8 @@ extension AppStoreVerifyCommand {
     /// `appstore verify`'s arguments with its file operands after the first set aside, and those operands: the
     /// caller parses the rest and appends them to ``files``. ArgumentParser copies a repeated argument's array, and
     /// the set of its inputs, once per value (`ParsedValues.update`): 10,000 file names took three seconds before the
-    /// first was read. Arguments of any other command, or with a `--` terminator, are returned as they are.
+    /// first was read. Arguments of any other command, with a `--` terminator, or with an option it does not know
+    /// (ArgumentParser then says what is wrong) are returned as they are.
     static func setAside(_ arguments: [String]) -> (arguments: [String], files: [String]) {
         guard arguments.count > 3, arguments[0] == "appstore", arguments[1] == "verify", !arguments.contains("--")
         else { return (arguments, []) }
@@ -158,6 +160,8 @@ extension AppStoreVerifyCommand {
             let argument = arguments[index]
             index += 1
             if argument.hasPrefix("-") && argument != "-" {
+                let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+                guard valueOptions.contains(name) || flags.contains(argument) else { return (arguments, []) }
                 kept.append(argument)
                 if valueOptions.contains(argument), index < arguments.count {
                     kept.append(arguments[index])
@@ -191,16 +195,8 @@ struct LineOutput {
     }
 }
 
-/// Byte-level helpers for the ASCII text a JWS is.
-enum ASCIIText {
-    /// `bytes` without the ASCII white space (space, tab, CR, LF) around it.
-    static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
-        else { return [] }
-        return bytes[first...last]
-    }
-
+/// The bytes a compact JWS is made of.
+enum JWSText {
     /// A byte of a compact JWS: base64url's alphabet, `.` between segments, `=` (padding some signers leave).
     static func isJWSByte(_ byte: UInt8) -> Bool {
         switch byte {

@@ -1,3 +1,4 @@
+import ChannelSupport
 import Foundation
 import OracleSupport
 import OrderSafeModel
@@ -114,6 +115,31 @@ struct AlipayInteropTests {
                 ["op": "verify", "params": fields, "sign": sign, "public_key": Self.alipayPublicB64]
             ])
             .first as? Bool == false)
+    }
+
+    @Test(
+        "the sandbox's trade query answers an order's passback_params where Ant's own SDK reads it (AlipayTradeQueryResponse): what rebuilds an order the ledger lost",
+        .enabled(if: official.isAvailable))
+    func queryPassbackReadByAntsSDK() async throws {
+        let sandbox = try AlipayFixture.sandbox()
+        await sandbox.setNotificationSink { _, _ in true }
+        let signer = AlipayRequestSigner(credentials: AlipayFixture.credentials)
+        let order = AlipayAppPayOrder(
+            outTradeNo: "OS-PB", amount: Money(amountMinor: 9900, currency: .cny), subject: "Gift box",
+            notifyURL: "http://127.0.0.1:9/notify", passbackParams: "os1~gift_box~YWxpY2U")
+        _ = try await sandbox.open(orderString: try signer.orderString(for: order, at: AlipayFixture.now))
+        let parameters = try signer.signedParameters(
+            method: "alipay.trade.query", bizContent: ["out_trade_no": "OS-PB"], at: AlipayFixture.now)
+        let (status, body) = await sandbox.gateway(body: Array(FormEncoding.encode(parameters).utf8))
+        #expect(status == 200)
+        let member = try #require(try RawJSONMembers.extract(Array(body.utf8))["alipay_trade_query_response"])
+        let read = try await Self.official.run([
+            ["op": "parse_trade_query", "content": String(decoding: member, as: UTF8.self)]
+        ])
+        #expect(
+            read.first as? [String: String] == [
+                "out_trade_no": "OS-PB", "trade_status": "TRADE_SUCCESS", "passback_params": "os1~gift_box~YWxpY2U",
+            ], "\(read)")
     }
 
     @Test(

@@ -175,6 +175,15 @@ struct OrderRebuildTests {
                 #expect(rebuilt == nil || rebuilt?.userID == payment.order.userID, "if anyone's, the buyer's")
             }
             #expect(try await report("not-an-order-number", paid[0].token, channel: "wechatpay").status == .notFound)
+            // One provider lookup of a lost order per user a second: the next within it waits (503, the app asks
+            // again), whatever the number.
+            #expect(try await report("OS20261129-0000000000", paid[0].token, channel: "wechatpay").status == .notFound)
+            let tooSoon = try await client.execute(
+                uri: "/v1/orders/OS20261129-0000000001/client-result", method: .post,
+                headers: TestServer.bearer(paid[0].token),
+                body: ByteBuffer(string: #"{"result":"pending","channel":"alipay"}"#))
+            #expect(
+                tooSoon.status == .serviceUnavailable && String(buffer: tooSoon.body).contains("provider_unavailable"))
             for payment in paid {
                 let answer = try await report(
                     payment.order.orderNo, payment.token, channel: payment.order.channel.rawValue)
