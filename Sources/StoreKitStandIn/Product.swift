@@ -78,10 +78,13 @@ public struct Product: Identifiable, Hashable, Sendable {
     public let price: Decimal
     public let displayPrice: String
     public let isFamilyShareable: Bool
+    public let subscription: SubscriptionInfo?
+    /// How the storefront formats prices; its `currencyCode` is the storefront's currency.
+    public let priceFormatStyle: Decimal.FormatStyle.Currency
 
     public init(
         id: String, type: ProductType, displayName: String, description: String, price: Decimal, displayPrice: String,
-        isFamilyShareable: Bool
+        isFamilyShareable: Bool, subscription: SubscriptionInfo? = nil, currencyCode: String = "CNY"
     ) {
         self.id = id
         self.type = type
@@ -90,6 +93,8 @@ public struct Product: Identifiable, Hashable, Sendable {
         self.price = price
         self.displayPrice = displayPrice
         self.isFamilyShareable = isFamilyShareable
+        self.subscription = subscription
+        self.priceFormatStyle = Decimal.FormatStyle.Currency(code: currencyCode)
     }
 
     /// The products the store knows among `identifiers` (unknown ones are left out, as StoreKit does).

@@ -66,6 +66,9 @@ public final class StandInDevice: Sendable {
     }
 
     public let unkindness: Unkindness
+    /// The App Store storefront the device buys in (`Storefront.current`; China mainland's, Apple's id 143465,
+    /// unless told otherwise); nil: signed out of the App Store.
+    public let storefront: Storefront?
     private let session: URLSession
     private let sheets = NSLock()
     nonisolated(unsafe) private var shown: [(sheet: String, scene: String)] = []
@@ -81,8 +84,10 @@ public final class StandInDevice: Sendable {
     public init(
         server: URL, deviceID: String, confirmsPurchases: Bool = true, asksToBuy: Bool = false,
         killedAfterCharge: Bool = false,
-        unkindness: Unkindness = Unkindness()
+        unkindness: Unkindness = Unkindness(),
+        storefront: (countryCode: String, id: String)? = ("CHN", "143465")
     ) {
+        self.storefront = storefront.map { Storefront(countryCode: $0.countryCode, id: $0.id) }
         self.server = server
         self.deviceID = deviceID
         self.confirmsPurchases = confirmsPurchases
@@ -121,14 +126,50 @@ public final class StandInDevice: Sendable {
         let answer: ProductsAnswer = try await call("GET", components.url!, body: nil)
         return try answer.products.map { item in
             // A price the App Store did not write as a decimal is an error, never a free product.
-            guard let price = Decimal(string: item.price, locale: Locale(identifier: "en_US_POSIX")) else {
+            guard let price = Self.decimal(item.price) else {
                 throw StoreKitError.systemError(StandInError.malformed)
             }
             return Product(
                 id: item.id, type: Product.ProductType(rawValue: item.type), displayName: item.display_name,
                 description: item.description, price: price, displayPrice: item.display_price,
-                isFamilyShareable: item.family_shareable)
+                isFamilyShareable: item.family_shareable, subscription: try item.subscription.map(Self.subscription),
+                currencyCode: item.currency)
         }
+    }
+
+    /// A subscription's terms as the device queue describes them; anything malformed is an error, never a free offer.
+    private static func subscription(_ item: ProductsAnswer.Subscription) throws -> Product.SubscriptionInfo {
+        func offer(_ item: ProductsAnswer.Offer, _ type: Product.SubscriptionOffer.OfferType) throws
+            -> Product.SubscriptionOffer
+        {
+            guard let price = decimal(item.price), item.period_count > 0 else {
+                throw StoreKitError.systemError(StandInError.malformed)
+            }
+            return Product.SubscriptionOffer(
+                id: item.id, type: type, price: price, displayPrice: item.display_price,
+                period: try period(item.period), periodCount: item.period_count,
+                paymentMode: Product.SubscriptionOffer.PaymentMode(rawValue: item.payment_mode))
+        }
+        return Product.SubscriptionInfo(
+            introductoryOffer: try item.introductory_offer.map { try offer($0, .introductory) },
+            promotionalOffers: try item.promotional_offers.map { try offer($0, .promotional) },
+            winBackOffers: try item.win_back_offers.map {
+                try offer($0, Product.SubscriptionOffer.OfferType(rawValue: "win_back"))
+            },
+            subscriptionGroupID: item.group_id, subscriptionPeriod: try period(item.period))
+    }
+
+    /// `P<n><D|W|M|Y>`, as the App Store writes periods.
+    private static func period(_ text: String) throws -> Product.SubscriptionPeriod {
+        let units: [Character: Product.SubscriptionPeriod.Unit] = ["D": .day, "W": .week, "M": .month, "Y": .year]
+        guard text.hasPrefix("P"), let unit = text.last.flatMap({ units[$0] }),
+            let value = Int(text.dropFirst().dropLast()), value > 0
+        else { throw StoreKitError.systemError(StandInError.malformed) }
+        return Product.SubscriptionPeriod(unit: unit, value: value)
+    }
+
+    private static func decimal(_ text: String) -> Decimal? {
+        Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
     }
 
     /// What a purchase's options carry that the App Store checks: signed by the merchant's server.
@@ -193,9 +234,12 @@ public final class StandInDevice: Sendable {
             products.first { $0.id == intent.product_id }.map { product in
                 PurchaseIntent(
                     product: product,
-                    offer: intent.offer.map {
-                        Product.SubscriptionOffer(
-                            id: $0.id, type: Product.SubscriptionOffer.OfferType(rawValue: $0.type))
+                    offer: intent.offer.flatMap { offer in
+                        // The offer as the product lists it (StoreKit hands over the product's own offer).
+                        let listed =
+                            (product.subscription?.promotionalOffers ?? [])
+                            + (product.subscription?.winBack ?? [])
+                        return listed.first { $0.id == offer.id && $0.type.rawValue == offer.type }
                     })
             }
         }
@@ -277,8 +321,19 @@ public final class StandInDevice: Sendable {
 
     private struct ProductsAnswer: Decodable {
         struct Item: Decodable {
-            var id, type, display_name, description, price, display_price: String
+            var id, type, display_name, description, price, display_price, currency: String
             var family_shareable: Bool
+            var subscription: Subscription?
+        }
+        struct Subscription: Decodable {
+            var group_id, period: String
+            var introductory_offer: Offer?
+            var promotional_offers, win_back_offers: [Offer]
+        }
+        struct Offer: Decodable {
+            var id: String?
+            var payment_mode, period, price, display_price: String
+            var period_count: Int
         }
         var products: [Item]
     }

@@ -23,6 +23,8 @@ struct DeviceSession {
         var killedAfterPayment = false
         var callback = SimulatedPaymentApps.Callback.normal
         var store = StandInDevice.Unkindness()
+        /// Each event a JSON line as it comes (off: the command prints one answer only).
+        var printsEvents = true
     }
 
     static func open(_ options: DeviceOptions, _ behaviour: Behaviour) async throws -> DeviceSession {
@@ -62,10 +64,11 @@ struct DeviceSession {
             })
         let safe = OrderSafe(configuration: configuration)
         let events = safe.events()
+        let printsEvents = behaviour.printsEvents
         let printer = Task {
             var outcomes: [String: PurchaseOutcome] = [:]
             for await event in events {
-                Output.line(Output.event(event))
+                if printsEvents { Output.line(Output.event(event)) }
                 if case .purchaseOutcome(let outcome) = event, let orderNo = outcome.orderNo {
                     outcomes[orderNo] = outcome
                 }

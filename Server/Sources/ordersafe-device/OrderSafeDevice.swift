@@ -11,7 +11,7 @@ struct OrderSafeDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ordersafe-device",
         abstract: "Plays an iOS app using OrderSafeKit against `ordersafe serve` in the sandbox.",
-        subcommands: [Buy.self, Launch.self, Entitlements.self, SignOut.self])
+        subcommands: [Buy.self, Launch.self, Entitlements.self, PaywallCommand.self, SignOut.self])
 }
 
 struct DeviceOptions: ParsableArguments {

@@ -56,6 +56,37 @@ struct MigrationTests {
         }
     }
 
+    @Test(
+        "an order paid nothing (a free trial) is kept, a negative amount still refused; SQLite's edited schema is sound",
+        arguments: TestEngine.available)
+    func freeOfferPeriods(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            func insertOrder(amount: Int64) async throws {
+                try await database.transaction { db in
+                    try await db.raw(
+                        """
+                        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
+                                            amount_minor, currency, origin, created_at, updated_at)
+                        VALUES (\(bind: "T-FREE-\(amount)"), \(bind: UUID().uuidString), 'user-free', 'coins_60',
+                                \(bind: version.id), 'appstore', 'created', \(bind: amount), 'CNY', 'api', 0, 0)
+                        """
+                    ).run()
+                }
+            }
+            try await insertOrder(amount: 0)
+            await #expect(throws: (any Error).self) { try await insertOrder(amount: -1) }
+            if engine == .sqlite {
+                let check = try await database.withSession { db in
+                    try await db.raw("PRAGMA integrity_check").first()?.decode(
+                        column: "integrity_check", as: String.self)
+                }
+                #expect(check == "ok")
+            }
+            try await ledger.checkSchema()
+        }
+    }
+
     @Test("concurrent migrators on one database agree", arguments: TestEngine.available)
     func concurrent(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in

@@ -17,13 +17,12 @@ import _CryptoExtras
 @Suite("Alipay through the server: notifications stored, verified, applied once")
 struct AlipayFlowTests {
     /// A fresh data folder, so the sandbox keys this test reads are the ones its server uses.
-    static func settings(port: Int = 8080) async throws -> (Settings, AlipaySideSigner) {
+    static func settings(port: Int = 8080, extra: [String: String] = [:]) async throws -> (Settings, AlipaySideSigner) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "ordersafe-alipay-\(UUID().uuidString)"
         ).path
-        let settings = try await TestServer.settings(extra: [
-            "ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "\(port)",
-        ])
+        let settings = try await TestServer.settings(
+            extra: ["ORDERSAFE_SERVER_DATA_DIR": directory, "ORDERSAFE_SERVER_PORT": "\(port)"].merging(extra) { $1 })
         _ = try SandboxProviders(settings: settings.server, logger: TestLog.logger)
         let pem = try String(contentsOfFile: directory + "/sandbox/alipay-simulator-private-key.pem", encoding: .utf8)
         return (settings, AlipaySideSigner(privateKey: try _RSA.Signing.PrivateKey(pemRepresentation: pem)))

@@ -36,10 +36,10 @@ struct ClientSDKEndToEndTests {
 
     /// A live `ordersafe serve` on the sandbox, alice's token, and a fresh folder for a phone's journal (removed after).
     static func withLiveServer(
-        phone name: String,
+        phone name: String, extra: [String: String] = [:],
         _ body: @escaping @Sendable (_ base: String, _ alice: String, _ folder: URL) async throws -> Void
     ) async throws {
-        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort())
+        let (settings, _) = try await AlipayFlowTests.settings(port: try TestServer.freePort(), extra: extra)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-\(name)-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await AlipayFlowTests.live(settings) { base, alice in try await body(base, alice, folder) }

@@ -34,6 +34,8 @@ public protocol StoreClient: Sendable {
     func finish(_ transaction: StoreTransaction) async -> Bool
     /// `AppStore.sync()`.
     func sync() async throws
+    /// `Storefront.current`: nil when the App Store cannot say (signed out of the App Store, offline).
+    func storefront() async -> StoreStorefront?
 }
 
 /// What the merchant's server signed for one purchase, passed to StoreKit with it.
@@ -81,13 +83,38 @@ public struct StoreProduct: Sendable, Hashable {
     /// The store's price in the storefront's currency (display only: what OrderSafe charges is the catalog's).
     public var price: Decimal
     public var displayPrice: String
+    /// The storefront's currency (ISO 4217), as StoreKit's `priceFormatStyle` has it.
+    public var currencyCode: String
+    /// Whether Family Sharing shares it with the buyer's family.
+    public var isFamilyShareable: Bool
+    /// An auto-renewable subscription's group, period and offers.
+    public var subscription: StoreSubscription?
 
-    public init(id: String, displayName: String, description: String, price: Decimal, displayPrice: String) {
+    public init(
+        id: String, displayName: String, description: String, price: Decimal, displayPrice: String,
+        currencyCode: String = "", isFamilyShareable: Bool = false, subscription: StoreSubscription? = nil
+    ) {
         self.id = id
         self.displayName = displayName
         self.description = description
         self.price = price
         self.displayPrice = displayPrice
+        self.currencyCode = currencyCode
+        self.isFamilyShareable = isFamilyShareable
+        self.subscription = subscription
+    }
+}
+
+/// The App Store storefront the device buys in (`Storefront`).
+public struct StoreStorefront: Sendable, Hashable {
+    /// ISO 3166-1 alpha-3 (`CHN`).
+    public var countryCode: String
+    /// Apple's storefront id (`143465` for China mainland).
+    public var id: String
+
+    public init(countryCode: String, id: String) {
+        self.countryCode = countryCode
+        self.id = id
     }
 }
 

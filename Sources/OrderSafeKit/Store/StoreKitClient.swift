@@ -23,12 +23,7 @@ public struct StoreKitClient: StoreClient {
 
     public func products(for ids: [String]) async throws -> [StoreProduct] {
         do {
-            return try await Product.products(for: ids).map { product in
-                StoreProduct(
-                    id: product.id, displayName: product.displayName, description: product.description,
-                    price: product.price,
-                    displayPrice: product.displayPrice)
-            }
+            return try await Product.products(for: ids).map(Self.product)
         } catch {
             throw Self.failure(error)
         }

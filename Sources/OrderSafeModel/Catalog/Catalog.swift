@@ -139,6 +139,14 @@ public struct Catalog: Codable, Hashable, Sendable {
                 throw fail("subscription_group must be App Store Connect's group id: 1 to 64 digits")
             }
         }
+        if let offer = product.introductoryOffer {
+            guard product.kind == .autoRenewableSubscription else {
+                throw fail("introductory_offer is for auto-renewable subscriptions only")
+            }
+            if let problem = offer.problem(currency: product.prices[.appStore]?.currency) {
+                throw fail("introductory_offer: \(problem)")
+            }
+        }
         try Self.check(
             product.winBackOffers.map { ($0.id, $0.rule, $0.price) }, of: product, key: "win_back_offers",
             kind: "win-back", limit: 10, fail)

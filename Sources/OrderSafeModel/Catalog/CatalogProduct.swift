@@ -20,13 +20,17 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
     /// An auto-renewable subscription's group in App Store Connect (`subscriptionGroupIdentifier`): which
     /// subscriptions a user's introductory offer counts across. Unset, only the product's own history counts.
     public var subscriptionGroup: String?
+    /// An auto-renewable subscription's introductory offer as App Store Connect has it set up.
+    public var introductoryOffer: IntroductoryOffer?
 
     public init(
         id: String, kind: ProductKind, title: String, goods: GoodsType = .digital, appStoreProductID: String? = nil,
         channels: [Channel], prices: [Channel: Money], grants: [Grant], winBackOffers: [WinBackOffer] = [],
-        promotionalOffers: [PromotionalOffer] = [], subscriptionGroup: String? = nil
+        promotionalOffers: [PromotionalOffer] = [], subscriptionGroup: String? = nil,
+        introductoryOffer: IntroductoryOffer? = nil
     ) {
         self.subscriptionGroup = subscriptionGroup
+        self.introductoryOffer = introductoryOffer
         self.winBackOffers = winBackOffers
         self.promotionalOffers = promotionalOffers
         self.id = id
@@ -45,6 +49,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         case winBackOffers = "win_back_offers"
         case promotionalOffers = "promotional_offers"
         case subscriptionGroup = "subscription_group"
+        case introductoryOffer = "introductory_offer"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,6 +77,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         winBackOffers = try container.decodeIfPresent([WinBackOffer].self, forKey: .winBackOffers) ?? []
         promotionalOffers = try container.decodeIfPresent([PromotionalOffer].self, forKey: .promotionalOffers) ?? []
         subscriptionGroup = try container.decodeIfPresent(String.self, forKey: .subscriptionGroup)
+        introductoryOffer = try container.decodeIfPresent(IntroductoryOffer.self, forKey: .introductoryOffer)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -88,6 +94,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
         if !winBackOffers.isEmpty { try container.encode(winBackOffers, forKey: .winBackOffers) }
         if !promotionalOffers.isEmpty { try container.encode(promotionalOffers, forKey: .promotionalOffers) }
         try container.encodeIfPresent(subscriptionGroup, forKey: .subscriptionGroup)
+        try container.encodeIfPresent(introductoryOffer, forKey: .introductoryOffer)
     }
 
     /// The price when bought through `channel`, if the product allows that channel.

@@ -117,7 +117,11 @@ struct DeploymentFloor {
                     let word = String(characters[index...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
                     // A declaration's own signature and attributes are within its @available (still pending).
                     let stated = scopes.map(\.versions) + (pending.map { [$0] } ?? [])
-                    for (name, needed) in uses(of: word, after: index + word.count, in: characters, newer: newer)
+                    // `Outer.Name` is a member type, not the top-level `Name` (StoreKit's iOS 18.4 typealias
+                    // `SubscriptionInfo` is not `Product.SubscriptionInfo` of iOS 15).
+                    let member = index > 0 && characters[index - 1] == "."
+                    for (name, needed) in uses(
+                        of: word, after: index + word.count, in: characters, newer: newer, member: member)
                     where !covers(stated, needed) && !Self.declares(word, before: index, in: characters) {
                         found.append("\(number + 1): \(name) (\(Self.format(needed)))")
                     }
@@ -132,10 +136,11 @@ struct DeploymentFloor {
     }
 
     /// The newer names a word starting a use is: a type, or a call `word(label:`.
-    private func uses(of word: String, after end: Int, in characters: [Character], newer: Newer) -> [(String, Versions)]
+    private func uses(of word: String, after end: Int, in characters: [Character], newer: Newer, member: Bool)
+        -> [(String, Versions)]
     {
         var uses: [(String, Versions)] = []
-        if let needed = newer.types[word] { uses.append((word, needed)) }
+        if !member, let needed = newer.types[word] { uses.append((word, needed)) }
         var index = end
         while index < characters.count, characters[index] == " " { index += 1 }
         guard index < characters.count, characters[index] == "(" else { return uses }

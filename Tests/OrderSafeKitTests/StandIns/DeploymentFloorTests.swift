@@ -80,12 +80,13 @@ struct DeploymentFloorTests {
                 @available(iOS 16.0, macOS 13.0, *)
                 func inItsSignature(_ limit: Duration) -> Duration { limit }
                 func outsideAny(_ limit: Duration) {}
+                func aMemberOfTheSameName(_ limit: Clock.Duration) {}
                 """, newer: newer)
         #expect(
             uses == [
                 "2: sleep(for: (iOS 16.0, macOS 13.0)", "15: sleep(for: (iOS 16.0, macOS 13.0)",
                 "19: sleep(for: (iOS 16.0, macOS 13.0)", "22: Duration (iOS 16.0, macOS 13.0)",
-            ])
+            ], "a member type of a newer type's name (Clock.Duration) is not that type")
     }
 
     static func shippedFiles() throws -> [URL] {

@@ -18,7 +18,7 @@ struct StandInInterfaceTests {
         "UIScene": "UIKit's scene, which purchase(confirmIn:options:) takes: UIKit does not exist on Linux",
         "UIWindowScene":
             "UIKit's window scene, which the subscription and refund sheets take: UIKit does not exist on Linux",
-        "Product.init(id:type:displayName:description:price:displayPrice:isFamilyShareable:)":
+        "Product.init(id:type:displayName:description:price:displayPrice:isFamilyShareable:subscription:currencyCode:)":
             "tests make products by hand; StoreKit's come only from the App Store",
     ]
 

@@ -126,9 +126,14 @@ struct PromotedPurchaseTests {
         func intent(_ offer: Product.SubscriptionOffer?) -> PurchaseIntent {
             PurchaseIntent(product: product, offer: offer)
         }
-        #expect(StoreKitClient.offer(intent(.init(id: "WINBACK_1", type: .winBack))) == "WINBACK_1")
-        #expect(StoreKitClient.offer(intent(.init(id: "STAY_HALF_PRICE", type: .promotional))) == "STAY_HALF_PRICE")
-        #expect(StoreKitClient.offer(intent(.init(id: nil, type: .introductory))) == nil)
+        func offer(_ id: String?, _ type: Product.SubscriptionOffer.OfferType) -> Product.SubscriptionOffer {
+            .init(
+                id: id, type: type, price: 12, displayPrice: "¥12", period: .init(unit: .month, value: 1),
+                periodCount: 1, paymentMode: .payAsYouGo)
+        }
+        #expect(StoreKitClient.offer(intent(offer("WINBACK_1", .winBack))) == "WINBACK_1")
+        #expect(StoreKitClient.offer(intent(offer("STAY_HALF_PRICE", .promotional))) == "STAY_HALF_PRICE")
+        #expect(StoreKitClient.offer(intent(offer(nil, .introductory))) == nil)
         #expect(StoreKitClient.offer(intent(nil)) == nil)
     }
 }

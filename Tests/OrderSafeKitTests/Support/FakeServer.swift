@@ -80,6 +80,9 @@ actor FakeServer: HTTPTransport {
     /// Users who subscribed before: not eligible for the introductory offer.
     private(set) var ineligible: Set<String> = []
     func set(ineligible user: String) { ineligible.insert(user) }
+    /// The promotional and win-back offers the catalog lists for each user (`offers` when asked with a token).
+    private var offers: [String: [AvailableOffer]] = [:]
+    func set(offers: [AvailableOffer], for user: String) { self.offers[user] = offers }
     private var subscriptions: [String: [UserSubscription]] = [:]
 
     /// An operator (or the buyer elsewhere) closes an unpaid order.
@@ -144,6 +147,7 @@ actor FakeServer: HTTPTransport {
                         productID: "vip", eligible: !ineligible.contains(user),
                         signedEligibility: ineligible.contains(user) ? "eligibility.jws.\(user)" : nil)
                 ]
+                answer.offers = offers[user] ?? []
             }
             return try json(answer)
         case ("POST", let p) where p.count == 5 && p[1] == "appstore" && p[2] == "offers" && p[4] == "signature":

@@ -74,9 +74,19 @@ actor FakeStore: StoreClient {
 
     var canMakePayments: Bool { canPay }
 
+    /// Products as a test describes them (a subscription's terms); any other id is a ¥6 product.
+    private var described: [String: StoreProduct] = [:]
+    func describe(_ product: StoreProduct) { described[product.id] = product }
+
+    /// `Storefront.current`.
+    private var front: StoreStorefront? = StoreStorefront(countryCode: "CHN", id: "143465")
+    func set(storefront: StoreStorefront?) { front = storefront }
+    func storefront() async -> StoreStorefront? { front }
+
     func products(for ids: [String]) async throws -> [StoreProduct] {
         ids.filter { $0 != "unknown.ios" }.map {
-            StoreProduct(id: $0, displayName: "Store \($0)", description: "", price: 6, displayPrice: "¥6.00")
+            described[$0]
+                ?? StoreProduct(id: $0, displayName: "Store \($0)", description: "", price: 6, displayPrice: "¥6.00")
         }
     }
 

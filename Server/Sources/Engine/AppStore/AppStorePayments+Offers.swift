@@ -29,35 +29,12 @@ extension AppStorePayments {
             else {
                 throw OfferRequestError.notApplicable("\(order.productID) is not an auto-renewable subscription")
             }
-            // Only an offer the catalog lists for the product, and only for whom it is: a promotional offer for the
-            // audiences its rule names, a win-back offer for a subscriber whose subscription expired; then what the
-            // rule asks besides (a window after expiry, a limit per user, the merchant's word).
-            let listed: (kind: String, audiences: [OfferAudience], rule: OfferRule)
-            if let promotional = product.promotionalOffers.first(where: { $0.id == offerID }) {
-                listed = ("promotional", promotional.eligible, promotional.rule)
-            } else if let winBack = product.winBackOffers.first(where: { $0.id == offerID }) {
-                listed = ("win_back", [.expired], winBack.rule)
-            } else {
-                throw OfferRequestError.notListed(offerID, product: product.id)
-            }
             let now = context.clock.now()
-            let held = SubscriptionFold.statuses(try await context.ledger.subscriptionSignals(userID: userID), at: now)
-            let group = product.subscriptionGroup ?? held.first { $0.productID == appStoreProductID }?.groupID
-            let status = group.flatMap { group in held.first { $0.groupID == group } }
-            let audience = OfferAudience(status?.state)
-            guard listed.audiences.contains(audience) else {
-                throw OfferRequestError.notEligible(offerID, audience: audience)
-            }
-            if audience == .expired, let days = listed.rule.withinDays,
-                !OfferWindow(days: days).admits(expiredAt: status?.expiresAt, now: now)
-            {
-                throw OfferRequestError.outsideWindow(offerID, days: days)
-            }
-            if let limit = listed.rule.perUser {
-                let taken = try await context.ledger.offerRedemptions(
-                    userID: userID, offers: OfferCount.names(ofOffer: offerID))
-                guard taken < limit else { throw OfferRequestError.limitReached(offerID, limit: limit) }
-            }
+            let eligibility = OfferEligibility(
+                subscriptions: context.ledger, redemptions: context.ledger, catalog: context.catalog.catalog, now: now)
+            let listed = try await eligibility.standing(
+                of: offerID, product: product, userID: userID, held: try await eligibility.held(by: userID))
+            let audience = listed.audience
             if listed.rule.askMerchant {
                 guard let offerHook else {
                     throw OfferRequestError.unavailable(
@@ -66,7 +43,7 @@ extension AppStorePayments {
                 let answer = await offerHook.ask(
                     .init(
                         userID: userID, orderNo: orderNo, productID: product.id, appStoreProductID: appStoreProductID,
-                        offerID: offerID, offerKind: listed.kind, audience: audience))
+                        offerID: offerID, offerKind: listed.kind.rawValue, audience: audience))
                 switch answer {
                 case .yes: break
                 case .no: throw OfferRequestError.merchantDeclined(offerID)
@@ -79,11 +56,11 @@ extension AppStorePayments {
             }
             let signed = try await offers.promotionalOffer(
                 productID: appStoreProductID, offerID: offerID, appAccountToken: order.orderUUID, nonce: nonce,
-                timestamp: now.millisecondsSince1970, transactionID: status?.lastTransactionID)
+                timestamp: now.millisecondsSince1970, transactionID: listed.status?.lastTransactionID)
             let rule = listed.rule.summary.isEmpty ? "" : " rule:\(listed.rule.summary)"
             guard
                 try await context.ledger.noteOfferSigned(
-                    offer: "\(listed.kind):\(offerID)", productID: product.id, orderNo: orderNo,
+                    offer: "\(listed.kind.rawValue):\(offerID)", productID: product.id, orderNo: orderNo,
                     evidence: "offer:\(offerID) nonce:\(signed.nonce) for:\(audience.rawValue)\(rule)", at: now,
                     atMost: OrderService.appEventsKept)
             else { throw OfferRequestError.tooMany }
@@ -99,6 +76,16 @@ extension AppStorePayments {
 }
 
 extension AppStorePayments {
+    /// The promotional and win-back offers `userID` may have now (the rule ``signOffer(_:orderNo:userID:nonce:)``
+    /// checks, but the merchant's word); none without an In-App Purchase key, which no offer can be signed without.
+    public func availableOffers(userID: String) async throws -> [AvailableOffer] {
+        guard offers != nil else { return [] }
+        return try await OfferEligibility(
+            subscriptions: context.ledger, redemptions: context.ledger, catalog: context.catalog.catalog,
+            now: context.clock.now()
+        ).available(to: userID)
+    }
+
     /// The introductory-offer eligibility StoreKit takes from the server (iOS 18.4), for App Store product
     /// `productID`, naming the user's `transactionID`; nil without an In-App Purchase key (or if it cannot sign: the
     /// app then lets StoreKit decide).

@@ -48,6 +48,7 @@ public struct Migrator: Sendable {
                 for statement in migration.sql(for: engine) {
                     try await db.raw(SQLQueryString(statement)).run()
                 }
+                try await migration.engineSteps[engine]?(db)
                 try await db.raw(
                     """
                     INSERT INTO schema_migrations (version, name, applied_at)

@@ -1,4 +1,5 @@
 import OrderSafeModel
+import SQLKit
 
 /// Every migration of the ledger, oldest first.
 enum Schema {
@@ -6,7 +7,7 @@ enum Schema {
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
-        subscriptionStates, statementRuns, reversalsByDay, offers,
+        subscriptionStates, statementRuns, reversalsByDay, offers, freeOfferPeriods,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -466,5 +467,37 @@ enum Schema {
                 last_signed_at BIGINT NOT NULL
             )
             """,
+        ])
+
+    /// An order paid nothing: a subscription's free trial, a free promotional or win-back offer, is recorded at what
+    /// the App Store charged, zero (`orders.amount_minor` was `> 0`; a free trial's first transaction failed to record).
+    /// A relaxed CHECK holds for every row already kept. PostgreSQL replaces the constraint; SQLite, which cannot
+    /// alter one, takes the way its manual gives for removing or changing a CHECK ("Making Other Kinds Of Table Schema
+    /// Changes", sqlite.org/lang_altertable.html): the table's text edited under `writable_schema`, the schema version
+    /// incremented, in this migration's transaction.
+    private static let freeOfferPeriods = Migration(
+        version: 18, name: "free offer periods", statements: [],
+        engineStatements: [
+            .postgres: [
+                """
+                ALTER TABLE orders DROP CONSTRAINT orders_amount_minor_check,
+                    ADD CONSTRAINT orders_amount_minor_check CHECK (amount_minor >= 0)
+                """
+            ]
+        ],
+        engineSteps: [
+            .sqlite: { db in
+                let row = try await db.raw("PRAGMA schema_version").first()
+                let version = try row?.decode(column: "schema_version", as: Int.self) ?? 0
+                try await db.raw("PRAGMA writable_schema = ON").run()
+                try await db.raw(
+                    """
+                    UPDATE sqlite_master SET sql = replace(sql, 'CHECK (amount_minor > 0)', 'CHECK (amount_minor >= 0)')
+                    WHERE type = 'table' AND name = 'orders'
+                    """
+                ).run()
+                try await db.raw(SQLQueryString("PRAGMA schema_version = " + String(version + 1))).run()
+                try await db.raw("PRAGMA writable_schema = OFF").run()
+            }
         ])
 }

@@ -5,8 +5,8 @@ import OrderSafeModel
 /// `GET /v1/catalog`: the products the app may offer (public: the app shows prices before sign-in). Cacheable for
 /// five minutes, by the phone and by any proxy or CDN in front: the catalog changes only with a restart, and phones
 /// behind one carrier-grade NAT then ask it once each in that time, not once per screen. Asked with a user's token
-/// (a bad one is refused as on every user route), it adds the user's introductory-offer eligibility and is cached
-/// by nobody.
+/// (a bad one is refused as on every user route), it adds the user's introductory-offer eligibility and the
+/// promotional and win-back offers they may have now, and is cached by nobody.
 struct CatalogController {
     let catalog: ActiveCatalog
     /// Authenticates a request that carries a token, as every user route does.
@@ -34,6 +34,7 @@ struct CatalogController {
                 offers.append(offer)
             }
             answer.introductoryOffers = offers
+            answer.offers = try await appStore?.availableOffers(userID: user.id) ?? []
             var response = try Response.json(answer)
             response.headers[.cacheControl] = "private, no-store"
             return response

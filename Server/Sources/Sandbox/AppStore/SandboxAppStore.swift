@@ -33,8 +33,8 @@ public actor SandboxAppStore {
     public nonisolated let authority: SandboxAppStoreCA
     public nonisolated let bundleID: String
     public nonisolated let appAppleID: Int64
-    private let merchantKeyID: String
-    private let merchantKey: P256.Signing.PublicKey
+    let merchantKeyID: String
+    let merchantKey: P256.Signing.PublicKey
     let clock: any WallClock
     /// How long its subscription periods, grace and retry periods last.
     public nonisolated let renewalRate: SandboxRenewalRate
@@ -256,19 +256,21 @@ public actor SandboxAppStore {
 
     /// A purchase as StoreKit 2 reports it: the signed transaction (also recorded, with its notification). An
     /// auto-renewable subscription's period (`subscriptionPeriod`, one month unless given) starts now, or for a
-    /// renewal where the previous one ends, and is dated in `expiresDate`.
+    /// renewal where the previous one ends, and is dated in `expiresDate`; a first period bought with its
+    /// `introductoryOffer` lasts the offer's period and costs its price (a multi-period pay-as-you-go offer's later
+    /// periods renew at the full price here, where Apple bills them at the offer's).
     @discardableResult
     public func purchase(
         productID: String, type: String = "Consumable", appAccountToken: UUID? = nil,
         originalTransactionID: String? = nil,
         subscriptionPeriod: GrantPeriod? = nil, familyShared: Bool = false, offerCode: String? = nil,
-        promotionalOffer: String? = nil, device: String? = nil
+        promotionalOffer: String? = nil, introductoryOffer: IntroductoryOffer? = nil, device: String? = nil
     ) throws -> (transactionID: String, signed: String) {
         try purchase(
             productID: productID, type: type, appAccountToken: appAccountToken,
             originalTransactionID: originalTransactionID, subscriptionPeriod: subscriptionPeriod,
-            familyShared: familyShared, offerCode: offerCode, promotionalOffer: promotionalOffer, device: device,
-            start: nil)
+            familyShared: familyShared, offerCode: offerCode, promotionalOffer: promotionalOffer,
+            introductoryOffer: introductoryOffer, device: device, start: nil)
     }
 
     /// ``purchase(productID:type:appAccountToken:originalTransactionID:subscriptionPeriod:familyShared:offerCode:promotionalOffer:device:)``;
@@ -277,7 +279,7 @@ public actor SandboxAppStore {
     func purchase(
         productID: String, type: String, appAccountToken: UUID?, originalTransactionID: String?,
         subscriptionPeriod: GrantPeriod?, familyShared: Bool, offerCode: String?, promotionalOffer: String? = nil,
-        device: String?, start: PeriodStart?
+        introductoryOffer: IntroductoryOffer? = nil, device: String?, start: PeriodStart?
     ) throws -> (transactionID: String, signed: String) {
         let upgrade = start == .upgrade
         let id = String(nextID)
@@ -296,7 +298,7 @@ public actor SandboxAppStore {
                 case nil: latest
                 }
             period = chainPeriod
-            expires = renewalRate.end(of: chainPeriod, from: from)
+            expires = renewalRate.end(of: introductoryOffer?.period ?? chainPeriod, from: from)
         }
         var payload = Self.transactionPayload(
             id: id, originalTransactionID: originalTransactionID, bundleID: bundleID, productID: productID, type: type,
@@ -304,7 +306,10 @@ public actor SandboxAppStore {
             familyShared: familyShared)
         payload["appAccountToken"] = appAccountToken?.uuidString.lowercased()
         let offer = promotionalOffer.flatMap { offers[$0] }
-        if let price = offer?.price ?? prices[productID] {
+        let introductoryPrice = introductoryOffer.map {
+            $0.price ?? Money(amountMinor: 0, currency: prices[productID]?.currency ?? .cny)
+        }
+        if let price = introductoryPrice ?? offer?.price ?? prices[productID] {
             // Milli-units of the storefront's currency (JWSTransactionDecodedPayload `price`: "10990 is 10.99").
             var scale: Int64 = 1
             for _ in price.currency.minorUnitDigits..<3 { scale *= 10 }
@@ -318,6 +323,11 @@ public actor SandboxAppStore {
             // JWSTransactionDecodedPayload `offerType`).
             payload["offerType"] = 3
             payload["offerIdentifier"] = offerCode
+        } else if let introductoryOffer {
+            // Apple's `offerType` 1, with how it is paid and how long it lasts (`offerDiscountType`, `offerPeriod`).
+            payload["offerType"] = 1
+            payload["offerDiscountType"] = introductoryOffer.paymentMode.discountType
+            payload["offerPeriod"] = introductoryOffer.period.description
         } else if let promotionalOffer {
             // A promotional (2) or win-back (4) offer, by its id; its first period paid as you go, or free
             // (`offerDiscountType` FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT).
@@ -652,22 +662,8 @@ public actor SandboxAppStore {
     /// merchant's In-App Purchase key named in `kid`, with `aud` `promotional-offer`, this app's `bid`, the product and
     /// offer asked for, issued within the last 24 hours (Apple: "Generating JWS to sign App Store requests").
     public func acceptsOffer(_ offerID: String, productID: String, compactJWS: String) -> Bool {
-        let parts = compactJWS.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard compactJWS.utf8.count <= 8192, parts.count == 3,
-            let headerBytes = Base64URL.decode(ArraySlice(parts[0])),
-            let payloadBytes = Base64URL.decode(ArraySlice(parts[1])),
-            let signatureBytes = Base64URL.decode(ArraySlice(parts[2])),
-            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-            let claims = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any],
-            header["alg"] as? String == "ES256", header["kid"] as? String == merchantKeyID,
-            claims["aud"] as? String == "promotional-offer", claims["bid"] as? String == bundleID,
-            claims["productId"] as? String == productID, claims["offerIdentifier"] as? String == offerID,
-            let issued = Self.milliseconds(claims["iat"]),
-            abs(Self.milliseconds(clock.now()) / 1000 - issued) <= 24 * 3600,
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
-        else { return false }
-        let signingInput = Data(compactJWS.utf8.prefix(parts[0].count + 1 + parts[1].count))
-        return merchantKey.isValidSignature(signature, for: signingInput)
+        guard let claims = merchantSignedClaims(compactJWS, audience: "promotional-offer") else { return false }
+        return claims["productId"] as? String == productID && claims["offerIdentifier"] as? String == offerID
     }
 
     /// A subscription's renewal information (`JWSRenewalInfoDecodedPayload`), signed: `fields` with Apple's names

@@ -27,13 +27,17 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         device.get("products") { request, context in
             let ids = (request.uri.queryParameters.get("ids") ?? "").split(separator: ",").prefix(200).map(String.init)
             let products = await devices.products(ids).map { product -> [String: Any] in
-                [
+                var described: [String: Any] = [
                     "id": product.id, "type": product.type, "display_name": product.displayName,
                     "description": product.displayName,
-                    "price": product.price.decimalString,
-                    "display_price": "\(product.price.currency.code) \(product.price.decimalString)",
+                    "price": product.price.decimalString, "display_price": Self.displayPrice(product.price),
+                    "currency": product.price.currency.code,
                     "family_shareable": false,
                 ]
+                described["subscription"] = product.subscription.map {
+                    Self.subscription($0, currency: product.price.currency)
+                }
+                return described
             }
             return SandboxJSONObject.response(["products": products])
         }
@@ -44,7 +48,8 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                     device: try context.parameters.require("device"), productID: try object.string("product_id"),
                     appAccountToken: try Self.token(object),
                     askToBuy: try object.optionalBool("ask_to_buy") ?? false,
-                    confirm: try object.optionalBool("confirm") ?? true, scene: try Self.scene(object), offer: offer)
+                    confirm: try object.optionalBool("confirm") ?? true, scene: try Self.scene(object), offer: offer,
+                    introductoryEligibility: try object.optionalString("introductory_offer_eligibility"))
                 switch result {
                 case .success(let signed): return ["result": "success", "signed_transaction": signed]
                 case .pending(let requestID): return ["result": "pending", "request_id": requestID]
@@ -154,6 +159,44 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                 return ["refunded": true]
             }
         }
+    }
+
+    /// How the storefront shows `price` (China's: the code, then the amount).
+    static func displayPrice(_ price: Money) -> String {
+        "\(price.currency.code) \(price.decimalString)"
+    }
+
+    /// A subscription's terms as the device's StoreKit describes them (`Product.SubscriptionInfo`): each offer with
+    /// its payment mode, period, number of periods and price. A promotional or win-back offer's first period is the
+    /// subscription's own, free at a price of zero; a free trial's price is zero in the product's `currency`.
+    static func subscription(_ terms: SandboxAppStoreDevices.SubscriptionTerms, currency: CurrencyCode) -> [String: Any]
+    {
+        func offer(_ id: String?, mode: OfferPaymentMode, period: GrantPeriod, count: Int, price: Money)
+            -> [String: Any]
+        {
+            var described: [String: Any] = [
+                "payment_mode": mode.rawValue, "period": period.description, "period_count": count,
+                "price": price.decimalString, "display_price": displayPrice(price),
+            ]
+            described["id"] = id
+            return described
+        }
+        func listed(_ terms: SandboxAppStoreDevices.OfferTerms, period: GrantPeriod) -> [String: Any] {
+            offer(
+                terms.id, mode: terms.price.amountMinor == 0 ? .freeTrial : .payAsYouGo, period: period, count: 1,
+                price: terms.price)
+        }
+        var described: [String: Any] = [
+            "group_id": terms.groupID, "period": terms.period.description,
+            "promotional_offers": terms.promotionalOffers.map { listed($0, period: terms.period) },
+            "win_back_offers": terms.winBackOffers.map { listed($0, period: terms.period) },
+        ]
+        if let intro = terms.introductoryOffer {
+            described["introductory_offer"] = offer(
+                nil, mode: intro.paymentMode, period: intro.period, count: intro.periods,
+                price: intro.price ?? Money(amountMinor: 0, currency: currency))
+        }
+        return described
     }
 
     /// What `POST …/deliver` names: `from`, and the one member that kind takes (any other is refused).

@@ -17,11 +17,47 @@ public actor SandboxAppStoreDevices {
         public var type: String
         public var displayName: String
         public var price: Money
+        /// An auto-renewable subscription's terms (`Product.SubscriptionInfo`).
+        public var subscription: SubscriptionTerms?
 
-        public init(id: String, type: String, displayName: String, price: Money) {
+        public init(id: String, type: String, displayName: String, price: Money, subscription: SubscriptionTerms? = nil)
+        {
             self.id = id
             self.type = type
             self.displayName = displayName
+            self.price = price
+            self.subscription = subscription
+        }
+    }
+
+    /// An auto-renewable subscription as App Store Connect has it set up: its group and period, the introductory
+    /// offer, and the promotional and win-back offers with what their first period costs.
+    public struct SubscriptionTerms: Sendable, Hashable {
+        public var groupID: String
+        public var period: GrantPeriod
+        public var introductoryOffer: IntroductoryOffer?
+        public var promotionalOffers: [OfferTerms]
+        public var winBackOffers: [OfferTerms]
+
+        public init(
+            groupID: String, period: GrantPeriod, introductoryOffer: IntroductoryOffer? = nil,
+            promotionalOffers: [OfferTerms] = [], winBackOffers: [OfferTerms] = []
+        ) {
+            self.groupID = groupID
+            self.period = period
+            self.introductoryOffer = introductoryOffer
+            self.promotionalOffers = promotionalOffers
+            self.winBackOffers = winBackOffers
+        }
+    }
+
+    /// A promotional or win-back offer: its id, and what its first period (the subscription's own) costs.
+    public struct OfferTerms: Sendable, Hashable {
+        public var id: String
+        public var price: Money
+
+        public init(id: String, price: Money) {
+            self.id = id
             self.price = price
         }
     }
@@ -123,7 +159,7 @@ public actor SandboxAppStoreDevices {
     /// the scene the app showed it over (`purchase(confirmIn:)`), kept with the transaction.
     public func purchase(
         device: String, productID: String, appAccountToken: UUID?, askToBuy: Bool, confirm: Bool, scene: String? = nil,
-        offer: SignedOffer? = nil
+        offer: SignedOffer? = nil, introductoryEligibility: String? = nil
     ) async throws -> PurchaseResult {
         try admit(device)
         guard products[productID] != nil else { return .productUnavailable }
@@ -138,8 +174,11 @@ public actor SandboxAppStoreDevices {
             devices[device, default: Device()].askToBuy[requestID] = (productID, appAccountToken)
             return .pending(requestID: requestID)
         }
+        let introductory = await introductoryOffer(
+            productID: productID, device: device, promotional: offer != nil, signedEligibility: introductoryEligibility)
         let signed = try await charge(
-            device: device, productID: productID, appAccountToken: appAccountToken, offer: offer?.offerID)
+            device: device, productID: productID, appAccountToken: appAccountToken, offer: offer?.offerID,
+            introductory: introductory)
         if let scene, let id = Self.transactionID(signed) { scenes[id] = scene }
         return .success(signed: signed)
     }
@@ -151,7 +190,18 @@ public actor SandboxAppStoreDevices {
     /// in the App Store's own listing, or a promotional offer the App Store promotes.
     public func promote(device: String, productID: String, offer: PromotedOffer? = nil) throws {
         try admit(device)
-        guard products[productID] != nil else { throw SandboxDeviceError.unknownProduct(productID) }
+        guard let product = products[productID] else { throw SandboxDeviceError.unknownProduct(productID) }
+        if let offer {
+            // Only an offer App Store Connect lists for the product can be tapped on the App Store.
+            let listed =
+                switch offer.kind {
+                case .promotional: product.subscription?.promotionalOffers
+                case .winBack: product.subscription?.winBackOffers
+                }
+            guard listed?.contains(where: { $0.id == offer.id }) == true else {
+                throw SandboxDeviceError.badOffer("\(productID) has no \(offer.kind.rawValue) offer '\(offer.id)'")
+            }
+        }
         guard devices[device]!.intents.count < Self.maxIntentsPerDevice else { throw SandboxDeviceError.tooMany }
         devices[device]!.intents.append(PurchaseIntent(productID: productID, offer: offer))
     }
@@ -377,17 +427,44 @@ public actor SandboxAppStoreDevices {
     /// The scene each purchase was confirmed in, by transaction id.
     public var purchaseScenes: [String: String] { scenes }
 
-    private func charge(device: String, productID: String, appAccountToken: UUID?, offer: String? = nil) async throws
-        -> String
-    {
+    private func charge(
+        device: String, productID: String, appAccountToken: UUID?, offer: String? = nil,
+        introductory: IntroductoryOffer? = nil
+    ) async throws -> String {
         let type = products[productID]?.type ?? "Consumable"
         let (id, signed) = try await store.purchase(
-            productID: productID, type: type, appAccountToken: appAccountToken, promotionalOffer: offer,
-            device: device)
+            productID: productID, type: type, appAccountToken: appAccountToken,
+            subscriptionPeriod: products[productID]?.subscription?.period, promotionalOffer: offer,
+            introductoryOffer: introductory, device: device)
         owners[id] = device
         devices[device, default: Device()].unfinished[id] = signed
         devices[device]?.all[id] = (type, signed)
         return signed
+    }
+
+    /// The introductory offer a purchase of `productID` on `device` gets: the product's, unless a promotional or
+    /// win-back offer comes with it, and only for an eligible customer: as the merchant's signed word says when it
+    /// came with the purchase and the App Store takes it (iOS 18.4), else when no device of the Apple ID ever bought
+    /// a subscription of the product's group (Apple: "new subscribers").
+    private func introductoryOffer(productID: String, device: String, promotional: Bool, signedEligibility: String?)
+        async -> IntroductoryOffer?
+    {
+        guard !promotional, let terms = products[productID]?.subscription, let offer = terms.introductoryOffer else {
+            return nil
+        }
+        if let signedEligibility,
+            let allowed = await store.introductoryEligibility(productID: productID, compactJWS: signedEligibility)
+        {
+            return allowed ? offer : nil
+        }
+        let groupProducts = Set(products.values.filter { $0.subscription?.groupID == terms.groupID }.map(\.id))
+        for member in sharingAppleID(with: device) {
+            for (_, bought) in devices[member]?.all ?? [:] where bought.type == SandboxAppStore.autoRenewable {
+                guard let product = Self.payload(bought.signed)?["productId"] as? String else { continue }
+                if groupProducts.contains(product) { return nil }
+            }
+        }
+        return offer
     }
 
     /// 1 to 64 ASCII letters, digits, `-` or `_`.

@@ -100,7 +100,19 @@ struct AppStoreSimulator: ChannelSimulator {
                 case .autoRenewableSubscription: "Auto-Renewable Subscription"
                 case .nonRenewingSubscription: "Non-Renewing Subscription"
                 }
-            return .init(id: id, type: type, displayName: product.title, price: price)
+            var subscription: SandboxAppStoreDevices.SubscriptionTerms?
+            if product.kind == .autoRenewableSubscription {
+                // Its period is what its grant extends the entitlement by (one month where the grant says nothing).
+                let period = product.grants.lazy.compactMap { grant -> GrantPeriod? in
+                    if case .extendEntitlement(_, let period) = grant { period } else { nil }
+                }.first
+                subscription = .init(
+                    groupID: product.subscriptionGroup ?? SandboxAppStore.subscriptionGroup,
+                    period: period ?? GrantPeriod(count: 1, unit: .month), introductoryOffer: product.introductoryOffer,
+                    promotionalOffers: product.promotionalOffers.map { .init(id: $0.id, price: $0.price ?? price) },
+                    winBackOffers: product.winBackOffers.map { .init(id: $0.id, price: $0.price ?? price) })
+            }
+            return .init(id: id, type: type, displayName: product.title, price: price, subscription: subscription)
         }
     }
 }

@@ -1,0 +1,102 @@
+import Foundation
+import OrderSafeKit
+import OrderSafeModel
+import Testing
+
+@testable import OrderSafeServer
+
+/// The paywall through the real SDK, the stand-ins and the sandbox App Store: StoreKit's terms of a subscription and
+/// its introductory offer, shown and sold only as the server says the user may have it; the server's signed word
+/// decides against the phone's Apple ID when the user subscribed with another one. (In the serialized suite: the
+/// stand-in device is one per process, as StoreKit is.)
+extension ClientSDKEndToEndTests {
+    /// The example catalog with introductory offers: a week's free trial of VIP, a first month of VIP+ at ¥10 paid
+    /// up front.
+    static func catalogWithIntroductoryOffers() throws -> String {
+        var catalog =
+            try JSONSerialization.jsonObject(
+                with: try CatalogLoader.bundledResource("catalog.example", ext: "json")) as! [String: Any]
+        var products = catalog["products"] as! [[String: Any]]
+        for index in products.indices {
+            switch products[index]["id"] as? String {
+            case "vip_monthly": products[index]["introductory_offer"] = ["payment_mode": "free_trial", "period": "P1W"]
+            case "vip_plus_monthly":
+                products[index]["introductory_offer"] = [
+                    "payment_mode": "pay_up_front", "period": "P1M",
+                    "price": ["amount_minor": 1000, "currency": "CNY"],
+                ]
+            default: break
+            }
+        }
+        catalog["products"] = products
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-intro-\(UUID()).json")
+        try JSONSerialization.data(withJSONObject: catalog).write(to: file)
+        return file.path
+    }
+
+    @Test(
+        "the paywall: an eligible user sees and gets the free trial; then not; on another Apple ID the server's signature decides",
+        .timeLimit(.minutes(3)))
+    func introductoryOfferAsTheServerSays() async throws {
+        let catalog = try Self.catalogWithIntroductoryOffers()
+        defer { try? FileManager.default.removeItem(atPath: catalog) }
+        try await Self.withLiveServer(phone: "paywall", extra: ["ORDERSAFE_CATALOG_FILE": catalog]) {
+            base, alice, folder in
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "paywall-phone-a"))
+            let safe = Self.app(
+                base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("a"))
+            await safe.start()
+
+            let before = try await safe.paywall()
+            #expect(before.storefront?.countryCode == "CHN")
+            let vip = try #require(before.products.first { $0.id == "vip_monthly" })
+            #expect(vip.product.store?.currencyCode == "CNY")
+            #expect(vip.product.store?.subscription?.period == GrantPeriod(count: 1, unit: .month))
+            #expect(vip.pricePerPeriod(in: .english) == "CNY 25.00 / month")
+            #expect(vip.isEligibleForIntroductoryOffer == true)
+            #expect(vip.introductoryOffer?.terms(in: .english) == "Free for 1 week")
+            #expect(vip.offers.map(\.id) == ["FIRST_MONTH", "SPRING_CAMPAIGN"])
+            #expect(vip.offers.first?.terms?.displayPrice == "CNY 6.00", "StoreKit's terms of the listed offer")
+
+            let trial = await safe.purchase("vip_monthly", through: .appStore)
+            #expect(trial.state == .fulfilled, "\(trial.state)")
+            #expect(trial.order?.amount == Money(amountMinor: 0, currency: .cny), "a free trial is charged nothing")
+            let period = try #require(try await safe.subscriptions(allowCached: false).subscriptions.first)
+            let week = try #require(period.expiresAt).timeIntervalSinceNow
+            #expect((6 * 86400...7 * 86400).contains(week), "the trial lasts a week: \(week)")
+
+            let after = try #require(try await safe.paywall().products.first { $0.id == "vip_monthly" })
+            #expect(after.isEligibleForIntroductoryOffer == false)
+            #expect(after.introductoryOffer == nil)
+            #expect(after.offers.map(\.id) == ["STAY_HALF_PRICE"], "the offers for a subscriber now")
+            await safe.stop()
+
+            // Alice on a phone whose Apple ID never subscribed: StoreKit alone would give VIP+'s ¥10 first month;
+            // the server's signed ineligibility goes with the purchase, and the App Store charges the full price.
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "paywall-phone-b"))
+            let other = Self.app(
+                base: base, token: alice, user: "alice", journal: folder.appendingPathComponent("b"))
+            await other.start()
+            let plus = try #require(try await other.paywall().products.first { $0.id == "vip_plus_monthly" })
+            #expect(plus.isEligibleForIntroductoryOffer == false)
+            #expect(plus.product.store?.subscription?.introductoryOffer?.terms(in: .english) == "CNY 10.00 for 1 month")
+            let full = await other.purchase("vip_plus_monthly", through: .appStore)
+            #expect(full.state == .fulfilled, "\(full.state)")
+            #expect(
+                full.order?.amount == Money(amountMinor: 4500, currency: .cny), "the server's word, not the phone's")
+            await other.stop()
+
+            // Bob, new on a new phone: the ¥10 month, paid up front.
+            let bob = try await TestServer.token("bob", issuedAt: Date())
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "paywall-phone-c"))
+            let third = Self.app(
+                base: base, token: bob, user: "bob", journal: folder.appendingPathComponent("c"))
+            await third.start()
+            let offered = try #require(try await third.paywall().products.first { $0.id == "vip_plus_monthly" })
+            #expect(offered.introductoryOffer?.terms(in: .simplifiedChinese) == "1个月共CNY 10.00")
+            let paid = await third.purchase("vip_plus_monthly", through: .appStore)
+            #expect(paid.order?.amount == Money(amountMinor: 1000, currency: .cny), "\(paid.state)")
+            await third.stop()
+        }
+    }
+}

@@ -1,0 +1,15 @@
+import Foundation
+import OrderSafeModel
+
+extension OrderSafe {
+    /// What the paywall shows: ``products()`` with the storefront, and for the signed-in user the introductory offer
+    /// the server says they may have (across every Apple ID they bought with) and the promotional and win-back offers
+    /// it lists for them. Signed out, or when the server cannot answer for the user, the products come without
+    /// either: nothing is promised that the purchase might not give.
+    public func paywall() async throws(OrderSafeError) -> Paywall {
+        let list = try await products()
+        var answer: CatalogResponse?
+        if userID != nil { answer = try? await api.catalogForUser() }
+        return Paywall(list: list, storefront: await store.storefront(), userID: userID, answer: answer)
+    }
+}
