@@ -97,6 +97,16 @@ extension ClientSDKEndToEndTests {
             let paid = await third.purchase("vip_plus_monthly", through: .appStore)
             #expect(paid.order?.amount == Money(amountMinor: 1000, currency: .cny), "\(paid.state)")
             await third.stop()
+
+            // Carol, new to the server, on alice's first phone: its Apple ID had the trial, and StoreKit alone
+            // decides (the server signs only an ineligibility), so the App Store charges the full price.
+            let carol = try await TestServer.token("carol", issuedAt: Date())
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "paywall-phone-a"))
+            let shared = Self.app(base: base, token: carol, user: "carol", journal: folder.appendingPathComponent("d"))
+            await shared.start()
+            let charged = await shared.purchase("vip_plus_monthly", through: .appStore)
+            #expect(charged.order?.amount == Money(amountMinor: 4500, currency: .cny), "the Apple ID's own history")
+            await shared.stop()
         }
     }
 }
