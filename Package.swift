@@ -25,11 +25,14 @@ let package = Package(
             dependencies: ["OrderSafeModel", .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux]))],
             resources: [.process("Resources")]
         ),
+        // The paywall sample (docs/sdk.md, the DocC catalog), no product: its presentation builds and is tested here,
+        // its SwiftUI views type-check in scripts/checks/platform-check against SwiftUI's names.
+        .target(name: "PaywallSample", dependencies: ["OrderSafeKit"], path: "Examples/PaywallSample"),
         .testTarget(name: "OrderSafeModelTests", dependencies: ["OrderSafeModel"]),
         .testTarget(
             name: "OrderSafeKitTests",
             dependencies: [
-                "OrderSafeKit", "OrderSafeModel",
+                "OrderSafeKit", "OrderSafeModel", "PaywallSample",
                 .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux])),
             ]
         ),

@@ -25,7 +25,18 @@ extension OrderSafeModelDriver {
         state.began(productID)
         let outcome = await body()
         state.ended(productID, of: user)
+        if outcome.state == .fulfilled, state.paywall != nil, state.snapshot.userID == user {
+            _ = try? await loadingPaywall()
+        }
         return outcome
+    }
+
+    /// Loads the paywall into the state, unless another user signed in meanwhile.
+    func loadingPaywall() async throws(OrderSafeError) -> Paywall {
+        let user = state.snapshot.userID
+        let paywall = try await orderSafe.paywall()
+        if state.snapshot.userID == user { state.paywall = paywall }
+        return paywall
     }
 
     func restoring() async throws(OrderSafeError) -> RestoreResult {

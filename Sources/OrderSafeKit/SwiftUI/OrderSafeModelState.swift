@@ -12,6 +12,9 @@ public struct OrderSafeModelState: Sendable, Hashable {
     public internal(set) var isSigningIn = false
     /// The signed-in user's last restore through this model.
     public internal(set) var lastRestore: RestoreResult?
+    /// The paywall as last loaded for the signed-in user (``OrderSafe/paywall()``), loaded again after a purchase
+    /// through this model fulfils (a subscriber's introductory offer and offers change).
+    public internal(set) var paywall: Paywall?
     /// Purchases started through this model and not returned yet, by product.
     private var inFlight: [String: InFlight] = [:]
 
@@ -48,6 +51,7 @@ public struct OrderSafeModelState: Sendable, Hashable {
         inFlight = [:]
         isRestoring = false
         lastRestore = nil
+        paywall = nil
     }
 
     mutating func began(_ productID: String) {

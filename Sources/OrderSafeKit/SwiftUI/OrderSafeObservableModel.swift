@@ -51,6 +51,12 @@ public final class OrderSafeObservableModel: ObservableObject, OrderSafeStateHol
         try await restoring()
     }
 
+    /// Loads what the paywall shows (``OrderSafe/paywall()``) into ``OrderSafeModelState/paywall``.
+    @discardableResult
+    public func loadPaywall() async throws(OrderSafeError) -> Paywall {
+        try await loadingPaywall()
+    }
+
     /// Signs `userID` in (``OrderSafe/logIn(_:)``), marked ``OrderSafeModelState/isSigningIn`` meanwhile.
     @discardableResult
     public func logIn(_ userID: String) async -> [PurchaseOutcome] {

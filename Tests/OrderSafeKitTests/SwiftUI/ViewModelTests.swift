@@ -144,5 +144,23 @@ struct ViewModelTests {
         #expect(!model.state.isRestoring)
         #expect(model.state.lastRestore == result)
     }
+
+    @Test("the paywall in the model: loaded, loaded again once a purchase fulfils, gone when another user signs in")
+    func paywallState() async throws {
+        let h = await PaywallTests.harness()
+        defer { h.cleanUp() }
+        let model = OrderSafeViewModel(h.app())
+        let before = try await model.loadPaywall()
+        #expect(model.state.paywall == before)
+        #expect(before.products.first { $0.id == "vip" }?.isEligibleForIntroductoryOffer == true)
+        await h.server.set(ineligible: "user-1")  // what the server says once she subscribed
+        #expect(await model.purchase("vip", through: .appStore).state == .fulfilled)
+        #expect(
+            model.state.paywall?.products.first { $0.id == "vip" }?.isEligibleForIntroductoryOffer == false,
+            "the paywall was asked again after the purchase")
+        _ = await model.logIn("user-2")
+        try await caughtUp(model) { $0.userID == "user-2" }
+        #expect(model.state.paywall == nil, "user-1's offers are not shown to user-2")
+    }
 }
 #endif
