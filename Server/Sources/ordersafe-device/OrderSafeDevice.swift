@@ -173,7 +173,7 @@ struct Launch: AsyncParsableCommand {
 struct Entitlements: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Prints what the app would show the user as their balances and entitlements (JSON), from the server or, offline, its cache."
+            "Prints what the app would show the user as their balances and entitlements (JSON), from the server or, offline, its cache, else the device's StoreKit entitlements (unconfirmed)."
     )
 
     @Option(help: "The user signed in on the app.")
@@ -206,11 +206,13 @@ struct Entitlements: AsyncParsableCommand {
                     "journal", isDirectory: true)),
             store: StoreKitClient(), transport: offline ? OfflineTransport() : URLSessionTransport())
         do {
-            let holdings = try await safe.entitlements()
+            let shown = try await safe.shownEntitlements()
+            let holdings = shown.holdings
             Output.line([
                 "user": user, "shown_user": holdings.userID,
                 "balances": Dictionary(uniqueKeysWithValues: holdings.balances.map { ($0.name, $0.amount) }),
-                "entitlements": holdings.entitlements.map(\.name),
+                "entitlements": holdings.entitlements.map(\.name), "source": shown.source.rawValue,
+                "confirmed": shown.isConfirmed,
             ])
         } catch {
             Output.line(["user": user, "shown_user": NSNull(), "error": "\(error)"])

@@ -128,6 +128,8 @@ public struct StoreTransaction: Sendable, Hashable {
     public var revocationDate: Date?
     /// When the App Store charged (for an Ask to Buy, when the parent approved).
     public var purchaseDate: Date?
+    /// When a subscription's period ends.
+    public var expirationDate: Date?
     /// `VerificationResult.jwsRepresentation`, unchanged.
     public var jwsRepresentation: String
     /// Why StoreKit could not verify it, or nil when verified.
@@ -135,9 +137,11 @@ public struct StoreTransaction: Sendable, Hashable {
 
     public init(
         id: UInt64, originalID: UInt64, productID: String, appAccountToken: UUID?, revocationDate: Date? = nil,
-        purchaseDate: Date? = nil, jwsRepresentation: String, verificationFailure: String? = nil
+        purchaseDate: Date? = nil, expirationDate: Date? = nil, jwsRepresentation: String,
+        verificationFailure: String? = nil
     ) {
         self.purchaseDate = purchaseDate
+        self.expirationDate = expirationDate
         self.id = id
         self.originalID = originalID
         self.productID = productID

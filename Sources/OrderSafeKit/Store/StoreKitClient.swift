@@ -227,7 +227,8 @@ public struct StoreKitClient: StoreClient {
         return StoreTransaction(
             id: transaction.id, originalID: transaction.originalID, productID: transaction.productID,
             appAccountToken: transaction.appAccountToken, revocationDate: transaction.revocationDate,
-            purchaseDate: transaction.purchaseDate, jwsRepresentation: result.jwsRepresentation,
+            purchaseDate: transaction.purchaseDate, expirationDate: transaction.expirationDate,
+            jwsRepresentation: result.jwsRepresentation,
             verificationFailure: failure)
     }
 

@@ -345,7 +345,8 @@ actor FakeServer: HTTPTransport {
         CatalogProduct(
             id: "vip", kind: .autoRenewableSubscription, title: "VIP", appStoreProductID: "vip.ios",
             channels: [.appStore], prices: [.appStore: Money(amountMinor: 2500, currency: CurrencyCode("CNY")!)],
-            grants: [], winBackOffers: ["WINBACK_1"], subscriptionGroup: "21000001"),
+            grants: [.extendEntitlement(entitlement: "vip", period: GrantPeriod(count: 1, unit: .month))],
+            winBackOffers: ["WINBACK_1"], subscriptionGroup: "21000001"),
         CatalogProduct(
             id: "ghost", kind: .nonConsumable, title: "Not in the store", appStoreProductID: "unknown.ios",
             channels: [.appStore],

@@ -140,7 +140,12 @@ actor FakeStore: StoreClient {
     func entitle(_ productID: String) { entitledProducts.insert(productID) }
 
     func currentEntitlements() async -> [StoreTransaction] {
-        charged.filter { entitledProducts.contains($0.productID) }
+        // A device that cannot verify (`verifies` false) gives every transaction as unverified, old ones too.
+        charged.filter { entitledProducts.contains($0.productID) }.map { transaction in
+            var read = transaction
+            if !verifies { read.verificationFailure = "invalidSignature" }
+            return read
+        }
     }
 
     nonisolated func updates() -> AsyncStream<StoreTransaction> {
