@@ -32,6 +32,19 @@ extension AppStore {
     }
 }
 
+extension AppStore {
+    /// The App Store's offer-code redemption sheet over `scene` (iOS 16): the device records it. A code the user
+    /// redeems there arrives as a transaction through `Transaction.updates` (the sandbox's `deliver` with
+    /// `from: offer_code` plays the user's redemption).
+    @available(iOS 16.0, visionOS 1.0, *)
+    @available(macOS, unavailable)
+    @available(watchOS, unavailable)
+    @available(tvOS, unavailable)
+    @MainActor public static func presentOfferCodeRedeemSheet(in scene: UIWindowScene) async throws {
+        try StandInDevice.current().showSheet("offer_code_redemption", scene: scene.title)
+    }
+}
+
 extension Transaction {
     /// How a refund request sheet ended: the request was sent to Apple (which decides later and tells the merchant's
     /// server: `REFUND` or `REFUND_DECLINED`), or the user closed the sheet.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -68,7 +69,9 @@ public final class StandInDevice: Sendable {
     public let unkindness: Unkindness
     /// The App Store storefront the device buys in (`Storefront.current`; China mainland's, Apple's id 143465,
     /// unless told otherwise); nil: signed out of the App Store.
-    public let storefront: Storefront?
+    public var storefront: Storefront? { storefronts.withLock { $0.current } }
+    /// The storefront now and who follows its changes (`Storefront.updates`).
+    private let storefronts: Mutex<(current: Storefront?, followers: [UUID: AsyncStream<Storefront>.Continuation])>
     private let session: URLSession
     private let sheets = NSLock()
     nonisolated(unsafe) private var shown: [(sheet: String, scene: String)] = []
@@ -87,7 +90,7 @@ public final class StandInDevice: Sendable {
         unkindness: Unkindness = Unkindness(),
         storefront: (countryCode: String, id: String)? = ("CHN", "143465")
     ) {
-        self.storefront = storefront.map { Storefront(countryCode: $0.countryCode, id: $0.id) }
+        storefronts = Mutex((storefront.map { Storefront(countryCode: $0.countryCode, id: $0.id) }, [:]))
         self.server = server
         self.deviceID = deviceID
         self.confirmsPurchases = confirmsPurchases
@@ -97,6 +100,27 @@ public final class StandInDevice: Sendable {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 15
         session = URLSession(configuration: configuration)
+    }
+
+    /// The user moves the device's App Store account to another country's storefront: `Storefront.updates` says so.
+    public func changeStorefront(countryCode: String, id: String) {
+        let changed = Storefront(countryCode: countryCode, id: id)
+        let followers = storefronts.withLock { state in
+            state.current = changed
+            return Array(state.followers.values)
+        }
+        for follower in followers { follower.yield(changed) }
+    }
+
+    /// Each storefront the device moves to from now on, for as long as it is iterated.
+    func storefrontChanges() -> AsyncStream<Storefront> {
+        let (stream, continuation) = AsyncStream<Storefront>.makeStream()
+        let key = UUID()
+        storefronts.withLock { $0.followers[key] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.storefronts.withLock { _ = $0.followers.removeValue(forKey: key) }
+        }
+        return stream
     }
 
     // MARK: The one device of this process

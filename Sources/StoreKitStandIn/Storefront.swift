@@ -17,3 +17,23 @@ public struct Storefront: Identifiable, Sendable {
         get async { (try? StandInDevice.current())?.storefront }
     }
 }
+
+extension Storefront {
+    /// Linux stand-in for StoreKit's `Storefront.Storefronts`: the connected device's storefront changes.
+    public struct Storefronts: AsyncSequence, Sendable {
+        public typealias Element = Storefront
+        let stream: AsyncStream<Storefront>
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var iterator: AsyncStream<Storefront>.AsyncIterator
+            public mutating func next() async -> Storefront? { await iterator.next() }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iterator: stream.makeAsyncIterator()) }
+    }
+
+    /// Each storefront the device moves to from now on; none without a connected device.
+    public static var updates: Storefronts {
+        Storefronts(stream: (try? StandInDevice.current())?.storefrontChanges() ?? AsyncStream { $0.finish() })
+    }
+}

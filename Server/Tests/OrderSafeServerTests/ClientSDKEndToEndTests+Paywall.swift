@@ -109,4 +109,35 @@ extension ClientSDKEndToEndTests {
             await shared.stop()
         }
     }
+
+    @Test(
+        "the offer-code sheet over the app's scene, the code redeemed there recorded for the user; a storefront change told",
+        .timeLimit(.minutes(2)))
+    func offerCodeAndStorefront() async throws {
+        try await Self.withLiveServer(phone: "offer-code") { base, alice, folder in
+            let phone = StandInDevice(server: URL(string: base)!, deviceID: "offer-code-phone")
+            StandInDevice.connect(phone)
+            let safe = Self.app(base: base, token: alice, user: "alice", journal: folder)
+            _ = await safe.start()
+            var changes = safe.storefrontChanges().makeAsyncIterator()
+            phone.changeStorefront(countryCode: "USA", id: "143441")
+            #expect(await changes.next()?.countryCode == "USA")
+            #expect(try await safe.paywall().storefront?.countryCode == "USA")
+
+            let window = await UIWindowScene(title: "settings")
+            try await safe.presentOfferCodeRedemption(in: window)
+            #expect(phone.sheetsShown.map(\.sheet) == ["offer_code_redemption"])
+            // The user redeems a code on the sheet: the App Store delivers its transaction to the running app.
+            _ = try await AlipayFlowTests.request(
+                base + "/sandbox/appstore/devices/offer-code-phone/deliver", method: .POST, token: nil,
+                body: #"{"product_id":"com.example.ordersafe.coins300","from":"offer_code","offer_code":"SPRING300"}"#)
+            var coins: Int64 = 0
+            for _ in 0..<600 where coins != 300 {
+                try await Task.sleep(for: .milliseconds(50))
+                coins = try await Self.balance(safe, "coins")
+            }
+            #expect(coins == 300, "the redeemed code's coins, once")
+            await safe.stop()
+        }
+    }
 }

@@ -17,6 +17,18 @@ extension OrderSafe {
         _ = try? await subscriptions(allowCached: false)
     }
 
+    /// Apple's offer-code redemption sheet over `scene` (a window scene; iOS 16 and visionOS). What the user redeems
+    /// there comes through `Transaction.updates` with no order of the app's: the server records it as the signed-in
+    /// user's (an adopted order, like a purchase made on another device), and ``entitlements(allowCached:)`` and the
+    /// events show it.
+    public func presentOfferCodeRedemption(in scene: ConfirmationScene) async throws(OrderSafeError) {
+        do {
+            try await store.presentOfferCodeRedeemSheet(in: scene)
+        } catch {
+            throw .store((error as? StoreFailure) ?? .other("\(error)"))
+        }
+    }
+
     /// Apple's refund request sheet over `scene` (a window scene; iOS and visionOS) for the latest purchase of
     /// `productID` (a catalog id) that entitles this Apple ID now: true when the user sent the request. Apple decides
     /// later and tells the server (`REFUND`), which takes back what the purchase granted.

@@ -12,4 +12,10 @@ extension OrderSafe {
         if userID != nil { answer = try? await api.catalogForUser() }
         return Paywall(list: list, storefront: await store.storefront(), userID: userID, answer: answer)
     }
+
+    /// Each App Store storefront the device's account moves to from now on (`Storefront.updates`), for as long as
+    /// it is iterated: prices, currency and offers change with it, so load ``paywall()`` or ``products()`` again.
+    public nonisolated func storefrontChanges() -> AsyncStream<StoreStorefront> {
+        store.storefrontUpdates()
+    }
 }

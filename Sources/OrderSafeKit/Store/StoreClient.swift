@@ -18,6 +18,9 @@ public protocol StoreClient: Sendable {
     /// `Transaction.beginRefundRequest(for:in:)` (iOS, visionOS): true when the user sent the request to Apple,
     /// false when they closed the sheet; throws ``StoreFailure/StoreKitErrorKind/unsupported`` elsewhere.
     func beginRefundRequest(transactionID: UInt64, in scene: ConfirmationScene) async throws -> Bool
+    /// `AppStore.presentOfferCodeRedeemSheet(in:)` (iOS 16, visionOS): a code redeemed there arrives through
+    /// `updates`; throws ``StoreFailure/StoreKitErrorKind/unsupported`` elsewhere.
+    func presentOfferCodeRedeemSheet(in scene: ConfirmationScene) async throws
     /// `PurchaseIntent.intents` (iOS 16.4+, macOS 14.4+): each purchase the user starts on the App Store (a promoted
     /// in-app purchase, or an offer tapped there: `PurchaseIntent.offer`, iOS 18), for as long as it is iterated;
     /// where there is none, it ends.
@@ -36,6 +39,8 @@ public protocol StoreClient: Sendable {
     func sync() async throws
     /// `Storefront.current`: nil when the App Store cannot say (signed out of the App Store, offline).
     func storefront() async -> StoreStorefront?
+    /// `Storefront.updates`: each storefront the account moves to, for as long as it is iterated.
+    func storefrontUpdates() -> AsyncStream<StoreStorefront>
 }
 
 /// What the merchant's server signed for one purchase, passed to StoreKit with it.

@@ -56,4 +56,17 @@ extension StoreKitClient {
     public func storefront() async -> StoreStorefront? {
         await Storefront.current.map { StoreStorefront(countryCode: $0.countryCode, id: $0.id) }
     }
+
+    public func storefrontUpdates() -> AsyncStream<StoreStorefront> {
+        AsyncStream { continuation in
+            let updates = Storefront.updates  // following from now, not from when the task starts
+            let task = Task {
+                for await storefront in updates {
+                    continuation.yield(StoreStorefront(countryCode: storefront.countryCode, id: storefront.id))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 }

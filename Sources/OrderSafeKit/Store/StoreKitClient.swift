@@ -205,6 +205,20 @@ public struct StoreKitClient: StoreClient {
         #endif
     }
 
+    public func presentOfferCodeRedeemSheet(in scene: ConfirmationScene) async throws {
+        #if os(iOS) || os(visionOS) || os(Linux)
+        guard let window = await Self.windowScene(scene) else { throw StoreFailure.storeKit(.unsupported) }
+        guard #available(iOS 16.0, visionOS 1.0, *) else { throw StoreFailure.storeKit(.unsupported) }
+        do {
+            try await AppStore.presentOfferCodeRedeemSheet(in: window)
+        } catch {
+            throw Self.failure(error)
+        }
+        #else
+        throw StoreFailure.storeKit(.unsupported)
+        #endif
+    }
+
     #if os(iOS) || os(visionOS) || os(Linux)
     /// The window scene StoreKit's sheets need (a purchase takes any scene; these take a window's).
     @MainActor static func windowScene(_ scene: ConfirmationScene) -> UIWindowScene? {

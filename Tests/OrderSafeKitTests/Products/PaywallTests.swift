@@ -90,3 +90,30 @@ struct PaywallTests {
         #expect(vip.pricePerPeriod(in: .english) == "¥25.00 / month", "the price per period needs no user")
     }
 }
+
+/// The storefront and the offer-code sheet beside the paywall.
+@Suite("The storefront and the offer-code sheet")
+struct StorefrontTests {
+    @Test("the storefront the account moves to is told as it changes; the paywall then shows the new one")
+    @MainActor
+    func storefrontChanges() async throws {
+        let h = await PaywallTests.harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        var changes = app.storefrontChanges().makeAsyncIterator()
+        let usa = StoreStorefront(countryCode: "USA", id: "143441")
+        await h.store.set(storefront: usa)
+        #expect(await changes.next() == usa)
+        #expect(try await app.paywall().storefront == usa)
+    }
+
+    @Test("the offer-code sheet is shown over the app's scene")
+    @MainActor
+    func offerCodeSheet() async throws {
+        let h = Harness()
+        defer { h.cleanUp() }
+        let app = h.app()
+        try await app.presentOfferCodeRedemption(in: UIScene(title: "settings"))
+        #expect(await h.store.sheets == ["offer_code_redemption"])
+    }
+}

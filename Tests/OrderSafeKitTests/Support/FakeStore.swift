@@ -80,8 +80,22 @@ actor FakeStore: StoreClient {
 
     /// `Storefront.current`.
     private var front: StoreStorefront? = StoreStorefront(countryCode: "CHN", id: "143465")
-    func set(storefront: StoreStorefront?) { front = storefront }
+    func set(storefront: StoreStorefront?) {
+        front = storefront
+        if let storefront { storefronts.yield(storefront) }
+    }
+    /// Who follows `Storefront.updates`.
+    nonisolated let storefronts = Listener<StoreStorefront>()
+    nonisolated func storefrontUpdates() -> AsyncStream<StoreStorefront> {
+        let (stream, continuation) = AsyncStream<StoreStorefront>.makeStream()
+        storefronts.replace(continuation)
+        return stream
+    }
     func storefront() async -> StoreStorefront? { front }
+
+    func presentOfferCodeRedeemSheet(in scene: ConfirmationScene) async throws {
+        sheets.append("offer_code_redemption")
+    }
 
     func products(for ids: [String]) async throws -> [StoreProduct] {
         ids.filter { $0 != "unknown.ios" }.map {
