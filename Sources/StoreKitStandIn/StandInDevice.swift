@@ -326,6 +326,40 @@ public final class StandInDevice: Sendable {
     /// The sandbox signs with its own authority; the device trusts it as StoreKit trusts Apple's, unless this
     /// device fails verification (``Unkindness/deviceVerificationFailure``), or fails it for this transaction
     /// (``Unkindness/transactionVerificationFailure``).
+    /// `AppTransaction.shared`: the device queue's signed app transaction, checked as a transaction is.
+    @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
+    func appTransaction() async throws -> VerificationResult<AppTransaction> {
+        struct Answer: Decodable { var signed_app_transaction: String }
+        struct Payload: Decodable {
+            var applicationVersion, bundleId, originalApplicationVersion: String
+            var originalPurchaseDate: Date
+        }
+        let signed = try await (call("GET", endpoint("app-transaction"), body: nil) as Answer).signed_app_transaction
+        let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else {
+            throw StoreKitError.systemError(StandInError.malformed)
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        let payload = try decoder.decode(Payload.self, from: bytes)
+        let app = AppTransaction(
+            appVersion: payload.applicationVersion, bundleID: payload.bundleId,
+            originalAppVersion: payload.originalApplicationVersion, originalPurchaseDate: payload.originalPurchaseDate,
+            signed: signed)
+        // A device that cannot verify its transactions cannot verify this either: the same error.
+        let failure: VerificationResult<AppTransaction>.VerificationError? =
+            switch unkindness.deviceVerificationFailure {
+            case nil: nil
+            case .revokedCertificate: .revokedCertificate
+            case .invalidCertificateChain: .invalidCertificateChain
+            case .invalidDeviceVerification: .invalidDeviceVerification
+            case .invalidEncoding: .invalidEncoding
+            case .invalidSignature: .invalidSignature
+            case .missingRequiredProperties: .missingRequiredProperties
+            }
+        return failure.map { .unverified(app, $0) } ?? .verified(app)
+    }
+
     func result(_ signed: String) throws -> VerificationResult<Transaction> {
         let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else {

@@ -63,6 +63,15 @@ struct OrderSafeAPI: Sendable {
         try await call("POST", "v1/appstore/sync", body: AppStoreSyncRequest(signedTransactions: signedTransactions))
     }
 
+    func submitAppTransaction(_ signed: String) async throws -> AppPurchasesResponse {
+        try await call(
+            "POST", "v1/appstore/app-transaction", body: AppTransactionSubmission(signedAppTransaction: signed))
+    }
+
+    func appPurchases() async throws -> AppPurchasesResponse {
+        try await call("GET", "v1/appstore/app-transaction")
+    }
+
     func entitlements() async throws -> HoldingsResponse {
         try await call("GET", "v1/me/entitlements")
     }

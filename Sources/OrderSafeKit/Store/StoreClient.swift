@@ -37,6 +37,9 @@ public protocol StoreClient: Sendable {
     func finish(_ transaction: StoreTransaction) async -> Bool
     /// `AppStore.sync()`.
     func sync() async throws
+    /// `AppTransaction.shared`'s `jwsRepresentation` (iOS 16, macOS 13): the app's own purchase by the device's
+    /// Apple ID, for the server to verify; nil where StoreKit has none.
+    func appTransaction() async throws -> String?
     /// `Storefront.current`: nil when the App Store cannot say (signed out of the App Store, offline).
     func storefront() async -> StoreStorefront?
     /// `Storefront.updates`: each storefront the account moves to, for as long as it is iterated.

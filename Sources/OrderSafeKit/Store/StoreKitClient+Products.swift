@@ -53,6 +53,17 @@ extension StoreKitClient {
         return GrantPeriod(count: period.value, unit: unit)
     }
 
+    public func appTransaction() async throws -> String? {
+        if #available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *) {
+            do {
+                return try await AppTransaction.shared.jwsRepresentation
+            } catch {
+                throw Self.failure(error)
+            }
+        }
+        return nil
+    }
+
     public func storefront() async -> StoreStorefront? {
         await Storefront.current.map { StoreStorefront(countryCode: $0.countryCode, id: $0.id) }
     }

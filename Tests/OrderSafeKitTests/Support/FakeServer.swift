@@ -80,6 +80,23 @@ actor FakeServer: HTTPTransport {
     /// Users who subscribed before: not eligible for the introductory offer.
     private(set) var ineligible: Set<String> = []
     func set(ineligible user: String) { ineligible.insert(user) }
+    /// The app transactions each user's phones sent (their JWS).
+    private(set) var appTransactions: [String: [String]] = [:]
+
+    /// `POST` keeps the user's app transaction (a JWS `app.jws` is version "1.0"); both answer the user's purchases.
+    private func appPurchases(method: String, user: String?, body: Data?) throws -> (Int, Data) {
+        guard let user else { return (401, Data()) }
+        if method == "POST" {
+            let submission = try JSONDecoder().decode(AppTransactionSubmission.self, from: body ?? Data())
+            appTransactions[user, default: []].append(submission.signedAppTransaction)
+        }
+        let purchases = (appTransactions[user] ?? []).map {
+            AppPurchase(
+                appTransactionID: $0, originalApplicationVersion: "1.0", originalPurchaseDate: nil,
+                environment: "Sandbox")
+        }
+        return try json(AppPurchasesResponse(userID: user, purchases: purchases))
+    }
     /// The promotional and win-back offers the catalog lists for each user (`offers` when asked with a token).
     private var offers: [String: [AvailableOffer]] = [:]
     func set(offers: [AvailableOffer], for user: String) { self.offers[user] = offers }
@@ -129,6 +146,9 @@ actor FakeServer: HTTPTransport {
             String($0.dropFirst(7).prefix { $0 != "~" })
         }
         if method == "GET", path == "/v1/me/orders" { return try history(request.url!, user: user) }
+        if path == "/v1/appstore/app-transaction" {
+            return try appPurchases(method: method, user: user, body: request.httpBody)
+        }
         let answer = try answer(
             method: method, path: path, user: user, key: request.value(forHTTPHeaderField: "Idempotency-Key"),
             body: request.httpBody)

@@ -93,6 +93,11 @@ actor FakeStore: StoreClient {
     }
     func storefront() async -> StoreStorefront? { front }
 
+    /// `AppTransaction.shared`'s JWS (nil: a system without one).
+    private var app: String? = "app.jws"
+    func set(appTransaction: String?) { app = appTransaction }
+    func appTransaction() async throws -> String? { app }
+
     func presentOfferCodeRedeemSheet(in scene: ConfirmationScene) async throws {
         sheets.append("offer_code_redemption")
     }

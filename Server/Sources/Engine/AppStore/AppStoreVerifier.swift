@@ -19,6 +19,10 @@ public struct AppStoreVerifier: Sendable {
         try await firstAccepting { verifier throws(VerificationError) in try await verifier.verifyTransaction(jws) }
     }
 
+    public func verifyAppTransaction(_ jws: String) async throws(VerificationError) -> AppTransaction {
+        try await firstAccepting { verifier throws(VerificationError) in try await verifier.verifyAppTransaction(jws) }
+    }
+
     public func verifyNotification(_ jws: String) async throws(VerificationError) -> AppStoreNotification {
         try await firstAccepting { verifier throws(VerificationError) in try await verifier.verifyNotification(jws) }
     }

@@ -7,7 +7,7 @@ enum Schema {
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
-        subscriptionStates, statementRuns, reversalsByDay, offers, freeOfferPeriods,
+        subscriptionStates, statementRuns, reversalsByDay, offers, freeOfferPeriods, appPurchases,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -499,5 +499,24 @@ enum Schema {
                 try await db.raw(SQLQueryString("PRAGMA schema_version = " + String(version + 1))).run()
                 try await db.raw("PRAGMA writable_schema = OFF").run()
             }
+        ])
+
+    /// The app's own purchases (`AppTransaction`) each user's phones showed: one row per user and Apple ID, read by
+    /// its user (the primary key's prefix).
+    private static let appPurchases = Migration(
+        version: 19, name: "app purchases",
+        statements: [
+            """
+            CREATE TABLE app_purchases (
+                user_id TEXT NOT NULL,
+                app_transaction_id TEXT NOT NULL,
+                original_application_version TEXT NOT NULL,
+                original_purchase_date BIGINT,
+                environment TEXT NOT NULL,
+                first_seen_at BIGINT NOT NULL,
+                last_seen_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, app_transaction_id)
+            )
+            """
         ])
 }

@@ -96,6 +96,22 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                 "signed_transactions": await devices.unfinished(device: try context.parameters.require("device"))
             ])
         }
+        device.get("app-transaction") { _, context in
+            SandboxJSONObject.response([
+                "signed_app_transaction": try await devices.appTransaction(
+                    device: try context.parameters.require("device"))
+            ])
+        }
+        device.post("original-app-version") { request, context in
+            try await SandboxJSONObject.handle(request, context: context) { object in
+                let version = try object.string("version")
+                guard (1...32).contains(version.utf8.count) else {
+                    throw SandboxDeviceError.badDelivery("version must be 1 to 32 bytes")
+                }
+                await devices.setOriginalAppVersion(version, device: try context.parameters.require("device"))
+                return ["original_app_version": version]
+            }
+        }
         device.get("entitlements") { _, context in
             SandboxJSONObject.response([
                 "signed_transactions": await devices.entitlements(device: try context.parameters.require("device"))

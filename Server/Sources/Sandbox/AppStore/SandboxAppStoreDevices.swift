@@ -87,7 +87,7 @@ public actor SandboxAppStoreDevices {
     static let maxIntentsPerDevice = 100
     static let maxUpdatesPerDevice = 10_000
 
-    private let store: SandboxAppStore
+    let store: SandboxAppStore
     private var products: [String: DeviceProduct] = [:]
     private var devices: [String: Device] = [:]
     /// Which device bought each transaction (refunds and renewals go back to it, and to every device of its Apple ID).
@@ -98,6 +98,9 @@ public actor SandboxAppStoreDevices {
     private var members: [String: Set<String>] = [:]
     /// The scene each transaction's purchase sheet was shown over (`purchase(confirmIn:)`), when one was named.
     private var scenes: [String: String] = [:]
+    /// Each Apple ID's download of the app: the version it first had and when (``appTransaction(device:)``; kept for
+    /// the process's life: a restarted sandbox dates the download anew).
+    var appDownloads: [String: (version: String, downloadedAt: Int64?)] = [:]
     private let journal: SandboxJournal<SandboxDeviceRecord>
     /// What the journal held at start, until ``restore()`` applies it.
     private var toRestore: [SandboxDeviceRecord]?
@@ -403,6 +406,11 @@ public actor SandboxAppStoreDevices {
         if let previous = appleIDs[device] { members[previous]?.remove(device) }
         appleIDs[device] = appleID
         members[appleID, default: []].insert(device)
+    }
+
+    /// The Apple ID `device` is signed in to the App Store with (its own, unless a test said otherwise).
+    func appleID(of device: String) -> String {
+        appleIDs[device] ?? device
     }
 
     /// `device` and every other device signed in to its Apple ID, in a stable order.

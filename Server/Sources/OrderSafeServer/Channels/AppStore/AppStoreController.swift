@@ -8,6 +8,8 @@ import Hummingbird
 /// `POST /v1/appstore/sync`: a restore of what the user owns.
 /// `POST /v1/appstore/offers/{offer_id}/signature` (`{"order_no"}`): a promotional offer signed for the purchase of
 /// the user's unpaid order of an auto-renewable subscription, bound to that order.
+/// `POST /v1/appstore/app-transaction` (`{"signed_app_transaction"}`) and `GET`: the app's own purchase per Apple ID
+/// (`AppTransaction`: the version first bought), kept for the user.
 struct AppStoreController {
     let payments: AppStorePayments
 
@@ -18,6 +20,29 @@ struct AppStoreController {
         group.post("appstore/transactions", use: submit)
         group.post("appstore/sync", use: sync)
         group.post("appstore/offers/:offer_id/signature", use: signOffer)
+        group.post("appstore/app-transaction", use: noteAppTransaction)
+        group.get("appstore/app-transaction") { _, context in
+            try Response.json(try await payments.appPurchases(userID: try context.requireUser().id))
+        }
+    }
+
+    struct AppTransactionBody: APIRequestBody {
+        static let members: Set<String> = ["signed_app_transaction"]
+        var signedAppTransaction: String
+
+        enum CodingKeys: String, CodingKey {
+            case signedAppTransaction = "signed_app_transaction"
+        }
+    }
+
+    /// The app's signed `AppTransaction`, verified and kept for the user (the JWS itself is never logged).
+    func noteAppTransaction(request: Request, context: OrderSafeRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let body = try await request.decodeJSON(
+            AppTransactionBody.self, limit: AppTransactionError.maxBytes + 64, context: context)
+        let purchases = try await payments.noteAppTransaction(body.signedAppTransaction, userID: user.id)
+        context.logger.info("appstore app transaction", metadata: ["apple_ids": "\(purchases.purchases.count)"])
+        return try Response.json(purchases)
     }
 
     struct OfferRequest: APIRequestBody {
@@ -65,6 +90,17 @@ struct AppStoreController {
                 ])
         }
         return Response.json(bytes: response.json)
+    }
+}
+
+extension AppTransactionError: APIErrorConvertible {
+    var apiError: APIError {
+        switch self {
+        case .tooLarge: APIError(status: .contentTooLarge, code: "body_too_large", message: description)
+        case .invalid: APIError.badRequest("invalid_app_transaction", description)
+        case .tooMany: APIError(status: .conflict, code: "too_many_apple_ids", message: description)
+        case .unavailable: APIError(status: .serviceUnavailable, code: "unavailable", message: description)
+        }
     }
 }
 
