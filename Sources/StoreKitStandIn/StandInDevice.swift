@@ -360,6 +360,46 @@ public final class StandInDevice: Sendable {
         return failure.map { .unverified(app, $0) } ?? .verified(app)
     }
 
+    /// `Product.SubscriptionInfo.status(for:)` from the device queue; renewal info verified as its transaction is.
+    func subscriptionStatuses(groupID: String) async throws -> [Product.SubscriptionInfo.Status] {
+        struct Answer: Decodable {
+            struct Item: Decodable {
+                var status: Int
+                var signed_transaction, signed_renewal_info: String
+            }
+            var statuses: [Item]
+        }
+        struct Renewal: Decodable {
+            var originalTransactionId, productId: String
+            var autoRenewStatus: Int
+            var autoRenewProductId: String?
+            var isInBillingRetryPeriod: Bool?
+            var gracePeriodExpiresDate: Date?
+        }
+        var components = URLComponents(url: endpoint("subscription-status"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "group", value: groupID)]
+        let answer: Answer = try await call("GET", components.url!, body: nil)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try answer.statuses.map { item in
+            let transaction = try result(item.signed_transaction)
+            let parts = item.signed_renewal_info.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, let bytes = Base64URL.decode(parts[1]),
+                let renewal = try? decoder.decode(Renewal.self, from: bytes),
+                let original = UInt64(renewal.originalTransactionId)
+            else { throw StoreKitError.systemError(StandInError.malformed) }
+            let info = Product.SubscriptionInfo.RenewalInfo(
+                originalTransactionID: original, currentProductID: renewal.productId,
+                willAutoRenew: renewal.autoRenewStatus == 1, autoRenewPreference: renewal.autoRenewProductId,
+                isInBillingRetry: renewal.isInBillingRetryPeriod == true,
+                gracePeriodExpirationDate: renewal.gracePeriodExpiresDate)
+            let verified: VerificationResult<Product.SubscriptionInfo.RenewalInfo> =
+                if case .unverified = transaction { .unverified(info, .invalidSignature) } else { .verified(info) }
+            return Product.SubscriptionInfo.Status(
+                state: .init(rawValue: item.status), transaction: transaction, renewalInfo: verified)
+        }
+    }
+
     func result(_ signed: String) throws -> VerificationResult<Transaction> {
         let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else {

@@ -140,4 +140,29 @@ extension ClientSDKEndToEndTests {
             await safe.stop()
         }
     }
+
+    @Test(
+        "the subscription as StoreKit on the phone knows it, beside the server's: subscribed and renewing, then revoked",
+        .timeLimit(.minutes(2)))
+    func subscriptionStatusOnTheDevice() async throws {
+        try await Self.withLiveServer(phone: "device-status") { base, alice, folder in
+            StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "device-status-phone"))
+            let safe = Self.app(base: base, token: alice, user: "alice", journal: folder)
+            _ = await safe.start()
+            #expect(try await safe.subscriptionStatusOnDevice(groupID: "21000001").isEmpty, "nothing bought yet")
+            #expect(await safe.purchase("vip_monthly", through: .appStore).state == .fulfilled)
+            let onDevice = try #require(try await safe.subscriptionStatusOnDevice(groupID: "21000001").first)
+            #expect(onDevice.state == .subscribed && onDevice.willAutoRenew && onDevice.isVerified)
+            #expect(onDevice.productID == "com.example.ordersafe.vip.monthly")
+            #expect(onDevice.expirationDate.map { $0 > Date() } == true)
+            let server = try #require(try await safe.subscriptions(allowCached: false).subscriptions.first)
+            #expect(server.state == .active, "the server's word, beside it")
+
+            _ = try await AlipayFlowTests.request(
+                base + "/sandbox/appstore/refund", method: .POST, token: alice,
+                body: #"{"transaction_id":"\#(onDevice.originalTransactionID)"}"#)
+            #expect(try await safe.subscriptionStatusOnDevice(groupID: "21000001").first?.state == .revoked)
+            await safe.stop()
+        }
+    }
 }

@@ -4,7 +4,7 @@ import OrderSafeModel
 extension OrderSafe {
     /// Sends StoreKit's `AppTransaction` (iOS 16, macOS 13) — the app's own purchase by this phone's Apple ID — to
     /// the server, which verifies it and keeps it for the signed-in user, and answers every Apple ID's purchase of the
-    /// app the user's phones have shown: ``AppPurchasesResponse/originalApplicationVersion`` is the version the user
+    /// app the user's phones have shown: `AppPurchasesResponse.originalApplicationVersion` is the version the user
     /// first had (a paid app gone free grants its early buyers what they paid for). Where StoreKit has no app
     /// transaction, what the server knows already. Signed out: nothing.
     public func sendAppTransaction() async throws(OrderSafeError) -> AppPurchasesResponse {

@@ -11,4 +11,16 @@ extension OrderSafe {
             allowCached: allowCached, cache: subscriptionCache, changed: { .subscriptionsChanged($0) }
         ) { try await $0.subscriptions() }
     }
+
+    /// Subscription group `groupID` as StoreKit on this device knows it (`Product.SubscriptionInfo.status(for:)`):
+    /// the phone's Apple ID's subscriptions, to show beside the server's word for the user (``subscriptions(allowCached:)``)
+    /// — a subscription bought with another Apple ID is the server's only, and one of this Apple ID may be another
+    /// user's. Access follows the server's.
+    public func subscriptionStatusOnDevice(groupID: String) async throws(OrderSafeError) -> [StoreSubscriptionStatus] {
+        do {
+            return try await store.subscriptionStatuses(groupID: groupID)
+        } catch {
+            throw .store((error as? StoreFailure) ?? .other("\(error)"))
+        }
+    }
 }

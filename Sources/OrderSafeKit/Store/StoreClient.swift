@@ -37,6 +37,8 @@ public protocol StoreClient: Sendable {
     func finish(_ transaction: StoreTransaction) async -> Bool
     /// `AppStore.sync()`.
     func sync() async throws
+    /// `Product.SubscriptionInfo.status(for: groupID)`: each subscription of the group this device's Apple ID has.
+    func subscriptionStatuses(groupID: String) async throws -> [StoreSubscriptionStatus]
     /// `AppTransaction.shared`'s `jwsRepresentation` (iOS 16, macOS 13): the app's own purchase by the device's
     /// Apple ID, for the server to verify; nil where StoreKit has none.
     func appTransaction() async throws -> String?

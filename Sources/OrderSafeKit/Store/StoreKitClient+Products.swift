@@ -53,6 +53,33 @@ extension StoreKitClient {
         return GrantPeriod(count: period.value, unit: unit)
     }
 
+    public func subscriptionStatuses(groupID: String) async throws -> [StoreSubscriptionStatus] {
+        do {
+            return try await Product.SubscriptionInfo.status(for: groupID).map { status in
+                let transaction = status.transaction.unsafePayloadValue
+                let renewal = status.renewalInfo.unsafePayloadValue
+                var verified = true
+                if case .unverified = status.transaction { verified = false }
+                if case .unverified = status.renewalInfo { verified = false }
+                let state: StoreSubscriptionStatus.State =
+                    switch status.state {
+                    case .subscribed: .subscribed
+                    case .expired: .expired
+                    case .inBillingRetryPeriod: .inBillingRetryPeriod
+                    case .inGracePeriod: .inGracePeriod
+                    case .revoked: .revoked
+                    default: .unknown
+                    }
+                return StoreSubscriptionStatus(
+                    state: state, productID: transaction.productID, originalTransactionID: transaction.originalID,
+                    expirationDate: transaction.expirationDate, willAutoRenew: renewal.willAutoRenew,
+                    autoRenewProductID: renewal.autoRenewPreference, isVerified: verified)
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
     public func appTransaction() async throws -> String? {
         if #available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *) {
             do {

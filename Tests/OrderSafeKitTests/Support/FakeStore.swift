@@ -93,6 +93,16 @@ actor FakeStore: StoreClient {
     }
     func storefront() async -> StoreStorefront? { front }
 
+    /// `Product.SubscriptionInfo.status(for:)`: each entitled subscription bought here, subscribed, renewing.
+    func subscriptionStatuses(groupID: String) async throws -> [StoreSubscriptionStatus] {
+        charged.filter { entitledProducts.contains($0.productID) && $0.productID == "vip.ios" }.map {
+            StoreSubscriptionStatus(
+                state: .subscribed, productID: $0.productID, originalTransactionID: $0.originalID,
+                expirationDate: $0.expirationDate, willAutoRenew: true, autoRenewProductID: $0.productID,
+                isVerified: $0.isVerified)
+        }
+    }
+
     /// `AppTransaction.shared`'s JWS (nil: a system without one).
     private var app: String? = "app.jws"
     func set(appTransaction: String?) { app = appTransaction }

@@ -134,6 +134,18 @@ extension SandboxAppStore {
         return Self.milliseconds(end) > now ? 1 : 2
     }
 
+    /// The renewal information of subscription `original` as it stands now, signed (what StoreKit's
+    /// `Product.SubscriptionInfo.Status.renewalInfo` carries).
+    public func currentRenewalInfo(of original: String) throws -> String {
+        try sign(try chain(original).fields)
+    }
+
+    /// The latest transaction of chain `original`, signed.
+    public func latestSignedTransaction(of original: String) throws -> String? {
+        guard let latest = try transactions(ofChain: original)?.last else { return nil }
+        return try kept(latest)?.signed
+    }
+
     /// The latest transaction of chain `original`.
     public func latestTransaction(of original: String) throws -> String? {
         try transactions(ofChain: original)?.last

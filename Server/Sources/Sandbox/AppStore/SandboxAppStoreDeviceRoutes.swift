@@ -96,6 +96,22 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
                 "signed_transactions": await devices.unfinished(device: try context.parameters.require("device"))
             ])
         }
+        device.get("subscription-status") { request, context in
+            let group = request.uri.queryParameters.get("group") ?? ""
+            guard (1...64).contains(group.utf8.count) else {
+                throw SandboxDeviceError.badDelivery("group must be a subscription group id of 1 to 64 bytes")
+            }
+            let statuses = try await devices.subscriptionStatuses(
+                device: try context.parameters.require("device"), groupID: group)
+            return SandboxJSONObject.response([
+                "statuses": statuses.map {
+                    [
+                        "status": $0.status, "signed_transaction": $0.signedTransaction,
+                        "signed_renewal_info": $0.signedRenewalInfo,
+                    ] as [String: Any]
+                }
+            ])
+        }
         device.get("app-transaction") { _, context in
             SandboxJSONObject.response([
                 "signed_app_transaction": try await devices.appTransaction(

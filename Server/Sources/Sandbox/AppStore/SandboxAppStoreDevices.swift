@@ -89,7 +89,7 @@ public actor SandboxAppStoreDevices {
 
     let store: SandboxAppStore
     private var products: [String: DeviceProduct] = [:]
-    private var devices: [String: Device] = [:]
+    var devices: [String: Device] = [:]
     /// Which device bought each transaction (refunds and renewals go back to it, and to every device of its Apple ID).
     private var owners: [String: String] = [:]
     /// The Apple ID each device is signed in to the App Store with, where a test said so (otherwise its own), and the
@@ -501,7 +501,7 @@ public actor SandboxAppStoreDevices {
         payload(signed)?["revocationDate"] != nil
     }
 
-    private static func payload(_ signed: String) -> [String: Any]? {
+    static func payload(_ signed: String) -> [String: Any]? {
         let parts = signed.split(separator: ".")
         guard parts.count == 3, let data = Base64URL.decode(ArraySlice(parts[1].utf8)) else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(data))) as? [String: Any]
