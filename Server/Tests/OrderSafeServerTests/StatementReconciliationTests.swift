@@ -348,6 +348,48 @@ struct StatementReconciliationTests {
     }
 
     @Test(
+        "App Store: a day stopped midway (the key refused after four histories) resumes where it stopped: no history is asked twice, the lost purchase recovered once",
+        arguments: TestEngine.available)
+    func appStoreDayResumesWhereItStopped(engine: TestEngine) async throws {
+        try await TestServer.withComponents(engine: engine) { client, components, clock in
+            let store = try #require(components.sandbox).appStore
+            let day = StatementDay(containing: clock.now(), utcOffset: 0)
+            // Ten customers buy today, the app submitting each; an eleventh's purchase is never submitted.
+            for index in 0..<10 {
+                let token = try await TestServer.token("buyer-\(index)", lifetime: 30 * 86400)
+                let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
+                let (_, jws) = try await store.purchase(
+                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+                #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+            }
+            let lostToken = try await TestServer.token("buyer-lost", lifetime: 30 * 86400)
+            let lostOrder = try await TestServer.createOrder(client, token: lostToken).decoded(OrderResponse.self).order
+            let (lostID, _) = try await store.purchase(
+                productID: AppStoreFlowTests.coins, appAccountToken: lostOrder.orderUUID)
+
+            Self.nextMorning(clock, utcOffset: 0)
+            let start = await store.serverAPICalls["history", default: 0]
+            await store.refuseServerAPI(after: 4, endpoint: "history")
+            await #expect(throws: (any Error).self) { try await components.statements.reconcile(.appStore, day: day) }
+            let first = await store.serverAPICalls["history", default: 0] - start
+            #expect(first == 4, "four histories answered before the key was refused: \(first)")
+
+            await store.refuseServerAPI(after: nil, endpoint: "history")
+            let report = try await components.statements.reconcile(.appStore, day: day)
+            let second = await store.serverAPICalls["history", default: 0] - start - first
+            // One history per buyer with a transaction the ledger knows (the lost purchase comes from the
+            // notification history): ten, four asked before.
+            #expect(second == 10 - 4, "the rest only, not the day again: \(second)")
+            #expect(report.matched.count == 10 && report.recoveredTransactions == [lostID], "\(report.status)")
+
+            // Listed whole, the day keeps nothing: asked again, it asks Apple again, the recovered buyer's too.
+            let again = try await components.statements.reconcile(.appStore, day: day)
+            #expect(again.recoveredTransactions == [lostID])
+            #expect(await store.serverAPICalls["history", default: 0] - start - first - second == 11)
+        }
+    }
+
+    @Test(
         "end to end, all three channels: payments whose notifications were lost and that the app never reported are credited once after each channel's statement run, and the reports name them",
         arguments: TestEngine.available)
     func allChannels(engine: TestEngine) async throws {

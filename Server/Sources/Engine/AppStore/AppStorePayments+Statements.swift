@@ -45,18 +45,24 @@ extension AppStorePayments: StatementSource {
         let active = try await context.ledger.latestTransactionOfActiveUsers(
             channel: .appStore, from: start.addingTimeInterval(-86400),
             before: end.addingTimeInterval(Self.dayListedAfter))
-        let histories = try await historyBudget.map(active) { known -> [String] in
+        // A day an earlier attempt stopped midway (a refused key, an outage) asks only for the histories it lacks.
+        let asked = dayHistories.answers(of: day)
+        let histories = try await historyBudget.map(active.filter { asked[$0] == nil }) { known -> [String] in
+            var history: [String] = []
             do {
-                return try await api.fullTransactionHistory(transactionID: known, query: range)
+                history = try await api.fullTransactionHistory(transactionID: known, query: range)
             } catch {
                 // A transaction of another environment, or one Apple no longer knows.
                 guard case .api(let status, _, _) = error as? AppStoreServerAPIError, status == 404 else { throw error }
-                return []
             }
+            dayHistories.keep(history, to: known, of: day)
+            return history
         }
-        for signed in histories.joined() {
+        let earlier: [[String]] = active.compactMap { asked[$0] }
+        for signed in (earlier + histories).joined() {
             listed.add(try await verified(day) { try await verifier.verifyTransaction(signed) })
         }
+        dayHistories.forget(day)
         return .published(ProviderStatement(day: day, entries: listed.entries(from: start, to: end), totals: nil))
     }
 

@@ -36,6 +36,9 @@ public struct AppStorePayments: Sendable {
     let refusals = RefusalBudget()
     /// How hard a statement day asks for transaction histories.
     let historyBudget = RequestBudget.appStoreHistories
+    /// The transaction histories a statement day asked for so far, by the transaction asked about: a day stopped
+    /// midway resumes where it stopped.
+    let dayHistories = StatementDayProgress<[String]>()
 
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,

@@ -18,7 +18,8 @@ public struct RequestBudget: Sendable, Hashable {
     public static let appStoreHistories = RequestBudget(concurrency: 8, perSecond: 20)
 
     /// `body` of each item within the budget, the results in the items' order; the first error thrown stops the
-    /// calls not started yet and is thrown.
+    /// calls not started yet and is thrown once the calls on their way have ended (each ends as it would: what was
+    /// answered is not thrown away, so a caller that keeps each answer can resume where it stopped).
     func map<Item: Sendable, Result: Sendable>(
         _ items: [Item], _ body: @escaping @Sendable (Item) async throws -> Result
     ) async throws -> [Result] {
@@ -28,17 +29,22 @@ public struct RequestBudget: Sendable, Hashable {
             var results: [Int: Result] = [:]
             var running = 0
             var nextStart = clock.now
-            for (index, item) in items.enumerated() {
-                if running == concurrency, let (done, result) = try await group.next() {
-                    results[done] = result
-                    running -= 1
+            do {
+                for (index, item) in items.enumerated() {
+                    if running == concurrency, let (done, result) = try await group.next() {
+                        results[done] = result
+                        running -= 1
+                    }
+                    if nextStart > clock.now { try await clock.sleep(until: nextStart) }
+                    nextStart = max(nextStart, clock.now) + interval
+                    group.addTask { (index, try await body(item)) }
+                    running += 1
                 }
-                if nextStart > clock.now { try await clock.sleep(until: nextStart) }
-                nextStart = max(nextStart, clock.now) + interval
-                group.addTask { (index, try await body(item)) }
-                running += 1
+                for try await (done, result) in group { results[done] = result }
+            } catch {
+                while !group.isEmpty { _ = try? await group.next() }
+                throw error
             }
-            for try await (done, result) in group { results[done] = result }
             return items.indices.compactMap { results[$0] }
         }
     }

@@ -216,12 +216,20 @@ public actor SandboxAppStore {
     }
 
     private var serverAPIState = ServerAPIState.up
+    /// Per endpoint, the count of answered calls past which its calls are refused (``refuseServerAPI(after:endpoint:)``).
+    private var refusals: [String: Int] = [:]
     /// Server API calls begun, answered or not (one made while the API is unreachable hangs, and counts here).
     public private(set) var serverAPIAttempts = 0
 
     /// Makes the Server API up, unreachable or slow for every call from now on.
     public func setServerAPI(_ state: ServerAPIState) {
         serverAPIState = state
+    }
+
+    /// After `calls` more answered calls of `endpoint` (`history`, `transactions`, …), every call of it is refused
+    /// with 401, as when the merchant's key is revoked in App Store Connect midway; nil answers them again.
+    public func refuseServerAPI(after calls: Int?, endpoint: String) {
+        refusals[endpoint] = calls.map { serverAPICalls[endpoint, default: 0] + $0 }
     }
 
     /// Limits the Server API to `perSecond` calls a second, or lifts the limit (nil).
@@ -746,7 +754,11 @@ public actor SandboxAppStore {
         let segments = path.split(separator: "/").map(String.init)
         if let limited = rateLimited() { return limited }
         let api = segments.suffix(from: segments.firstIndex(of: "inApps") ?? segments.count)
-        serverAPICalls[api.dropFirst(2).first ?? path, default: 0] += 1
+        let endpoint = api.dropFirst(2).first ?? path
+        if let refusedFrom = refusals[endpoint], serverAPICalls[endpoint, default: 0] >= refusedFrom {
+            return Self.json(401, "")
+        }
+        serverAPICalls[endpoint, default: 0] += 1
         do {
             switch (
                 method,
