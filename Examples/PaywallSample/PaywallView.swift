@@ -13,14 +13,7 @@ public struct PaywallView: View {
     }
 
     public var body: some View {
-        PaywallList(
-            rows: model.state.paywall.map { PaywallRows.rows($0, state: model.state, language: language) } ?? [],
-            isRestoring: model.state.isRestoring,
-            buy: { id, channel in Task { await model.purchase(id, through: channel) } },
-            buyOffer: { id, offer in Task { await model.purchase(id, offer: offer) } },
-            restore: { Task { _ = try? await model.restore() } }
-        )
-        .task { _ = try? await model.loadPaywall() }
+        PaywallList(model: model, language: language).task { _ = try? await model.loadPaywall() }
     }
 }
 
@@ -35,18 +28,11 @@ public struct ModernPaywallView: View {
     }
 
     public var body: some View {
-        PaywallList(
-            rows: model.state.paywall.map { PaywallRows.rows($0, state: model.state, language: language) } ?? [],
-            isRestoring: model.state.isRestoring,
-            buy: { id, channel in Task { await model.purchase(id, through: channel) } },
-            buyOffer: { id, offer in Task { await model.purchase(id, offer: offer) } },
-            restore: { Task { _ = try? await model.restore() } }
-        )
-        .task { _ = try? await model.loadPaywall() }
+        PaywallList(model: model, language: language).task { _ = try? await model.loadPaywall() }
     }
 }
 
-/// The rows, their buttons, the renewal terms and the restore button both views show.
+/// The rows, their buttons, the renewal terms and the restore button both views show, from either model.
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
 struct PaywallList: View {
     let rows: [PaywallRow]
@@ -54,6 +40,14 @@ struct PaywallList: View {
     let buy: @MainActor (String, Channel) -> Void
     let buyOffer: @MainActor (String, String) -> Void
     let restore: @MainActor () -> Void
+
+    init(model: some OrderSafeStateHolder, language: MessageLanguage) {
+        rows = model.state.paywall.map { PaywallRows.rows($0, state: model.state, language: language) } ?? []
+        isRestoring = model.state.isRestoring
+        buy = { id, channel in Task { await model.purchase(id, through: channel, confirmIn: nil) } }
+        buyOffer = { id, offer in Task { await model.purchase(id, offer: offer, confirmIn: nil) } }
+        restore = { Task { _ = try? await model.restore() } }
+    }
 
     var body: some View {
         List {

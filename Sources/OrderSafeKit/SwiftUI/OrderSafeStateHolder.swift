@@ -1,13 +1,23 @@
 import OrderSafeModel
 
 /// A model holding an ``OrderSafeModelState`` — ``OrderSafeViewModel`` and `OrderSafeObservableModel` — with its
-/// parts by name.
+/// parts by name and the actions a paywall takes through it: a view written against this protocol serves both.
 @MainActor
 public protocol OrderSafeStateHolder: AnyObject {
     /// What the view shows, and what of it is busy.
     var state: OrderSafeModelState { get }
     /// The OrderSafe it follows.
     var orderSafe: OrderSafe { get }
+    /// Buys `productID` through `channel`, marked ``OrderSafeModelState/isPurchasing(_:)`` until it returns.
+    func purchase(_ productID: String, through channel: Channel, confirmIn scene: ConfirmationScene?) async
+        -> PurchaseOutcome
+    /// Buys `productID` with the subscription offer `offerID`.
+    func purchase(_ productID: String, offer offerID: String, confirmIn scene: ConfirmationScene?) async
+        -> PurchaseOutcome
+    /// Restores the user's App Store purchases, marked ``OrderSafeModelState/isRestoring`` meanwhile.
+    func restore() async throws(OrderSafeError) -> RestoreResult
+    /// Loads the paywall into ``OrderSafeModelState/paywall``.
+    func loadPaywall() async throws(OrderSafeError) -> Paywall
 }
 
 extension OrderSafeStateHolder {
