@@ -99,7 +99,8 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
         device.get("subscription-status") { request, context in
             let group = request.uri.queryParameters.get("group") ?? ""
             guard (1...64).contains(group.utf8.count) else {
-                throw SandboxDeviceError.badDelivery("group must be a subscription group id of 1 to 64 bytes")
+                return SandboxJSONObject.response(
+                    ["error": "group must be a subscription group id of 1 to 64 bytes"], status: .badRequest)
             }
             let statuses = try await devices.subscriptionStatuses(
                 device: try context.parameters.require("device"), groupID: group)

@@ -26,11 +26,13 @@ extension SandboxAppStoreDevices {
         }
         var statuses: [SubscriptionStatus] = []
         for original in chains.sorted() {
-            guard let latest = try await store.latestSignedTransaction(of: original) else { continue }
-            statuses.append(
-                SubscriptionStatus(
-                    status: try await store.status(of: original), signedTransaction: latest,
-                    signedRenewalInfo: try await store.currentRenewalInfo(of: original)))
+            // A chain the store keeps no period of (a transaction delivered to the device that no purchase of the
+            // store's began) has no status to give: StoreKit lists only the subscriptions it knows.
+            guard let latest = try? await store.latestSignedTransaction(of: original),
+                let status = try? await store.status(of: original),
+                let renewal = try? await store.currentRenewalInfo(of: original)
+            else { continue }
+            statuses.append(SubscriptionStatus(status: status, signedTransaction: latest, signedRenewalInfo: renewal))
         }
         return statuses
     }
