@@ -40,15 +40,24 @@ extension ClientSDKEndToEndTests {
                         base + "/v1/appstore/app-transaction", method: .GET, token: bob, body: nil)))
             #expect(bobs.userID == "bob" && bobs.purchases.isEmpty, "alice's are not bob's")
 
-            // A JWS whose payload was changed after signing: refused, nothing kept.
+            // A JWS whose payload was changed after signing (an earlier version claimed): refused, nothing kept.
             let signed = try await StoreKitStandIn.AppTransaction.shared.jwsRepresentation
             let parts = signed.split(separator: ".").map(String.init)
-            let forged = [parts[0], parts[1].replacingOccurrences(of: "A", with: "B"), parts[2]].joined(separator: ".")
+            var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+            let decoded = try #require(Data(base64Encoded: base64))
+            var claims = try #require(try JSONSerialization.jsonObject(with: decoded) as? [String: Any])
+            #expect(claims["originalApplicationVersion"] as? String == "0.9")
+            claims["originalApplicationVersion"] = "0.1"
+            let changed = try JSONSerialization.data(withJSONObject: claims).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            let forged = [parts[0], changed, parts[2]].joined(separator: ".")
             do {
-                _ = try await AlipayFlowTests.request(
+                let kept = try await AlipayFlowTests.request(
                     base + "/v1/appstore/app-transaction", method: .POST, token: bob,
                     body: #"{"signed_app_transaction":"\#(forged)"}"#)
-                Issue.record("a forged app transaction was kept")
+                Issue.record("a forged app transaction was kept: \(String(decoding: kept, as: UTF8.self))")
             } catch let error as HTTPError {
                 #expect(error.status.code == 400 && error.body?.contains("invalid_app_transaction") == true)
             }
