@@ -335,13 +335,7 @@ public final class StandInDevice: Sendable {
             var originalPurchaseDate: Date
         }
         let signed = try await (call("GET", endpoint("app-transaction"), body: nil) as Answer).signed_app_transaction
-        let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else {
-            throw StoreKitError.systemError(StandInError.malformed)
-        }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        let payload = try decoder.decode(Payload.self, from: bytes)
+        let payload = try Self.claims(of: signed, as: Payload.self)
         let app = AppTransaction(
             appVersion: payload.applicationVersion, bundleID: payload.bundleId,
             originalAppVersion: payload.originalApplicationVersion, originalPurchaseDate: payload.originalPurchaseDate,
@@ -379,15 +373,12 @@ public final class StandInDevice: Sendable {
         var components = URLComponents(url: endpoint("subscription-status"), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "group", value: groupID)]
         let answer: Answer = try await call("GET", components.url!, body: nil)
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
         return try answer.statuses.map { item in
             let transaction = try result(item.signed_transaction)
-            let parts = item.signed_renewal_info.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 3, let bytes = Base64URL.decode(parts[1]),
-                let renewal = try? decoder.decode(Renewal.self, from: bytes),
-                let original = UInt64(renewal.originalTransactionId)
-            else { throw StoreKitError.systemError(StandInError.malformed) }
+            let renewal = try Self.claims(of: item.signed_renewal_info, as: Renewal.self)
+            guard let original = UInt64(renewal.originalTransactionId) else {
+                throw StoreKitError.systemError(StandInError.malformed)
+            }
             let info = Product.SubscriptionInfo.RenewalInfo(
                 originalTransactionID: original, currentProductID: renewal.productId,
                 willAutoRenew: renewal.autoRenewStatus == 1, autoRenewPreference: renewal.autoRenewProductId,
@@ -400,15 +391,21 @@ public final class StandInDevice: Sendable {
         }
     }
 
-    func result(_ signed: String) throws -> VerificationResult<Transaction> {
+    /// The claims of a compact JWS the device queue handed over (dates in milliseconds, as Apple writes them);
+    /// anything else is malformed.
+    static func claims<Claims: Decodable>(of signed: String, as _: Claims.Type) throws -> Claims {
         let parts = signed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else {
-            throw StoreKitError.systemError(StandInError.malformed)
-        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+            let claims = try? decoder.decode(Claims.self, from: payload)
+        else { throw StoreKitError.systemError(StandInError.malformed) }
+        return claims
+    }
+
+    func result(_ signed: String) throws -> VerificationResult<Transaction> {
         let transaction = Transaction(
-            signed: signed, payload: try decoder.decode(StandInTransactionPayload.self, from: payload))
+            signed: signed, payload: try Self.claims(of: signed, as: StandInTransactionPayload.self))
         if let failure = unkindness.deviceVerificationFailure
             ?? unkindness.transactionVerificationFailure?(transaction.id)
         {
