@@ -313,6 +313,35 @@ struct AlipaySandboxTests {
     }
 }
 
+extension AlipaySandboxTests {
+    @Test("held-back notifications go to their own trade's notify_url after the one that overtook them, however many")
+    func heldNotificationsKeepTheirURL() async throws {
+        let sandbox = try AlipayFixture.sandbox()
+        let sent = Mutex<[(url: String, body: String)]>([])
+        await sandbox.setNotificationSink { url, body in
+            sent.withLock { $0.append((url, body)) }
+            return true
+        }
+        for held in ["HELD1", "HELD2"] {
+            await sandbox.injectNotificationFault(.reorder)
+            try await sandbox.open(
+                orderString: try AlipayFixture.orderString(held, notifyURL: "http://\(held.lowercased()).example/n"))
+        }
+        await sandbox.settle()
+        #expect(sent.withLock { $0 }.isEmpty)
+        try await sandbox.open(orderString: try AlipayFixture.orderString("NEXT", notifyURL: "http://next.example/n"))
+        await sandbox.settle()
+        let delivered = sent.withLock { $0 }.map { notice in
+            let field = notice.body.split(separator: "&").first { $0.hasPrefix("out_trade_no=") }
+            return "\(field?.dropFirst("out_trade_no=".count) ?? "?") -> \(notice.url)"
+        }
+        #expect(delivered.first == "NEXT -> http://next.example/n")
+        #expect(
+            Set(delivered.dropFirst()) == ["HELD1 -> http://held1.example/n", "HELD2 -> http://held2.example/n"],
+            "\(delivered)")
+    }
+}
+
 /// A fresh RSA key as PEM.
 enum _RSAKeyFactory {
     static func make() throws -> String {

@@ -208,7 +208,7 @@ struct AppStoreSandboxTests {
         for jws in signed {
             let transaction = try await verifier.verifyTransaction(jws)
             #expect(
-                transaction.productId == "com.example.coins" && transaction.type == "Consumable"
+                transaction.productId == "com.example.coins" && transaction.type == .consumable
                     && transaction.environment == "Sandbox")
             ids.append(transaction.transactionId ?? "")
         }

@@ -112,10 +112,11 @@ struct AppStoreVectorTests {
         #expect(transaction.purchaseDate == 1_697_679_936_049 && transaction.originalPurchaseDate == 1_697_679_936_049)
         #expect(transaction.expiresDate == 1_700_358_336_049 && transaction.signedDate == 1_697_679_936_056)
         #expect(
-            transaction.quantity == 1 && transaction.type == "Auto-Renewable Subscription"
+            transaction.quantity == 1 && transaction.type == .autoRenewableSubscription
+                && transaction.rawType == "Auto-Renewable Subscription"
                 && transaction.appAccountToken == nil)
         #expect(
-            transaction.inAppOwnershipType == "PURCHASED" && transaction.isUpgraded == false
+            transaction.inAppOwnershipType == .purchased && transaction.isUpgraded == false
                 && transaction.offerType == 1)
         #expect(
             transaction.environment == "Xcode" && transaction.storefront == "USA"

@@ -140,10 +140,10 @@ struct ConsoleQueryTests {
             try await ledger.openSession(tokenSHA256: "d1", record)
             #expect(try await ledger.session(tokenSHA256: "d1") == record)
             try await ledger.closeSession(
-                tokenSHA256: "d1", action: OperatorAction(operatorName: "ops", action: "sign_out", at: Fixtures.now),
+                tokenSHA256: "d1", action: OperatorAction(operatorName: "ops", action: .signOut, at: Fixtures.now),
                 idleBefore: Fixtures.now)
             #expect(try await ledger.session(tokenSHA256: "d1") == nil)
-            #expect(try await ledger.operatorActions(limit: 10).map(\.action) == ["sign_out", "sign_in"])
+            #expect(try await ledger.operatorActions(limit: 10).map(\.action.rawValue) == ["sign_out", "sign_in"])
             await #expect(throws: (any Error).self) {
                 try await database.withSession { db in try await db.raw("DELETE FROM operator_actions").run() }
             }
@@ -166,7 +166,7 @@ struct ConsoleQueryTests {
             try await ledger.finishInbound(id: entry.id, verdict: .applied, note: nil, at: Fixtures.now)
             let dossier = try #require(try await ledger.dossier(orderNo: orders[3].orderNo))
             #expect(dossier.signals.map(\.id) == [entry.id])
-            #expect(dossier.signals.first?.verdict == "applied")
+            #expect(dossier.signals.first?.verdict == .applied)
             #expect(dossier.signals.first?.bodyBytes == 26)
             #expect(OrderDossier.signalIDs(in: "alipay:T-3 inbox:12 and inbox:7x inbox:") == [12, 7])
         }

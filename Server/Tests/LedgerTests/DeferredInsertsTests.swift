@@ -54,7 +54,7 @@ struct DeferredInsertsTests {
                 ["order.created", "order.paid", "order.fulfilled"].map { (order.orderNo, $0) }
             }
             #expect(webhooks.map { Self.orderNo(in: $0.payload) } == expected.map(\.0))
-            #expect(webhooks.map(\.type) == expected.map(\.1))
+            #expect(webhooks.map(\.type.rawValue) == expected.map(\.1))
         }
     }
 

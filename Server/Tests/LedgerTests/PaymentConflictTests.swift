@@ -65,7 +65,7 @@ struct PaymentConflictTests {
             #expect(conflict.createdAt == Fixtures.now)
             #expect(bobs.flagWaiting)
             #expect(bobs.signals.isEmpty, "no inbox:7 was stored in this test: nothing to show, nothing invented")
-            #expect(bobs.webhooks.map(\.type).last == "order.flagged")
+            #expect(bobs.webhooks.map(\.type).last == .order(.flagged))
             #expect(try await ledger.dossier(orderNo: alice.orderNo)?.conflicts == [conflict])
         }
     }

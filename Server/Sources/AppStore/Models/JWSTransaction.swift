@@ -15,12 +15,13 @@ public struct JWSTransaction: Sendable, Hashable {
     public var originalPurchaseDate: Int64?
     public var expiresDate: Int64?
     public var quantity: Int64?
-    /// `Auto-Renewable Subscription`, `Non-Consumable`, `Consumable`, `Non-Renewing Subscription`.
-    public var type: String?
+    /// `type` as signed: `Auto-Renewable Subscription`, `Non-Consumable`, `Consumable`, `Non-Renewing Subscription`
+    /// (``type`` is it typed).
+    public var rawType: String?
     /// The app's `appAccountToken`: OrderSafe's `order_uuid`.
     public var appAccountToken: UUID?
-    /// `PURCHASED` or `FAMILY_SHARED`.
-    public var inAppOwnershipType: String?
+    /// `inAppOwnershipType` as signed: `PURCHASED` or `FAMILY_SHARED` (``inAppOwnershipType`` is it typed).
+    public var rawInAppOwnershipType: String?
     public var signedDate: Int64?
     public var revocationReason: Int64?
     public var revocationDate: Int64?
@@ -41,7 +42,13 @@ public struct JWSTransaction: Sendable, Hashable {
     public var currency: String?
     public var appTransactionId: String?
 
-    public var isFamilyShared: Bool { inAppOwnershipType == "FAMILY_SHARED" }
+    /// The product's type; nil when absent or a value this version does not know (``rawType`` keeps it).
+    public var type: ProductType? { rawType.flatMap(ProductType.init(rawValue:)) }
+    /// Bought or shared; nil when absent or a value this version does not know (``rawInAppOwnershipType`` keeps it).
+    public var inAppOwnershipType: InAppOwnershipType? {
+        rawInAppOwnershipType.flatMap(InAppOwnershipType.init(rawValue:))
+    }
+    public var isFamilyShared: Bool { inAppOwnershipType == .familyShared }
 
     init(_ object: JSONObject) throws(JSONObject.Error) {
         transactionId = try object.optionalString("transactionId")
@@ -54,9 +61,9 @@ public struct JWSTransaction: Sendable, Hashable {
         originalPurchaseDate = try object.optionalFlooredInt("originalPurchaseDate")
         expiresDate = try object.optionalFlooredInt("expiresDate")
         quantity = try object.optionalInt("quantity")
-        type = try object.optionalString("type")
+        rawType = try object.optionalString("type")
         appAccountToken = try object.optionalString("appAccountToken").flatMap(UUID.init(uuidString:))
-        inAppOwnershipType = try object.optionalString("inAppOwnershipType")
+        rawInAppOwnershipType = try object.optionalString("inAppOwnershipType")
         signedDate = try object.optionalFlooredInt("signedDate")
         revocationReason = try object.optionalInt("revocationReason")
         revocationDate = try object.optionalFlooredInt("revocationDate")

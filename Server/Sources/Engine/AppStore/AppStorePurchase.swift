@@ -38,7 +38,7 @@ struct AppStorePurchase: Sendable {
         revoked = transaction.revocationDate != nil
         periodEnd = transaction.expiresDate.map(Date.init(millisecondsSince1970:))
         sandbox = transaction.environment == AppStoreEnvironment.sandbox.rawValue
-        if transaction.type == SubscriptionSignals.autoRenewable {
+        if transaction.type == .autoRenewableSubscription {
             subscriptionSignal = SubscriptionSignals.transaction(transaction)
         }
         charged = Self.charged(transaction)

@@ -117,7 +117,7 @@ public struct StatementReconciler: Sendable {
         }
         try await ledger.saveStatementRun(
             StatementRun(
-                channel: channel, day: report.day, status: report.status.rawValue,
+                channel: channel, day: report.day, status: report.status,
                 report: String(decoding: try OrderSafeJSON.encoder().encode(report), as: UTF8.self),
                 ranAt: report.ranAt))
         return report

@@ -1,18 +1,12 @@
 import Foundation
+import Ledger
 import OrderSafeModel
 
 /// What checking one channel's day against its provider's statement found: what matched, what the statement
 /// recovered (paid or refunded at the provider, missing from the ledger, confirmed by a query and recorded), and
 /// every difference left for a human, with its evidence.
 public struct StatementReport: Sendable, Hashable, Codable {
-    public enum Status: String, Sendable, Codable {
-        /// Every line of the statement is in the ledger, credited once with the same amount, and the reverse.
-        case balanced
-        /// At least one difference is flagged.
-        case discrepancies
-        /// The provider has not published the day's statement yet.
-        case waiting
-    }
+    public typealias Status = StatementRunStatus
 
     /// A count and its sums, by currency (minor units).
     public struct Tally: Sendable, Hashable, Codable {

@@ -58,7 +58,7 @@ public struct WebhookDispatcher: Sendable {
         let headers = [
             "Content-Type": "application/json", "User-Agent": "OrderSafe-Webhooks/1",
             "OrderSafe-Event-Id": event.eventID,
-            "OrderSafe-Event-Type": event.type,
+            "OrderSafe-Event-Type": event.type.rawValue,
             WebhookSignature.headerName: WebhookSignature.header(
                 secret: secret, body: body, timestamp: Int64(start.timeIntervalSince1970)),
         ]

@@ -97,7 +97,7 @@ public struct LedgerOverview: Sendable, Hashable {
 /// Everything the ledger holds about one order, for an operator.
 public struct OrderDossier: Sendable, Hashable {
     public struct Event: Sendable, Hashable {
-        public var kind: String
+        public var kind: OrderEventKind
         public var fromStatus: OrderStatus?
         public var toStatus: OrderStatus?
         public var cause: EventCause
@@ -115,13 +115,13 @@ public struct OrderDossier: Sendable, Hashable {
         public var cause: EventCause
         public var evidence: String
         public var recordedAt: Date
-        public var reversal: String?
+        public var reversal: Reversal.Kind?
         public var reversedAt: Date?
     }
 
     public struct GrantRecord: Sendable, Hashable {
         public var providerTransactionID: String
-        public var kind: String
+        public var kind: Grant.Kind
         public var target: String
         public var amount: Int64?
         public var period: String?
@@ -131,7 +131,7 @@ public struct OrderDossier: Sendable, Hashable {
 
     public struct Webhook: Sendable, Hashable {
         public var eventID: String
-        public var type: String
+        public var type: WebhookEventType
         public var createdAt: Date
         public var attempts: Int
         public var deliveredAt: Date?
@@ -143,12 +143,12 @@ public struct OrderDossier: Sendable, Hashable {
     public struct Signal: Sendable, Hashable {
         public var id: Int64
         public var channel: Channel
-        public var kind: String
+        public var kind: InboxKind
         public var receivedAt: Date
         public var processedAt: Date?
         public var attempts: Int
-        /// `applied`, `waiting`, `failed` or `refused` (its signature or format did not verify).
-        public var verdict: String?
+        /// nil while it is being processed.
+        public var verdict: InboxVerdict?
         public var lastError: String?
         public var bodySHA256: String
         public var bodyBytes: Int64
@@ -202,7 +202,7 @@ public struct OrderDossier: Sendable, Hashable {
 /// A job of the reconciliation queue that is not finished.
 public struct QueuedJob: Sendable, Hashable {
     public var id: Int64
-    public var kind: String
+    public var kind: JobKind
     public var key: String
     public var runAt: Date
     public var attempts: Int
@@ -215,17 +215,17 @@ public struct QueuedJob: Sendable, Hashable {
 public struct InboxProblem: Sendable, Hashable {
     public var id: Int64
     public var channel: Channel
-    public var kind: String
+    public var kind: InboxKind
     public var receivedAt: Date
     public var attempts: Int
-    public var verdict: String?
+    public var verdict: InboxVerdict?
     public var lastError: String?
 }
 
 /// One attempt to deliver a merchant webhook.
 public struct WebhookAttemptRecord: Sendable, Hashable {
     public var eventID: String
-    public var type: String
+    public var type: WebhookEventType
     public var orderNo: String?
     public var attempt: Int
     public var attemptedAt: Date
@@ -252,12 +252,14 @@ public struct ConsoleSessionRecord: Sendable, Hashable {
 /// An operator's action, for the append-only audit log (sign-in, sign-out, refund, …).
 public struct OperatorAction: Sendable, Hashable {
     public var operatorName: String
-    public var action: String
+    public var action: OperatorActionKind
     public var target: String?
     public var detail: String?
     public var at: Date
 
-    public init(operatorName: String, action: String, target: String? = nil, detail: String? = nil, at: Date) {
+    public init(
+        operatorName: String, action: OperatorActionKind, target: String? = nil, detail: String? = nil, at: Date
+    ) {
         self.operatorName = operatorName
         self.action = action
         self.target = target

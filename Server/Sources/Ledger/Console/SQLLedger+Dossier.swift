@@ -32,7 +32,7 @@ extension SQLLedger {
                 """
             ).all().map { row in
                 OrderDossier.Event(
-                    kind: try row.decode(column: "kind", as: String.self),
+                    kind: OrderEventKind(rawValue: try row.decode(column: "kind", as: String.self)),
                     fromStatus: try row.decode(column: "from_status", as: String?.self).flatMap(
                         OrderStatus.init(rawValue:)),
                     toStatus: try row.decode(column: "to_status", as: String?.self).flatMap(
@@ -61,7 +61,7 @@ extension SQLLedger {
                     cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .system,
                     evidence: try row.decode(column: "evidence", as: String.self),
                     recordedAt: Date(millisecondsSince1970: try row.decode(column: "recorded_at", as: Int64.self)),
-                    reversal: try row.decode(column: "reversal", as: String?.self),
+                    reversal: try Self.reversalKind(row),
                     reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(
                         Date.init(millisecondsSince1970:)))
             }
@@ -74,7 +74,7 @@ extension SQLLedger {
             ).all().map { row in
                 OrderDossier.GrantRecord(
                     providerTransactionID: try row.decode(column: "provider_txn_id", as: String.self),
-                    kind: try row.decode(column: "kind", as: String.self),
+                    kind: try Self.grantKind(row),
                     target: try row.decode(column: "target", as: String.self),
                     amount: try row.decode(column: "amount", as: Int64?.self),
                     period: try row.decode(column: "period", as: String?.self),
@@ -105,12 +105,12 @@ extension SQLLedger {
                     }
                     return OrderDossier.Signal(
                         id: try row.decode(column: "id", as: Int64.self), channel: channel,
-                        kind: try row.decode(column: "kind", as: String.self),
+                        kind: try Self.inboxKind(row),
                         receivedAt: Date(millisecondsSince1970: try row.decode(column: "received_at", as: Int64.self)),
                         processedAt: try row.decode(column: "processed_at", as: Int64?.self).map(
                             Date.init(millisecondsSince1970:)),
                         attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
-                        verdict: try row.decode(column: "verdict", as: String?.self),
+                        verdict: try Self.inboxVerdict(row),
                         lastError: try row.decode(column: "last_error", as: String?.self),
                         bodySHA256: try row.decode(column: "body_sha256", as: String.self),
                         bodyBytes: try row.decode(column: "bytes", as: Int64.self))
@@ -150,10 +150,28 @@ extension SQLLedger {
         }
     }
 
+    /// A payment row's `reversal` (nil: standing); a value this build does not know is a corrupt ledger.
+    static func reversalKind(_ row: any SQLRow) throws -> Reversal.Kind? {
+        guard let reversal = try row.decode(column: "reversal", as: String?.self) else { return nil }
+        guard let known = Reversal.Kind(rawValue: reversal) else {
+            throw LedgerCorruption(detail: "payment of unknown reversal \(reversal)")
+        }
+        return known
+    }
+
+    /// A grant row's `kind`; a value this build does not know is a corrupt ledger.
+    static func grantKind(_ row: any SQLRow) throws -> Grant.Kind {
+        let kind = try row.decode(column: "kind", as: String.self)
+        guard let known = Grant.Kind(rawValue: kind) else {
+            throw LedgerCorruption(detail: "grant of unknown kind \(kind)")
+        }
+        return known
+    }
+
     static func decodeWebhook(_ row: any SQLRow) throws -> OrderDossier.Webhook {
         OrderDossier.Webhook(
             eventID: try row.decode(column: "event_id", as: String.self),
-            type: try row.decode(column: "event_type", as: String.self),
+            type: WebhookEventType(rawValue: try row.decode(column: "event_type", as: String.self)),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
             deliveredAt: try row.decode(column: "delivered_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
@@ -192,7 +210,7 @@ extension SQLLedger {
             LedgerDatabase.orderChanged(id: orderID, on: db)
             try await Self.logAction(
                 OperatorAction(
-                    operatorName: operatorName, action: "resolve_flag", target: orderNo, detail: note, at: date), db)
+                    operatorName: operatorName, action: .resolveFlag, target: orderNo, detail: note, at: date), db)
             return .done
         }
     }
@@ -235,7 +253,7 @@ extension SQLLedger {
                 ).first() != nil
             else { return .notFound }
             try await Self.logAction(
-                OperatorAction(operatorName: operatorName, action: "redeliver_webhook", target: eventID, at: date), db)
+                OperatorAction(operatorName: operatorName, action: .redeliverWebhook, target: eventID, at: date), db)
             return .done
         }
     }

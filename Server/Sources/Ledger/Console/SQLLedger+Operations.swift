@@ -14,7 +14,7 @@ extension SQLLedger {
             ).all().map { row in
                 QueuedJob(
                     id: try row.decode(column: "id", as: Int64.self),
-                    kind: try row.decode(column: "kind", as: String.self),
+                    kind: JobKind(rawValue: try row.decode(column: "kind", as: String.self)),
                     key: try row.decode(column: "dedupe_key", as: String.self),
                     runAt: Date(millisecondsSince1970: try row.decode(column: "run_at", as: Int64.self)),
                     attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
@@ -32,7 +32,7 @@ extension SQLLedger {
             try await db.raw(
                 """
                 SELECT id, channel, kind, received_at, attempts, verdict, last_error FROM inbox
-                WHERE processed_at IS NULL AND verdict IN ('failed', 'waiting', 'held') ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))
+                WHERE processed_at IS NULL AND verdict IN (\(literals: [InboxVerdict.failed, .waiting, .held], joinedBy: ", ")) ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))
                 """
             ).all().compactMap { row in
                 guard let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)) else {
@@ -40,10 +40,10 @@ extension SQLLedger {
                 }
                 return InboxProblem(
                     id: try row.decode(column: "id", as: Int64.self), channel: channel,
-                    kind: try row.decode(column: "kind", as: String.self),
+                    kind: try Self.inboxKind(row),
                     receivedAt: Date(millisecondsSince1970: try row.decode(column: "received_at", as: Int64.self)),
                     attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
-                    verdict: try row.decode(column: "verdict", as: String?.self),
+                    verdict: try Self.inboxVerdict(row),
                     lastError: try row.decode(column: "last_error", as: String?.self))
             }
         }
@@ -54,7 +54,7 @@ extension SQLLedger {
         try await database.read(joining: write) { db in
             try await db.raw(
                 """
-                SELECT id, channel, headers, body, attempts FROM inbox WHERE id = \(bind: id) AND kind = '\(unsafeRaw: InboxKind.notify.rawValue)' AND processed_at IS NULL
+                SELECT id, channel, headers, body, attempts FROM inbox WHERE id = \(bind: id) AND kind = \(literal: InboxKind.notify) AND processed_at IS NULL
                 """
             ).first().map(Self.decodeSignal)
         }
@@ -72,7 +72,7 @@ extension SQLLedger {
             ).all().map { row in
                 WebhookAttemptRecord(
                     eventID: try row.decode(column: "event_id", as: String.self),
-                    type: try row.decode(column: "event_type", as: String.self),
+                    type: WebhookEventType(rawValue: try row.decode(column: "event_type", as: String.self)),
                     orderNo: try row.decode(column: "order_no", as: String?.self),
                     attempt: Int(try row.decode(column: "attempt", as: Int64.self)),
                     attemptedAt: Date(millisecondsSince1970: try row.decode(column: "attempted_at", as: Int64.self)),
@@ -81,5 +81,23 @@ extension SQLLedger {
                     durationMS: try row.decode(column: "duration_ms", as: Int64.self))
             }
         }
+    }
+
+    /// An inbox row's `kind`; a value this build does not know is a corrupt ledger.
+    static func inboxKind(_ row: any SQLRow) throws -> InboxKind {
+        let kind = try row.decode(column: "kind", as: String.self)
+        guard let known = InboxKind(rawValue: kind) else {
+            throw LedgerCorruption(detail: "inbox entry of unknown kind \(kind)")
+        }
+        return known
+    }
+
+    /// An inbox row's `verdict` (nil while it is processed); a value this build does not know is a corrupt ledger.
+    static func inboxVerdict(_ row: any SQLRow) throws -> InboxVerdict? {
+        guard let verdict = try row.decode(column: "verdict", as: String?.self) else { return nil }
+        guard let known = InboxVerdict(rawValue: verdict) else {
+            throw LedgerCorruption(detail: "inbox entry of unknown verdict \(verdict)")
+        }
+        return known
     }
 }

@@ -14,7 +14,7 @@ extension SQLLedger {
                 """
             ).run()
             try await Self.logAction(
-                OperatorAction(operatorName: session.operatorName, action: "sign_in", at: session.createdAt), db)
+                OperatorAction(operatorName: session.operatorName, action: .signIn, at: session.createdAt), db)
         }
     }
 
@@ -73,7 +73,7 @@ extension SQLLedger {
             ).all().map { row in
                 OperatorAction(
                     operatorName: try row.decode(column: "operator", as: String.self),
-                    action: try row.decode(column: "action", as: String.self),
+                    action: OperatorActionKind(rawValue: try row.decode(column: "action", as: String.self)),
                     target: try row.decode(column: "target", as: String?.self),
                     detail: try row.decode(column: "detail", as: String?.self),
                     at: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
@@ -85,7 +85,7 @@ extension SQLLedger {
         try await db.raw(
             """
             INSERT INTO operator_actions (operator, action, target, detail, created_at)
-            VALUES (\(bind: String(action.operatorName.prefix(64))), \(bind: action.action), \(bind: action.target.map { String($0.prefix(200)) }),
+            VALUES (\(bind: String(action.operatorName.prefix(64))), \(bind: action.action.rawValue), \(bind: action.target.map { String($0.prefix(200)) }),
                     \(bind: action.detail.map { String($0.prefix(1000)) }), \(bind: action.at.millisecondsSince1970))
             """
         ).run()

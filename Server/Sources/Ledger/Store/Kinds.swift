@@ -72,3 +72,47 @@ public struct OrderEventKind: RawRepresentable, Hashable, Sendable, CustomString
         OrderEventKind(rawValue: "appstore:\(type.lowercased())")
     }
 }
+
+/// What a merchant webhook announces, as `webhook_outbox.event_type` stores it and the payload's `type` says: an
+/// order's new status (`order.fulfilled`, …) or a subscription's new state. An open set, read as stored.
+public struct WebhookEventType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// The order moved to `status`.
+    public static func order(_ status: OrderStatus) -> WebhookEventType {
+        WebhookEventType(rawValue: "order.\(status.rawValue)")
+    }
+    /// A subscription's state, period or renewal changed (the payload carries the order of its latest period).
+    public static let subscriptionUpdated = WebhookEventType(rawValue: "subscription.updated")
+}
+
+/// What an operator did, as the audit log's `action` stores it. An open set: an action a newer replica logged is
+/// read as it is.
+public struct OperatorActionKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// An operator asked an order's provider for its state.
+    public static let queryProvider = OperatorActionKind(rawValue: "query_provider")
+    /// An operator checked a day's statement again.
+    public static let reconcileStatement = OperatorActionKind(rawValue: "reconcile_statement")
+    /// An operator sent a webhook event again.
+    public static let redeliverWebhook = OperatorActionKind(rawValue: "redeliver_webhook")
+    /// An operator refunded an order at its provider.
+    public static let refund = OperatorActionKind(rawValue: "refund")
+    /// An operator replayed the held App Store submissions.
+    public static let replayHeldSubmissions = OperatorActionKind(rawValue: "replay_held_submissions")
+    /// An operator processed a stored notification again.
+    public static let replayNotification = OperatorActionKind(rawValue: "replay_notification")
+    /// An operator resolved a flagged order.
+    public static let resolveFlag = OperatorActionKind(rawValue: "resolve_flag")
+    /// An operator signed in.
+    public static let signIn = OperatorActionKind(rawValue: "sign_in")
+    /// A sign-in was refused (a wrong password or an unknown name).
+    public static let signInRefused = OperatorActionKind(rawValue: "sign_in_refused")
+    /// An operator signed out.
+    public static let signOut = OperatorActionKind(rawValue: "sign_out")
+}

@@ -197,6 +197,13 @@ public struct Reversal: Sendable, Hashable {
         case refunded, revoked
     }
 
+    /// What waits in `waiting_reversals` for its payment or for the reversal it cancels, as its `kind` stores it.
+    enum Waiting: String, Sendable {
+        case refunded, revoked
+        /// A `REFUND_REVERSED` that overtook its reversal.
+        case reinstated
+    }
+
     public var channel: Channel
     public var providerTransactionID: String
     public var kind: Kind
@@ -297,9 +304,7 @@ public struct PendingSignal: Sendable, Hashable {
     public var attempts: Int
 }
 
-/// Where a stored inbound signal landed; `isNew` is false for a replay of the same body, and `processed` tells
-/// whether an earlier copy with the same body and the same headers (signatures) was processed successfully.
-/// How processing an inbox entry ended.
+/// How processing an inbox entry ended, as `inbox.verdict` stores it.
 public enum InboxVerdict: String, Sendable, Hashable {
     /// Applied (or nothing to apply): done.
     case applied
@@ -363,7 +368,7 @@ public struct OutboxEvent: Sendable, Hashable {
     public var id: Int64
     /// Unique and stable across retries: the merchant's deduplication key.
     public var eventID: String
-    public var type: String
+    public var type: WebhookEventType
     /// The JSON body, exactly as it will be signed and sent.
     public var payload: String
     /// Which attempt this is (1 for the first); completing needs it unchanged (the fence).

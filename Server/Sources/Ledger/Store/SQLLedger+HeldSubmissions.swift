@@ -3,7 +3,7 @@ import SQLKit
 
 extension SQLLedger {
     /// The condition on `inbox` rows of a held submission (``InboxVerdict/held``, not replayed yet).
-    static let held = "verdict = 'held' AND processed_at IS NULL"
+    static let held = "verdict = '\(InboxVerdict.held.rawValue)' AND processed_at IS NULL"
 
     public func heldSubmissions(after id: Int64, limit: Int) async throws -> [PendingSignal] {
         try await database.read(joining: write) { db in

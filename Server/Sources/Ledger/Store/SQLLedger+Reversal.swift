@@ -21,7 +21,7 @@ extension SQLLedger {
                     """
                 ).first()
             else {
-                if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated")
+                if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: .reinstated)
                     == nil
                 {
                     try await db.raw(
@@ -35,7 +35,7 @@ extension SQLLedger {
                 }
                 return .unknownPayment
             }
-            if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: "reinstated")
+            if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: .reinstated)
                 != nil
             {
                 // Its REFUND_REVERSED came first: the two cancel out.
@@ -58,7 +58,7 @@ extension SQLLedger {
                 """
                 SELECT w.channel, w.provider_txn_id, w.kind, p.id FROM waiting_reversals w
                 JOIN payment_transactions p ON p.channel = w.channel AND p.provider_txn_id = w.provider_txn_id
-                WHERE w.kind <> 'reinstated' OR p.reversed_at IS NOT NULL
+                WHERE w.kind <> \(literal: Reversal.Waiting.reinstated) OR p.reversed_at IS NOT NULL
                 ORDER BY w.received_at, p.id LIMIT \(bind: limit)
                 """
             ).all().map { row in
@@ -67,7 +67,8 @@ extension SQLLedger {
                 }
                 return (
                     channel, try row.decode(column: "provider_txn_id", as: String.self),
-                    reinstatement: try row.decode(column: "kind", as: String.self) == "reinstated",
+                    reinstatement: try row.decode(column: "kind", as: String.self)
+                        == Reversal.Waiting.reinstated.rawValue,
                     try row.decode(column: "id", as: Int64.self)
                 )
             }
@@ -78,7 +79,7 @@ extension SQLLedger {
                 // Taken in this transaction: a sweep on another replica finds it gone and changes nothing.
                 guard
                     let waiting = try await Self.takeWaiting(
-                        db, channel, providerTransactionID, kind: reinstatement ? "reinstated" : nil)
+                        db, channel, providerTransactionID, kind: reinstatement ? .reinstated : nil)
                 else {
                     return false
                 }
@@ -99,7 +100,9 @@ extension SQLLedger {
     }
 
     /// Removes and returns the waiting entry of `kind` (`refunded`/`revoked` when nil) for a provider transaction.
-    static func takeWaiting(_ db: any SQLDatabase, _ channel: Channel, _ providerTransactionID: String, kind: String?)
+    static func takeWaiting(
+        _ db: any SQLDatabase, _ channel: Channel, _ providerTransactionID: String, kind: Reversal.Waiting?
+    )
         async throws
         -> Reversal?
     {
@@ -111,8 +114,11 @@ extension SQLLedger {
                 """
             ).first()
         else { return nil }
-        let found = try row.decode(column: "kind", as: String.self)
-        guard kind.map({ $0 == found }) ?? (found != "reinstated") else { return nil }
+        let stored = try row.decode(column: "kind", as: String.self)
+        guard let found = Reversal.Waiting(rawValue: stored) else {
+            throw LedgerCorruption(detail: "a waiting reversal of unknown kind \(stored)")
+        }
+        guard kind.map({ $0 == found }) ?? (found != .reinstated) else { return nil }
         try await db.raw(
             """
             DELETE FROM waiting_reversals WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
@@ -120,7 +126,7 @@ extension SQLLedger {
         ).run()
         return Reversal(
             channel: channel, providerTransactionID: providerTransactionID,
-            kind: Reversal.Kind(rawValue: found) ?? .refunded,
+            kind: found == .revoked ? .revoked : .refunded,
             cause: EventCause(rawValue: try row.decode(column: "cause", as: String.self)) ?? .notification,
             evidence: try row.decode(column: "evidence", as: String.self))
     }
@@ -178,7 +184,7 @@ extension SQLLedger {
                     try await db.raw(
                         """
                         SELECT COUNT(*) AS n FROM grants
-                        WHERE user_id = \(bind: userID) AND kind = '\(unsafeRaw: Grant.Kind.unlockEntitlement.rawValue)' AND target = \(bind: target)
+                        WHERE user_id = \(bind: userID) AND kind = \(literal: Grant.Kind.unlockEntitlement) AND target = \(bind: target)
                           AND reversed_at IS NULL AND id <> \(bind: grantID)
                         """
                     ).first()?.decode(column: "n", as: Int64.self) ?? 0
@@ -209,7 +215,7 @@ extension SQLLedger {
                     let standing = try await db.raw(
                         """
                         SELECT MAX(COALESCE(provider_period_end, expires_at)) AS standing FROM grants
-                        WHERE user_id = \(bind: userID) AND kind = '\(unsafeRaw: Grant.Kind.extendEntitlement.rawValue)' AND target = \(bind: target)
+                        WHERE user_id = \(bind: userID) AND kind = \(literal: Grant.Kind.extendEntitlement) AND target = \(bind: target)
                           AND reversed_at IS NULL AND id <> \(bind: grantID)
                         """
                     ).first()?.decode(column: "standing", as: Int64?.self)
@@ -256,7 +262,7 @@ extension SQLLedger {
                 try await db.raw(
                     """
                     INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
-                    VALUES (\(bind: channel.rawValue), \(bind: providerTransactionID), 'reinstated', \(bind: cause.rawValue),
+                    VALUES (\(bind: channel.rawValue), \(bind: providerTransactionID), \(literal: Reversal.Waiting.reinstated), \(bind: cause.rawValue),
                             \(bind: evidence), \(bind: date.millisecondsSince1970))
                     ON CONFLICT (channel, provider_txn_id) DO NOTHING
                     """

@@ -80,7 +80,7 @@ extension SQLLedger {
             try await db.raw(
                 """
                 INSERT INTO statement_runs (channel, day, status, report, ran_at)
-                VALUES (\(bind: run.channel.rawValue), \(bind: run.day), \(bind: run.status), \(bind: run.report),
+                VALUES (\(bind: run.channel.rawValue), \(bind: run.day), \(bind: run.status.rawValue), \(bind: run.report),
                         \(bind: run.ranAt.millisecondsSince1970))
                 ON CONFLICT (channel, day) DO UPDATE SET status = excluded.status, report = excluded.report,
                     ran_at = excluded.ran_at
@@ -116,9 +116,12 @@ extension SQLLedger {
         guard let channel = Channel(rawValue: name) else {
             throw LedgerCorruption(detail: "statement run of unknown channel \(name)")
         }
+        let status = try row.decode(column: "status", as: String.self)
+        guard let known = StatementRunStatus(rawValue: status) else {
+            throw LedgerCorruption(detail: "statement run of unknown status \(status)")
+        }
         return StatementRun(
-            channel: channel, day: try row.decode(column: "day", as: String.self),
-            status: try row.decode(column: "status", as: String.self),
+            channel: channel, day: try row.decode(column: "day", as: String.self), status: known,
             report: try row.decode(column: "report", as: String.self),
             ranAt: Date(millisecondsSince1970: try row.decode(column: "ran_at", as: Int64.self)))
     }

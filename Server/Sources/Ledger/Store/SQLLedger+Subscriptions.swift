@@ -29,7 +29,7 @@ extension SQLLedger {
                 """
                 SELECT body FROM subscription_signals WHERE chain IN (
                     SELECT p.original_txn_id FROM orders o JOIN payment_transactions p ON p.order_id = o.id
-                    WHERE o.user_id = \(bind: userID) AND p.channel = 'appstore' AND p.original_txn_id IS NOT NULL)
+                    WHERE o.user_id = \(bind: userID) AND p.channel = \(literal: Channel.appStore) AND p.original_txn_id IS NOT NULL)
                 ORDER BY chain, kind, signal_key
                 LIMIT \(bind: SubscriptionSignal.maxPerUser)
                 """
@@ -90,13 +90,13 @@ extension SQLLedger {
             try await db.raw(
                 """
                 SELECT group_id,
-                  SUM(CASE WHEN state = 'active' AND (expires_at IS NULL OR expires_at > \(bind: now)) THEN 1 ELSE 0 END) AS active,
-                  SUM(CASE WHEN state = 'in_grace_period' AND grace_ends_at > \(bind: now) THEN 1 ELSE 0 END) AS grace,
-                  SUM(CASE WHEN state = 'in_billing_retry'
-                        OR (state = 'in_grace_period' AND (grace_ends_at IS NULL OR grace_ends_at <= \(bind: now)))
+                  SUM(CASE WHEN state = \(literal: SubscriptionState.active) AND (expires_at IS NULL OR expires_at > \(bind: now)) THEN 1 ELSE 0 END) AS active,
+                  SUM(CASE WHEN state = \(literal: SubscriptionState.inGracePeriod) AND grace_ends_at > \(bind: now) THEN 1 ELSE 0 END) AS grace,
+                  SUM(CASE WHEN state = \(literal: SubscriptionState.inBillingRetry)
+                        OR (state = \(literal: SubscriptionState.inGracePeriod) AND (grace_ends_at IS NULL OR grace_ends_at <= \(bind: now)))
                       THEN 1 ELSE 0 END) AS retry,
-                  SUM(CASE WHEN (state IN ('expired', 'revoked') AND changed_at >= \(bind: since))
-                        OR (state = 'active' AND expires_at <= \(bind: now) AND expires_at >= \(bind: since))
+                  SUM(CASE WHEN (state IN (\(literals: [SubscriptionState.expired, .revoked], joinedBy: ", ")) AND changed_at >= \(bind: since))
+                        OR (state = \(literal: SubscriptionState.active) AND expires_at <= \(bind: now) AND expires_at >= \(bind: since))
                       THEN 1 ELSE 0 END) AS churned
                 FROM subscription_states GROUP BY group_id ORDER BY group_id LIMIT 1000
                 """
@@ -118,13 +118,13 @@ extension SQLLedger {
                 SELECT o.order_no, e.kind, e.evidence, e.created_at FROM order_events e
                 JOIN orders o ON o.id = e.order_id
                 WHERE e.order_id IN (SELECT order_id FROM payment_transactions
-                                     WHERE channel = 'appstore' AND original_txn_id = \(bind: chain))
+                                     WHERE channel = \(literal: Channel.appStore) AND original_txn_id = \(bind: chain))
                 ORDER BY e.created_at, e.id LIMIT \(bind: SubscriptionTimelineEntry.maxEntries)
                 """
             ).all().map { row in
                 SubscriptionTimelineEntry(
                     orderNo: try row.decode(column: "order_no", as: String.self),
-                    kind: try row.decode(column: "kind", as: String.self),
+                    kind: OrderEventKind(rawValue: try row.decode(column: "kind", as: String.self)),
                     evidence: try row.decode(column: "evidence", as: String?.self),
                     at: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
             }

@@ -23,7 +23,7 @@ extension SQLLedger {
         let now = date.millisecondsSince1970
         let rows: [SQLQueryString] = states.map { order in
             let eventID = Self.eventID(at: now)
-            let type = "order.\(order.status.rawValue)"
+            let type = WebhookEventType.order(order.status).rawValue
             let payload = WebhookPayload.json(
                 id: eventID, type: type, createdAt: date, order: order, cause: cause.rawValue, evidence: evidence)
             return "(\(bind: eventID), \(bind: type), \(bind: orderID), \(bind: payload), \(bind: now), \(bind: now))"
@@ -66,7 +66,7 @@ extension SQLLedger {
                 OutboxEvent(
                     id: try row.decode(column: "id", as: Int64.self),
                     eventID: try row.decode(column: "event_id", as: String.self),
-                    type: try row.decode(column: "event_type", as: String.self),
+                    type: WebhookEventType(rawValue: try row.decode(column: "event_type", as: String.self)),
                     payload: try row.decode(column: "payload", as: String.self),
                     attempt: Int(try row.decode(column: "attempts", as: Int64.self)))
             }.sorted { $0.id < $1.id }

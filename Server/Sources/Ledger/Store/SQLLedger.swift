@@ -358,7 +358,7 @@ public struct SQLLedger: LedgerStore {
             try await db.raw(
                 """
                 SELECT id, channel, headers, body, attempts FROM inbox
-                WHERE kind = '\(unsafeRaw: InboxKind.notify.rawValue)' AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
+                WHERE kind = \(literal: InboxKind.notify) AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
                   AND attempts < \(bind: maxAttempts)
                   AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
                 ORDER BY id LIMIT \(bind: limit)

@@ -24,17 +24,26 @@ public protocol StatementBook: Sendable {
     func statementRuns(limit: Int) async throws -> [StatementRun]
 }
 
+/// How a statement day ended, as `statement_runs.status` stores it.
+public enum StatementRunStatus: String, Sendable, Hashable, Codable {
+    /// Every line of the statement is in the ledger, credited once with the same amount, and the reverse.
+    case balanced
+    /// At least one difference is flagged.
+    case discrepancies
+    /// The provider has not published the day's statement yet.
+    case waiting
+}
+
 /// One channel's day checked against its provider's statement: its status and its report (JSON, the engine's).
 public struct StatementRun: Sendable, Hashable {
     public var channel: Channel
     /// `yyyy-MM-dd` in the provider's zone.
     public var day: String
-    /// `balanced`, `discrepancies` or `waiting` (not published yet).
-    public var status: String
+    public var status: StatementRunStatus
     public var report: String
     public var ranAt: Date
 
-    public init(channel: Channel, day: String, status: String, report: String, ranAt: Date) {
+    public init(channel: Channel, day: String, status: StatementRunStatus, report: String, ranAt: Date) {
         self.channel = channel
         self.day = day
         self.status = status

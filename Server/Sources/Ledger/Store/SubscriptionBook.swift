@@ -56,7 +56,7 @@ public struct SubscriptionTimelineEntry: Sendable, Hashable {
     public static let maxEntries = 500
 
     public var orderNo: String
-    public var kind: String
+    public var kind: OrderEventKind
     public var evidence: String?
     public var at: Date
 }

@@ -12,7 +12,7 @@ struct SubscriptionWebhook: Encodable {
         var subscription: UserSubscription
     }
 
-    static let type = "subscription.updated"
+    static let type = WebhookEventType.subscriptionUpdated.rawValue
 
     var id: String
     var type = Self.type

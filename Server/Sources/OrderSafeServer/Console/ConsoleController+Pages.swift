@@ -171,8 +171,9 @@ extension ConsoleController {
         values["events"] = dossier.events.map { event in
             // Only the keys that have a value: a section over an absent key is skipped, over an empty one it is not.
             var row: [String: Any] = [
-                "at": format.time(event.createdAt), "kind": event.kind,
-                "kindClass": String(event.kind.prefix { $0.isLetter || $0 == "_" }), "cause": event.cause.rawValue,
+                "at": format.time(event.createdAt), "kind": event.kind.rawValue,
+                "kindClass": String(event.kind.rawValue.prefix { $0.isLetter || $0 == "_" }),
+                "cause": event.cause.rawValue,
             ]
             if let to = event.toStatus {
                 row["change"] =
@@ -190,7 +191,7 @@ extension ConsoleController {
                 "transaction": payment.providerTransactionID,
                 "original": payment.originalTransactionID ?? "", "amount": ConsoleFormat.money(payment.amount),
                 "cause": payment.cause.rawValue,
-                "recorded": format.time(payment.recordedAt), "reversal": payment.reversal ?? "",
+                "recorded": format.time(payment.recordedAt), "reversal": payment.reversal?.rawValue ?? "",
                 "reversed": format.time(payment.reversedAt) ?? "",
             ] as [String: Any]
         }
@@ -209,7 +210,7 @@ extension ConsoleController {
         }
         values["grants"] = dossier.grants.map { grant in
             [
-                "transaction": grant.providerTransactionID, "kind": grant.kind, "target": grant.target,
+                "transaction": grant.providerTransactionID, "kind": grant.kind.rawValue, "target": grant.target,
                 "amount": grant.amount.map(String.init) ?? (grant.period ?? ""),
                 "expires": format.time(grant.expiresAt) ?? "",
                 "reversed": format.time(grant.reversedAt) ?? "",
@@ -218,17 +219,17 @@ extension ConsoleController {
         values["signals"] = dossier.signals.map { signal in
             [
                 "id": signal.id, "channel": texts["channel_\(signal.channel.rawValue)"] ?? signal.channel.rawValue,
-                "kind": signal.kind,
+                "kind": signal.kind.rawValue,
                 "received": format.time(signal.receivedAt), "processed": format.time(signal.processedAt) ?? "",
                 "attempts": signal.attempts,
-                "verdict": signal.verdict ?? "", "lastError": signal.lastError ?? "",
+                "verdict": signal.verdict?.rawValue ?? "", "lastError": signal.lastError ?? "",
                 "sha": String(signal.bodySHA256.prefix(16)),
                 "bytes": signal.bodyBytes,
             ] as [String: Any]
         }
         values["webhooks"] = dossier.webhooks.map { webhook in
             [
-                "eventID": webhook.eventID, "type": webhook.type, "created": format.time(webhook.createdAt),
+                "eventID": webhook.eventID, "type": webhook.type.rawValue, "created": format.time(webhook.createdAt),
                 "attempts": webhook.attempts,
                 "delivered": format.time(webhook.deliveredAt) ?? "", "lastError": webhook.lastError ?? "",
             ] as [String: Any]
@@ -295,7 +296,7 @@ extension ConsoleController {
         values["entries"] = entries.map { entry in
             [
                 "orderNo": entry.orderNo, "orderLink": "/admin/orders/\(Self.pathSegment(entry.orderNo))",
-                "kind": entry.kind, "evidence": entry.evidence ?? "", "at": page.format.time(entry.at),
+                "kind": entry.kind.rawValue, "evidence": entry.evidence ?? "", "at": page.format.time(entry.at),
             ] as [String: Any]
         }
         values["truncated"] = entries.count >= SubscriptionTimelineEntry.maxEntries
@@ -308,12 +309,12 @@ extension ConsoleController {
         var values = frame(page, title: page.texts["nav_operations"] ?? "", section: .operations)
         values["jobs"] = try await ledger.queuedJobs(limit: 100).map { job in
             var row: [String: Any] = [
-                "kind": job.kind, "key": job.key, "runAt": format.time(job.runAt), "due": job.runAt <= now,
+                "kind": job.kind.rawValue, "key": job.key, "runAt": format.time(job.runAt), "due": job.runAt <= now,
                 "attempts": job.attempts,
                 "lease": job.leaseOwner.map { owner in "\(owner) → \(format.time(job.leaseUntil) ?? "")" } ?? "",
                 "lastError": job.lastError ?? "",
             ]
-            if job.kind == JobKind.queryOrder.rawValue { row["orderKey"] = job.key }
+            if job.kind == .queryOrder { row["orderKey"] = job.key }
             return row
         }
         let held = try await ledger.heldSubmissionCount()
@@ -333,15 +334,16 @@ extension ConsoleController {
         }
         values["inbox"] = try await ledger.inboxProblems(limit: 100).map { entry in
             [
-                "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind,
+                "id": entry.id, "channel": entry.channel.rawValue, "kind": entry.kind.rawValue,
                 "received": format.time(entry.receivedAt),
-                "attempts": entry.attempts, "verdict": entry.verdict ?? "", "lastError": entry.lastError ?? "",
-                "replayable": entry.kind == InboxKind.notify.rawValue && desk.reconciler.replays(entry.channel),
+                "attempts": entry.attempts, "verdict": entry.verdict?.rawValue ?? "",
+                "lastError": entry.lastError ?? "",
+                "replayable": entry.kind == .notify && desk.reconciler.replays(entry.channel),
             ] as [String: Any]
         }
         values["deliveries"] = try await ledger.webhookAttempts(limit: 100).map { attempt in
             var row: [String: Any] = [
-                "eventID": attempt.eventID, "type": attempt.type, "attempt": attempt.attempt,
+                "eventID": attempt.eventID, "type": attempt.type.rawValue, "attempt": attempt.attempt,
                 "at": format.time(attempt.attemptedAt),
                 "statusCode": attempt.statusCode.map(String.init) ?? "—", "duration": "\(attempt.durationMS) ms",
                 "error": attempt.error ?? "",
@@ -351,7 +353,7 @@ extension ConsoleController {
         }
         values["actions"] = try await ledger.operatorActions(limit: 50).map { action in
             [
-                "at": format.time(action.at), "operatorName": action.operatorName, "action": action.action,
+                "at": format.time(action.at), "operatorName": action.operatorName, "action": action.action.rawValue,
                 "target": action.target ?? "",
                 "detail": action.detail ?? "",
             ] as [String: Any]

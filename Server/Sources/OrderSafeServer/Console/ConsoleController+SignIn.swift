@@ -61,7 +61,7 @@ extension ConsoleController {
             context.logger.warning("console sign-in refused: wrong key", metadata: ["address": "\(address)"])
             try await ledger.logOperatorAction(
                 OperatorAction(
-                    operatorName: "?", action: "sign_in_refused", target: String(address.prefix(64)), at: clock.now()))
+                    operatorName: "?", action: .signInRefused, target: String(address.prefix(64)), at: clock.now()))
             return signInPage(request, problem: texts["sign_in_failed"], status: .unauthorized)
         }
         let token = try await sessions.open(operatorName: operatorName)

@@ -63,7 +63,7 @@ struct ConsoleSessions: Sendable {
         let now = clock.now()
         try await ledger.closeSession(
             tokenSHA256: session.tokenSHA256,
-            action: OperatorAction(operatorName: session.operatorName, action: "sign_out", at: now),
+            action: OperatorAction(operatorName: session.operatorName, action: .signOut, at: now),
             idleBefore: now.addingTimeInterval(-idle))
     }
 

@@ -98,7 +98,7 @@ struct AdminOrderDetail: Encodable {
         events_from = dossier.eventsFrom
         events = dossier.events.map {
             Event(
-                kind: $0.kind, from_status: $0.fromStatus?.rawValue, to_status: $0.toStatus?.rawValue,
+                kind: $0.kind.rawValue, from_status: $0.fromStatus?.rawValue, to_status: $0.toStatus?.rawValue,
                 cause: $0.cause.rawValue,
                 evidence: $0.evidence, note: $0.note, created_at: $0.createdAt)
         }
@@ -106,24 +106,27 @@ struct AdminOrderDetail: Encodable {
             Payment(
                 channel: $0.channel, transaction_id: $0.providerTransactionID,
                 original_transaction_id: $0.originalTransactionID,
-                amount: $0.amount, cause: $0.cause.rawValue, recorded_at: $0.recordedAt, reversal: $0.reversal,
+                amount: $0.amount, cause: $0.cause.rawValue, recorded_at: $0.recordedAt,
+                reversal: $0.reversal?.rawValue,
                 reversed_at: $0.reversedAt)
         }
         grants = dossier.grants.map {
             GrantRecord(
-                transaction_id: $0.providerTransactionID, kind: $0.kind, target: $0.target, amount: $0.amount,
+                transaction_id: $0.providerTransactionID, kind: $0.kind.rawValue, target: $0.target, amount: $0.amount,
                 period: $0.period,
                 expires_at: $0.expiresAt, reversed_at: $0.reversedAt)
         }
         signals = dossier.signals.map {
             Signal(
-                id: $0.id, channel: $0.channel, kind: $0.kind, received_at: $0.receivedAt, processed_at: $0.processedAt,
+                id: $0.id, channel: $0.channel, kind: $0.kind.rawValue, received_at: $0.receivedAt,
+                processed_at: $0.processedAt,
                 attempts: $0.attempts,
-                verdict: $0.verdict, last_error: $0.lastError, body_sha256: $0.bodySHA256, body_bytes: $0.bodyBytes)
+                verdict: $0.verdict?.rawValue, last_error: $0.lastError, body_sha256: $0.bodySHA256,
+                body_bytes: $0.bodyBytes)
         }
         webhooks = dossier.webhooks.map {
             Webhook(
-                event_id: $0.eventID, type: $0.type, created_at: $0.createdAt, attempts: $0.attempts,
+                event_id: $0.eventID, type: $0.type.rawValue, created_at: $0.createdAt, attempts: $0.attempts,
                 delivered_at: $0.deliveredAt,
                 last_error: $0.lastError)
         }
@@ -241,24 +244,27 @@ struct AdminOperations: Encodable {
     init(jobs: [QueuedJob], inbox: [InboxProblem], attempts: [WebhookAttemptRecord], actions: [OperatorAction]) {
         self.jobs = jobs.map {
             Job(
-                id: $0.id, kind: $0.kind, key: $0.key, run_at: $0.runAt, attempts: $0.attempts,
+                id: $0.id, kind: $0.kind.rawValue, key: $0.key, run_at: $0.runAt, attempts: $0.attempts,
                 lease_owner: $0.leaseOwner,
                 lease_until: $0.leaseUntil, last_error: $0.lastError)
         }
         self.inbox = inbox.map {
             InboxEntry(
-                id: $0.id, channel: $0.channel, kind: $0.kind, received_at: $0.receivedAt, attempts: $0.attempts,
-                verdict: $0.verdict,
+                id: $0.id, channel: $0.channel, kind: $0.kind.rawValue, received_at: $0.receivedAt,
+                attempts: $0.attempts,
+                verdict: $0.verdict?.rawValue,
                 last_error: $0.lastError)
         }
         webhook_attempts = attempts.map {
             Attempt(
-                event_id: $0.eventID, type: $0.type, order_no: $0.orderNo, attempt: $0.attempt,
+                event_id: $0.eventID, type: $0.type.rawValue, order_no: $0.orderNo, attempt: $0.attempt,
                 attempted_at: $0.attemptedAt,
                 status_code: $0.statusCode, error: $0.error, duration_ms: $0.durationMS)
         }
         operator_actions = actions.map {
-            Action(operator_name: $0.operatorName, action: $0.action, target: $0.target, detail: $0.detail, at: $0.at)
+            Action(
+                operator_name: $0.operatorName, action: $0.action.rawValue, target: $0.target, detail: $0.detail,
+                at: $0.at)
         }
     }
 }

@@ -42,7 +42,7 @@ struct OperatorDesk: Sendable {
                 }
             try await ledger.logOperatorAction(
                 OperatorAction(
-                    operatorName: operatorName, action: "refund", target: orderNo, detail: text, at: clock.now()))
+                    operatorName: operatorName, action: .refund, target: orderNo, detail: text, at: clock.now()))
             return (order, text)
         } catch let error as RefundError {
             let status: HTTPResponse.Status =
@@ -89,7 +89,7 @@ struct OperatorDesk: Sendable {
         try await ledger.noteOperatorAction(
             orderNo: orderNo,
             OperatorAction(
-                operatorName: operatorName, action: "query_provider", target: orderNo,
+                operatorName: operatorName, action: .queryProvider, target: orderNo,
                 detail: "status \((settled ?? order).status.rawValue)", at: clock.now()))
     }
 
@@ -109,7 +109,7 @@ struct OperatorDesk: Sendable {
         }
         try await ledger.logOperatorAction(
             OperatorAction(
-                operatorName: operatorName, action: "replay_notification", target: String(id), at: clock.now()))
+                operatorName: operatorName, action: .replayNotification, target: String(id), at: clock.now()))
     }
 
     static let notReplayable = "not_replayable"
@@ -124,7 +124,7 @@ struct OperatorDesk: Sendable {
         let replay = try await appStore.replayHeld()
         try await ledger.logOperatorAction(
             OperatorAction(
-                operatorName: operatorName, action: "replay_held_submissions", target: nil,
+                operatorName: operatorName, action: .replayHeldSubmissions, target: nil,
                 detail: "recorded \(replay.recorded), still held \(replay.stillHeld), failed \(replay.failed)",
                 at: clock.now()))
         return replay
@@ -158,7 +158,7 @@ struct OperatorDesk: Sendable {
         }
         try await ledger.logOperatorAction(
             OperatorAction(
-                operatorName: operatorName, action: "reconcile_statement", target: "\(channel.rawValue) \(day)",
+                operatorName: operatorName, action: .reconcileStatement, target: "\(channel.rawValue) \(day)",
                 detail:
                     "\(report.status.rawValue): matched \(report.matched.count), recovered \(report.recovered.count + report.refundsRecovered.count), flagged \(report.flagged.count)",
                 at: clock.now()))

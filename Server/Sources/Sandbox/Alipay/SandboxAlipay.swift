@@ -9,7 +9,7 @@ import _CryptoExtras
 /// A local Alipay: verifies the merchant's signed requests, keeps trades, answers the gateway methods with
 /// Alipay's response format and RSA2 signatures, "pays" when told, and posts signed notifications to `notify_url`,
 /// retrying on anything but `success` on Alipay's schedule (time-compressible). Faults can be injected.
-public actor SandboxAlipay {
+public actor SandboxAlipay: NotificationCourierHost {
     /// Alipay's retry schedule after a notification is not answered `success`.
     public static let retrySchedule: [Duration] = [
         .seconds(4 * 60), .seconds(10 * 60), .seconds(10 * 60), .seconds(3600), .seconds(7200), .seconds(6 * 3600),
@@ -17,28 +17,20 @@ public actor SandboxAlipay {
     ]
 
     /// One attempt to deliver a notification.
-    public struct Delivery: Sendable, Hashable {
-        public var outTradeNo: String
-        public var attempt: Int
-        public var accepted: Bool
-    }
+    public typealias Delivery = NotificationDelivery
 
     public nonisolated let appID: String
     public nonisolated let sellerID = "2088000000000001"
     public nonisolated let signer: AlipaySideSigner
     private let appPublicKey: _RSA.Signing.PublicKey
-    private let timeScale: Double
     let clock: any WallClock
-    private var sink: NotificationSink
     private let logger: Logger
 
     private(set) var trades: [String: SandboxAlipayTrade] = [:]
     private var serial: SandboxSerial
     private let journal: SandboxJournal<SandboxAlipayRecord>
-    /// Notifications not acknowledged yet, by id: sent again when the simulator starts again on its folder.
-    private var unacknowledged: [String: (outTradeNo: String, url: String, body: String)] = [:]
-    /// The ones left unacknowledged by the process before this one, for ``resumeNotifications()``.
-    private var leftOver: [String] = []
+    /// Notifications on their way, kept until acknowledged: sent again when the simulator starts again on its folder.
+    var courier: NotificationCourier
     private var notificationFaults: [AlipayNotificationFault] = []
     private var gatewayFaults: [AlipayGatewayFault] = []
     private var shortensNextRefund = false
@@ -49,9 +41,8 @@ public actor SandboxAlipay {
     /// Where bill download URLs point: the routes' prefix at the server's configured address (never a request's
     /// `Host`, which any caller writes).
     private(set) var downloadBase: String
-    private var heldNotification: (id: String, outTradeNo: String, body: String)?
-    private var pending: [UUID: Task<Void, Never>] = [:]
-    public private(set) var deliveries: [Delivery] = []
+    /// Every attempt to deliver a notification so far.
+    public var deliveries: [Delivery] { courier.deliveries }
 
     /// - Parameters:
     ///   - alipayKey: the simulator's own key pair (Alipay's side).
@@ -67,6 +58,7 @@ public actor SandboxAlipay {
     ) throws {
         self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("alipay-id-counter"), clock: clock)
+        var unacknowledged: [String: CourierNotice] = [:]
         if let folder {
             let (journal, records) = try SandboxJournal<SandboxAlipayRecord>.open(
                 folder.appendingPathComponent("alipay.journal"))
@@ -75,12 +67,11 @@ public actor SandboxAlipay {
                 switch record {
                 case .trade(let trade, let notice):
                     trades[trade.outTradeNo] = trade
-                    if let notice { unacknowledged[notice.id] = (trade.outTradeNo, notice.url, notice.body) }
+                    if let notice { unacknowledged[notice.id] = notice.courierNotice(about: trade.outTradeNo) }
                 case .acknowledged(let id): unacknowledged[id] = nil
                 }
             }
-            leftOver = unacknowledged.keys.sorted()
-            let held = Self.records(trades: trades, unacknowledged: unacknowledged)
+            let held = Self.records(trades: trades, waiting: Array(unacknowledged.values))
             if held.count < records.count { try journal.compact(held) }
         } else {
             journal = .inMemory
@@ -88,9 +79,11 @@ public actor SandboxAlipay {
         self.appID = appID
         signer = AlipaySideSigner(privateKey: alipayKey)
         self.appPublicKey = appPublicKey
-        self.timeScale = timeScale
         self.clock = clock
-        sink = { url, body in await Self.post(url: url, body: body, client: httpClient) }
+        courier = NotificationCourier(
+            retrySchedule: Self.retrySchedule, timeScale: timeScale,
+            sink: { url, _, body in await Self.post(url: url, body: body, client: httpClient) },
+            unacknowledged: Array(unacknowledged.values))
         self.logger = logger
     }
 
@@ -99,7 +92,7 @@ public actor SandboxAlipay {
 
     /// Sends notifications somewhere other than over HTTP (tests drive the server in process).
     public func setNotificationSink(_ sink: @escaping NotificationSink) {
-        self.sink = sink
+        courier.sink = { url, _, body in await sink(url, String(decoding: body, as: UTF8.self)) }
     }
 
     /// Every paid trade: the simulator's own record.
@@ -198,10 +191,7 @@ public actor SandboxAlipay {
 
     /// Waits until every scheduled notification has been delivered or given up.
     public func settle() async {
-        while let (id, task) = pending.first {
-            await task.value
-            pending[id] = nil
-        }
+        await settleDeliveries()
     }
 
     // MARK: The gateway
@@ -364,7 +354,7 @@ public actor SandboxAlipay {
         let outgoing = extra.flatMap { notification(of: trade, extra: $0) }
         try journal.append(.trade(trade, notification: outgoing?.notice))
         trades[trade.outTradeNo] = trade
-        if let outgoing { send(outgoing, outTradeNo: trade.outTradeNo) }
+        if let outgoing { dispatch(outgoing.notice.courierNotice(about: trade.outTradeNo), route: outgoing.route) }
         compactIfDue()
     }
 
@@ -372,44 +362,47 @@ public actor SandboxAlipay {
     private func compactIfDue() {
         guard journal.wantsCompaction else { return }
         do {
-            try journal.compact(Self.records(trades: trades, unacknowledged: unacknowledged))
+            try journal.compact(Self.records(trades: trades, waiting: courier.waiting))
         } catch {
             logger.error("sandbox alipay journal not compacted", metadata: ["error": "\(error)"])
         }
     }
 
-    /// What the journal must hold for a restart to find `trades` and `unacknowledged` as they are: each trade once,
-    /// then each notification not acknowledged yet with its trade.
-    static func records(
-        trades: [String: SandboxAlipayTrade], unacknowledged: [String: (outTradeNo: String, url: String, body: String)]
-    ) -> [SandboxAlipayRecord] {
+    /// What the journal must hold for a restart to find `trades` and the notifications `waiting` as they are: each
+    /// trade once, then each notification not acknowledged yet with its trade.
+    static func records(trades: [String: SandboxAlipayTrade], waiting: [CourierNotice]) -> [SandboxAlipayRecord] {
         var records = trades.keys.sorted().map { SandboxAlipayRecord.trade(trades[$0]!, notification: nil) }
-        for id in unacknowledged.keys.sorted() {
-            let notice = unacknowledged[id]!
+        for notice in waiting.sorted(by: { $0.id < $1.id }) {
             guard let trade = trades[notice.outTradeNo] else { continue }
-            records.append(.trade(trade, notification: SandboxNotice(id: id, url: notice.url, body: notice.body)))
+            records.append(.trade(trade, notification: SandboxNotice(notice)))
         }
         return records
     }
 
-    /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, from the first
-    /// attempt of Alipay's schedule (as Alipay goes on retrying whatever happened to the merchant's server).
+    /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, from
+    /// the first attempt of Alipay's schedule (as Alipay goes on retrying whatever happened to the merchant's server).
     public func resumeNotifications() {
-        let ids = leftOver
-        leftOver = []
-        for id in ids {
-            guard let notification = unacknowledged[id] else { continue }
-            deliver(
-                id: id, url: notification.url, outTradeNo: notification.outTradeNo, body: notification.body,
-                extraDelay: .zero)
+        resumeLeftOver()
+    }
+
+    /// A notice left by an earlier process goes again as it was signed.
+    func resending(_ notice: CourierNotice) -> CourierNotice? { notice }
+
+    func acknowledged(_ id: String) {
+        do {
+            try journal.append(.acknowledged(id: id))
+            compactIfDue()
+        } catch {
+            logger.error(
+                "sandbox alipay journal not written; the notification is sent again after a restart",
+                metadata: ["error": "\(error)"])
         }
     }
 
-    /// A notification about to go out, and what the next injected fault does to it.
+    /// A notification about to go out, and how the next injected fault sends it.
     private struct Outgoing {
         var notice: SandboxNotice
-        var fault: AlipayNotificationFault?
-        var extraDelay: Duration
+        var route: CourierRoute
     }
 
     /// The signed notification of `trade`'s state (plus `extra`); nil when it has no notify URL or a fault drops it.
@@ -429,87 +422,36 @@ public actor SandboxAlipay {
         fields.merge(extra) { $1 }
         guard var body = try? signer.notificationBody(fields) else { return nil }
         let fault = notificationFaults.isEmpty ? nil : notificationFaults.removeFirst()
-        var extraDelay: Duration = .zero
+        var route = CourierRoute.once
         switch fault {
         case .drop:
             return nil
         case .tamper:
             body = body.replacingOccurrences(of: "total_amount=", with: "total_amount=1")
         case .delay(let delay):
-            extraDelay = delay
-        case .reorder, .duplicate, nil:
+            route = .delayed(delay)
+        case .reorder:
+            route = .heldBack
+        case .duplicate:
+            route = .twice
+        case nil:
             break
         }
-        return Outgoing(
-            notice: SandboxNotice(id: UUID().uuidString.lowercased(), url: url, body: body), fault: fault,
-            extraDelay: extraDelay)
+        let notice = SandboxNotice(id: UUID().uuidString.lowercased(), url: url, body: body)
+        return Outgoing(notice: notice, route: route)
     }
 
-    /// Sends a kept notification, as its fault says; it is kept until acknowledged (sent again after a restart).
-    private func send(_ outgoing: Outgoing, outTradeNo: String) {
-        let (id, url, body, fault) = (outgoing.notice.id, outgoing.notice.url, outgoing.notice.body, outgoing.fault)
-        unacknowledged[id] = (outTradeNo, url, body)
-        if fault == .reorder {
-            heldNotification = (id, outTradeNo, body)
-            return
-        }
-        let current = deliver(id: id, url: url, outTradeNo: outTradeNo, body: body, extraDelay: outgoing.extraDelay)
-        if fault == .duplicate { deliver(id: id, url: url, outTradeNo: outTradeNo, body: body, extraDelay: .zero) }
-        if let held = heldNotification, held.outTradeNo != outTradeNo || fault != .reorder {
-            heldNotification = nil
-            // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
-            deliver(
-                id: held.id, url: url, outTradeNo: held.outTradeNo, body: held.body, extraDelay: .zero, after: current)
-        }
-    }
-
-    /// Sends the held-back notification of a `.reorder` fault now, if nothing followed it.
+    /// Sends the held-back notifications of a `.reorder` fault now, if nothing followed them.
     public func releaseHeldNotification() {
-        guard let held = heldNotification, let url = trades[held.outTradeNo]?.notifyURL else { return }
-        heldNotification = nil
-        deliver(id: held.id, url: url, outTradeNo: held.outTradeNo, body: held.body, extraDelay: .zero)
-    }
-
-    @discardableResult
-    private func deliver(
-        id: String, url: String, outTradeNo: String, body: String, extraDelay: Duration,
-        after predecessor: Task<Void, Never>? = nil
-    ) -> Task<Void, Never> {
-        let scale = timeScale
-        let task = Task { [sink] in
-            await predecessor?.value
-            if extraDelay > .zero { try? await Task.sleep(for: extraDelay) }
-            for attempt in 0...Self.retrySchedule.count {
-                if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
-                let accepted = await sink(url, body)
-                self.record(
-                    Delivery(outTradeNo: outTradeNo, attempt: attempt + 1, accepted: accepted), notification: id)
-                if accepted { return }
-            }
-        }
-        pending[UUID()] = task
-        return task
-    }
-
-    private func record(_ delivery: Delivery, notification id: String) {
-        deliveries.append(delivery)
-        guard delivery.accepted, unacknowledged.removeValue(forKey: id) != nil else { return }
-        do {
-            try journal.append(.acknowledged(id: id))
-            compactIfDue()
-        } catch {
-            logger.error(
-                "sandbox alipay journal not written; the notification is sent again after a restart",
-                metadata: ["error": "\(error)"])
-        }
+        releaseHeld()
     }
 
     /// True only when the merchant answered exactly `success`.
-    private static func post(url: String, body: String, client: HTTPClient) async -> Bool {
+    private static func post(url: String, body: [UInt8], client: HTTPClient) async -> Bool {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded; charset=utf-8")
-        request.body = .bytes(ByteBuffer(string: body))
+        request.body = .bytes(ByteBuffer(bytes: body))
         guard let response = try? await client.execute(request, timeout: .seconds(10)),
             var bytes = try? await response.body.collect(upTo: 4096)
         else { return false }

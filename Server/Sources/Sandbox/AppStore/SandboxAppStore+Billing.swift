@@ -1,3 +1,4 @@
+import AppStore
 import AsyncHTTPClient
 import ChannelSupport
 import Foundation
@@ -169,7 +170,7 @@ extension SandboxAppStore {
     static let billingRetryDays = 60
     /// At most this many periods renew in one run, as Apple's sandbox caps renewals.
     static let renewalsPerRun = 12
-    static let autoRenewable = "Auto-Renewable Subscription"
+    static let autoRenewable = ProductType.autoRenewableSubscription.rawValue
 
     private func bill(_ original: String) throws -> [String] {
         var made: [String] = []

@@ -290,12 +290,14 @@ public actor SandboxAppStoreDevices {
             token = appAccountToken
         case .familyShared:
             // Consumables are never shared (Apple: Family Sharing covers non-consumables and subscriptions).
-            guard product.type != "Consumable" else { throw SandboxDeviceError.notShareable(productID) }
+            guard product.type != ProductType.consumable.rawValue else {
+                throw SandboxDeviceError.notShareable(productID)
+            }
             familyShared = true
         case .offerCode(let code):
             offer = code
         case .renewal(let originalTransactionID):
-            guard product.type == "Auto-Renewable Subscription" else {
+            guard product.type == SandboxAppStore.autoRenewable else {
                 throw SandboxDeviceError.notRenewable(productID)
             }
             token = try await store.chainToken(of: originalTransactionID)
@@ -345,7 +347,7 @@ public actor SandboxAppStoreDevices {
         var entitled: [String] = []
         for (type, signed) in all.values where type != "Consumable" {
             guard let payload = Self.payload(signed), payload["revocationDate"] == nil else { continue }
-            guard type == "Auto-Renewable Subscription" else {
+            guard type == SandboxAppStore.autoRenewable else {
                 entitled.append(signed)
                 continue
             }

@@ -12,7 +12,7 @@ import _CryptoExtras
 /// the app's invoke parameters are presented, and posts encrypted, signed notifications to `notify_url`,
 /// retrying on anything but 2xx on WeChat Pay's schedule (time-compressible). Faults can be injected, and the
 /// platform certificate rotated.
-public actor SandboxWeChatPay {
+public actor SandboxWeChatPay: NotificationCourierHost {
     /// WeChat Pay's retry schedule after a notification is not acknowledged.
     public static let retrySchedule: [Duration] = [
         15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600,
@@ -26,12 +26,7 @@ public actor SandboxWeChatPay {
     }
 
     /// One attempt to deliver a notification.
-    public struct Delivery: Sendable, Hashable {
-        public var outTradeNo: String
-        public var eventType: String
-        public var attempt: Int
-        public var accepted: Bool
-    }
+    public typealias Delivery = NotificationDelivery
 
     /// Delivers a notification: (url, headers, body) → acknowledged. Defaults to an HTTP POST.
     public typealias NotificationSink = @Sendable (String, [String: String], [UInt8]) async -> Bool
@@ -42,9 +37,7 @@ public actor SandboxWeChatPay {
     private let merchantSerial: String
     private let merchantPublicKey: _RSA.Signing.PublicKey
     private let cipher: APIv3Cipher
-    private let timeScale: Double
     private let clock: any WallClock
-    private var sink: NotificationSink
     private let logger: Logger
 
     private var platforms: [PlatformIdentity]
@@ -52,16 +45,12 @@ public actor SandboxWeChatPay {
     var trades: [String: SandboxWeChatPayTrade] = [:]
     private var serial: SandboxSerial
     private let journal: SandboxJournal<SandboxWeChatPayRecord>
-    /// Notifications not acknowledged yet, by id: sent again when the simulator starts again on its folder.
-    private var unacknowledged: [String: (url: String, outTradeNo: String, eventType: String, body: [UInt8])] = [:]
-    /// The ones left unacknowledged by the process before this one, for ``resumeNotifications()``.
-    private var leftOver: [String] = []
+    /// Notifications on their way, kept until acknowledged: sent again when the simulator starts again on its folder.
+    var courier: NotificationCourier
     private var notificationFaults: [WeChatPayNotificationFault] = []
     private var apiFaults: [WeChatPayAPIFault] = []
-    private var held:
-        (id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8])?
-    private var pending: [UUID: Task<Void, Never>] = [:]
-    public private(set) var deliveries: [Delivery] = []
+    /// Every attempt to deliver a notification so far.
+    public var deliveries: [Delivery] { courier.deliveries }
 
     /// - Parameters:
     ///   - platformKey: the key of the first platform certificate, and of the public key in public-key mode.
@@ -79,6 +68,7 @@ public actor SandboxWeChatPay {
     ) throws {
         self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("wechatpay-id-counter"), clock: clock)
+        var unacknowledged: [String: CourierNotice] = [:]
         if let folder {
             let (journal, records) = try SandboxJournal<SandboxWeChatPayRecord>.open(
                 folder.appendingPathComponent("wechatpay.journal"))
@@ -87,16 +77,11 @@ public actor SandboxWeChatPay {
                 switch record {
                 case .trade(let trade, let notice):
                     trades[trade.outTradeNo] = trade
-                    if let notice {
-                        unacknowledged[notice.id] = (
-                            notice.url, trade.outTradeNo, notice.eventType ?? "", Array(notice.body.utf8)
-                        )
-                    }
+                    if let notice { unacknowledged[notice.id] = notice.courierNotice(about: trade.outTradeNo) }
                 case .acknowledged(let id): unacknowledged[id] = nil
                 }
             }
-            leftOver = unacknowledged.keys.sorted()
-            let held = Self.records(trades: trades, unacknowledged: unacknowledged)
+            let held = Self.records(trades: trades, waiting: Array(unacknowledged.values))
             if held.count < records.count { try journal.compact(held) }
         } else {
             journal = .inMemory
@@ -107,9 +92,10 @@ public actor SandboxWeChatPay {
         self.merchantSerial = merchantSerial
         self.merchantPublicKey = merchantPublicKey
         cipher = try APIv3Cipher(apiV3Key: apiV3Key)
-        self.timeScale = timeScale
         self.clock = clock
-        self.sink = sink ?? Self.post
+        courier = NotificationCourier(
+            retrySchedule: Self.retrySchedule, timeScale: timeScale, sink: sink ?? Self.post,
+            unacknowledged: Array(unacknowledged.values))
         self.logger = logger
         publicKeyIdentity = platformKey
         let first = try PlatformIdentity(
@@ -195,7 +181,7 @@ public actor SandboxWeChatPay {
 
     /// Sends notifications somewhere other than over HTTP (tests drive the server in process).
     public func setNotificationSink(_ sink: @escaping NotificationSink) {
-        self.sink = sink
+        courier.sink = sink
     }
 
     /// Every paid transaction: the simulator's own record.
@@ -216,10 +202,7 @@ public actor SandboxWeChatPay {
 
     /// Waits until every scheduled notification has been delivered or given up.
     public func settle() async {
-        while let (id, task) = pending.first {
-            await task.value
-            pending[id] = nil
-        }
+        await settleDeliveries()
     }
 
     // MARK: The API
@@ -500,7 +483,11 @@ public actor SandboxWeChatPay {
     private func keep(_ trade: SandboxWeChatPayTrade, notifying outgoing: Outgoing? = nil) throws {
         try journal.append(.trade(trade, notification: outgoing?.notice))
         trades[trade.outTradeNo] = trade
-        if let outgoing { send(outgoing, outTradeNo: trade.outTradeNo) }
+        if let outgoing {
+            dispatch(
+                outgoing.notice.courierNotice(about: trade.outTradeNo, headers: outgoing.headers), route: outgoing.route
+            )
+        }
         compactIfDue()
     }
 
@@ -508,57 +495,55 @@ public actor SandboxWeChatPay {
     private func compactIfDue() {
         guard journal.wantsCompaction else { return }
         do {
-            try journal.compact(Self.records(trades: trades, unacknowledged: unacknowledged))
+            try journal.compact(Self.records(trades: trades, waiting: courier.waiting))
         } catch {
             logger.error("sandbox wechatpay journal not compacted", metadata: ["error": "\(error)"])
         }
     }
 
-    /// What the journal must hold for a restart to find `trades` and `unacknowledged` as they are: each transaction
-    /// once, then each notification not acknowledged yet with its transaction.
-    static func records(
-        trades: [String: SandboxWeChatPayTrade],
-        unacknowledged: [String: (url: String, outTradeNo: String, eventType: String, body: [UInt8])]
-    ) -> [SandboxWeChatPayRecord] {
+    /// What the journal must hold for a restart to find `trades` and the notifications `waiting` as they are: each
+    /// transaction once, then each notification not acknowledged yet with its transaction.
+    static func records(trades: [String: SandboxWeChatPayTrade], waiting: [CourierNotice]) -> [SandboxWeChatPayRecord] {
         var records = trades.keys.sorted().map { SandboxWeChatPayRecord.trade(trades[$0]!, notification: nil) }
-        for id in unacknowledged.keys.sorted() {
-            let notice = unacknowledged[id]!
+        for notice in waiting.sorted(by: { $0.id < $1.id }) {
             guard let trade = trades[notice.outTradeNo] else { continue }
-            records.append(
-                .trade(
-                    trade,
-                    notification: SandboxNotice(
-                        id: id, url: notice.url, body: String(decoding: notice.body, as: UTF8.self),
-                        eventType: notice.eventType)))
+            records.append(.trade(trade, notification: SandboxNotice(notice)))
         }
         return records
     }
 
-    /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, signed anew (as
-    /// WeChat Pay goes on retrying whatever happened to the merchant's server).
+    /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped,
+    /// signed anew (as WeChat Pay goes on retrying whatever happened to the merchant's server).
     public func resumeNotifications() {
-        let ids = leftOver
-        leftOver = []
-        for id in ids {
-            guard let notification = unacknowledged[id] else { continue }
-            let timestamp = Int64(clock.now().timeIntervalSince1970)
-            guard
-                let headers = try? signatureHeaders(
-                    body: notification.body, timestamp: timestamp, platform: signingPlatform)
-            else { continue }
-            deliver(
-                id: id, url: notification.url, outTradeNo: notification.outTradeNo, eventType: notification.eventType,
-                headers: headers,
-                body: notification.body, extraDelay: .zero)
+        resumeLeftOver()
+    }
+
+    /// A notice left by an earlier process, its headers signed now.
+    func resending(_ notice: CourierNotice) -> CourierNotice? {
+        let timestamp = Int64(clock.now().timeIntervalSince1970)
+        guard let headers = try? signatureHeaders(body: notice.body, timestamp: timestamp, platform: signingPlatform)
+        else { return nil }
+        var resent = notice
+        resent.headers = headers
+        return resent
+    }
+
+    func acknowledged(_ id: String) {
+        do {
+            try journal.append(.acknowledged(id: id))
+            compactIfDue()
+        } catch {
+            logger.error(
+                "sandbox wechatpay journal not written; the notification is sent again after a restart",
+                metadata: ["error": "\(error)"])
         }
     }
 
-    /// A notification about to go out, signed, and what the next injected fault does to it.
+    /// A notification about to go out, signed, and how the next injected fault sends it.
     private struct Outgoing {
         var notice: SandboxNotice
         var headers: [String: String]
-        var fault: WeChatPayNotificationFault?
-        var extraDelay: Duration
+        var route: CourierRoute
     }
 
     /// The signed, encrypted notification of `resource`; nil when a fault drops it.
@@ -576,91 +561,26 @@ public actor SandboxWeChatPay {
         guard
             let headers = try? signatureHeaders(body: Array(body.utf8), timestamp: timestamp, platform: signingPlatform)
         else { return nil }
-        var extraDelay: Duration = .zero
+        var route = CourierRoute.once
         switch fault {
         case .drop:
             return nil
         case .delay(let delay):
-            extraDelay = delay
-        case .reorder, .duplicate, .staleTimestamp, nil:
+            route = .delayed(delay)
+        case .reorder:
+            route = .heldBack
+        case .duplicate:
+            route = .twice
+        case .staleTimestamp, nil:
             break
         }
         return Outgoing(
-            notice: SandboxNotice(id: id, url: url, body: body, eventType: eventType), headers: headers, fault: fault,
-            extraDelay: extraDelay)
+            notice: SandboxNotice(id: id, url: url, body: body, eventType: eventType), headers: headers, route: route)
     }
 
-    /// Sends a kept notification, as its fault says; it is kept until acknowledged (sent again after a restart).
-    private func send(_ outgoing: Outgoing, outTradeNo: String) {
-        let (id, url, headers, fault) = (outgoing.notice.id, outgoing.notice.url, outgoing.headers, outgoing.fault)
-        let (eventType, body) = (outgoing.notice.eventType ?? "", Array(outgoing.notice.body.utf8))
-        unacknowledged[id] = (url, outTradeNo, eventType, body)
-        if fault == .reorder {
-            held = (id, url, outTradeNo, eventType, headers, body)
-            return
-        }
-        let current = deliver(
-            id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body,
-            extraDelay: outgoing.extraDelay)
-        if fault == .duplicate {
-            deliver(
-                id: id, url: url, outTradeNo: outTradeNo, eventType: eventType, headers: headers, body: body,
-                extraDelay: .zero)
-        }
-        if fault != .reorder, let held {
-            self.held = nil
-            // Reordered for certain: the held one goes only once the one that overtook it has been delivered.
-            deliver(
-                id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType,
-                headers: held.headers, body: held.body,
-                extraDelay: .zero, after: current)
-        }
-    }
-
-    /// Sends the held-back notification of a `.reorder` fault now, if nothing followed it.
+    /// Sends the held-back notifications of a `.reorder` fault now, if nothing followed them.
     public func releaseHeldNotification() {
-        guard let held else { return }
-        self.held = nil
-        deliver(
-            id: held.id, url: held.url, outTradeNo: held.outTradeNo, eventType: held.eventType, headers: held.headers,
-            body: held.body,
-            extraDelay: .zero)
-    }
-
-    @discardableResult
-    private func deliver(
-        id: String, url: String, outTradeNo: String, eventType: String, headers: [String: String], body: [UInt8],
-        extraDelay: Duration,
-        after predecessor: Task<Void, Never>? = nil
-    ) -> Task<Void, Never> {
-        let scale = timeScale
-        let task = Task { [sink] in
-            await predecessor?.value
-            if extraDelay > .zero { try? await Task.sleep(for: extraDelay) }
-            for attempt in 0...Self.retrySchedule.count {
-                if attempt > 0 { try? await Task.sleep(for: Self.retrySchedule[attempt - 1] * scale) }
-                let accepted = await sink(url, headers, body)
-                self.record(
-                    Delivery(outTradeNo: outTradeNo, eventType: eventType, attempt: attempt + 1, accepted: accepted),
-                    notification: id)
-                if accepted { return }
-            }
-        }
-        pending[UUID()] = task
-        return task
-    }
-
-    private func record(_ delivery: Delivery, notification id: String) {
-        deliveries.append(delivery)
-        guard delivery.accepted, unacknowledged.removeValue(forKey: id) != nil else { return }
-        do {
-            try journal.append(.acknowledged(id: id))
-            compactIfDue()
-        } catch {
-            logger.error(
-                "sandbox wechatpay journal not written; the notification is sent again after a restart",
-                metadata: ["error": "\(error)"])
-        }
+        releaseHeld()
     }
 
     /// POSTs the notification; acknowledged on any 2xx.

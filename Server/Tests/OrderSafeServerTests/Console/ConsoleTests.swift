@@ -44,7 +44,7 @@ struct ConsoleTests {
             #expect(overview.status == .ok)
             #expect(overview.html.contains(#"<b id="operator">admin</b>"#))
             let actions = try await components.ledger.operatorActions(limit: 10).map(\.action)
-            #expect(actions.prefix(2) == ["sign_in", "sign_in_refused"])
+            #expect(actions.prefix(2) == [.signIn, .signInRefused])
 
             let other = ConsoleClient(browser.client)
             #expect(try await other.signIn(Self.operatorKey).status == .seeOther)
@@ -271,7 +271,7 @@ struct ConsoleTests {
             #expect(after.html.contains("Refunded."))
             #expect(after.html.contains(#"id="order-status">refunded<"#))
             #expect(after.html.contains("operator:alice"))
-            #expect(try await components.ledger.dossier(orderNo: orderNo)?.payments.first?.reversal == "refunded")
+            #expect(try await components.ledger.dossier(orderNo: orderNo)?.payments.first?.reversal == .refunded)
             let twice = try await browser.post("/admin/orders/\(orderNo)/refund", [:])
             #expect(try await browser.get(try #require(twice.location)).html.contains("It was already refunded."))
         }
@@ -402,7 +402,7 @@ struct ConsoleTests {
                 headers: jsonAuth, body: ByteBuffer(string: #"{"note":"again"}"#))
             #expect(again.status == .conflict)
             let log = try await components.ledger.operatorActions(limit: 5)
-            #expect(log.first.map { [$0.operatorName, $0.action] } == ["alice", "resolve_flag"])
+            #expect(log.first.map { [$0.operatorName, $0.action.rawValue] } == ["alice", "resolve_flag"])
             let stats = try await client.execute(
                 uri: "/v1/admin/stats?tz=Asia%2FShanghai", method: .get, headers: operatorAuth)
             #expect(String(buffer: stats.body).contains(#""flagged_waiting":0"#))

@@ -4,10 +4,10 @@ import Ledger
 /// What a verified notification says of an auto-renewable subscription, as the ledger keeps it: its transaction
 /// and its renewal information, each dated by Apple's `signedDate`. Other notifications say nothing here.
 enum SubscriptionSignals {
-    static let autoRenewable = "Auto-Renewable Subscription"
-
     static func of(_ notification: AppStoreNotification) -> [SubscriptionSignal] {
-        guard let transaction = notification.transaction, transaction.type == autoRenewable else { return [] }
+        guard let transaction = notification.transaction, transaction.type == .autoRenewableSubscription else {
+            return []
+        }
         var signals: [SubscriptionSignal] = []
         if let signal = Self.transaction(transaction) { signals.append(signal) }
         if let info = notification.renewalInfo,
