@@ -90,7 +90,7 @@ enum WritePathBenchmark {
         }
     }
 
-    private static func write(_ index: Int, run: String, ledger: any LedgerStore, catalogVersion: Int64) async throws {
+    private static func write(_ index: Int, run: String, ledger: any LedgerWrite, catalogVersion: Int64) async throws {
         let now = Date()
         let user = "bench-\(index % 1000)"
         let transaction = "bench-\(run)-\(index)"

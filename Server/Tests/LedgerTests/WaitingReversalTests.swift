@@ -203,7 +203,7 @@ struct StrandedReversalTests {
 
     /// Runs `written` in a write of `ledger`, then `meanwhile` while that write is not committed yet, then commits it.
     private static func whileUncommitted(
-        on ledger: SQLLedger, _ written: @escaping @Sendable (any LedgerStore) async throws -> Void,
+        on ledger: SQLLedger, _ written: @escaping @Sendable (any LedgerWrite) async throws -> Void,
         meanwhile: () async throws -> Void
     ) async throws {
         let (done, signal) = AsyncStream<Void>.makeStream()

@@ -53,7 +53,7 @@ extension AppStorePayments {
                 results.append(
                     try await record(
                         purchase, submitter: owned ? owner : nil, cause: .reconciliation, evidence: "history",
-                        in: .direct))
+                        in: RecordingScope(write: context.ledger)))
             } catch AppStoreSubmissionError.productNotInCatalog, AppStoreSubmissionError.unbound {
                 continue
             }

@@ -14,7 +14,7 @@ extension AppStorePayments {
 
     /// Handles one Server Notification V2 exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8]) async throws -> Reply {
-        try await handleNotification(body: body, in: .direct)
+        try await handleNotification(body: body, in: RecordingScope(write: context.ledger))
     }
 
     func handleNotification(body: [UInt8], in scope: RecordingScope) async throws -> Reply {
@@ -55,7 +55,7 @@ extension AppStorePayments {
         let signals = SubscriptionSignals.of(notification)
         let before = try await subscription(chain: signals.first?.chain)
         for signal in signals {
-            try await context.ledger.recordSubscriptionSignal(signal)
+            try await scope.write.recordSubscriptionSignal(signal)
         }
         let note = try await applyVerified(notification, inboxID: inboxID, in: scope)
         let evidence = ["inbox:\(inboxID)", notification.notificationType, notification.subtype].compactMap { $0 }
@@ -85,7 +85,7 @@ extension AppStorePayments {
             // notificationType DID_CHANGE_RENEWAL_PREF); a downgrade's comes with the next DID_RENEW.
             return try await recordOrAwait(purchase, notification: notification, inboxID: inboxID, in: scope)
         case .refund, .revoke:
-            let outcome = try await context.ledger.reverse(
+            let outcome = try await scope.write.reverse(
                 Reversal(
                     channel: .appStore, providerTransactionID: purchase.transactionID,
                     kind: type == .refund ? .refunded : .revoked,
@@ -104,17 +104,17 @@ extension AppStorePayments {
         case .consumptionRequest:
             try await answerConsumptionRequest(purchase, evidence: evidence)
         case .refundReversed:
-            let order = try await context.ledger.reinstate(
+            let order = try await scope.write.reinstate(
                 channel: .appStore, providerTransactionID: purchase.transactionID, cause: .notification,
                 evidence: evidence, at: context.clock.now())
             context.logger.notice(
                 "appstore refund reversed",
                 metadata: ["transaction_id": "\(purchase.transactionID)", "order_no": "\(order?.orderNo ?? "-")"])
         default:
-            if let recorded = try await context.ledger.payment(
+            if let recorded = try await scope.write.payment(
                 channel: .appStore, providerTransactionID: purchase.transactionID)
             {
-                try await context.ledger.note(
+                try await scope.write.note(
                     orderNo: recorded.orderNo, kind: .appStore(notification.notificationType),
                     cause: .notification,
                     evidence: [evidence, notification.subtype].compactMap { $0 }.joined(separator: " "),
@@ -135,7 +135,7 @@ extension AppStorePayments {
             return nil
         } catch AppStoreSubmissionError.unbound(let id) {
             if !purchase.familyShared {
-                try await context.ledger.awaitChain(
+                try await scope.write.awaitChain(
                     inboxID: inboxID, chain: purchase.originalTransactionID, signedAt: notification.signedDate)
             }
             return "unbound: transaction \(id) waits for its subscription to have an owner"

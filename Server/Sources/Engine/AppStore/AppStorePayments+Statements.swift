@@ -92,7 +92,8 @@ extension AppStorePayments: StatementSource {
         }
         do {
             let result = try await record(
-                purchase, submitter: nil, cause: .reconciliation, evidence: evidence, in: .direct)
+                purchase, submitter: nil, cause: .reconciliation, evidence: evidence,
+                in: RecordingScope(write: context.ledger))
             return .asked(orderNo: result.order?.orderNo, answer: "\(result.verdict)")
         } catch AppStoreSubmissionError.unbound {
             return .noOrder(

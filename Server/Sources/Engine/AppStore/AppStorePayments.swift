@@ -141,7 +141,7 @@ public struct AppStorePayments: Sendable {
     }
 
     /// A submission kept and recorded in one transaction (``Inbox/atomically(_:lookingUp:_:)``). `work` runs
-    /// on the ledger's writer: only ledger work; whatever else it asks for (``RecordingScope/afterCommit(_:)``) runs
+    /// on the ledger's writer: only ledger work; whatever else it asks for (``LedgerWrite/afterCommit(_:)``) runs
     /// once it has committed. A resend this process applied is answered from what is recorded, by readers; one it
     /// does not know (``AppliedSubmissions``) is found by the entry's insert, and `work` answers it on the writer.
     ///
@@ -153,16 +153,14 @@ public struct AppStorePayments: Sendable {
         let body = submission.inboxJSON
         let key = AppliedSubmissions.Key(kind: kind, userID: userID, body: body)
         if let entryID = applied.entryID(for: key) {
-            return try await work("inbox:\(entryID)", .direct)
+            return try await work("inbox:\(entryID)", RecordingScope(write: context.ledger))
         }
-        let followUps = FollowUps()
         let (result, entryID) = try await Inbox(context: context).atomically(
             inboundSignal(body, kind: kind, userID: userID), lookingUp: query
-        ) { evidence, prefetched, ledger in
-            try await work(evidence, RecordingScope(ledger: ledger, followUps: followUps, prefetched: prefetched))
+        ) { evidence, prefetched, write in
+            try await work(evidence, RecordingScope(write: write, prefetched: prefetched))
         }
         applied.remember(key, entryID: entryID)
-        await followUps.run()
         return result
     }
 
@@ -288,7 +286,7 @@ public struct AppStorePayments: Sendable {
     func record(
         _ purchase: AppStorePurchase, submitter: String?, cause: EventCause, evidence: String, in scope: RecordingScope
     ) async throws -> AppStoreTransactionResult {
-        let ledger = scope.ledger ?? context.ledger
+        let ledger = scope.write
         let id = purchase.transactionID
         if purchase.revoked {
             // Apple took it back (a refund; for a family-shared purchase, a revocation). Recorded before: reversed
@@ -374,7 +372,7 @@ public struct AppStorePayments: Sendable {
             // A notification keeps its own signals; an app's submission or a history pull keeps its transaction's.
             let signal = cause == .notification ? nil : purchase.subscriptionSignal
             let gainedOwner = chainOwner == nil && !purchase.familyShared
-            await scope.afterCommit { [self] in
+            await ledger.afterCommit { [self] in
                 if let signal { await keep(signal, chainGainedOwner: gainedOwner, cause: cause, evidence: evidence) }
                 if awaited { await applyAwaitingSignals(chain: chain, applying: applying) }
             }
@@ -393,14 +391,14 @@ public struct AppStorePayments: Sendable {
     }
 
     /// The order a recorded transaction belongs to.
-    private func recordedOrder(_ transactionID: String, in ledger: any LedgerStore) async throws -> Order {
+    private func recordedOrder(_ transactionID: String, in ledger: any LedgerWrite) async throws -> Order {
         let lookup = try await ledger.payment(
             channel: .appStore, providerTransactionID: transactionID, chainOf: nil)
         guard let recorded = lookup.payment else { throw LedgerError.unknownOrder("appstore:\(transactionID)") }
         return try await order(number: recorded.orderNo, in: ledger)
     }
 
-    private func order(number: String, in ledger: any LedgerStore) async throws -> Order {
+    private func order(number: String, in ledger: any LedgerWrite) async throws -> Order {
         guard let order = try await ledger.order(number: number) else { throw LedgerError.unknownOrder(number) }
         return order
     }
@@ -410,7 +408,7 @@ public struct AppStorePayments: Sendable {
     /// `chainOwner` owns the purchase's subscription chain (nil for a family-shared purchase).
     private func binding(
         for purchase: AppStorePurchase, product: CatalogProduct, submitter: String?, chainOwner: String?,
-        in ledger: any LedgerStore
+        in ledger: any LedgerWrite
     )
         async throws
         -> Binding?
@@ -453,7 +451,7 @@ public struct AppStorePayments: Sendable {
     /// `price`: what an adopted order costs; a bound order is paid what the App Store charged, else its own amount.
     private func fulfil(
         _ purchase: AppStorePurchase, _ binding: Binding, product: CatalogProduct, price: Money,
-        in ledger: any LedgerStore,
+        in ledger: any LedgerWrite,
         payment: (_ orderNo: String, _ amount: Money) -> VerifiedPayment
     ) async throws -> (order: Order, outcome: FulfilmentOutcome) {
         let order: Order
@@ -495,7 +493,8 @@ public struct AppStorePayments: Sendable {
             let waiting = try await context.ledger.signalsAwaiting(chain: chain)
             guard !waiting.isEmpty else { return }
             for signal in waiting {
-                _ = try await handleNotification(body: signal.body, in: RecordingScope(applyingChain: chain))
+                _ = try await handleNotification(
+                    body: signal.body, in: RecordingScope(write: context.ledger, applyingChain: chain))
             }
             context.logger.info(
                 "waiting notifications of a subscription applied",
@@ -528,7 +527,7 @@ public struct AppStorePayments: Sendable {
     /// than the order's owner (another account signed in on the device): recorded for its owner, and the answer
     /// carries no order, since the order is not the submitter's to see.
     private func answer(
-        _ order: Order, purchase: AppStorePurchase, submitter: String?, cause: EventCause, in ledger: any LedgerStore
+        _ order: Order, purchase: AppStorePurchase, submitter: String?, cause: EventCause, in ledger: any LedgerWrite
     ) async throws -> AppStoreTransactionResult {
         guard let submitter, submitter != order.userID else {
             return AppStoreTransactionResult(transactionID: purchase.transactionID, verdict: .recorded, order: order)

@@ -69,7 +69,7 @@ struct Inbox {
     /// thrown. Returns `work`'s result and the entry's id.
     func atomically<Result: Sendable>(
         _ signal: InboundSignal, lookingUp query: PaymentQuery?,
-        _ work: @escaping @Sendable (String, PrefetchedLookup?, any LedgerStore) async throws -> Result
+        _ work: @escaping @Sendable (String, PrefetchedLookup?, any LedgerWrite) async throws -> Result
     ) async throws -> (result: Result, entryID: Int64) {
         do {
             return try await context.ledger.atomically { [context] ledger in

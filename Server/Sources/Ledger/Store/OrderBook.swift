@@ -3,14 +3,8 @@ import OrderSafeModel
 
 /// The orders and their money: catalog versions, orders, payments recorded against them, reversals, status moves and
 /// the audit trail. What the order engine writes and reads; every method is one database transaction (or joins the
-/// one ``atomically(_:)`` runs), and idempotency comes from the schema's constraints.
+/// write it is called in, ``LedgerWrite``), and idempotency comes from the schema's constraints.
 public protocol OrderBook: Sendable {
-    /// Runs `body` as one transaction: `body` gets the ledger of that transaction, every operation called on it joins
-    /// it, and it returns once all of them have committed together (or none has, when it throws). `body` runs on the
-    /// ledger's writer: it must do only ledger work, never wait for a provider or the network, and never call the
-    /// ledger it was called on (that would be another write, which waits for this one).
-    func atomically<R: Sendable>(_ body: @escaping @Sendable (any LedgerStore) async throws -> R) async throws -> R
-
     /// Stores a catalog (once per distinct content) and returns the version orders will reference.
     func saveCatalog(_ catalog: Catalog, at: Date) async throws -> CatalogVersion
 

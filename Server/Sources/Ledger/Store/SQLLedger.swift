@@ -10,15 +10,20 @@ public struct SQLLedger: LedgerStore {
     /// The write this ledger's calls are part of (``atomically(_:)`` hands its body such a ledger); nil: each call
     /// is a write or a read of its own.
     let write: (any SQLDatabase)?
+    /// What runs once that write has committed (nil with `write`).
+    private let committed: AfterCommit?
 
     public init(database: LedgerDatabase) {
-        self.init(database: database, products: ProductGrantsCache(), write: nil)
+        self.init(database: database, products: ProductGrantsCache(), write: nil, committed: nil)
     }
 
-    private init(database: LedgerDatabase, products: ProductGrantsCache, write: (any SQLDatabase)?) {
+    private init(
+        database: LedgerDatabase, products: ProductGrantsCache, write: (any SQLDatabase)?, committed: AfterCommit?
+    ) {
         self.database = database
         self.products = products
         self.write = write
+        self.committed = committed
     }
 
     /// Throws unless the database is at exactly this binary's schema version.
@@ -37,11 +42,23 @@ public struct SQLLedger: LedgerStore {
         }
     }
 
-    public func atomically<R: Sendable>(_ body: @escaping @Sendable (any LedgerStore) async throws -> R) async throws
+    public func atomically<R: Sendable>(_ body: @escaping @Sendable (any LedgerWrite) async throws -> R) async throws
         -> R
     {
-        try await database.transaction(joining: write) { [database, products] db in
-            try await body(SQLLedger(database: database, products: products, write: db))
+        let committed = self.committed ?? AfterCommit()
+        let result = try await database.transaction(joining: write) { [database, products] db in
+            try await body(SQLLedger(database: database, products: products, write: db, committed: committed))
+        }
+        // Joined to a write that is still open: its jobs run when that one has committed.
+        if self.committed == nil { await committed.run() }
+        return result
+    }
+
+    public func afterCommit(_ job: @escaping @Sendable () async -> Void) async {
+        if let committed {
+            committed.append(job)
+        } else {
+            await job()
         }
     }
 
