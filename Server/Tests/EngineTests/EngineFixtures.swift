@@ -32,7 +32,7 @@ enum EngineFixtures {
         ])
 
     static func order(
-        _ ledger: any LedgerStore, version: CatalogVersion, user: String = "u1", channel: Channel = .alipay
+        _ ledger: any OrderBook, version: CatalogVersion, user: String = "u1", channel: Channel = .alipay
     ) async throws -> Order {
         try await ledger.createOrder(
             NewOrder(

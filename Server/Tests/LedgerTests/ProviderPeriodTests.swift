@@ -10,7 +10,7 @@ struct ProviderPeriodTests {
     static let day: TimeInterval = 86400
 
     /// Records one payment of `vip_month` for user-a whose period the provider dates to end at `end`.
-    static func record(_ ledger: any LedgerStore, _ version: CatalogVersion, txn: String, end: Date) async throws
+    static func record(_ ledger: SQLLedger, _ version: CatalogVersion, txn: String, end: Date) async throws
         -> Order
     {
         let order = try await ledger.createOrder(
@@ -25,7 +25,7 @@ struct ProviderPeriodTests {
         return order
     }
 
-    static func vip(_ ledger: any LedgerStore, at date: Date = Fixtures.now) async throws -> Entitlement? {
+    static func vip(_ ledger: SQLLedger, at date: Date = Fixtures.now) async throws -> Entitlement? {
         try await ledger.holdings(userID: "user-a", at: date).entitlements.first { $0.name == "vip" }
     }
 

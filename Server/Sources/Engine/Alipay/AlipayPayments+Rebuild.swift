@@ -15,7 +15,7 @@ extension AlipayPayments {
         guard trade.status.isPaid || (trade.status == .tradeClosed && trade.paidAt != nil) else {
             return .unrebuildable("Alipay says \(orderNo) is \(trade.status.rawValue), not paid")
         }
-        return try await OrderRebuilder(context: context).order(
+        return try await OrderRebuilder(context: context.narrowed { $0 }).order(
             orderNo, channel: .alipay, provenance: trade.passbackParams, amount: trade.totalAmount,
             createdAt: trade.paidAt ?? context.clock.now())
     }

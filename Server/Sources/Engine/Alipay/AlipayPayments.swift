@@ -11,7 +11,7 @@ public struct AlipayPayments: Sendable {
     let gateway: AlipayGatewayClient?
     let sellerID: String?
     let notifyURL: String
-    let context: EngineContext
+    let context: EngineContext<any AlipayLedger>
     /// The account takes test money (the built-in simulator, or Alipay's sandbox): its payments mark their orders
     /// `sandbox`, fulfilled but never revenue.
     let sandbox: Bool
@@ -20,7 +20,7 @@ public struct AlipayPayments: Sendable {
 
     public init(
         credentials: AlipayCredentials, gateway: AlipayGatewayClient?, sellerID: String?, notifyURL: String,
-        context: EngineContext,
+        context: EngineContext<any AlipayLedger>,
         sandbox: Bool, paymentWindow: TimeInterval = 30 * 60
     ) {
         self.credentials = credentials
@@ -51,7 +51,9 @@ public struct AlipayPayments: Sendable {
 
     /// Handles one notification body exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8], headers: [String: String]) async throws -> Reply {
-        let refusal = try await Inbox(context: context).notification(.alipay, headers: headers, body: body) {
+        let refusal = try await Inbox(context: context.narrowed { $0 }).notification(
+            .alipay, headers: headers, body: body
+        ) {
             id in
             do {
                 try await apply(body: body, inboxID: id)
@@ -94,7 +96,7 @@ public struct AlipayPayments: Sendable {
             return order.channel == .alipay ? order : nil
         }
         guard notification.refund == nil, notification.tradeStatus.isPaid else { return nil }
-        let outcome = try await OrderRebuilder(context: context).order(
+        let outcome = try await OrderRebuilder(context: context.narrowed { $0 }).order(
             notification.outTradeNo, channel: .alipay, provenance: notification.passbackParams,
             amount: notification.totalAmount, createdAt: context.clock.now())
         if case .rebuilt(let order) = outcome { return order }

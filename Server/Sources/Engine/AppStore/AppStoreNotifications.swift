@@ -18,7 +18,9 @@ extension AppStorePayments {
     }
 
     func handleNotification(body: [UInt8], in scope: RecordingScope) async throws -> Reply {
-        let refusal = try await Inbox(context: context).notification(.appStore, headers: [:], body: body) { id in
+        let refusal = try await Inbox(context: context.narrowed { $0 }).notification(
+            .appStore, headers: [:], body: body
+        ) { id in
             try await apply(notificationBody: body, inboxID: id, in: scope)
         }
         return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted

@@ -26,7 +26,7 @@ public struct AppStorePayments: Sendable {
     let offerHook: MerchantOfferHook?
     /// Whether `CONSUMPTION_REQUEST` notifications are answered (the merchant's users consented to it).
     let answersConsumptionRequests: Bool
-    let context: EngineContext
+    let context: EngineContext<any AppStoreLedger>
     let identities: OrderIdentityGenerator
     /// The submissions this process has applied: resends it knows are answered without the writer.
     let applied: AppliedSubmissions
@@ -43,7 +43,8 @@ public struct AppStorePayments: Sendable {
     public init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
         offers: AppStoreOfferSigner? = nil, offerHook: MerchantOfferHook? = nil,
-        answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator, context: EngineContext
+        answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator,
+        context: EngineContext<any AppStoreLedger>
     ) {
         self.init(
             verifier: verifier, receipts: receipts, api: api, offers: offers, offerHook: offerHook,
@@ -54,7 +55,7 @@ public struct AppStorePayments: Sendable {
     init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient?,
         offers: AppStoreOfferSigner?, offerHook: MerchantOfferHook?, answersConsumptionRequests: Bool,
-        identities: OrderIdentityGenerator, context: EngineContext, applied: AppliedSubmissions
+        identities: OrderIdentityGenerator, context: EngineContext<any AppStoreLedger>, applied: AppliedSubmissions
     ) {
         self.verifier = verifier
         self.receipts = receipts
@@ -96,7 +97,7 @@ public struct AppStorePayments: Sendable {
         case .rejected(let result):
             let body = submission.inboxJSON
             if refusals.spend(min(body.count, SQLLedger.refusedBodyBytes), user: userID, now: context.clock.now()) {
-                try await Inbox(context: context).refused(
+                try await Inbox(context: context.narrowed { $0 }).refused(
                     inboundSignal(body, kind: .submission, userID: userID), reason: result.error?.message ?? "rejected")
             } else {
                 Counter(label: "ordersafe_refused_submissions_not_kept_total").increment()
@@ -155,7 +156,7 @@ public struct AppStorePayments: Sendable {
         if let entryID = applied.entryID(for: key) {
             return try await work("inbox:\(entryID)", RecordingScope(write: context.ledger))
         }
-        let (result, entryID) = try await Inbox(context: context).atomically(
+        let (result, entryID) = try await Inbox(context: context.narrowed { $0 }).atomically(
             inboundSignal(body, kind: kind, userID: userID), lookingUp: query
         ) { evidence, prefetched, write in
             try await work(evidence, RecordingScope(write: write, prefetched: prefetched))

@@ -17,7 +17,7 @@ struct Refusal: Error {
 /// app's submission or restore — is kept in the ledger's inbox before anything is done with it, and how processing
 /// it ended is written on its entry. Nothing is acknowledged before it is stored.
 struct Inbox {
-    let context: EngineContext
+    let context: EngineContext<any InboxLedger>
 
     /// A provider's notification: stored, then applied, unless an exact copy was applied before (the provider resent
     /// it: acknowledged at once). `apply` gets the inbox id and may return a note to keep on an entry it accepted
@@ -96,3 +96,6 @@ struct Inbox {
         }
     }
 }
+
+/// The ledger's roles the inbox uses: the inbox itself, and opening writes that keep an entry with what it caused.
+public typealias InboxLedger = LedgerTransactions & SignalInbox

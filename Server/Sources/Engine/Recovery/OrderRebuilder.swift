@@ -10,7 +10,7 @@ import OrderSafeModel
 /// What cannot be rebuilt — no provenance, another text in its place, a product the catalog no longer lists — is
 /// answered with the reason, for the caller to flag with its evidence; nothing is guessed.
 struct OrderRebuilder: Sendable {
-    let context: EngineContext
+    let context: EngineContext<any OrderBook>
 
     /// The order `orderNo` of `channel` as the provider's `provenance` text describes it, created (callers ask the
     /// ledger first; an order of that number made meanwhile — a concurrent rebuild — is answered as it is).

@@ -31,7 +31,7 @@ extension WeChatPayPayments {
 
     private func rebuild(from transaction: WeChatPayTransaction) async throws -> OrderRebuild {
         let paidAt = transaction.successTime.flatMap { ISO8601DateFormatter().date(from: $0) } ?? context.clock.now()
-        return try await OrderRebuilder(context: context).order(
+        return try await OrderRebuilder(context: context.narrowed { $0 }).order(
             transaction.outTradeNo, channel: .wechatPay, provenance: transaction.attach, amount: transaction.amount,
             createdAt: paidAt)
     }

@@ -11,7 +11,7 @@ public struct WeChatPayPayments: Sendable {
     let client: WeChatPayClient
     let notifications: WeChatPayNotificationParser
     let notifyURL: String
-    let context: EngineContext
+    let context: EngineContext<any WeChatPayLedger>
     /// The account takes test money (the built-in simulator): its payments mark their orders `sandbox`, fulfilled
     /// but never revenue.
     let sandbox: Bool
@@ -20,7 +20,7 @@ public struct WeChatPayPayments: Sendable {
 
     public init(
         client: WeChatPayClient, notifications: WeChatPayNotificationParser, notifyURL: String,
-        context: EngineContext, sandbox: Bool, paymentWindow: TimeInterval = 30 * 60
+        context: EngineContext<any WeChatPayLedger>, sandbox: Bool, paymentWindow: TimeInterval = 30 * 60
     ) {
         self.client = client
         self.sandbox = sandbox
@@ -55,7 +55,7 @@ public struct WeChatPayPayments: Sendable {
 
     /// Handles one notification exactly as received. Nothing is acknowledged before it is stored.
     public func handleNotification(headers: [String: String], body: [UInt8]) async throws -> Reply {
-        let inbox = Inbox(context: context)
+        let inbox = Inbox(context: context.narrowed { $0 })
         let refusal = try await inbox.notification(.wechatPay, headers: headers, body: body) { id in
             try await apply(headers: headers, body: body, inboxID: id)
             return nil

@@ -3,8 +3,10 @@ import Foundation
 @_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 
-/// The ledger over SQL: one implementation for SQLite and PostgreSQL.
-public struct SQLLedger: LedgerStore {
+/// The ledger over SQL: one implementation for SQLite and PostgreSQL, of every role. Each part of the server takes
+/// only the roles it uses (a channel's payments a composition such as `AlipayLedger`, the job runner a ``JobQueue``,
+/// the webhook dispatcher a ``WebhookOutbox``, …); nothing is handed the whole ledger as one type.
+public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, StatementBook, OfferBook, AppPurchaseBook {
     let database: LedgerDatabase
     let products: ProductGrantsCache
     /// The write this ledger's calls are part of (``atomically(_:)`` hands its body such a ledger); nil: each call

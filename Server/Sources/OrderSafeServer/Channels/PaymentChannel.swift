@@ -1,6 +1,7 @@
 import ChannelSupport
 import Engine
 import Hummingbird
+import Ledger
 import OrderSafeModel
 
 /// One payment channel as the server runs it: its settings section, its built-in simulator, what it adds to a new
@@ -74,7 +75,7 @@ struct ChannelLabel: Sendable {
 
 /// What every channel is started with: the engine's ledger, catalog, clock and logger, and the order numbers.
 struct ChannelWiring: Sendable {
-    let context: EngineContext
+    let context: EngineContext<SQLLedger>
     let identities: OrderIdentityGenerator
     /// The merchant's word on offers (the App Store's), when `offer_hook.url` is set.
     var offerHook: MerchantOfferHook? = nil

@@ -37,7 +37,7 @@ struct AlipayChannel: PaymentChannel {
                 gateway: AlipayGatewayClient(
                     credentials: credentials, gatewayURL: account.gatewayURL,
                     transport: HTTPClientAlipayTransport(transport: transport), clock: clock, logger: logger),
-                sellerID: account.sellerID, notifyURL: account.notifyURL, context: wiring.context,
+                sellerID: account.sellerID, notifyURL: account.notifyURL, context: wiring.context.narrowed { $0 },
                 sandbox: simulated || account.isAlipaySandbox))
     }
 

@@ -28,7 +28,7 @@ struct AppStoreChannel: PaymentChannel {
         AppStoreChannel(
             payments: try await account.payments(
                 transport: transport, identities: wiring.identities, offerHook: wiring.offerHook,
-                context: wiring.context))
+                context: wiring.context.narrowed { $0 }))
     }
 
     var settler: (any OrderSettler)? { nil }

@@ -11,7 +11,7 @@ extension Settings.AppStore {
     /// The channel these settings describe; in production only Apple's published roots are trusted.
     func payments(
         transport: any ProviderTransport, identities: OrderIdentityGenerator, offerHook: MerchantOfferHook?,
-        context: EngineContext
+        context: EngineContext<any AppStoreLedger>
     ) async throws -> AppStorePayments {
         let (clock, logger) = (context.clock, context.logger)
         let requireApple = environment == .production

@@ -10,7 +10,9 @@ import _CryptoExtras
 extension Settings.WeChatPay {
     /// The channel these settings describe, with a configuration error naming the key on any mistake.
     /// `sandbox`: the account is the built-in simulator.
-    func payments(transport: any ProviderTransport, context: EngineContext, sandbox: Bool) throws -> WeChatPayPayments {
+    func payments(transport: any ProviderTransport, context: EngineContext<any WeChatPayLedger>, sandbox: Bool) throws
+        -> WeChatPayPayments
+    {
         let (clock, logger) = (context.clock, context.logger)
         let merchant: MerchantSigner
         let cipher: APIv3Cipher

@@ -26,7 +26,8 @@ struct WeChatPayChannel: PaymentChannel {
         account: Settings.WeChatPay, transport: any ProviderTransport, simulated: Bool, wiring: ChannelWiring
     ) async throws -> WeChatPayChannel {
         WeChatPayChannel(
-            payments: try account.payments(transport: transport, context: wiring.context, sandbox: simulated))
+            payments: try account.payments(
+                transport: transport, context: wiring.context.narrowed { $0 }, sandbox: simulated))
     }
 
     var settler: (any OrderSettler)? { payments }
