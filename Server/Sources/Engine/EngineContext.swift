@@ -18,6 +18,11 @@ public struct EngineContext<Ledger: Sendable>: Sendable {
         self.logger = logger
     }
 
+    /// The same context over `ledger` (a write's handle, for the helpers of a step inside it).
+    public func with<Other: Sendable>(ledger: Other) -> EngineContext<Other> {
+        EngineContext<Other>(ledger: ledger, catalog: catalog, clock: clock, logger: logger)
+    }
+
     /// The same context over the roles `roles` picks of this one's (usually `{ $0 }`, an existential's upcast).
     public func narrowed<Narrow: Sendable>(_ roles: (Ledger) -> Narrow) -> EngineContext<Narrow> {
         EngineContext<Narrow>(ledger: roles(ledger), catalog: catalog, clock: clock, logger: logger)

@@ -18,13 +18,15 @@ extension AlipayPayments: OrderRefunder {
     }
 
     /// A notification reporting a refund (`refund_fee` is the total refunded so far).
-    func applyRefund(_ notification: AlipayNotification, order: Order, inboxID: Int64) async throws {
+    func applyRefund(_ notification: AlipayNotification, order: Order, inboxID: Int64, in write: any LedgerWrite)
+        async throws
+    {
         guard let refund = notification.refund else { return }
         let outcome = try await ReportedRefund(
             channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
             refundedMinor: refund.refundFee.amountMinor, totalMinor: notification.totalAmount.amountMinor,
             evidence: "inbox:\(inboxID)"
-        ).apply(to: context.ledger, at: context.clock.now())
+        ).apply(to: write, at: context.clock.now())
         context.logger.notice(
             "alipay refund notification applied",
             metadata: ["order_no": "\(order.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])

@@ -49,39 +49,47 @@ public struct AlipayPayments: Sendable {
         case success, failure
     }
 
-    /// Handles one notification body exactly as received. Nothing is acknowledged before it is stored.
+    /// Handles one notification body exactly as received: verified, then stored with what it records in one write
+    /// (``Inbox``). Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8], headers: [String: String]) async throws -> Reply {
         let refusal = try await Inbox(context: context.narrowed { $0 }).notification(
-            .alipay, headers: headers, body: body
-        ) {
-            id in
-            do {
-                try await apply(body: body, inboxID: id)
-            } catch let error as AlipayNotificationError {
-                // Alipay reads the body, not the status.
-                throw Refusal(status: 200, message: error.description, unauthenticated: error.isUnauthenticated)
-            }
-            return nil
-        }
+            .alipay, headers: headers, body: body,
+            verify: {
+                do {
+                    let notification = try AlipayNotificationVerifier(credentials: credentials).verify(body: body)
+                    // App and seller must be ours; an amount that differs is recorded and flagged by the ledger,
+                    // never credited.
+                    try notification.check(
+                        against: .init(
+                            appID: credentials.appID, sellerID: sellerID, outTradeNo: notification.outTradeNo,
+                            amount: notification.totalAmount))
+                    return notification
+                } catch let error as AlipayNotificationError {
+                    // Alipay reads the body, not the status.
+                    throw Refusal(status: 200, message: error.description, unauthenticated: error.isUnauthenticated)
+                }
+            },
+            apply: { notification, id, write in
+                do {
+                    try await apply(notification, inboxID: id, in: write)
+                } catch let error as AlipayNotificationError {
+                    throw Refusal(status: 200, message: error.description, unauthenticated: error.isUnauthenticated)
+                }
+                return nil
+            })
         return refusal == nil ? .success : .failure
     }
 
-    private func apply(body: [UInt8], inboxID: Int64) async throws {
-        let notification = try AlipayNotificationVerifier(credentials: credentials).verify(body: body)
-        // App and seller must be ours; an amount that differs is recorded and flagged by the ledger, never credited.
-        try notification.check(
-            against: .init(
-                appID: credentials.appID, sellerID: sellerID, outTradeNo: notification.outTradeNo,
-                amount: notification.totalAmount))
-        guard let order = try await order(paidBy: notification) else {
+    private func apply(_ notification: AlipayNotification, inboxID: Int64, in write: any LedgerWrite) async throws {
+        guard let order = try await order(paidBy: notification, in: write) else {
             throw AlipayNotificationError.unknownOrder(notification.outTradeNo)
         }
         if notification.refund != nil {
-            try await applyRefund(notification, order: order, inboxID: inboxID)
+            try await applyRefund(notification, order: order, inboxID: inboxID, in: write)
             return
         }
         guard notification.tradeStatus.isPaid else { return }
-        let outcome = try await context.ledger.fulfil(
+        let outcome = try await write.fulfil(
             VerifiedPayment(
                 channel: .alipay, providerTransactionID: notification.tradeNo, orderNo: order.orderNo,
                 amount: notification.totalAmount, cause: .notification, evidence: "inbox:\(inboxID)", sandbox: sandbox),
@@ -91,12 +99,12 @@ public struct AlipayPayments: Sendable {
 
     /// The order `notification` is about: the ledger's, or — lost with a restored database — rebuilt from its
     /// `passback_params` when it says the trade was paid (a refund's notification never rebuilds). Nil when neither.
-    private func order(paidBy notification: AlipayNotification) async throws -> Order? {
-        if let order = try await context.ledger.order(number: notification.outTradeNo) {
+    private func order(paidBy notification: AlipayNotification, in write: any LedgerWrite) async throws -> Order? {
+        if let order = try await write.order(number: notification.outTradeNo) {
             return order.channel == .alipay ? order : nil
         }
         guard notification.refund == nil, notification.tradeStatus.isPaid else { return nil }
-        let outcome = try await OrderRebuilder(context: context.narrowed { $0 }).order(
+        let outcome = try await OrderRebuilder(context: context.with(ledger: write)).order(
             notification.outTradeNo, channel: .alipay, provenance: notification.passbackParams,
             amount: notification.totalAmount, createdAt: context.clock.now())
         if case .rebuilt(let order) = outcome { return order }

@@ -12,25 +12,26 @@ extension AppStorePayments {
         case refused(status: Int, message: String)
     }
 
-    /// Handles one Server Notification V2 exactly as received. Nothing is acknowledged before it is stored.
+    /// Handles one Server Notification V2 exactly as received: verified, then stored with what it records in one
+    /// write (``Inbox``). Nothing is acknowledged before it is stored.
     public func handleNotification(body: [UInt8]) async throws -> Reply {
-        try await handleNotification(body: body, in: RecordingScope(write: context.ledger))
+        try await handleNotification(body: body, applyingChain: nil)
     }
 
-    func handleNotification(body: [UInt8], in scope: RecordingScope) async throws -> Reply {
+    /// `applyingChain`: the chain whose waiting notifications are being applied (this is one of them).
+    func handleNotification(body: [UInt8], applyingChain: String?) async throws -> Reply {
         let refusal = try await Inbox(context: context.narrowed { $0 }).notification(
-            .appStore, headers: [:], body: body
-        ) { id in
-            try await apply(notificationBody: body, inboxID: id, in: scope)
-        }
+            .appStore, headers: [:], body: body, verify: { try await verified(notificationBody: body) },
+            apply: { notification, id, write in
+                try await apply(
+                    notification, inboxID: id, in: RecordingScope(write: write, applyingChain: applyingChain))
+            })
         return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted
     }
 
-    /// Applies a stored notification; returns a note to keep on the inbox entry when it was accepted but could
-    /// not be applied yet (an unbound transaction the app will submit).
-    private func apply(notificationBody body: [UInt8], inboxID: Int64, in scope: RecordingScope) async throws
-        -> String?
-    {
+    /// The notification, verified; what must reach Apple before it is applied (the answer to a consumption request)
+    /// is sent here, outside the write.
+    private func verified(notificationBody body: [UInt8]) async throws -> AppStoreNotification {
         let signedPayload: String
         do {
             signedPayload = try JSONObject(body).string("signedPayload")
@@ -52,17 +53,31 @@ extension AppStorePayments {
             reportHeld(error.description, userID: "(App Store notification)", kept: true)
             throw Refusal(status: 503, message: error.description, held: true)
         }
+        if notification.type == .consumptionRequest, let transaction = notification.transaction,
+            let purchase = AppStorePurchase(transaction)
+        {
+            try await answerConsumptionRequest(purchase)
+        }
+        return notification
+    }
+
+    /// Applies a verified notification through the write it is stored in; returns a note to keep on the inbox entry
+    /// when it was accepted but could not be applied yet (an unbound transaction the app will submit).
+    private func apply(_ notification: AppStoreNotification, inboxID: Int64, in scope: RecordingScope) async throws
+        -> String?
+    {
         // What it says of a subscription's state, whatever else it does (kept again, harmlessly, on a retry); a change
         // it makes is announced once its payment is recorded.
         let signals = SubscriptionSignals.of(notification)
-        let before = try await subscription(chain: signals.first?.chain)
+        let before = try await subscription(chain: signals.first?.chain, in: scope.write)
         for signal in signals {
             try await scope.write.recordSubscriptionSignal(signal)
         }
         let note = try await applyVerified(notification, inboxID: inboxID, in: scope)
         let evidence = ["inbox:\(inboxID)", notification.notificationType, notification.subtype].compactMap { $0 }
         try await announceChange(
-            of: signals.first?.chain, from: before, cause: .notification, evidence: evidence.joined(separator: " "))
+            of: signals.first?.chain, from: before, cause: .notification, evidence: evidence.joined(separator: " "),
+            in: scope.write)
         return note
     }
 
@@ -104,7 +119,14 @@ extension AppStorePayments {
                 return try await recordOrAwait(paid, notification: notification, inboxID: inboxID, in: scope)
             }
         case .consumptionRequest:
-            try await answerConsumptionRequest(purchase, evidence: evidence)
+            // Answered to Apple before it was stored (``verified(notificationBody:)``); noted on its order here.
+            if let recorded = try await scope.write.payment(
+                channel: .appStore, providerTransactionID: purchase.transactionID)
+            {
+                try await scope.write.note(
+                    orderNo: recorded.orderNo, kind: .appStore("consumption_request"), cause: .notification,
+                    evidence: evidence, at: context.clock.now())
+            }
         case .refundReversed:
             let order = try await scope.write.reinstate(
                 channel: .appStore, providerTransactionID: purchase.transactionID, cause: .notification,
@@ -147,18 +169,16 @@ extension AppStorePayments {
     }
 
     /// Tells Apple, for a refund request it is deciding, whether the purchase was delivered — only when the merchant
-    /// says its users consented (`customerConsented` is required). The rest of the fields are left undeclared.
-    private func answerConsumptionRequest(_ purchase: AppStorePurchase, evidence: String) async throws {
+    /// says its users consented (`customerConsented` is required). The rest of the fields are left undeclared. A
+    /// failure refuses the notification, which is kept and tried again.
+    private func answerConsumptionRequest(_ purchase: AppStorePurchase) async throws {
+        guard answersConsumptionRequests, let api else { return }
         var order: Order?
         if let recorded = try await context.ledger.payment(
             channel: .appStore, providerTransactionID: purchase.transactionID)
         {
-            try await context.ledger.note(
-                orderNo: recorded.orderNo, kind: .appStore("consumption_request"), cause: .notification,
-                evidence: evidence, at: context.clock.now())
             order = try await context.ledger.order(number: recorded.orderNo)
         }
-        guard answersConsumptionRequests, let api else { return }
         let delivered = order?.status == .fulfilled
         let json = """
             {"accountTenure":0,"appAccountToken":\(JSONString.encode(order?.orderUUID.uuidString.lowercased() ?? "")),"consumptionStatus":0,\

@@ -494,8 +494,7 @@ public struct AppStorePayments: Sendable {
             let waiting = try await context.ledger.signalsAwaiting(chain: chain)
             guard !waiting.isEmpty else { return }
             for signal in waiting {
-                _ = try await handleNotification(
-                    body: signal.body, in: RecordingScope(write: context.ledger, applyingChain: chain))
+                _ = try await handleNotification(body: signal.body, applyingChain: chain)
             }
             context.logger.info(
                 "waiting notifications of a subscription applied",

@@ -13,38 +13,62 @@ struct Refusal: Error {
     var held = false
 }
 
-/// "Store first, then apply", in one place: everything that comes from outside — a provider's notification, an
-/// app's submission or restore — is kept in the ledger's inbox before anything is done with it, and how processing
-/// it ended is written on its entry. Nothing is acknowledged before it is stored.
+/// "Store first, then apply", in one place and with one meaning for every channel and every kind of signal: what
+/// comes from outside — a provider's notification, an app's submission or restore — is verified first, outside any
+/// write (signatures, a provider's keys or API); then its inbox entry, what it causes and the entry's verdict are one
+/// transaction, and nothing is acknowledged before that transaction has committed. What is refused, or fails, is
+/// kept apart on its entry with why (in a write of its own, after the failed one rolled back): refused bytes cut
+/// short and closed, the rest for the retry sweep or the operator. One write per signal, never a stored entry
+/// beside half of what it caused.
 struct Inbox {
     let context: EngineContext<any InboxLedger>
 
-    /// A provider's notification: stored, then applied, unless an exact copy was applied before (the provider resent
-    /// it: acknowledged at once). `apply` gets the inbox id and may return a note to keep on an entry it accepted
-    /// without applying (it stays for the retry sweep). Returns nil when accepted, else the refusal, which is recorded
-    /// and answered; any other failure (a database fault) propagates so the provider sends it again.
-    func notification(
-        _ channel: Channel, headers: [String: String], body: [UInt8], apply: (Int64) async throws -> String?
+    /// A provider's notification: `verify` runs first (a ``Refusal`` it throws is kept on the entry and answered);
+    /// then the entry, what `apply` records through the write it is handed and the entry's verdict commit together,
+    /// unless an exact copy was applied before (the provider resent it: acknowledged at once). `apply` gets the
+    /// verified notification and the inbox id, and may return a note to keep on an entry it accepted without applying
+    /// (it stays for the retry sweep); a ``Refusal`` it throws rolls back what it wrote and is kept on the entry.
+    /// Returns nil when accepted, else the refusal, which is answered; any other failure is kept as `failed` and
+    /// propagates, so the provider sends it again.
+    func notification<Verified: Sendable>(
+        _ channel: Channel, headers: [String: String], body: [UInt8], verify: () async throws -> Verified,
+        apply: @escaping @Sendable (Verified, Int64, any LedgerWrite) async throws -> String?
     ) async throws -> Refusal? {
-        let entry = try await context.ledger.storeInbound(
-            InboundSignal(
-                channel: channel, kind: .notify, headers: headers, body: body, receivedAt: context.clock.now()))
-        // An exact copy (body and signature headers) of a notification already applied: the provider resent it.
-        if entry.processed { return nil }
+        let signal = InboundSignal(
+            channel: channel, kind: .notify, headers: headers, body: body, receivedAt: context.clock.now())
         do {
-            let note = try await apply(entry.id)
-            try await context.ledger.finishInbound(
-                id: entry.id, verdict: note == nil ? .applied : .waiting, note: note, at: context.clock.now())
+            let verified = try await verify()
+            try await context.ledger.atomically { [context] write in
+                let entry = try await write.storeInbound(signal)
+                // An exact copy (body and signature headers) of a notification already applied: the provider resent it.
+                guard !entry.processed else { return }
+                let note = try await apply(verified, entry.id, write)
+                try await write.finishInbound(
+                    id: entry.id, verdict: note == nil ? .applied : .waiting, note: note, at: context.clock.now())
+            }
             return nil
         } catch let refusal as Refusal {
-            context.logger.warning(
-                "\(channel.rawValue) notification refused",
-                metadata: ["inbox_id": "\(entry.id)", "reason": "\(refusal.message)"])
             let verdict: InboxVerdict =
                 refusal.unauthenticated ? .refused : refusal.held ? .held : refusal.status >= 500 ? .failed : .waiting
-            try await context.ledger.finishInbound(
-                id: entry.id, verdict: verdict, note: refusal.message, at: context.clock.now())
+            let id = try await keep(signal, verdict: verdict, note: refusal.message)
+            context.logger.warning(
+                "\(channel.rawValue) notification refused",
+                metadata: ["inbox_id": "\(id.map { "\($0)" } ?? "-")", "reason": "\(refusal.message)"])
             return refusal
+        } catch {
+            _ = try? await keep(signal, verdict: .failed, note: "\(error)")
+            throw error
+        }
+    }
+
+    /// Keeps `signal`'s entry apart with how its processing ended, in one write; an entry already processed (an
+    /// exact copy applied meanwhile) is left as it is. Returns the entry's id.
+    private func keep(_ signal: InboundSignal, verdict: InboxVerdict, note: String) async throws -> Int64? {
+        try await context.ledger.atomically { [context] write in
+            let entry = try await write.storeInbound(signal)
+            guard !entry.processed else { return entry.id }
+            try await write.finishInbound(id: entry.id, verdict: verdict, note: note, at: context.clock.now())
+            return entry.id
         }
     }
 
@@ -60,9 +84,9 @@ struct Inbox {
         }
     }
 
-    /// As ``request(_:_:)``, but the entry, what `work` records and the entry's verdict are one transaction (durable
-    /// together, nothing half-written if the process dies): the entry is stored as applied, and an entry stored
-    /// before is returned as it is (applied already, or failed and tried again now). `work` runs on the ledger's
+    /// An app's submission or restore, verified already: the entry, what `work` records and the entry's verdict are
+    /// one transaction (durable together, nothing half-written if the process dies): the entry is stored as applied,
+    /// and an entry stored before is returned as it is (applied already, or failed and tried again now). `work` runs on the ledger's
     /// writer and gets the evidence, the lookup of `query` made with the entry's insert, and the ledger of the
     /// transaction (every step of `work` goes through it). When the transaction
     /// fails, nothing of it was written: the entry is kept apart with why (`failed`) for operators, and the error is
@@ -88,10 +112,7 @@ struct Inbox {
                 return (result, entry.id)
             }
         } catch {
-            if let entry = try? await context.ledger.storeInbound(signal), !entry.processed {
-                try? await context.ledger.finishInbound(
-                    id: entry.id, verdict: .failed, note: "\(error)", at: context.clock.now())
-            }
+            _ = try? await keep(signal, verdict: .failed, note: "\(error)")
             throw error
         }
     }

@@ -6,12 +6,12 @@ import WeChatPay
 extension WeChatPayPayments {
     /// The order `transaction` paid: the ledger's, or — lost with a restored database — rebuilt from the
     /// transaction's `attach` when WeChat Pay says it was paid. Nil when neither.
-    func order(paidBy transaction: WeChatPayTransaction) async throws -> Order? {
-        if let order = try await context.ledger.order(number: transaction.outTradeNo) {
+    func order(paidBy transaction: WeChatPayTransaction, in write: any LedgerWrite) async throws -> Order? {
+        if let order = try await write.order(number: transaction.outTradeNo) {
             return order.channel == .wechatPay ? order : nil
         }
         guard transaction.tradeState.isPaid else { return nil }
-        if case .rebuilt(let order) = try await rebuild(from: transaction) { return order }
+        if case .rebuilt(let order) = try await rebuild(from: transaction, in: write) { return order }
         return nil
     }
 
@@ -26,12 +26,13 @@ extension WeChatPayPayments {
         }
         try transaction.check(
             appID: client.appID, merchantID: client.merchantID, outTradeNo: orderNo, amount: transaction.amount)
-        return try await rebuild(from: transaction)
+        return try await rebuild(from: transaction, in: context.ledger)
     }
 
-    private func rebuild(from transaction: WeChatPayTransaction) async throws -> OrderRebuild {
+    private func rebuild(from transaction: WeChatPayTransaction, in ledger: any OrderBook) async throws -> OrderRebuild
+    {
         let paidAt = transaction.successTime.flatMap { ISO8601DateFormatter().date(from: $0) } ?? context.clock.now()
-        return try await OrderRebuilder(context: context.narrowed { $0 }).order(
+        return try await OrderRebuilder(context: context.with(ledger: ledger)).order(
             transaction.outTradeNo, channel: .wechatPay, provenance: transaction.attach, amount: transaction.amount,
             createdAt: paidAt)
     }

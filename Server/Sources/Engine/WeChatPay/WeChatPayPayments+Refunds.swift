@@ -20,7 +20,7 @@ extension WeChatPayPayments: OrderRefunder {
     }
 
     /// `REFUND.SUCCESS`: a full refund reverses the payment's grants once; a partial one is noted for a human.
-    func applyRefund(_ resource: [UInt8], inboxID: Int64) async throws {
+    func applyRefund(_ resource: [UInt8], inboxID: Int64, in write: any LedgerWrite) async throws {
         let refund: WeChatPayRefund
         do {
             refund = try WeChatPayRefund(resource: resource)
@@ -32,14 +32,14 @@ extension WeChatPayPayments: OrderRefunder {
         }
         guard refund.status == .success else { return }
         guard
-            let recorded = try await context.ledger.payment(
+            let recorded = try await write.payment(
                 channel: .wechatPay, providerTransactionID: refund.transactionID)
         else {
             // A full refund of a payment not recorded yet waits in the ledger and wins when the payment is recorded.
             guard refund.refundFen == refund.totalFen else {
                 throw Refusal(status: 404, message: "no payment \(refund.transactionID) yet")
             }
-            let outcome = try await context.ledger.reverse(
+            let outcome = try await write.reverse(
                 Reversal(
                     channel: .wechatPay, providerTransactionID: refund.transactionID, kind: .refunded,
                     cause: .notification,
@@ -54,7 +54,7 @@ extension WeChatPayPayments: OrderRefunder {
             channel: .wechatPay, providerTransactionID: refund.transactionID, orderNo: recorded.orderNo,
             refundedMinor: refund.refundFen,
             totalMinor: refund.totalFen, evidence: "inbox:\(inboxID)"
-        ).apply(to: context.ledger, at: context.clock.now())
+        ).apply(to: write, at: context.clock.now())
         context.logger.notice(
             "wechatpay refund notification applied",
             metadata: ["order_no": "\(recorded.orderNo)", "outcome": "\(outcome.map { "\($0)" } ?? "partial")"])

@@ -53,20 +53,24 @@ public struct WeChatPayPayments: Sendable {
         "Wechatpay-Timestamp", "Wechatpay-Nonce", "Wechatpay-Signature", "Wechatpay-Serial", "Wechatpay-Signature-Type",
     ]
 
-    /// Handles one notification exactly as received. Nothing is acknowledged before it is stored.
+    /// Handles one notification exactly as received: verified, then stored with what it records in one write
+    /// (``Inbox``). Nothing is acknowledged before it is stored.
     public func handleNotification(headers: [String: String], body: [UInt8]) async throws -> Reply {
         let inbox = Inbox(context: context.narrowed { $0 })
-        let refusal = try await inbox.notification(.wechatPay, headers: headers, body: body) { id in
-            try await apply(headers: headers, body: body, inboxID: id)
-            return nil
-        }
+        let refusal = try await inbox.notification(
+            .wechatPay, headers: headers, body: body,
+            verify: { try await verified(headers: headers, body: body) },
+            apply: { notification, id, write in
+                try await apply(notification, inboxID: id, in: write)
+                return nil
+            })
         return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted
     }
 
-    private func apply(headers: [String: String], body: [UInt8], inboxID: Int64) async throws {
-        let notification: WeChatPayNotification
+    /// The notification, its signature checked (the platform's key fetched when it is new) and its resource decrypted.
+    private func verified(headers: [String: String], body: [UInt8]) async throws -> WeChatPayNotification {
         do {
-            notification = try await notifications.parse(headers: headers, body: body)
+            return try await notifications.parse(headers: headers, body: body)
         } catch {
             // WeChat Pay probes the endpoint with signatures it marks (`WECHATPAY/SIGNTEST/…`, its API v3 签名验证 page,
             // on 签名探测流量) and expects them to fail: refused like any bad signature (the entry, cut to its first
@@ -78,11 +82,14 @@ public struct WeChatPayPayments: Sendable {
             }
             throw Refusal(status: 401, message: error.description, unauthenticated: true)
         }
+    }
+
+    private func apply(_ notification: WeChatPayNotification, inboxID: Int64, in write: any LedgerWrite) async throws {
         switch notification.eventType ?? "" {
         case "TRANSACTION.SUCCESS":
-            try await applyTransaction(notification.plaintext, inboxID: inboxID)
+            try await applyTransaction(notification.plaintext, inboxID: inboxID, in: write)
         case "REFUND.SUCCESS":
-            try await applyRefund(notification.plaintext, inboxID: inboxID)
+            try await applyRefund(notification.plaintext, inboxID: inboxID, in: write)
         case let type where type.hasPrefix("REFUND."):
             context.logger.notice(
                 "wechatpay refund notification stored", metadata: ["inbox_id": "\(inboxID)", "event_type": "\(type)"])
@@ -93,7 +100,7 @@ public struct WeChatPayPayments: Sendable {
         }
     }
 
-    private func applyTransaction(_ resource: [UInt8], inboxID: Int64) async throws {
+    private func applyTransaction(_ resource: [UInt8], inboxID: Int64, in write: any LedgerWrite) async throws {
         let transaction: WeChatPayTransaction
         do {
             transaction = try WeChatPayTransaction(resource: resource)
@@ -108,11 +115,11 @@ public struct WeChatPayPayments: Sendable {
         } catch {
             throw Refusal(status: 400, message: error.description)
         }
-        guard let order = try await order(paidBy: transaction) else {
+        guard let order = try await order(paidBy: transaction, in: write) else {
             throw Refusal(status: 404, message: "unknown order \(transaction.outTradeNo)")
         }
         guard transaction.tradeState.isPaid, let transactionID = transaction.transactionID else { return }
-        let outcome = try await context.ledger.fulfil(
+        let outcome = try await write.fulfil(
             VerifiedPayment(
                 channel: .wechatPay, providerTransactionID: transactionID, orderNo: order.orderNo,
                 amount: transaction.amount,

@@ -4,22 +4,23 @@ import OrderSafeModel
 
 extension AppStorePayments {
     /// A subscription's state now, from what its chain's signals say; nil for no chain, or no transaction of it.
-    func subscription(chain: String?) async throws -> UserSubscription? {
+    func subscription(chain: String?, in ledger: any LedgerWrite) async throws -> UserSubscription? {
         guard let chain else { return nil }
-        let signals = try await context.ledger.subscriptionSignals(chain: chain)
+        let signals = try await ledger.subscriptionSignals(chain: chain)
         return SubscriptionFold.statuses(signals, at: context.clock.now()).first
     }
 
     /// A timeline event and a merchant webhook when the subscription of `chain` is no longer `before`, on the order
     /// of its latest period; nothing when that order is not recorded yet (its owner is not known).
-    func announceChange(of chain: String?, from before: UserSubscription?, cause: EventCause, evidence: String)
-        async throws
-    {
-        guard let after = try await subscription(chain: chain), after != before,
-            let payment = try await context.ledger.payment(
+    func announceChange(
+        of chain: String?, from before: UserSubscription?, cause: EventCause, evidence: String,
+        in ledger: any LedgerWrite
+    ) async throws {
+        guard let after = try await subscription(chain: chain, in: ledger), after != before,
+            let payment = try await ledger.payment(
                 channel: .appStore, providerTransactionID: after.lastTransactionID)
         else { return }
-        try await context.ledger.subscriptionChanged(
+        try await ledger.subscriptionChanged(
             orderNo: payment.orderNo, to: after, cause: cause, evidence: evidence, at: context.clock.now())
     }
 
@@ -29,9 +30,10 @@ extension AppStorePayments {
     /// with the next notification or pull.
     func keep(_ signal: SubscriptionSignal, chainGainedOwner: Bool, cause: EventCause, evidence: String) async {
         do {
-            let before = chainGainedOwner ? nil : try await subscription(chain: signal.chain)
+            let before = chainGainedOwner ? nil : try await subscription(chain: signal.chain, in: context.ledger)
             try await context.ledger.recordSubscriptionSignal(signal)
-            try await announceChange(of: signal.chain, from: before, cause: cause, evidence: evidence)
+            try await announceChange(
+                of: signal.chain, from: before, cause: cause, evidence: evidence, in: context.ledger)
         } catch {
             context.logger.warning(
                 "subscription signal of a recorded transaction not kept",
