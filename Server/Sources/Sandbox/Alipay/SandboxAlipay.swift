@@ -58,20 +58,13 @@ public actor SandboxAlipay: NotificationCourierHost {
     ) throws {
         self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("alipay-id-counter"), clock: clock)
-        var unacknowledged: [String: CourierNotice] = [:]
+        var waiting: [CourierNotice] = []
         if let folder {
             let (journal, records) = try SandboxJournal<SandboxAlipayRecord>.open(
                 folder.appendingPathComponent("alipay.journal"))
             self.journal = journal
-            for record in records {
-                switch record {
-                case .trade(let trade, let notice):
-                    trades[trade.outTradeNo] = trade
-                    if let notice { unacknowledged[notice.id] = notice.courierNotice(about: trade.outTradeNo) }
-                case .acknowledged(let id): unacknowledged[id] = nil
-                }
-            }
-            let held = Self.records(trades: trades, waiting: Array(unacknowledged.values))
+            (trades, waiting) = SandboxAlipayRecord.replay(records)
+            let held = SandboxAlipayRecord.holding(trades: trades, waiting: waiting)
             if held.count < records.count { try journal.compact(held) }
         } else {
             journal = .inMemory
@@ -83,7 +76,7 @@ public actor SandboxAlipay: NotificationCourierHost {
         courier = NotificationCourier(
             retrySchedule: Self.retrySchedule, timeScale: timeScale,
             sink: { url, _, body in await Self.post(url: url, body: body, client: httpClient) },
-            unacknowledged: Array(unacknowledged.values))
+            unacknowledged: waiting)
         self.logger = logger
     }
 
@@ -360,23 +353,9 @@ public actor SandboxAlipay: NotificationCourierHost {
 
     /// Compacts the journal to what is held now once it has grown enough (see ``SandboxJournal``).
     private func compactIfDue() {
-        guard journal.wantsCompaction else { return }
-        do {
-            try journal.compact(Self.records(trades: trades, waiting: courier.waiting))
-        } catch {
-            logger.error("sandbox alipay journal not compacted", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// What the journal must hold for a restart to find `trades` and the notifications `waiting` as they are: each
-    /// trade once, then each notification not acknowledged yet with its trade.
-    static func records(trades: [String: SandboxAlipayTrade], waiting: [CourierNotice]) -> [SandboxAlipayRecord] {
-        var records = trades.keys.sorted().map { SandboxAlipayRecord.trade(trades[$0]!, notification: nil) }
-        for notice in waiting.sorted(by: { $0.id < $1.id }) {
-            guard let trade = trades[notice.outTradeNo] else { continue }
-            records.append(.trade(trade, notification: SandboxNotice(notice)))
-        }
-        return records
+        journal.compactIfDue(
+            { SandboxAlipayRecord.holding(trades: trades, waiting: courier.waiting) }, sandbox: "alipay", logger: logger
+        )
     }
 
     /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped, from
@@ -389,14 +368,9 @@ public actor SandboxAlipay: NotificationCourierHost {
     func resending(_ notice: CourierNotice) -> CourierNotice? { notice }
 
     func acknowledged(_ id: String) {
-        do {
-            try journal.append(.acknowledged(id: id))
-            compactIfDue()
-        } catch {
-            logger.error(
-                "sandbox alipay journal not written; the notification is sent again after a restart",
-                metadata: ["error": "\(error)"])
-        }
+        journal.acknowledge(
+            id, holding: { SandboxAlipayRecord.holding(trades: trades, waiting: courier.waiting) }, sandbox: "alipay",
+            logger: logger)
     }
 
     /// A notification about to go out, and how the next injected fault sends it.

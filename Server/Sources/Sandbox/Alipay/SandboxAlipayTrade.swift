@@ -1,7 +1,7 @@
 import Alipay
 
 /// A trade as the sandbox Alipay keeps it.
-struct SandboxAlipayTrade: Sendable, Codable {
+struct SandboxAlipayTrade: SandboxTrade {
     var outTradeNo: String
     var tradeNo: String
     var appID: String
@@ -22,9 +22,4 @@ struct SandboxAlipayTrade: Sendable, Codable {
 }
 
 /// One line of the sandbox Alipay's journal (``SandboxJournal``).
-enum SandboxAlipayRecord: Codable {
-    /// A trade as it is from now on, with the notification its change sent, if any.
-    case trade(SandboxAlipayTrade, notification: SandboxNotice?)
-    /// The merchant acknowledged that notification (`success`).
-    case acknowledged(id: String)
-}
+typealias SandboxAlipayRecord = SandboxTradeRecord<SandboxAlipayTrade>

@@ -68,20 +68,13 @@ public actor SandboxWeChatPay: NotificationCourierHost {
     ) throws {
         self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("wechatpay-id-counter"), clock: clock)
-        var unacknowledged: [String: CourierNotice] = [:]
+        var waiting: [CourierNotice] = []
         if let folder {
             let (journal, records) = try SandboxJournal<SandboxWeChatPayRecord>.open(
                 folder.appendingPathComponent("wechatpay.journal"))
             self.journal = journal
-            for record in records {
-                switch record {
-                case .trade(let trade, let notice):
-                    trades[trade.outTradeNo] = trade
-                    if let notice { unacknowledged[notice.id] = notice.courierNotice(about: trade.outTradeNo) }
-                case .acknowledged(let id): unacknowledged[id] = nil
-                }
-            }
-            let held = Self.records(trades: trades, waiting: Array(unacknowledged.values))
+            (trades, waiting) = SandboxWeChatPayRecord.replay(records)
+            let held = SandboxWeChatPayRecord.holding(trades: trades, waiting: waiting)
             if held.count < records.count { try journal.compact(held) }
         } else {
             journal = .inMemory
@@ -95,7 +88,7 @@ public actor SandboxWeChatPay: NotificationCourierHost {
         self.clock = clock
         courier = NotificationCourier(
             retrySchedule: Self.retrySchedule, timeScale: timeScale, sink: sink ?? Self.post,
-            unacknowledged: Array(unacknowledged.values))
+            unacknowledged: waiting)
         self.logger = logger
         publicKeyIdentity = platformKey
         let first = try PlatformIdentity(
@@ -493,23 +486,9 @@ public actor SandboxWeChatPay: NotificationCourierHost {
 
     /// Compacts the journal to what is held now once it has grown enough (see ``SandboxJournal``).
     private func compactIfDue() {
-        guard journal.wantsCompaction else { return }
-        do {
-            try journal.compact(Self.records(trades: trades, waiting: courier.waiting))
-        } catch {
-            logger.error("sandbox wechatpay journal not compacted", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// What the journal must hold for a restart to find `trades` and the notifications `waiting` as they are: each
-    /// transaction once, then each notification not acknowledged yet with its transaction.
-    static func records(trades: [String: SandboxWeChatPayTrade], waiting: [CourierNotice]) -> [SandboxWeChatPayRecord] {
-        var records = trades.keys.sorted().map { SandboxWeChatPayRecord.trade(trades[$0]!, notification: nil) }
-        for notice in waiting.sorted(by: { $0.id < $1.id }) {
-            guard let trade = trades[notice.outTradeNo] else { continue }
-            records.append(.trade(trade, notification: SandboxNotice(notice)))
-        }
-        return records
+        journal.compactIfDue(
+            { SandboxWeChatPayRecord.holding(trades: trades, waiting: courier.waiting) }, sandbox: "wechatpay",
+            logger: logger)
     }
 
     /// Sends again, once, every notification the merchant had not acknowledged when the simulator last stopped,
@@ -529,14 +508,10 @@ public actor SandboxWeChatPay: NotificationCourierHost {
     }
 
     func acknowledged(_ id: String) {
-        do {
-            try journal.append(.acknowledged(id: id))
-            compactIfDue()
-        } catch {
-            logger.error(
-                "sandbox wechatpay journal not written; the notification is sent again after a restart",
-                metadata: ["error": "\(error)"])
-        }
+        journal.acknowledge(
+            id, holding: { SandboxWeChatPayRecord.holding(trades: trades, waiting: courier.waiting) },
+            sandbox: "wechatpay",
+            logger: logger)
     }
 
     /// A notification about to go out, signed, and how the next injected fault sends it.

@@ -2,7 +2,7 @@ import OrderSafeModel
 import WeChatPay
 
 /// A transaction as the sandbox WeChat Pay keeps it.
-struct SandboxWeChatPayTrade: Sendable, Codable {
+struct SandboxWeChatPayTrade: SandboxTrade {
     var outTradeNo: String
     var transactionID: String
     var prepayID: String
@@ -28,9 +28,4 @@ struct SandboxWeChatPayRefund: Sendable, Codable {
 }
 
 /// One line of the sandbox WeChat Pay's journal (``SandboxJournal``).
-enum SandboxWeChatPayRecord: Codable {
-    /// A transaction as it is from now on, with the notification its change sent, if any.
-    case trade(SandboxWeChatPayTrade, notification: SandboxNotice?)
-    /// The merchant acknowledged that notification (2xx).
-    case acknowledged(id: String)
-}
+typealias SandboxWeChatPayRecord = SandboxTradeRecord<SandboxWeChatPayTrade>
