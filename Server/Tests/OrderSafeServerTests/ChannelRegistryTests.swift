@@ -62,6 +62,55 @@ import Testing
         #expect(offenders == [], "move channel-specific code into its folder under Channels/, or ask the registry")
     }
 
+    /// The server's modules (the SDK and the wire model are StoreKit-shaped by design: their rule is the one above).
+    static let serverModules = ["ChannelSupport", "Engine", "Ledger", "OrderSafeServer", "Sandbox", "ordersafe"]
+
+    /// Server files outside a channel's folders that still name one channel, and why. The list only shrinks: a new
+    /// file naming one channel fails (put it in the channel's folder, or behind a `PaymentChannel` hook), and a file
+    /// that stops naming one must leave the list.
+    static let namingOne: [String: String] = [
+        "Ledger/Store/Kinds.swift": "the App Store's job and event kinds (to move beside its payments)",
+        "Ledger/Store/SQLLedger.swift": "the catalog's app_store_product_id column",
+        "Ledger/Store/SQLLedger+Subscriptions.swift":
+            "subscriptions are App Store chains (the ledger has no channel folders)",
+        "OrderSafeServer/Channels/ChannelSimulator.swift":
+            "the WeChat Pay simulator's signing mode (to move to its settings)",
+        "OrderSafeServer/Configuration/Settings.swift":
+            "server.sandbox_wechatpay_signing (to move to the channel's section)",
+        "OrderSafeServer/Configuration/SettingsLoader.swift": "server.sandbox_wechatpay_signing (as above)",
+        "OrderSafeServer/Routes/AdminController.swift":
+            "held App Store submissions' replay route (to become a channel hook)",
+        "OrderSafeServer/Routes/OperatorDesk.swift": "held App Store submissions' replay (as above)",
+        "OrderSafeServer/Console/ConsoleController+Actions.swift":
+            "the console's replay of held submissions (as above)",
+        "OrderSafeServer/Console/ConsoleText.swift": "the console's words about held App Store transactions and offers",
+        "OrderSafeServer/Routes/CatalogController.swift":
+            "subscription offers in the catalog's answer (to become a hook)",
+        "OrderSafeServer/App/OrderSafeApplication.swift":
+            "hands the App Store channel to the catalog and the operators",
+        "OrderSafeServer/App/OrderSafeComponents.swift": "the App Store channel the wiring keeps for them",
+        "ordersafe/OrderSafeCommand.swift": "the command list names `ordersafe appstore` (the CLI's one list)",
+        "ordersafe/SandboxCommand.swift": "`ordersafe sandbox mint` signs App Store transactions",
+    ]
+
+    @Test func serverFilesNamingOneChannelOnlyShrink() throws {
+        let server = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var naming: Set<String> = []
+        for module in Self.serverModules {
+            let root = server.appendingPathComponent("Sources").appendingPathComponent(module)
+            let files = try #require(FileManager.default.enumerator(atPath: root.path)).compactMap { $0 as? String }
+            for file in files where file.hasSuffix(".swift") {
+                let path = "\(module)/\(file)"
+                guard !Self.isChannelFolder(path), Self.allowed[path] == nil else { continue }
+                let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+                if Self.channelsNamed(in: text).count == 1 { naming.insert(path) }
+            }
+        }
+        #expect(naming.subtracting(Self.namingOne.keys).sorted() == [], "new: move it into the channel's folder")
+        #expect(Set(Self.namingOne.keys).subtracting(naming).sorted() == [], "names no single channel now: drop it")
+    }
+
     /// The scan sees names in code, whatever their case or spelling, and not in comments.
     @Test func theScanSeesCodeNotComments() {
         #expect(Self.channelsNamed(in: "switch c {\ncase .alipay: 1\ncase .wechatPay: 2\n}") == [.alipay, .wechatPay])

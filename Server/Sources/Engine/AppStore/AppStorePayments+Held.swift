@@ -10,8 +10,6 @@ extension AppStorePayments {
     /// A StoreKit 2 signed transaction is a few KiB (its certificate chain and payload); a larger body is no
     /// transaction and is not held.
     static let maxHeldTransactionBytes = 16 * 1024
-    /// Held submissions kept at most; the devices keep older ones unfinished and submit them again.
-    public static let heldKept = 10_000
 
     /// What a replay of the held submissions and notifications did.
     public struct HeldReplay: Sendable, Hashable, Codable {

@@ -23,6 +23,10 @@ struct Refusal: Error {
 struct Inbox {
     let context: EngineContext<any InboxLedger>
 
+    /// Held signals (what this server's settings could not verify) kept at most; the sweep drops older ones, which
+    /// the devices keep unfinished and submit again.
+    static let heldKept = 10_000
+
     /// A provider's notification: `verify` runs first (a ``Refusal`` it throws is kept on the entry and answered);
     /// then the entry, what `apply` records through the write it is handed and the entry's verdict commit together,
     /// unless an exact copy was applied before (the provider resent it: acknowledged at once). `apply` gets the

@@ -107,16 +107,16 @@ public struct Reconciler: Sendable {
 
     /// Stored notifications older than a minute whose processing failed (a database error, a crash) or that wait
     /// for their order are processed again, up to ten times each; refused ones past their retention go, and held
-    /// App Store submissions beyond ``AppStorePayments/heldKept``; reversals
+    /// ones beyond ``Inbox/heldKept``; reversals
     /// and reinstatements that passed their payment (replicas recording both at once) are applied.
     private func retryInbox(now: Date) async throws {
         let purged = try await ledger.purgeRefusedInbound(
             before: now.addingTimeInterval(-Self.refusedRetention), keeping: Self.refusedKept)
         if purged > 0 { logger.info("refused notifications purged", metadata: ["count": "\(purged)"]) }
-        let dropped = try await ledger.purgeHeldSubmissions(keeping: AppStorePayments.heldKept)
+        let dropped = try await ledger.purgeHeldSubmissions(keeping: Inbox.heldKept)
         if dropped > 0 {
             logger.warning(
-                "held App Store submissions beyond the newest \(AppStorePayments.heldKept) dropped",
+                "held signals beyond the newest \(Inbox.heldKept) dropped",
                 metadata: ["count": "\(dropped)"])
         }
         let stranded = try await ledger.applyStrandedReversals(at: now, limit: 200)

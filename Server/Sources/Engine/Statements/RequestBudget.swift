@@ -12,11 +12,6 @@ public struct RequestBudget: Sendable, Hashable {
         self.perSecond = max(1, perSecond)
     }
 
-    /// The App Store Server API's transaction histories: Apple publishes its limits per endpoint and answers 429
-    /// past them (https://developer.apple.com/documentation/appstoreserverapi/ratelimitexceedederror); 20 a second
-    /// keeps a thousand customers' histories to under a minute.
-    public static let appStoreHistories = RequestBudget(concurrency: 8, perSecond: 20)
-
     /// `body` of each item within the budget, the results in the items' order; the first error thrown stops the
     /// calls not started yet and is thrown once the calls on their way have ended (each ends as it would: what was
     /// answered is not thrown away, so a caller that keeps each answer can resume where it stopped).

@@ -24,6 +24,9 @@ protocol PaymentChannel: Sendable {
     static var notificationRoute: String { get }
     /// The path prefix of the channel's routes for signed-in users, if it has any (404 while the channel is off).
     static var userRoutePrefix: String? { get }
+    /// The prefix of the idempotency keys the channel makes orders with itself (adopted ones), which apps' keys may
+    /// not start with; nil when it makes none.
+    static var reservedIdempotencyPrefix: String? { get }
 
     /// Reads the channel's settings section; nil when ``accountKey`` is not set.
     static func account(from reader: SettingsReader) throws -> Account?

@@ -61,18 +61,19 @@ struct OrdersController {
             OrderResponse(order: order, providerTransactionID: try await orders.paymentID(ofOrder: order.orderNo)))
     }
 
-    /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters, not in the namespace the
-    /// server keys its own orders with (`appstore:<transaction id>` for adopted purchases).
+    /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters, not in a namespace a channel
+    /// keys the orders it makes itself with (``PaymentChannel/reservedIdempotencyPrefix``).
     static func idempotencyKey(_ request: Request) throws -> String? {
         guard let key = request.headers[.idempotencyKey] else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw APIError.badRequest(
                 "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
         }
-        guard !key.lowercased().hasPrefix(AppStorePayments.adoptionKeyPrefix) else {
+        if let reserved = ChannelRegistry.all.compactMap({ $0.reservedIdempotencyPrefix }).first(where: {
+            key.lowercased().hasPrefix($0)
+        }) {
             throw APIError.badRequest(
-                "invalid_idempotency_key",
-                "Idempotency-Key may not start with '\(AppStorePayments.adoptionKeyPrefix)' (reserved)")
+                "invalid_idempotency_key", "Idempotency-Key may not start with '\(reserved)' (reserved)")
         }
         return key
     }

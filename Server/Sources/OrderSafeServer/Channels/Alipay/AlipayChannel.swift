@@ -20,6 +20,7 @@ struct AlipayChannel: PaymentChannel {
     static let label = ChannelLabel(english: "Alipay", simplifiedChinese: "支付宝", colour: "#1677ff")
     static let notificationRoute = "notify/alipay"
     static let userRoutePrefix: String? = nil
+    static let reservedIdempotencyPrefix: String? = nil
 
     static func account(from reader: SettingsReader) throws -> Settings.Alipay? { try reader.alipay() }
 

@@ -19,6 +19,7 @@ struct AppStoreChannel: PaymentChannel {
     static let label = ChannelLabel(english: "App Store", simplifiedChinese: "App Store", colour: "#8e44ad")
     static let notificationRoute = "notify/appstore"
     static let userRoutePrefix: String? = "/v1/appstore/"
+    static let reservedIdempotencyPrefix: String? = AppStorePayments.adoptionKeyPrefix
 
     static func account(from reader: SettingsReader) throws -> Settings.AppStore? { try reader.appStore() }
 

@@ -19,6 +19,7 @@ struct WeChatPayChannel: PaymentChannel {
     static let label = ChannelLabel(english: "WeChat Pay", simplifiedChinese: "微信支付", colour: "#07c160")
     static let notificationRoute = "notify/wechatpay"
     static let userRoutePrefix: String? = nil
+    static let reservedIdempotencyPrefix: String? = nil
 
     static func account(from reader: SettingsReader) throws -> Settings.WeChatPay? { try reader.wechatpay() }
 
