@@ -7,6 +7,7 @@ import Ledger
 import LedgerTestSupport
 import NIOCore
 import OrderSafeModel
+import Sandbox
 import Testing
 import WeChatPay
 
@@ -305,6 +306,13 @@ struct StatementReconciliationTests {
         }
     }
 
+    /// `token`'s user orders the coins, buys them from the sandbox App Store and the app submits the purchase.
+    static func buyAndSubmit(_ client: any TestClientProtocol, _ store: SandboxAppStore, token: String) async throws {
+        let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
+        let (_, jws) = try await store.purchase(productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
+        #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+    }
+
     @Test(
         "App Store: a day asks Apple for the histories of the day's possible buyers only, not of every customer ever seen; a rate limit on the way is waited out",
         arguments: TestEngine.available)
@@ -315,10 +323,7 @@ struct StatementReconciliationTests {
             var tokens: [String] = []
             for index in 0..<60 {
                 let token = try await TestServer.token("customer-\(index)", lifetime: 30 * 86400)
-                let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
-                let (_, jws) = try await store.purchase(
-                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
-                #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+                try await Self.buyAndSubmit(client, store, token: token)
                 tokens.append(token)
             }
             clock.advance(by: 3 * 86400)
@@ -326,10 +331,7 @@ struct StatementReconciliationTests {
             // notification lost); a newcomer buys.
             let day = StatementDay(containing: clock.now(), utcOffset: 0)
             for token in [tokens[7], try await TestServer.token("newcomer", lifetime: 30 * 86400)] {
-                let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
-                let (_, jws) = try await store.purchase(
-                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
-                #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+                try await Self.buyAndSubmit(client, store, token: token)
             }
             let lostOrder = try await TestServer.createOrder(client, token: tokens[11]).decoded(OrderResponse.self)
                 .order
@@ -357,10 +359,7 @@ struct StatementReconciliationTests {
             // Ten customers buy today, the app submitting each; an eleventh's purchase is never submitted.
             for index in 0..<10 {
                 let token = try await TestServer.token("buyer-\(index)", lifetime: 30 * 86400)
-                let order = try await TestServer.createOrder(client, token: token).decoded(OrderResponse.self).order
-                let (_, jws) = try await store.purchase(
-                    productID: AppStoreFlowTests.coins, appAccountToken: order.orderUUID)
-                #expect(try await AppStoreFlowTests.submit(client, token: token, jws: jws).verdict == .recorded)
+                try await Self.buyAndSubmit(client, store, token: token)
             }
             let lostToken = try await TestServer.token("buyer-lost", lifetime: 30 * 86400)
             let lostOrder = try await TestServer.createOrder(client, token: lostToken).decoded(OrderResponse.self).order
