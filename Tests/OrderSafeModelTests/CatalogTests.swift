@@ -129,8 +129,8 @@ struct CatalogTests {
                 "products[0].kind"
             ),
             (
-                #"{"version":"v1","products":[{"id":"a","kind":"consumable","title":"t","prices":{"paypal":{"amount_minor":1,"currency":"USD"}},"grants":[]}]}"#,
-                "paypal"
+                #"{"version":"v1","products":[{"id":"a","kind":"consumable","title":"t","prices":{"pay-pal":{"amount_minor":1,"currency":"USD"}},"grants":[]}]}"#,
+                "'pay-pal' in prices is not a channel name"
             ),
             (#"{"version":"v1","products":[]}"#, "no products"),
         ])

@@ -12,6 +12,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     case orderNumberExhausted
     /// The ledger was shut down; the write was not made.
     case closed
+    /// A migration found a schema it did not expect (one not written by OrderSafe's migrations); nothing was changed.
+    case unexpectedSchema(String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
             "could not allocate a unique order number"
         case .closed:
             "the ledger is shut down; nothing was written"
+        case .unexpectedSchema(let what):
+            "the database schema is not one OrderSafe wrote: \(what); nothing was migrated"
         }
     }
 }

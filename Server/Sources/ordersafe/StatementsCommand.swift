@@ -90,7 +90,7 @@ struct StatementsCommand: AsyncParsableCommand {
         }
         for name in channel where Channel(rawValue: name) == nil {
             throw ValidationError(
-                "--channel must be one of \(Channel.allCases.map(\.rawValue).joined(separator: ", ")); not '\(name.prefix(32))'"
+                "--channel must be a channel (\(Channel.builtIn.map(\.rawValue).joined(separator: ", "))); not '\(name.prefix(32))'"
             )
         }
     }

@@ -87,6 +87,51 @@ struct MigrationTests {
         }
     }
 
+    @Test(
+        "a channel column admits any channel's name and nothing else (a name, not the first three); the edited schema is sound",
+        arguments: TestEngine.available)
+    func channelNames(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            func insertOrder(channel: String) async throws {
+                try await database.transaction { db in
+                    try await db.raw(
+                        """
+                        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
+                                            amount_minor, currency, origin, created_at, updated_at)
+                        VALUES (\(bind: "T-CH-\(UUID().uuidString.prefix(8))"), \(bind: UUID().uuidString), 'user-ch',
+                                'coins_60', \(bind: version.id), \(bind: channel), 'created', 600, 'CNY', 'api', 0, 0)
+                        """
+                    ).run()
+                }
+            }
+            func insertStatementRun(channel: String) async throws {
+                try await database.transaction { db in
+                    try await db.raw(
+                        """
+                        INSERT INTO statement_runs (channel, day, status, report, ran_at)
+                        VALUES (\(bind: channel), '2026-11-29', 'waiting', '{}', 0)
+                        """
+                    ).run()
+                }
+            }
+            for name in ["appstore", "alipay", "wechatpay", "toy", "unionpay2"] { try await insertOrder(channel: name) }
+            try await insertStatementRun(channel: "toy")
+            for name in ["", "Toy", "2pay", "union-pay", "wechat pay", String(repeating: "a", count: 33)] {
+                await #expect(throws: (any Error).self, "\(name)") { try await insertOrder(channel: name) }
+            }
+            await #expect(throws: (any Error).self) { try await insertStatementRun(channel: "Toy") }
+            if engine == .sqlite {
+                let check = try await database.withSession { db in
+                    try await db.raw("PRAGMA integrity_check").first()?.decode(
+                        column: "integrity_check", as: String.self)
+                }
+                #expect(check == "ok")
+            }
+            try await ledger.checkSchema()
+        }
+    }
+
     @Test("concurrent migrators on one database agree", arguments: TestEngine.available)
     func concurrent(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in

@@ -15,7 +15,7 @@ struct SubmissionJSONTests {
         Order(
             orderNo: Random.text(&random), orderUUID: UUID(), userID: Random.text(&random),
             productID: Random.text(&random),
-            channel: Channel.allCases.randomElement(using: &random)!,
+            channel: Channel.builtIn.randomElement(using: &random)!,
             status: OrderStatus.allCases.randomElement(using: &random)!,
             amount: Money(amountMinor: Int64.random(in: .min ... .max, using: &random), currency: .usd),
             createdAt: Random.date(&random), updatedAt: Random.date(&random), sandbox: Bool.random(using: &random))

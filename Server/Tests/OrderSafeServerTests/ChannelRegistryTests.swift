@@ -9,12 +9,12 @@ import Testing
 /// server's modules or the SDK names two channels (which is how a hand-written list of them starts).
 @Suite struct ChannelRegistryTests {
     @Test func everyWireChannelIsRegisteredOnce() {
-        let registered = ChannelRegistry.all.map { $0.channel }
+        let registered = ChannelRegistry.builtIn.all.map { $0.channel }
         #expect(
-            registered.sorted { $0.rawValue < $1.rawValue } == Channel.allCases.sorted { $0.rawValue < $1.rawValue })
-        #expect(Set(ChannelRegistry.all.map { $0.accountKey }).count == registered.count)
-        #expect(Set(ChannelRegistry.all.map { $0.notificationRoute }).count == registered.count)
-        #expect(Set(ChannelRegistry.all.map { $0.label.colour }).count == registered.count)
+            registered.sorted { $0.rawValue < $1.rawValue } == Channel.builtIn.sorted { $0.rawValue < $1.rawValue })
+        #expect(Set(ChannelRegistry.builtIn.all.map { $0.accountKey }).count == registered.count)
+        #expect(Set(ChannelRegistry.builtIn.all.map { $0.notificationRoute }).count == registered.count)
+        #expect(Set(ChannelRegistry.builtIn.all.map { $0.label.colour }).count == registered.count)
     }
 
     /// The server's modules and the client SDK (the simulated phone and the benchmarks are apps of their own).
@@ -124,14 +124,14 @@ import Testing
     /// A folder of one channel: named as its registered type is, without `Channel` (`Channels/Alipay/`, `Engine/Alipay/`).
     static func isChannelFolder(_ path: String) -> Bool {
         let folders = Set(
-            ChannelRegistry.all.map { String(describing: $0).replacingOccurrences(of: "Channel", with: "") })
+            ChannelRegistry.builtIn.all.map { String(describing: $0).replacingOccurrences(of: "Channel", with: "") })
         return path.split(separator: "/").dropLast().contains { folders.contains(String($0)) }
     }
 
     /// The channels `text` names outside comments: a channel's wire name or folder name, in any case, with or
     /// without underscores and spaces (`wechatPay`, `WeChatPayPayments`, `app_store`, "App Store").
     static func channelsNamed(in text: String) -> Set<Channel> {
-        let names = ChannelRegistry.all.map { type in
+        let names = ChannelRegistry.builtIn.all.map { type in
             (
                 type.channel,
                 [type.channel.rawValue, String(describing: type).replacingOccurrences(of: "Channel", with: "")]

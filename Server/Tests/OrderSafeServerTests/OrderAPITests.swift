@@ -82,7 +82,9 @@ struct OrderAPITests {
                 #"{"product_id":"coins_60","channel":"appstore","product_id":"vip_monthly"}"#, .badRequest,
                 "invalid_json"
             ),
-            (#"{"product_id":"coins_60","channel":"paypal"}"#, .badRequest, "invalid_json"),
+            (#"{"product_id":"coins_60","channel":"Pay Pal"}"#, .badRequest, "invalid_json"),
+            // A channel name this server has no channel of: the product is not sold through it.
+            (#"{"product_id":"coins_60","channel":"paypal"}"#, .unprocessableContent, "channel_not_allowed"),
             (#"{"product_id":42,"channel":"appstore"}"#, .badRequest, "invalid_json"),
             (#"[]"#, .badRequest, "invalid_json"),
             ("", .badRequest, "invalid_json"),

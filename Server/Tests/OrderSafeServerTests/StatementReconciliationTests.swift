@@ -107,10 +107,14 @@ struct StatementReconciliationTests {
             let missing = try await client.execute(
                 uri: "/v1/admin/statements/wechatpay/2026-01-01", method: .get, headers: admin)
             #expect(missing.status == .notFound && String(buffer: missing.body).contains("statement_not_found"))
-            for bad in ["wechatpay/2026-13-01", "paypal/2026-11-18", "wechatpay/20261118"] {
+            for bad in ["wechatpay/2026-13-01", "Pay-Pal/2026-11-18", "wechatpay/20261118"] {
                 let refused = try await client.execute(uri: "/v1/admin/statements/\(bad)", method: .get, headers: admin)
                 #expect(refused.status == .badRequest, "\(bad)")
             }
+            // A channel name the server has no channel of: no such statement.
+            let unknown = try await client.execute(
+                uri: "/v1/admin/statements/paypal/2026-11-18", method: .get, headers: admin)
+            #expect(unknown.status == .notFound)
             let anonymous = try await client.execute(uri: "/v1/admin/statements", method: .get)
             #expect(anonymous.status == .unauthorized)
 

@@ -67,8 +67,8 @@ public struct CatalogProduct: Codable, Hashable, Sendable, Identifiable {
                 throw DecodingError.dataCorruptedError(
                     forKey: .prices, in: container,
                     debugDescription:
-                        "unknown channel '\(key)' in prices (expected one of "
-                        + Channel.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+                        "'\(key.prefix(Channel.maxNameLength))' in prices is not a channel name (such as "
+                        + Channel.builtIn.map(\.rawValue).joined(separator: ", ") + ")")
             }
             prices[channel] = money
         }

@@ -53,8 +53,9 @@ extension SQLLedger {
     }
     .joined(separator: ", ")
 
-    /// Every channel, as SQL text: a transaction id is searched in each, through the unique (channel, provider_txn_id) index.
-    private static let everyChannel = Channel.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+    /// The channels the ledger holds payments of, as SQL text: a transaction id is searched in each, through the
+    /// unique (channel, provider_txn_id) index.
+    private static let everyChannel = Channel.builtIn.map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
     /// The rows of the orders a search text names exactly: an order number or UUID (the `appAccountToken` an app
     /// bought with), or a provider's transaction id or original transaction id (a subscription chain: every order of

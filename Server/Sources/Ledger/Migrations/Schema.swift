@@ -7,7 +7,7 @@ enum Schema {
         initial, reversals, webhookDeliveries, providerPeriods, inboxVerdicts, sandboxOrders, waitingReversals,
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
-        subscriptionStates, statementRuns, reversalsByDay, offers, freeOfferPeriods, appPurchases,
+        subscriptionStates, statementRuns, reversalsByDay, offers, freeOfferPeriods, appPurchases, channelNames,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -40,8 +40,8 @@ enum Schema {
 
     private static let statuses =
         "'created','paying','paid','fulfilled','cancelled','closed','failed','refunded','revoked','flagged'"
-    /// The channel names the `channel` columns admit: history, as every migration is (a channel added later adds a
-    /// migration that admits its name; docs/layout.md, "Adding a channel").
+    /// The channel names the `channel` columns first admitted: history, as every migration is (since
+    /// ``channelNames`` they admit any channel's name).
     private static let channels = "'appstore','alipay','wechatpay'"
     /// The values a column of a Swift kind may hold, as SQL's `IN` list: the schema and the code share one list.
     private static func values<Kind: RawRepresentable & CaseIterable>(of _: Kind.Type) -> String
@@ -487,17 +487,8 @@ enum Schema {
         ],
         engineSteps: [
             .sqlite: { db in
-                let row = try await db.raw("PRAGMA schema_version").first()
-                let version = try row?.decode(column: "schema_version", as: Int.self) ?? 0
-                try await db.raw("PRAGMA writable_schema = ON").run()
-                try await db.raw(
-                    """
-                    UPDATE sqlite_master SET sql = replace(sql, 'CHECK (amount_minor > 0)', 'CHECK (amount_minor >= 0)')
-                    WHERE type = 'table' AND name = 'orders'
-                    """
-                ).run()
-                try await db.raw(SQLQueryString("PRAGMA schema_version = " + String(version + 1))).run()
-                try await db.raw("PRAGMA writable_schema = OFF").run()
+                try await sqliteReplacingCheck(
+                    "CHECK (amount_minor > 0)", with: "CHECK (amount_minor >= 0)", in: ["orders"], db)
             }
         ])
 
@@ -519,4 +510,63 @@ enum Schema {
             )
             """
         ])
+
+    /// The tables with a `channel` column.
+    private static let channelTables = [
+        "orders", "payment_transactions", "inbox", "payment_conflicts", "statement_runs",
+    ]
+
+    /// A channel is a name (``Channel``: 1–32 lowercase letters and digits, a letter first), not one of the three the
+    /// first migrations listed: a channel added to the server adds no migration. Every row kept holds one of those
+    /// three, which the new CHECK admits. PostgreSQL replaces each column's constraint (named `<table>_channel_check`
+    /// by PostgreSQL); SQLite edits the tables' text as ``freeOfferPeriods`` does.
+    private static let channelNames = Migration(
+        version: 20, name: "channel names", statements: [],
+        engineStatements: [
+            .postgres: channelTables.map { table in
+                """
+                ALTER TABLE \(table) DROP CONSTRAINT \(table)_channel_check,
+                    ADD CONSTRAINT \(table)_channel_check CHECK (channel ~ '^[a-z][a-z0-9]{0,31}$')
+                """
+            }
+        ],
+        engineSteps: [
+            .sqlite: { db in
+                try await sqliteReplacingCheck(
+                    "CHECK (channel IN (\(channels)))",
+                    with:
+                        "CHECK (length(channel) BETWEEN 1 AND 32 AND channel GLOB '[a-z]*' AND channel NOT GLOB '*[^a-z0-9]*')",
+                    in: channelTables, db)
+            }
+        ])
+
+    /// Replaces the text `check` with `replacement` in each of `tables`' definitions, the way SQLite's manual gives
+    /// for removing or changing a CHECK ("Making Other Kinds Of Table Schema Changes", sqlite.org/lang_altertable.html):
+    /// under `writable_schema`, the schema version incremented, in the migration's transaction. Throws when a table's
+    /// text does not hold `check` exactly once (a schema this code did not write).
+    private static func sqliteReplacingCheck(
+        _ check: String, with replacement: String, in tables: [String], _ db: any SQLDatabase
+    ) async throws {
+        for table in tables {
+            let row = try await db.raw("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = \(bind: table)")
+                .first()
+            let text = try row?.decode(column: "sql", as: String.self) ?? ""
+            guard text.components(separatedBy: check).count == 2 else {
+                throw LedgerError.unexpectedSchema("table \(table) does not hold `\(check)` once")
+            }
+        }
+        let row = try await db.raw("PRAGMA schema_version").first()
+        let version = try row?.decode(column: "schema_version", as: Int.self) ?? 0
+        try await db.raw("PRAGMA writable_schema = ON").run()
+        for table in tables {
+            try await db.raw(
+                """
+                UPDATE sqlite_master SET sql = replace(sql, \(bind: check), \(bind: replacement))
+                WHERE type = 'table' AND name = \(bind: table)
+                """
+            ).run()
+        }
+        try await db.raw(SQLQueryString("PRAGMA schema_version = " + String(version + 1))).run()
+        try await db.raw("PRAGMA writable_schema = OFF").run()
+    }
 }

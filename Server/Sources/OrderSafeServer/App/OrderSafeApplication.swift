@@ -142,7 +142,7 @@ public enum OrderSafeApplication {
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         let openAPIDocument = try CatalogLoader.bundledResource("openapi", ext: "json")
-        let off = ChannelRegistry.all.filter { components.channels[$0.channel] == nil }
+        let off = settings.registry.all.filter { components.channels[$0.channel] == nil }
         let unmounted =
             (components.sandbox == nil ? ["/sandbox/"] : [])
             + off.flatMap { ["/v1/\($0.notificationRoute)"] + ($0.userRoutePrefix.map { [$0] } ?? []) }
@@ -156,13 +156,17 @@ public enum OrderSafeApplication {
         let addresses =
             settings.limits.perAddressPerMinute > 0
             ? RateLimiter(perMinute: settings.limits.perAddressPerMinute, clock: clock) : nil
-        if let addresses { router.add(middleware: RateLimitMiddleware(limiter: addresses, key: .address)) }
+        let userRoutes = UserRoutes(registry: settings.registry)
+        if let addresses {
+            router.add(middleware: RateLimitMiddleware(limiter: addresses, key: .address, userRoutes: userRoutes))
+        }
         OperationsController(
             database: components.database, ledger: components.ledger, registry: MetricsBootstrap.registry,
             openAPIDocument: try OpenAPIDocument.mounted(openAPIDocument, unmounted: unmounted)
         ).addRoutes(to: router)
         let v1 = router.group("v1")
-        let userAuthentication = UserAuthMiddleware(authenticator: userAuth, addresses: addresses)
+        let userAuthentication = UserAuthMiddleware(
+            authenticator: userAuth, addresses: addresses, userRoutes: userRoutes)
         let users = v1.group().add(middleware: userAuthentication)
         let subscriptions = Subscriptions(book: components.ledger, catalog: components.catalog, clock: clock)
         CatalogController(
@@ -172,7 +176,8 @@ public enum OrderSafeApplication {
         if settings.limits.perUserPerMinute > 0 {
             users.add(
                 middleware: RateLimitMiddleware(
-                    limiter: RateLimiter(perMinute: settings.limits.perUserPerMinute, clock: clock), key: .user))
+                    limiter: RateLimiter(perMinute: settings.limits.perUserPerMinute, clock: clock), key: .user,
+                    userRoutes: userRoutes))
         }
         OrdersController(
             orders: components.orders, channels: components.channels, reconciler: components.reconciler,

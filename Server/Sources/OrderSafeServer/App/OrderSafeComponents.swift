@@ -66,19 +66,23 @@ struct OrderSafeComponents: Sendable {
         do {
             try await Migrator(database: database, logger: logger).migrate(now: clock.now())
             let ledger = SQLLedger(database: database)
-            let catalog = try await ActiveCatalog.activate(
-                try CatalogLoader.load(settings.catalog), in: ledger, at: clock.now())
+            let loaded = try CatalogLoader.load(settings.catalog)
+            try ChannelAccounts.checkRegistered(loaded, registry: settings.registry)
+            let catalog = try await ActiveCatalog.activate(loaded, in: ledger, at: clock.now())
             logger.info(
                 "catalog active",
                 metadata: ["version": "\(catalog.catalog.version)", "products": "\(catalog.catalog.products.count)"])
             if settings.server.environment == .production {
-                try ChannelAccounts.check(catalog.catalog, configured: Set(settings.channels.keys))
+                try ChannelAccounts.check(
+                    catalog.catalog, configured: Set(settings.channels.keys), registry: settings.registry)
             }
 
-            let needsSandbox = ChannelRegistry.all.contains { settings.channels[$0.channel] == nil }
+            let needsSandbox = settings.registry.all.contains { settings.channels[$0.channel] == nil }
             let sandbox =
                 settings.server.environment == .sandbox && needsSandbox
-                ? try shared ?? SandboxProviders(settings: settings.server, clock: clock, logger: logger) : nil
+                ? try shared
+                    ?? SandboxProviders(
+                        settings: settings.server, registry: settings.registry, clock: clock, logger: logger) : nil
             try await sandbox?.resume()
             let recoveryKey = try DevelopmentCredentials.resolve(
                 configured: settings.recoveryKey, name: "dev-recovery-key", settings: settings.server)

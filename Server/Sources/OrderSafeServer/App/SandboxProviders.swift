@@ -17,13 +17,15 @@ public struct SandboxProviders: Sendable {
 
     /// - Parameter timeScale: multiplies the providers' notification retry schedules (1/60 by default: Alipay's
     ///   first retry after 4 seconds instead of 4 minutes).
-    init(settings: Settings.Server, clock: any WallClock = SystemClock(), timeScale: Double = 1.0 / 60, logger: Logger)
-        throws
-    {
+    /// - Parameter registry: the channels whose simulators to start.
+    init(
+        settings: Settings.Server, registry: ChannelRegistry = .builtIn, clock: any WallClock = SystemClock(),
+        timeScale: Double = 1.0 / 60, logger: Logger
+    ) throws {
         let setup = try SimulatorSetup(settings: settings, clock: clock, timeScale: timeScale, logger: logger)
         var simulators: [(channel: Channel, simulator: any ChannelSimulator)] = []
         var unavailable: [Channel: String] = [:]
-        for type in ChannelRegistry.all {
+        for type in registry.all {
             do {
                 simulators.append(try type.simulator(erased: setup))
             } catch {

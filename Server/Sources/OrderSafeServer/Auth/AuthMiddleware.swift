@@ -1,13 +1,14 @@
 import Hummingbird
 
 /// Requires a valid user bearer token and records the user in the context. A refused token spends its address's
-/// budget (`addresses`), which the address limit spared it (``RateLimitMiddleware/isSignedIn(_:)``): forged tokens
+/// budget (`addresses`), which the address limit spared it (``UserRoutes/isSignedIn(_:)``): forged tokens
 /// are limited per address, real users each by their own budget.
 struct UserAuthMiddleware: RouterMiddleware {
     typealias Context = OrderSafeRequestContext
     let authenticator: UserAuthenticator
     /// The per-address limiter, when there is one.
     let addresses: RateLimiter?
+    let userRoutes: UserRoutes
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -24,7 +25,7 @@ struct UserAuthMiddleware: RouterMiddleware {
         do {
             return try await authenticator.authenticate(authorization: request.headers[.authorization])
         } catch {
-            if let addresses, RateLimitMiddleware.isSignedIn(request),
+            if let addresses, userRoutes.isSignedIn(request),
                 let retryAfter = addresses.take("address:" + (context.clientAddress ?? "unknown"))
             {
                 throw RateLimitMiddleware.refusal(retryAfter: retryAfter)

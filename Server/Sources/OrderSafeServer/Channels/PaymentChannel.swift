@@ -70,9 +70,9 @@ struct ChannelLabel: Sendable {
     /// The channel's colour in the revenue chart, as CSS.
     var colour: String
 
-    /// The English name of `channel` (its wire name when no folder registers it).
+    /// The English name of `channel` (its wire name when it is not built in).
     static func english(_ channel: Channel) -> String {
-        ChannelRegistry.type(of: channel)?.label.english ?? channel.rawValue
+        ChannelRegistry.builtIn.type(of: channel)?.label.english ?? channel.rawValue
     }
 }
 

@@ -5,18 +5,20 @@ import OrderSafeModel
 /// sandbox), in ``ChannelRegistry`` order, and what the shared services take from them.
 struct RunningChannels: Sendable {
     let all: [any PaymentChannel]
+    /// The channels the server is built with, running or not.
+    let registry: ChannelRegistry
 
-    /// Starts every registered channel that has an account, or a simulator in `sandbox`.
+    /// Starts every channel of `settings`' registry that has an account, or a simulator in `sandbox`.
     static func start(settings: Settings, sandbox: SandboxProviders?, wiring: ChannelWiring) async throws
         -> RunningChannels
     {
         var all: [any PaymentChannel] = []
-        for type in ChannelRegistry.all {
+        for type in settings.registry.all {
             if let channel = try await type.start(settings: settings, sandbox: sandbox, wiring: wiring) {
                 all.append(channel)
             }
         }
-        return RunningChannels(all: all)
+        return RunningChannels(all: all, registry: settings.registry)
     }
 
     /// The running channel of `channel`, if any.

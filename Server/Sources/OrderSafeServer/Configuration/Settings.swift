@@ -162,6 +162,8 @@ public struct Settings: Sendable {
     /// Each channel's account, by channel (a channel's folder under Channels/ gives its section a name of its own:
     /// `settings.alipay`).
     public var channels: [Channel: any ChannelSettings] = [:]
+    /// The channels this server is built with (not configuration: which of them run is `channels` and the sandbox).
+    var registry = ChannelRegistry.builtIn
     public var reconcile = Reconcile(intervalSeconds: 2, firstQuerySeconds: 60)
     public var webhooks: Webhooks?
     public var offerHook: OfferHook?

@@ -16,6 +16,15 @@ public enum SettingsLoader {
     public static func load(
         flags: [String: String] = [:], environment: [String: String], configFile: String? = nil
     ) async throws -> Settings {
+        try await load(flags: flags, environment: environment, configFile: configFile, registry: .builtIn)
+    }
+
+    /// ``load(flags:environment:configFile:)`` of a server built with `registry`'s channels, each reading its
+    /// section.
+    static func load(
+        flags: [String: String] = [:], environment: [String: String], configFile: String? = nil,
+        registry: ChannelRegistry
+    ) async throws -> Settings {
         var providers: [any ConfigProvider] = [
             InMemoryProvider(
                 name: "flags",
@@ -40,7 +49,7 @@ public enum SettingsLoader {
                 throw SettingsError(key: "config.file", reason: "'\(path)' is not a valid JSON config file: \(error)")
             }
         }
-        return try SettingsReader(ConfigReader(providers: providers)).settings()
+        return try SettingsReader(ConfigReader(providers: providers)).settings(registry: registry)
     }
 }
 
@@ -52,7 +61,7 @@ struct SettingsReader {
         self.config = config
     }
 
-    func settings() throws -> Settings {
+    func settings(registry: ChannelRegistry) throws -> Settings {
         let environment = try choice("server.environment", default: Settings.Environment.sandbox)
         let dataDirectory = try string("server.data_dir") ?? "data"
         var server = Settings.Server(
@@ -106,7 +115,8 @@ struct SettingsReader {
         try validate(auth, environment: environment)
         var settings = Settings(
             server: server, database: database, catalog: .init(file: try string("catalog.file")), auth: auth)
-        for channel in ChannelRegistry.all { try channel.read(from: self, into: &settings) }
+        settings.registry = registry
+        for channel in registry.all { try channel.read(from: self, into: &settings) }
         settings.limits = Settings.Limits(
             perAddressPerMinute: try int("limits.per_address_per_minute", default: 3000, in: 0...1_000_000),
             perUserPerMinute: try int("limits.per_user_per_minute", default: 300, in: 0...1_000_000),

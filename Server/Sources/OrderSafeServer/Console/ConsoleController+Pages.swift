@@ -49,7 +49,7 @@ extension ConsoleController {
         let chart = RevenueChart(
             days: RevenueChart.days(endingAt: now, count: 30, zone: page.format.zone), revenue: overview.revenue,
             channelNames: Dictionary(
-                uniqueKeysWithValues: Channel.allCases.map { ($0, texts["channel_\($0.rawValue)"] ?? $0.rawValue) }))
+                uniqueKeysWithValues: Channel.builtIn.map { ($0, texts["channel_\($0.rawValue)"] ?? $0.rawValue) }))
         values["charts"] = chart.svgs().map { ["currency": $0.currency, "svg": $0.svg] }
         values["statuses"] = OrderStatus.allCases.map { status in
             [
@@ -94,7 +94,7 @@ extension ConsoleController {
             ]
                 as [String: Any]
         }
-        values["channelOptions"] = Channel.allCases.map { channel in
+        values["channelOptions"] = Channel.builtIn.map { channel in
             [
                 "value": channel.rawValue, "label": texts["channel_\(channel.rawValue)"] ?? channel.rawValue,
                 "selected": parsed.query.channel == channel,

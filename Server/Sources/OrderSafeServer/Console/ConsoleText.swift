@@ -270,7 +270,7 @@ enum ConsoleText {
         "audience_revoked": ("revoked", "已撤销"),
     ]
     .merging(
-        ChannelRegistry.all.map {
+        ChannelRegistry.builtIn.all.map {
             ("channel_\($0.channel.rawValue)", (en: $0.label.english, zh: $0.label.simplifiedChinese))
         },
         uniquingKeysWith: { text, _ in text })

@@ -9,7 +9,9 @@ struct RevenueChart: Sendable {
     let revenue: [LedgerOverview.RevenueDay]
     let channelNames: [Channel: String]
 
-    static let colours = Dictionary(uniqueKeysWithValues: ChannelRegistry.all.map { ($0.channel, $0.label.colour) })
+    /// The built-in channels' colours (another channel's bars are grey).
+    static let colours = Dictionary(
+        uniqueKeysWithValues: ChannelRegistry.builtIn.all.map { ($0.channel, $0.label.colour) })
 
     /// One `<svg>` per currency that has revenue, in currency order.
     func svgs() -> [(currency: String, svg: String)] {
@@ -51,7 +53,8 @@ struct RevenueChart: Sendable {
             }
         }
         var legendX = 60
-        for channel in Channel.allCases where rows.contains(where: { $0.channel == channel }) {
+        let others = Set(rows.map(\.channel)).subtracting(Channel.builtIn).sorted { $0.rawValue < $1.rawValue }
+        for channel in Channel.builtIn + others where rows.contains(where: { $0.channel == channel }) {
             let name = channelNames[channel] ?? channel.rawValue
             svg +=
                 "<rect x=\"\(legendX)\" y=\"\(plot + 26)\" width=\"10\" height=\"10\" fill=\"\(Self.colours[channel] ?? "#888")\"/>"

@@ -14,20 +14,11 @@ struct RateLimitMiddleware: RouterMiddleware {
 
     let limiter: RateLimiter
     let key: Key
+    let userRoutes: UserRoutes
 
     /// The orchestrator's probes: a bucket of their own per address, so that a flood of other requests from the
     /// orchestrator's address (or a NAT it shares) never makes a healthy server look down.
     static let probes: Set<String> = ["/healthz", "/readyz"]
-
-    /// The paths of the routes behind ``UserAuthMiddleware`` (the `users` group of ``OrderSafeApplication``).
-    static let userRoutePrefixes = ["/v1/orders/", "/v1/me/"] + ChannelRegistry.all.compactMap { $0.userRoutePrefix }
-
-    /// A request the address does not answer for: a bearer token to a user route.
-    static func isSignedIn(_ request: Request) -> Bool {
-        guard request.headers[.authorization]?.hasPrefix("Bearer ") == true else { return false }
-        let path = request.uri.path
-        return path == "/v1/orders" || userRoutePrefixes.contains { path.hasPrefix($0) }
-    }
 
     static func refusal(retryAfter: Int) -> APIError {
         APIError(
@@ -43,11 +34,28 @@ struct RateLimitMiddleware: RouterMiddleware {
         case .user:
             caller = "user:" + (context.user?.id ?? "-")
         case .address:
-            if Self.isSignedIn(request) { return try await next(request, context) }
+            if userRoutes.isSignedIn(request) { return try await next(request, context) }
             caller =
                 (Self.probes.contains(request.uri.path) ? "probe:" : "address:") + (context.clientAddress ?? "unknown")
         }
         if let retryAfter = limiter.take(caller) { throw Self.refusal(retryAfter: retryAfter) }
         return try await next(request, context)
+    }
+}
+
+/// The paths of the routes behind ``UserAuthMiddleware`` (the `users` group of ``OrderSafeApplication``): the
+/// orders', the user's own, and each registered channel's.
+struct UserRoutes: Sendable {
+    let prefixes: [String]
+
+    init(registry: ChannelRegistry) {
+        prefixes = ["/v1/orders/", "/v1/me/"] + registry.all.compactMap { $0.userRoutePrefix }
+    }
+
+    /// A request the address does not answer for: a bearer token to a user route.
+    func isSignedIn(_ request: Request) -> Bool {
+        guard request.headers[.authorization]?.hasPrefix("Bearer ") == true else { return false }
+        let path = request.uri.path
+        return path == "/v1/orders" || prefixes.contains { path.hasPrefix($0) }
     }
 }

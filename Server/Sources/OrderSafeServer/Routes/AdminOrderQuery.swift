@@ -60,7 +60,7 @@ struct AdminOrderQuery: Sendable {
             guard let parsed = Channel(rawValue: channel) else {
                 throw AdminInputError(
                     field: "channel",
-                    message: "must be one of \(Channel.allCases.map(\.rawValue).joined(separator: ", "))")
+                    message: "must be a channel name (\(Channel.builtIn.map(\.rawValue).joined(separator: ", ")))")
             }
             query.channel = parsed
         }

@@ -41,7 +41,7 @@ struct OrdersController {
 
     func create(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let key = try Self.idempotencyKey(request)
+        let key = try Self.idempotencyKey(request, reserved: channels.registry)
         let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes, context: context)
         let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
         var response = OrderResponse(order: creation.order)
@@ -63,13 +63,13 @@ struct OrdersController {
 
     /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters, not in a namespace a channel
     /// keys the orders it makes itself with (``PaymentChannel/reservedIdempotencyPrefix``).
-    static func idempotencyKey(_ request: Request) throws -> String? {
+    static func idempotencyKey(_ request: Request, reserved registry: ChannelRegistry) throws -> String? {
         guard let key = request.headers[.idempotencyKey] else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw APIError.badRequest(
                 "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
         }
-        if let reserved = ChannelRegistry.all.compactMap({ $0.reservedIdempotencyPrefix }).first(where: {
+        if let reserved = registry.all.compactMap({ $0.reservedIdempotencyPrefix }).first(where: {
             key.lowercased().hasPrefix($0)
         }) {
             throw APIError.badRequest(

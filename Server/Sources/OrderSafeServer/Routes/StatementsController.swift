@@ -48,7 +48,7 @@ struct StatementsController {
         guard let channel = context.parameters.get("channel").flatMap(Channel.init(rawValue:)) else {
             throw APIError.badRequest(
                 "invalid_parameter",
-                "'channel' must be one of \(Channel.allCases.map(\.rawValue).joined(separator: ", "))")
+                "'channel' must be a channel name (\(Channel.builtIn.map(\.rawValue).joined(separator: ", ")))")
         }
         guard let day = context.parameters.get("day").flatMap(StatementDay.init) else {
             throw APIError.badRequest("invalid_parameter", "'day' must be a day as YYYY-MM-DD")
