@@ -69,7 +69,6 @@ import Testing
     /// file naming one channel fails (put it in the channel's folder, or behind a `PaymentChannel` hook), and a file
     /// that stops naming one must leave the list.
     static let namingOne: [String: String] = [
-        "Ledger/Store/Kinds.swift": "the App Store's job and event kinds (to move beside its payments)",
         "Ledger/Store/SQLLedger.swift": "the catalog's app_store_product_id column",
         "Ledger/Store/SQLLedger+Subscriptions.swift":
             "subscriptions are App Store chains (the ledger has no channel folders)",
@@ -78,16 +77,7 @@ import Testing
         "OrderSafeServer/Configuration/Settings.swift":
             "server.sandbox_wechatpay_signing (to move to the channel's section)",
         "OrderSafeServer/Configuration/SettingsLoader.swift": "server.sandbox_wechatpay_signing (as above)",
-        "OrderSafeServer/Routes/AdminController.swift":
-            "held App Store submissions' replay route (to become a channel hook)",
-        "OrderSafeServer/Routes/OperatorDesk.swift": "held App Store submissions' replay (as above)",
-        "OrderSafeServer/Console/ConsoleController+Actions.swift":
-            "the console's replay of held submissions (as above)",
         "OrderSafeServer/Console/ConsoleText.swift": "the console's words about held App Store transactions and offers",
-        "OrderSafeServer/Routes/CatalogController.swift":
-            "subscription offers in the catalog's answer (to become a hook)",
-        "OrderSafeServer/App/OrderSafeApplication.swift":
-            "hands the App Store channel to the catalog and the operators",
         "OrderSafeServer/App/OrderSafeComponents.swift": "the App Store channel the wiring keeps for them",
         "ordersafe/OrderSafeCommand.swift": "the command list names `ordersafe appstore` (the CLI's one list)",
         "ordersafe/SandboxCommand.swift": "`ordersafe sandbox mint` signs App Store transactions",

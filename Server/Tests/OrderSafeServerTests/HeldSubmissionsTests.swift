@@ -78,7 +78,7 @@ struct HeldSubmissionsTests {
             // A replay before the setting is fixed changes nothing.
             let early = try await client.execute(uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin)
             #expect(
-                try early.decoded(AppStorePayments.HeldReplay.self)
+                try early.decoded(HeldReplay.self)
                     == .init(recorded: 0, stillHeld: Self.buyers, failed: 0))
             for purchase in await bought.all {
                 #expect(try await AppStoreFlowTests.balance(client, token: purchase.token) == 0)
@@ -133,10 +133,10 @@ struct HeldSubmissionsTests {
             let replayed = try await client.execute(
                 uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin)
             #expect(
-                try replayed.decoded(AppStorePayments.HeldReplay.self) == .init(recorded: 1, stillHeld: 0, failed: 0))
+                try replayed.decoded(HeldReplay.self) == .init(recorded: 1, stillHeld: 0, failed: 0))
             #expect(try await AppStoreFlowTests.balance(client, token: token) == 0, "taken back once")
             let again = try await client.execute(uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin)
-            #expect(try again.decoded(AppStorePayments.HeldReplay.self) == .init(recorded: 0, stillHeld: 0, failed: 0))
+            #expect(try again.decoded(HeldReplay.self) == .init(recorded: 0, stillHeld: 0, failed: 0))
             #expect(try await AppStoreFlowTests.balance(client, token: token) == 0)
         }
     }

@@ -6,26 +6,10 @@ import OrderSafeModel
 
 /// Submissions held because this server could not verify them with its settings (``AppStoreSubmissionError/unverifiable(_:)``):
 /// said loudly, kept (bounded), and recorded for their submitters once an operator fixed the settings and replays them.
-extension AppStorePayments {
+extension AppStorePayments: HeldSignalReplayer {
     /// A StoreKit 2 signed transaction is a few KiB (its certificate chain and payload); a larger body is no
     /// transaction and is not held.
     static let maxHeldTransactionBytes = 16 * 1024
-
-    /// What a replay of the held submissions and notifications did.
-    public struct HeldReplay: Sendable, Hashable, Codable {
-        /// Verified now and recorded (or found recorded) for their submitters; notifications verified and applied.
-        public var recorded: Int
-        /// Still not verifiable with the settings as they are.
-        public var stillHeld: Int
-        /// Verified, but not recordable now (a product missing from the catalog, the database): kept as failed.
-        public var failed: Int
-
-        enum CodingKeys: String, CodingKey {
-            case recorded
-            case stillHeld = "still_held"
-            case failed
-        }
-    }
 
     /// Held submissions one user may have at once; more wait on the device, which keeps them unfinished and submits
     /// them again (a genuine buyer has a few at most, and the first says what is wrong).
@@ -88,7 +72,7 @@ extension AppStorePayments {
     /// Submits every held submission again, for the user who sent it, and applies every held notification, oldest
     /// first, a page at a time: what is still held is marked replayed (the purge may then drop it; it never drops one no replay has tried).
     public func replayHeld(pageSize: Int = 500) async throws -> HeldReplay {
-        var replay = HeldReplay(recorded: 0, stillHeld: 0, failed: 0)
+        var replay = HeldReplay()
         var after: Int64 = 0
         while true {
             let page = try await context.ledger.heldSubmissions(after: after, limit: pageSize)

@@ -12,15 +12,10 @@ public struct JobKind: RawRepresentable, Hashable, Sendable, CustomStringConvert
     /// Process again stored notifications whose processing failed, and apply reversals and reinstatements that
     /// passed their payment on another replica (recurring).
     public static let retryInbox = JobKind(rawValue: "retry_inbox")
-    /// Pull the App Store's notification history since the last pull (recurring; the payload is where the last pull
-    /// ended, in milliseconds).
-    public static let appStoreHistory = JobKind(rawValue: "appstore_history")
     /// Check yesterday's statement of a channel against the ledger (recurring, keyed by channel; the payload is the
     /// last day checked).
     public static let statements = JobKind(rawValue: "statements")
-    /// Pull the App Store history of a subscription chain that just gained its first owner (key: the transaction id,
-    /// payload: the owner), once its purchase is answered.
-    public static let appStoreChainHistory = JobKind(rawValue: "appstore_chain_history")
+    // A channel's own kinds are declared in its folder (the App Store's in `Engine/AppStore/AppStoreKinds.swift`).
 }
 
 /// What came in, as `inbox.kind` stores it.
@@ -67,9 +62,10 @@ public struct OrderEventKind: RawRepresentable, Hashable, Sendable, CustomString
     public static func subscription(_ state: SubscriptionState) -> OrderEventKind {
         OrderEventKind(rawValue: "subscription:\(state.rawValue)")
     }
-    /// An App Store notification about the order's transaction (`type` as Apple names it, lowercased here).
-    public static func appStore(_ type: String) -> OrderEventKind {
-        OrderEventKind(rawValue: "appstore:\(type.lowercased())")
+    /// A provider's notification about the order's payment: `<channel>:<type>`, the type as the provider names it,
+    /// lowercased.
+    public static func notification(_ channel: Channel, _ type: String) -> OrderEventKind {
+        OrderEventKind(rawValue: "\(channel.rawValue):\(type.lowercased())")
     }
 }
 
@@ -103,7 +99,7 @@ public struct OperatorActionKind: RawRepresentable, Hashable, Sendable, CustomSt
     public static let redeliverWebhook = OperatorActionKind(rawValue: "redeliver_webhook")
     /// An operator refunded an order at its provider.
     public static let refund = OperatorActionKind(rawValue: "refund")
-    /// An operator replayed the held App Store submissions.
+    /// An operator replayed a channel's held signals (the target names the channel).
     public static let replayHeldSubmissions = OperatorActionKind(rawValue: "replay_held_submissions")
     /// An operator processed a stored notification again.
     public static let replayNotification = OperatorActionKind(rawValue: "replay_notification")

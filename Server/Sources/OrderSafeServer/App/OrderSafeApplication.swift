@@ -171,7 +171,7 @@ public enum OrderSafeApplication {
         let subscriptions = Subscriptions(book: components.ledger, catalog: components.catalog, clock: clock)
         CatalogController(
             catalog: components.catalog, users: userAuthentication, subscriptions: subscriptions,
-            appStore: components.appStore
+            channels: components.channels.all
         ).addRoutes(to: v1)
         if settings.limits.perUserPerMinute > 0 {
             users.add(
@@ -201,7 +201,9 @@ public enum OrderSafeApplication {
             clock: clock)
         let desk = OperatorDesk(
             ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler,
-            statements: components.statements, appStore: components.appStore, clock: clock)
+            statements: components.statements,
+            heldChannels: settings.registry.all.filter { $0.holdsSignals }.map { $0.channel },
+            heldReplayers: components.channels.heldReplayers, clock: clock)
         let admin = v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys))
         AdminController(ledger: components.ledger, desk: desk, subscriptions: subscriptions, clock: clock).addRoutes(
             to: admin)

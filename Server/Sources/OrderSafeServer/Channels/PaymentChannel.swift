@@ -27,6 +27,9 @@ protocol PaymentChannel: Sendable {
     /// The prefix of the idempotency keys the channel makes orders with itself (adopted ones), which apps' keys may
     /// not start with; nil when it makes none.
     static var reservedIdempotencyPrefix: String? { get }
+    /// Whether this server's settings can hold its signals for an operator's replay (``heldReplayer``): its routes
+    /// `POST /v1/admin/<channel>/held/replay` and the console's are mounted.
+    static var holdsSignals: Bool { get }
 
     /// Reads the channel's settings section; nil when ``accountKey`` is not set.
     static func account(from reader: SettingsReader) throws -> Account?
@@ -43,6 +46,8 @@ protocol PaymentChannel: Sendable {
     var refunder: (any OrderRefunder)? { get }
     /// Processes stored notifications again; nil when they expire (query the order instead).
     var replayer: (any NotificationReplayer)? { get }
+    /// Replays the signals this server's settings held, once an operator fixed them; nil when it holds none.
+    var heldReplayer: (any HeldSignalReplayer)? { get }
     /// What it needs done on a schedule.
     var chores: [any ChannelChore] { get }
     /// What it queues for the job runner an item at a time.
@@ -50,6 +55,13 @@ protocol PaymentChannel: Sendable {
     /// Its provider's daily statement, checked against the ledger; nil when none is read yet.
     var statements: (any StatementSource)? { get }
 
+    /// Adds to the catalog's answer for a signed-in user what the channel offers them: the provider's word on the
+    /// introductory offers in `answer.introductoryOffers` (`eligibility` says whose transaction each names), and
+    /// other offers. Nothing by default.
+    func personalise(
+        _ answer: inout CatalogResponse, userID: String,
+        eligibility: [(product: CatalogProduct, eligible: Bool, transactionID: String?)]
+    ) async throws
     /// Puts into a new order's answer what the app hands the provider's SDK.
     func invoke(_ order: Order, into response: inout OrderResponse) async throws
     /// Adds the provider's notification routes (under `/v1`) and the channel's routes for signed-in users.
@@ -58,6 +70,13 @@ protocol PaymentChannel: Sendable {
 
 extension PaymentChannel {
     static func networkTransport() -> any ProviderTransport { HTTPClientProviderTransport() }
+    static var holdsSignals: Bool { false }
+    var heldReplayer: (any HeldSignalReplayer)? { nil }
+
+    func personalise(
+        _ answer: inout CatalogResponse, userID: String,
+        eligibility: [(product: CatalogProduct, eligible: Bool, transactionID: String?)]
+    ) async throws {}
 }
 
 /// One channel's settings section (`alipay.*`, `wechatpay.*`, `appstore.*`): the merchant's account.

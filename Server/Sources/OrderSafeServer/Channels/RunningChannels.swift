@@ -35,6 +35,7 @@ struct RunningChannels: Sendable {
     var settlers: [Channel: any OrderSettler] { collect(\.settler) }
     var refunders: [Channel: any OrderRefunder] { collect(\.refunder) }
     var replayers: [Channel: any NotificationReplayer] { collect(\.replayer) }
+    var heldReplayers: [Channel: any HeldSignalReplayer] { collect(\.heldReplayer) }
     var chores: [any ChannelChore] { all.flatMap(\.chores) }
     var tasks: [any ChannelTask] { all.flatMap(\.tasks) }
     var statements: [Channel: any StatementSource] { collect(\.statements) }

@@ -33,8 +33,10 @@ extension ConsoleController {
                 try await query(page, orderNo: try context.parameters.require("order_no"))
             }
         }
-        admin.post("appstore/held/replay") { request, context in
-            try await signedIn(request, context) { page in try await replayHeld(page) }
+        for channel in desk.heldChannels {
+            admin.post(RouterPath("\(channel.rawValue)/held/replay")) { request, context in
+                try await signedIn(request, context) { page in try await replayHeld(page, channel) }
+            }
         }
         admin.post("inbox/:id/replay") { request, context in
             try await signedIn(request, context) { page in
@@ -84,9 +86,9 @@ extension ConsoleController {
         return ConsoleViews.redirect("/admin/operations?done=replayed#inbox")
     }
 
-    private func replayHeld(_ page: PageRequest) async throws -> Response {
+    private func replayHeld(_ page: PageRequest, _ channel: Channel) async throws -> Response {
         _ = try await form(CSRFField.self, page)
-        _ = try await desk.replayHeld(operatorName: page.session.operatorName)
+        _ = try await desk.replayHeld(channel, operatorName: page.session.operatorName)
         return ConsoleViews.redirect("/admin/operations?done=held_replayed#held")
     }
 

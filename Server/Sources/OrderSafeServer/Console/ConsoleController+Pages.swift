@@ -318,7 +318,7 @@ extension ConsoleController {
             return row
         }
         let held = try await ledger.heldSubmissionCount()
-        if held > 0 { values["held"] = ["count": held] }
+        if held > 0 { values["held"] = ["count": held, "channels": desk.heldChannels.map(\.rawValue)] }
         if let status = backups?.status {
             var backup: [String: Any] = ["overdue": status.overdue]
             if let last = status.last {

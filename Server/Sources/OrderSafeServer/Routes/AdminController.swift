@@ -109,9 +109,11 @@ struct AdminController {
                     attempts: try await ledger.webhookAttempts(limit: 100),
                     actions: try await ledger.operatorActions(limit: 100)))
         }
-        group.post("appstore/held/replay") { request, context in
-            try await request.expectNoBody(context: context)
-            return try Response.json(try await desk.replayHeld(operatorName: context.operator))
+        for channel in desk.heldChannels {
+            group.post(RouterPath("\(channel.rawValue)/held/replay")) { request, context in
+                try await request.expectNoBody(context: context)
+                return try Response.json(try await desk.replayHeld(channel, operatorName: context.operator))
+            }
         }
         group.post("inbox/:id/replay") { request, context in
             try await request.expectNoBody(context: context)

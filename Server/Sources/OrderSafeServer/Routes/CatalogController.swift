@@ -12,8 +12,8 @@ struct CatalogController {
     /// Authenticates a request that carries a token, as every user route does.
     let users: UserAuthMiddleware
     let subscriptions: Subscriptions
-    /// Signs eligibility for StoreKit; nil without the App Store channel.
-    let appStore: AppStorePayments?
+    /// Each adds what it offers the user (``PaymentChannel/personalise(_:userID:eligibility:)``).
+    let channels: [any PaymentChannel]
 
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.get("catalog") { request, context in
@@ -24,17 +24,14 @@ struct CatalogController {
                 return response
             }
             let user = try await users.user(of: request, context: context)
-            var offers: [IntroductoryOfferEligibility] = []
-            for (product, eligible, transactionID) in try await subscriptions.introductoryEligibility(userID: user.id) {
-                var offer = IntroductoryOfferEligibility(productID: product.id, eligible: eligible)
-                if let transactionID, let appStoreID = product.appStoreProductID {
-                    offer.signedEligibility = await appStore?.signedEligibility(
-                        productID: appStoreID, eligible: eligible, transactionID: transactionID)
-                }
-                offers.append(offer)
+            let eligibility = try await subscriptions.introductoryEligibility(userID: user.id)
+            answer.introductoryOffers = eligibility.map {
+                IntroductoryOfferEligibility(productID: $0.product.id, eligible: $0.eligible)
             }
-            answer.introductoryOffers = offers
-            answer.offers = try await appStore?.availableOffers(userID: user.id) ?? []
+            answer.offers = []
+            for channel in channels {
+                try await channel.personalise(&answer, userID: user.id, eligibility: eligibility)
+            }
             var response = try Response.json(answer)
             response.headers[.cacheControl] = "private, no-store"
             return response

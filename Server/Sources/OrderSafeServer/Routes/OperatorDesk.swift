@@ -12,8 +12,10 @@ struct OperatorDesk: Sendable {
     let reconciler: Reconciler
     /// Checks the providers' statements.
     let statements: StatementReconciler
-    /// The App Store channel, for replaying held submissions.
-    let appStore: AppStorePayments?
+    /// The channels whose held signals an operator replays, running or not (``PaymentChannel/holdsSignals``).
+    let heldChannels: [Channel]
+    /// The running ones' replayers.
+    let heldReplayers: [Channel: any HeldSignalReplayer]
     let clock: any WallClock
 
     /// Why an action was not done: an HTTP status, the API's error code and a message.
@@ -114,17 +116,18 @@ struct OperatorDesk: Sendable {
 
     static let notReplayable = "not_replayable"
 
-    /// Verifies the held App Store submissions again (after a setting was fixed) and records those that verify for
-    /// the users who sent them.
-    func replayHeld(operatorName: String) async throws -> AppStorePayments.HeldReplay {
-        guard let appStore else {
+    /// Verifies `channel`'s held signals again (after a setting was fixed) and records those that verify for the
+    /// users who sent them.
+    func replayHeld(_ channel: Channel, operatorName: String) async throws -> HeldReplay {
+        guard let replayer = heldReplayers[channel] else {
             throw Refusal(
-                status: .conflict, code: "channel_unavailable", message: "this server has no App Store channel")
+                status: .conflict, code: "channel_unavailable",
+                message: "this server has no \(ChannelLabel.english(channel)) channel")
         }
-        let replay = try await appStore.replayHeld()
+        let replay = try await replayer.replayHeld(pageSize: 500)
         try await ledger.logOperatorAction(
             OperatorAction(
-                operatorName: operatorName, action: .replayHeldSubmissions, target: nil,
+                operatorName: operatorName, action: .replayHeldSubmissions, target: channel.rawValue,
                 detail: "recorded \(replay.recorded), still held \(replay.stillHeld), failed \(replay.failed)",
                 at: clock.now()))
         return replay

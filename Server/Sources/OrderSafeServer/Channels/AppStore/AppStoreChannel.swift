@@ -20,6 +20,7 @@ struct AppStoreChannel: PaymentChannel {
     static let notificationRoute = "notify/appstore"
     static let userRoutePrefix: String? = "/v1/appstore/"
     static let reservedIdempotencyPrefix: String? = AppStorePayments.adoptionKeyPrefix
+    static let holdsSignals = true
 
     static func account(from reader: SettingsReader) throws -> Settings.AppStore? { try reader.appStore() }
 
@@ -35,6 +36,23 @@ struct AppStoreChannel: PaymentChannel {
     var settler: (any OrderSettler)? { nil }
     var refunder: (any OrderRefunder)? { nil }
     var replayer: (any NotificationReplayer)? { payments }
+    var heldReplayer: (any HeldSignalReplayer)? { payments }
+
+    /// Signs each introductory offer's eligibility for StoreKit (iOS 18.4) and lists the promotional and win-back
+    /// offers the user may have now.
+    func personalise(
+        _ answer: inout CatalogResponse, userID: String,
+        eligibility: [(product: CatalogProduct, eligible: Bool, transactionID: String?)]
+    ) async throws {
+        for (index, entry) in eligibility.enumerated() {
+            guard let transactionID = entry.transactionID, let appStoreID = entry.product.appStoreProductID,
+                answer.introductoryOffers?.indices.contains(index) == true
+            else { continue }
+            answer.introductoryOffers?[index].signedEligibility = await payments.signedEligibility(
+                productID: appStoreID, eligible: entry.eligible, transactionID: transactionID)
+        }
+        answer.offers = try await payments.availableOffers(userID: userID)
+    }
     var chores: [any ChannelChore] { payments.chores }
     var tasks: [any ChannelTask] { payments.tasks }
     var statements: (any StatementSource)? { payments.statementSource }
