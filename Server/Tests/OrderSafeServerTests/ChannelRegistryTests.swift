@@ -72,15 +72,7 @@ import Testing
         "Ledger/Store/SQLLedger.swift": "the catalog's app_store_product_id column",
         "Ledger/Store/SQLLedger+Subscriptions.swift":
             "subscriptions are App Store chains (the ledger has no channel folders)",
-        "OrderSafeServer/Channels/ChannelSimulator.swift":
-            "the WeChat Pay simulator's signing mode (to move to its settings)",
-        "OrderSafeServer/Configuration/Settings.swift":
-            "server.sandbox_wechatpay_signing (to move to the channel's section)",
-        "OrderSafeServer/Configuration/SettingsLoader.swift": "server.sandbox_wechatpay_signing (as above)",
-        "OrderSafeServer/Console/ConsoleText.swift": "the console's words about held App Store transactions and offers",
-        "OrderSafeServer/App/OrderSafeComponents.swift": "the App Store channel the wiring keeps for them",
         "ordersafe/OrderSafeCommand.swift": "the command list names `ordersafe appstore` (the CLI's one list)",
-        "ordersafe/SandboxCommand.swift": "`ordersafe sandbox mint` signs App Store transactions",
     ]
 
     @Test func serverFilesNamingOneChannelOnlyShrink() throws {

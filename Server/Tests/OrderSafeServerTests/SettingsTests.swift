@@ -1,6 +1,7 @@
 import Foundation
 import Ledger
 import OrderSafeServer
+import Sandbox
 import Testing
 
 @Suite("Settings: flags over environment over config file, clear errors naming the key")
@@ -29,6 +30,20 @@ struct SettingsTests {
         var settings = try await SettingsLoader.load(environment: [:])
         settings.server.host = host
         #expect(settings.server.isLoopback == loopback, "\(host)")
+    }
+
+    @Test("a simulator's setting is read by its channel under its key, and a bad value names it")
+    func simulatorSettings() async throws {
+        let defaults = try await SettingsLoader.load(environment: [:])
+        #expect(defaults.server.simulatorSettings[.wechatPay] as? SandboxWeChatPaySigning == .publicKey)
+        let certificates = try await SettingsLoader.load(environment: [
+            "ORDERSAFE_SERVER_SANDBOX_WECHATPAY_SIGNING": "platform_certificate"
+        ])
+        #expect(certificates.server.simulatorSettings[.wechatPay] as? SandboxWeChatPaySigning == .platformCertificate)
+        let error = await #expect(throws: SettingsError.self) {
+            try await SettingsLoader.load(environment: ["ORDERSAFE_SERVER_SANDBOX_WECHATPAY_SIGNING": "rsa"])
+        }
+        #expect(error?.key == "server.sandbox_wechatpay_signing")
     }
 
     @Test("ORDERSAFE_<SECTION>_<KEY> variables set values, and flags win over them")

@@ -86,11 +86,6 @@ struct OrderSafeComponents: Sendable {
             try await sandbox?.resume()
             let recoveryKey = try DevelopmentCredentials.resolve(
                 configured: settings.recoveryKey, name: "dev-recovery-key", settings: settings.server)
-            if recoveryKey == nil {
-                logger.warning(
-                    "no recovery.key: App Store order tokens name nobody, so a ledger restored from a backup cannot tell whose an order it lost was (docs/production.md, Backups and restore)"
-                )
-            }
             let identities = OrderIdentityGenerator(
                 clock: clock, random: random,
                 accountTags: recoveryKey.flatMap { AccountTokenTag(key: Array($0.utf8)) })

@@ -39,6 +39,9 @@ extension PaymentChannel {
     /// Reads this channel's settings section into `settings`, when its account is set.
     static func read(from reader: SettingsReader, into settings: inout Settings) throws {
         if let account = try account(from: reader) { settings.channels[channel] = account }
+        if let simulated = try simulatorSettings(from: reader) {
+            settings.server.simulatorSettings[channel] = simulated
+        }
     }
 
     /// Starts the channel over `settings`' account, else over `sandbox`'s simulator; nil when it has neither.

@@ -48,8 +48,8 @@ struct SimulatorSetup: Sendable {
     let timeScale: Double
     /// How fast the App Store's subscriptions renew.
     let renewalRate: SandboxRenewalRate
-    /// How the built-in WeChat Pay signs.
-    let wechatpaySigning: SandboxWeChatPaySigning
+    /// What each simulator is told by the settings (``PaymentChannel/simulatorSettings(from:)``), by channel.
+    let simulatorSettings: [Channel: any Sendable]
     let logger: Logger
 
     init(settings: Settings.Server, clock: any WallClock, timeScale: Double, logger: Logger) throws {
@@ -60,7 +60,7 @@ struct SimulatorSetup: Sendable {
         self.clock = clock
         self.timeScale = timeScale
         renewalRate = settings.sandboxRenewalRate
-        wechatpaySigning = settings.sandboxWeChatPaySigning
+        simulatorSettings = settings.simulatorSettings
         self.logger = logger
     }
 

@@ -20,6 +20,9 @@ protocol PaymentChannel: Sendable {
     static var accountKey: String { get }
     /// How the console names the channel, and its colour in the revenue chart.
     static var label: ChannelLabel { get }
+    /// The console's words about what only this channel has, by key (templates read them as `{{t.key}}`), in
+    /// English and Simplified Chinese; none by default.
+    static var consoleTexts: [String: (en: String, zh: String)] { get }
     /// The provider's notification route, under `/v1` (404 while the channel is off).
     static var notificationRoute: String { get }
     /// The path prefix of the channel's routes for signed-in users, if it has any (404 while the channel is off).
@@ -33,6 +36,9 @@ protocol PaymentChannel: Sendable {
 
     /// Reads the channel's settings section; nil when ``accountKey`` is not set.
     static func account(from reader: SettingsReader) throws -> Account?
+    /// Reads what its built-in simulator is told (`server.sandbox_<channel>_…`), which the simulator finds in
+    /// ``SimulatorSetup/simulatorSettings``; nil (the default) when it is told nothing.
+    static func simulatorSettings(from reader: SettingsReader) throws -> (any Sendable)?
     /// How the channel reaches its provider over the network (by default: HTTP, answers up to 16 MiB).
     static func networkTransport() -> any ProviderTransport
     /// The channel over `account`, calling the provider through `transport`; `simulated`: the account is the
@@ -71,6 +77,8 @@ protocol PaymentChannel: Sendable {
 extension PaymentChannel {
     static func networkTransport() -> any ProviderTransport { HTTPClientProviderTransport() }
     static var holdsSignals: Bool { false }
+    static var consoleTexts: [String: (en: String, zh: String)] { [:] }
+    static func simulatorSettings(from reader: SettingsReader) throws -> (any Sendable)? { nil }
     var heldReplayer: (any HeldSignalReplayer)? { nil }
 
     func personalise(

@@ -48,9 +48,8 @@ public struct Settings: Sendable {
         /// How fast the built-in App Store's subscriptions renew (`server.sandbox_renewal_rate`): a month in five
         /// minutes by default, as Apple's sandbox.
         public var sandboxRenewalRate = SandboxRenewalRate.monthlyEveryFiveMinutes
-        /// How the built-in WeChat Pay signs its answers and notifications (`server.sandbox_wechatpay_signing`): with
-        /// its public key by default, or with platform certificates, for a merchant SDK set up that way.
-        public var sandboxWeChatPaySigning = SandboxWeChatPaySigning.publicKey
+        /// What each channel's built-in simulator is told (``PaymentChannel/simulatorSettings(from:)``), by channel.
+        public var simulatorSettings: [Channel: any Sendable] = [:]
 
         /// Whether `host` is a loopback address, reachable from this machine only: `localhost`, `::1`, or an IPv4
         /// address in 127.0.0.0/8 written as four decimal octets (a name such as `127.attacker.example` is not one).

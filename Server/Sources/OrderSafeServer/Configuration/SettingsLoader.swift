@@ -81,8 +81,6 @@ struct SettingsReader {
         server.maxConnections = try int("server.max_connections", default: 0, in: 0...1_000_000)
         server.sandboxRenewalRate = try choice(
             "server.sandbox_renewal_rate", default: SandboxRenewalRate.monthlyEveryFiveMinutes)
-        server.sandboxWeChatPaySigning = try choice(
-            "server.sandbox_wechatpay_signing", default: SandboxWeChatPaySigning.publicKey)
         if environment == .sandbox, !server.isLoopback, !server.allowsPublicSandbox {
             throw SettingsError(
                 key: "server.host",

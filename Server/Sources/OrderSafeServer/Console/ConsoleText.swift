@@ -33,13 +33,6 @@ enum ConsoleText {
         "none": ("none", "无"),
         "webhooks_failing": ("Webhook deliveries failing", "推送失败的 Webhook"),
         "inbox_failed": ("Inbox entries that failed processing", "处理失败的通知"),
-        "held_submissions": (
-            "App Store transactions held: this server could not verify them", "暂存的 App Store 交易:本服务器无法验证"
-        ),
-        "held_explained": (
-            "A wrong setting (appstore.bundle_id, app_apple_id, environment or root_certificates) makes every genuine purchase fail verification. They stay unfinished on the buyers' devices and are kept here; fix the setting, restart, then verify them again.",
-            "设置错误(appstore.bundle_id、app_apple_id、environment 或 root_certificates)会使每笔真实购买都无法通过验证。这些交易在买家设备上保持未完成,并暂存在这里;请修正设置并重启,然后重新验证。"
-        ),
         "replay_held": ("Verify again and record", "重新验证并入账"),
         "backups": ("Backups", "备份"),
         "backup_last": ("Last good backup", "最近一次成功备份"),
@@ -239,10 +232,6 @@ enum ConsoleText {
         "status_revoked": ("revoked", "已撤销"),
         "status_flagged": ("flagged", "已标记"),
         "nav_offers": ("Offers", "优惠"),
-        "offers_intro": (
-            "The subscription offers the catalog lists, who may have each, and how often the server signed it and buyers took it. A purchase with an offer is recorded at the price the App Store charged.",
-            "商品目录中的订阅优惠、每个优惠的适用对象，以及服务器签名与用户兑换的次数。使用优惠的购买按 App Store 实际扣款金额入账。"
-        ),
         "offer": ("Offer", "优惠"),
         "offer_promotional": ("Promotional", "促销优惠"),
         "offer_win_back": ("Win-back", "赢回优惠"),
@@ -253,10 +242,6 @@ enum ConsoleText {
         "offer_redeemed": ("Redeemed", "已兑换"),
         "offer_last_signed": ("Last signed", "最近签名"),
         "offers_other": ("Offers taken that the catalog does not list", "目录未列出但已兑换的优惠"),
-        "offers_other_explained": (
-            "Introductory offers and offer codes are the App Store's to give; they are counted here as buyers took them.",
-            "首次优惠与优惠代码由 App Store 发放，此处按用户兑换次数统计。"
-        ),
         "no_offers": ("The catalog lists no subscription offer.", "商品目录未列出任何订阅优惠。"),
         "offer_within_days": ("within %d days of expiry", "过期后 %d 天内"),
         "offer_per_user": ("%d per user", "每人 %d 次"),
@@ -270,8 +255,9 @@ enum ConsoleText {
         "audience_revoked": ("revoked", "已撤销"),
     ]
     .merging(
-        ChannelRegistry.builtIn.all.map {
-            ("channel_\($0.channel.rawValue)", (en: $0.label.english, zh: $0.label.simplifiedChinese))
+        ChannelRegistry.builtIn.all.flatMap {
+            [("channel_\($0.channel.rawValue)", (en: $0.label.english, zh: $0.label.simplifiedChinese))]
+                + $0.consoleTexts.map { ($0.key, $0.value) }
         },
         uniquingKeysWith: { text, _ in text })
 }

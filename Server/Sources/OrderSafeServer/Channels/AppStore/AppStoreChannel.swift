@@ -27,7 +27,12 @@ struct AppStoreChannel: PaymentChannel {
     static func start(
         account: Settings.AppStore, transport: any ProviderTransport, simulated: Bool, wiring: ChannelWiring
     ) async throws -> AppStoreChannel {
-        AppStoreChannel(
+        if wiring.identities.accountTags == nil {
+            wiring.context.logger.warning(
+                "no recovery.key: App Store order tokens name nobody, so a ledger restored from a backup cannot tell whose an order it lost was (docs/production.md, Backups and restore)"
+            )
+        }
+        return AppStoreChannel(
             payments: try await account.payments(
                 transport: transport, identities: wiring.identities, offerHook: wiring.offerHook,
                 context: wiring.context.narrowed { $0 }))
@@ -37,6 +42,9 @@ struct AppStoreChannel: PaymentChannel {
     var refunder: (any OrderRefunder)? { nil }
     var replayer: (any NotificationReplayer)? { payments }
     var heldReplayer: (any HeldSignalReplayer)? { payments }
+    var chores: [any ChannelChore] { payments.chores }
+    var tasks: [any ChannelTask] { payments.tasks }
+    var statements: (any StatementSource)? { payments.statementSource }
 
     /// Signs each introductory offer's eligibility for StoreKit (iOS 18.4) and lists the promotional and win-back
     /// offers the user may have now.
@@ -53,9 +61,6 @@ struct AppStoreChannel: PaymentChannel {
         }
         answer.offers = try await payments.availableOffers(userID: userID)
     }
-    var chores: [any ChannelChore] { payments.chores }
-    var tasks: [any ChannelTask] { payments.tasks }
-    var statements: (any StatementSource)? { payments.statementSource }
 
     /// The app buys through StoreKit with the order's token: nothing more to hand it.
     func invoke(_ order: Order, into response: inout OrderResponse) async throws {}

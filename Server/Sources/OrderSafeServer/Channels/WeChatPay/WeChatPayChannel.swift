@@ -3,6 +3,7 @@ import Engine
 import Hummingbird
 import NIOCore
 import OrderSafeModel
+import Sandbox
 import WeChatPay
 
 /// WeChat Pay (API v3, APP payment): a new order is prepaid and its answer carries the signed `PayReq` parameters;
@@ -22,6 +23,14 @@ struct WeChatPayChannel: PaymentChannel {
     static let reservedIdempotencyPrefix: String? = nil
 
     static func account(from reader: SettingsReader) throws -> Settings.WeChatPay? { try reader.wechatpay() }
+
+    /// How the built-in WeChat Pay signs its answers and notifications (`server.sandbox_wechatpay_signing`): with its
+    /// public key by default, or with platform certificates, for a merchant SDK set up that way.
+    static func simulatorSettings(from reader: SettingsReader) throws -> (any Sendable)? {
+        let signing: SandboxWeChatPaySigning = try reader.choice(
+            "server.sandbox_wechatpay_signing", default: .publicKey)
+        return signing
+    }
 
     static func start(
         account: Settings.WeChatPay, transport: any ProviderTransport, simulated: Bool, wiring: ChannelWiring

@@ -25,7 +25,8 @@ struct WeChatPaySimulator: ChannelSimulator {
         let merchantKey = try setup.rsaKey("wechatpay-merchant-private-key.pem", pkcs8: true)
         let platformKey = try setup.rsaKey("wechatpay-simulator-private-key.pem", pkcs8: true)
         let apiV3Key = try setup.secret("wechatpay-apiv3-key")
-        let publicKeyMode = setup.wechatpaySigning == .publicKey
+        let signing = setup.simulatorSettings[WeChatPayChannel.channel] as? SandboxWeChatPaySigning ?? .publicKey
+        let publicKeyMode = signing == .publicKey
         wechatpay = try SandboxWeChatPay(
             merchantID: Self.merchantID, appID: Self.appID, merchantSerial: Self.merchantSerial,
             merchantPublicKey: merchantKey.publicKey, apiV3Key: apiV3Key, platformKey: platformKey,
@@ -40,7 +41,7 @@ struct WeChatPaySimulator: ChannelSimulator {
         try setup.publish(wechatpay.publicKeyPEM, as: "wechatpay-public-key.pem")
         try setup.publish(wechatpay.firstCertificate.pem, as: "wechatpay-platform-certificate.pem")
         try setup.publish(
-            Self.merchantFile(gateway: account.baseURL, notifyURL: account.notifyURL, signing: setup.wechatpaySigning),
+            Self.merchantFile(gateway: account.baseURL, notifyURL: account.notifyURL, signing: signing),
             as: "wechatpay-merchant.json")
     }
 
