@@ -62,28 +62,11 @@ struct MigrationTests {
     func freeOfferPeriods(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            func insertOrder(amount: Int64) async throws {
-                try await database.transaction { db in
-                    try await db.raw(
-                        """
-                        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
-                                            amount_minor, currency, origin, created_at, updated_at)
-                        VALUES (\(bind: "T-FREE-\(amount)"), \(bind: UUID().uuidString), 'user-free', 'coins_60',
-                                \(bind: version.id), 'appstore', 'created', \(bind: amount), 'CNY', 'api', 0, 0)
-                        """
-                    ).run()
-                }
+            try await Self.insertOrder(database, version: version.id, amount: 0)
+            await #expect(throws: (any Error).self) {
+                try await Self.insertOrder(database, version: version.id, amount: -1)
             }
-            try await insertOrder(amount: 0)
-            await #expect(throws: (any Error).self) { try await insertOrder(amount: -1) }
-            if engine == .sqlite {
-                let check = try await database.withSession { db in
-                    try await db.raw("PRAGMA integrity_check").first()?.decode(
-                        column: "integrity_check", as: String.self)
-                }
-                #expect(check == "ok")
-            }
-            try await ledger.checkSchema()
+            try await Self.expectSoundSchema(engine, database, ledger)
         }
     }
 
@@ -93,18 +76,6 @@ struct MigrationTests {
     func channelNames(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            func insertOrder(channel: String) async throws {
-                try await database.transaction { db in
-                    try await db.raw(
-                        """
-                        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
-                                            amount_minor, currency, origin, created_at, updated_at)
-                        VALUES (\(bind: "T-CH-\(UUID().uuidString.prefix(8))"), \(bind: UUID().uuidString), 'user-ch',
-                                'coins_60', \(bind: version.id), \(bind: channel), 'created', 600, 'CNY', 'api', 0, 0)
-                        """
-                    ).run()
-                }
-            }
             func insertStatementRun(channel: String) async throws {
                 try await database.transaction { db in
                     try await db.raw(
@@ -115,21 +86,45 @@ struct MigrationTests {
                     ).run()
                 }
             }
-            for name in ["appstore", "alipay", "wechatpay", "toy", "unionpay2"] { try await insertOrder(channel: name) }
+            for name in ["appstore", "alipay", "wechatpay", "toy", "unionpay2"] {
+                try await Self.insertOrder(database, version: version.id, channel: name)
+            }
             try await insertStatementRun(channel: "toy")
             for name in ["", "Toy", "2pay", "union-pay", "wechat pay", String(repeating: "a", count: 33)] {
-                await #expect(throws: (any Error).self, "\(name)") { try await insertOrder(channel: name) }
+                await #expect(throws: (any Error).self, "\(name)") {
+                    try await Self.insertOrder(database, version: version.id, channel: name)
+                }
             }
             await #expect(throws: (any Error).self) { try await insertStatementRun(channel: "Toy") }
-            if engine == .sqlite {
-                let check = try await database.withSession { db in
-                    try await db.raw("PRAGMA integrity_check").first()?.decode(
-                        column: "integrity_check", as: String.self)
-                }
-                #expect(check == "ok")
-            }
-            try await ledger.checkSchema()
+            try await Self.expectSoundSchema(engine, database, ledger)
         }
+    }
+
+    /// Inserts an order of `coins_60` as it stands in the table, past the ledger's own checks.
+    static func insertOrder(
+        _ database: LedgerDatabase, version: Int64, channel: String = "appstore", amount: Int64 = 600
+    ) async throws {
+        try await database.transaction { db in
+            try await db.raw(
+                """
+                INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
+                                    amount_minor, currency, origin, created_at, updated_at)
+                VALUES (\(bind: "T-\(UUID().uuidString.prefix(12))"), \(bind: UUID().uuidString), 'user-m', 'coins_60',
+                        \(bind: version), \(bind: channel), 'created', \(bind: amount), 'CNY', 'api', 0, 0)
+                """
+            ).run()
+        }
+    }
+
+    /// A schema edited in place is sound: SQLite's integrity check passes, and the ledger finds what it expects.
+    static func expectSoundSchema(_ engine: TestEngine, _ database: LedgerDatabase, _ ledger: SQLLedger) async throws {
+        if engine == .sqlite {
+            let check = try await database.withSession { db in
+                try await db.raw("PRAGMA integrity_check").first()?.decode(column: "integrity_check", as: String.self)
+            }
+            #expect(check == "ok")
+        }
+        try await ledger.checkSchema()
     }
 
     @Test("concurrent migrators on one database agree", arguments: TestEngine.available)
