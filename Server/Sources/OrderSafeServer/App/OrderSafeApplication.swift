@@ -202,6 +202,7 @@ public enum OrderSafeApplication {
         let desk = OperatorDesk(
             ledger: components.ledger, refunds: components.refunds, reconciler: components.reconciler,
             statements: components.statements,
+            channels: settings.registry.channels,
             heldChannels: settings.registry.all.filter { $0.holdsSignals }.map { $0.channel },
             heldReplayers: components.channels.heldReplayers, clock: clock)
         let admin = v1.group("admin").add(middleware: AdminAuthMiddleware(keys: operatorKeys, wrongKeys: wrongKeys))

@@ -79,7 +79,8 @@ extension ConsoleController {
     }
 
     private func orders(_ page: PageRequest) async throws -> Response {
-        let parsed = try AdminOrderQuery(page.request.uri, zone: page.format.zone, allowed: ["done"])
+        let parsed = try AdminOrderQuery(
+            page.request.uri, zone: page.format.zone, channels: desk.channels, allowed: ["done"])
         let result = try await ledger.orders(parsed.query)
         let texts = page.texts
         var values = frame(page, title: texts["nav_orders"] ?? "", section: .orders)
@@ -94,7 +95,7 @@ extension ConsoleController {
             ]
                 as [String: Any]
         }
-        values["channelOptions"] = Channel.builtIn.map { channel in
+        values["channelOptions"] = desk.channels.map { channel in
             [
                 "value": channel.rawValue, "label": texts["channel_\(channel.rawValue)"] ?? channel.rawValue,
                 "selected": parsed.query.channel == channel,
@@ -248,7 +249,8 @@ extension ConsoleController {
 
     private func user(_ page: PageRequest, userID: String) async throws -> Response {
         guard (1...128).contains(userID.utf8.count) else { throw ConsolePageError.notFound }
-        let parsed = try AdminOrderQuery(page.request.uri, zone: page.format.zone, allowed: ["done"])
+        let parsed = try AdminOrderQuery(
+            page.request.uri, zone: page.format.zone, channels: desk.channels, allowed: ["done"])
         var query = parsed.query
         query.userID = userID
         let holdings = try await ledger.holdings(userID: userID, at: clock.now())

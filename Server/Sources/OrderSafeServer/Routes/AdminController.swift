@@ -40,7 +40,8 @@ struct AdminController {
         let group = admin.group()
         group.get("orders") { request, _ in
             let zone = try Self.zone(request)
-            let parsed = try AdminOrderQuery(request.uri, zone: zone, allowed: ["tz"], emptyMeansAbsent: false)
+            let parsed = try AdminOrderQuery(
+                request.uri, zone: zone, channels: desk.channels, allowed: ["tz"], emptyMeansAbsent: false)
             return try Response.json(AdminOrderList(try await ledger.orders(parsed.query)))
         }
         group.get("orders/:order_no") { request, context in
@@ -83,7 +84,8 @@ struct AdminController {
         }
         group.get("users/:user_id") { request, context in
             let userID = try Self.userID(context)
-            let parsed = try AdminOrderQuery(request.uri, zone: .gmt, emptyMeansAbsent: false)
+            let parsed = try AdminOrderQuery(
+                request.uri, zone: .gmt, channels: desk.channels, emptyMeansAbsent: false)
             guard parsed.parameters.allSatisfy({ $0.name == "limit" }) else {
                 throw AdminInputError(
                     field: parsed.parameters.first { $0.name != "limit" }?.name ?? "",

@@ -15,11 +15,13 @@ struct AdminOrderQuery: Sendable {
 
     static let names: Set<String> = ["q", "user", "status", "channel", "product", "from", "to", "cursor", "limit"]
 
-    /// Parses `uri`'s query; `allowed` adds names the caller handles itself (ignored here). An empty value is an
-    /// unfilled field of the console's form when `emptyMeansAbsent`; the API refuses it.
-    init(_ uri: URI, zone: TimeZone, defaultLimit: Int = 50, allowed: Set<String> = [], emptyMeansAbsent: Bool = true)
-        throws(AdminInputError)
-    {
+    /// Parses `uri`'s query; `allowed` adds names the caller handles itself (ignored here); `channels`: the ones a
+    /// `channel` filter may name (the server's). An empty value is an unfilled field of the console's form when
+    /// `emptyMeansAbsent`; the API refuses it.
+    init(
+        _ uri: URI, zone: TimeZone, channels: [Channel], defaultLimit: Int = 50, allowed: Set<String> = [],
+        emptyMeansAbsent: Bool = true
+    ) throws(AdminInputError) {
         var values: [String: String] = [:]
         var given: [(name: String, value: String)] = []
         for (name, value) in try Self.parameters(uri.query ?? "") {
@@ -57,10 +59,9 @@ struct AdminOrderQuery: Sendable {
             query.status = parsed
         }
         if let channel = try text("channel", max: 16) {
-            guard let parsed = Channel(rawValue: channel) else {
+            guard let parsed = Channel(rawValue: channel), channels.contains(parsed) else {
                 throw AdminInputError(
-                    field: "channel",
-                    message: "must be a channel name (\(Channel.builtIn.map(\.rawValue).joined(separator: ", ")))")
+                    field: "channel", message: "must be one of \(channels.map(\.rawValue).joined(separator: ", "))")
             }
             query.channel = parsed
         }

@@ -12,6 +12,8 @@ struct OperatorDesk: Sendable {
     let reconciler: Reconciler
     /// Checks the providers' statements.
     let statements: StatementReconciler
+    /// The channels the server is built with (``ChannelRegistry``), running or not.
+    let channels: [Channel]
     /// The channels whose held signals an operator replays, running or not (``PaymentChannel/holdsSignals``).
     let heldChannels: [Channel]
     /// The running ones' replayers.
