@@ -70,8 +70,6 @@ import Testing
     /// that stops naming one must leave the list.
     static let namingOne: [String: String] = [
         "Ledger/Store/SQLLedger.swift": "the catalog's app_store_product_id column",
-        "Ledger/Store/SQLLedger+Subscriptions.swift":
-            "subscriptions are App Store chains (the ledger has no channel folders)",
         "ordersafe/OrderSafeCommand.swift": "the command list names `ordersafe appstore` (the CLI's one list)",
     ]
 
