@@ -52,9 +52,9 @@ struct AppStoreChannel: PaymentChannel {
         _ answer: inout CatalogResponse, userID: String,
         eligibility: [(product: CatalogProduct, eligible: Bool, transactionID: String?)]
     ) async throws {
-        for (index, entry) in eligibility.enumerated() {
+        for entry in eligibility {
             guard let transactionID = entry.transactionID, let appStoreID = entry.product.appStoreProductID,
-                answer.introductoryOffers?.indices.contains(index) == true
+                let index = answer.introductoryOffers?.firstIndex(where: { $0.productID == entry.product.id })
             else { continue }
             answer.introductoryOffers?[index].signedEligibility = await payments.signedEligibility(
                 productID: appStoreID, eligible: entry.eligible, transactionID: transactionID)
