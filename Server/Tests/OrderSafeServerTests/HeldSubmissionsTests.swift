@@ -74,7 +74,10 @@ struct HeldSubmissionsTests {
             try await console.signIn(TestServer.adminKey)
             let overview = try await console.get("/admin")
             #expect(overview.html.contains(#"id="held-submissions">\#(Self.buyers)<"#))
-            #expect(try await console.get("/admin/operations").html.contains(#"id="replay-held""#))
+            let operations = try await console.get("/admin/operations").html
+            #expect(operations.contains(#"id="replay-held""#))
+            // The form posts to the replay route of the channel that holds them.
+            #expect(operations.contains(#"action="/admin/appstore/held/replay""#))
             // A replay before the setting is fixed changes nothing.
             let early = try await client.execute(uri: "/v1/admin/appstore/held/replay", method: .post, headers: admin)
             #expect(
