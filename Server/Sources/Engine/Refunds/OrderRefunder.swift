@@ -77,13 +77,23 @@ public struct RefundService: Sendable {
         } catch {
             throw RefundError.provider("\(error)")
         }
+        let evidence = "refund:\(reference)" + (operatorName.map { " operator:\($0)" } ?? "")
         let outcome = try await ledger.reverse(
             Reversal(
                 channel: payment.channel, providerTransactionID: payment.providerTransactionID, kind: .refunded,
-                cause: .admin,
-                evidence: "refund:\(reference)" + (operatorName.map { " operator:\($0)" } ?? "")),
+                cause: .admin, evidence: evidence),
             at: clock.now())
-        return (try await ledger.order(number: orderNo) ?? order, outcome)
+        guard case .alreadyReversed = outcome else {
+            return (try await ledger.order(number: orderNo) ?? order, outcome)
+        }
+        // Reversed between the look above and now: by the provider's notification of this very refund (one refund
+        // per order: its request number is the order's), which can overtake the provider's answer, or by the same
+        // request from another replica. The refund asked for was made: the answer says so, and the order's history
+        // names who asked.
+        try await ledger.note(
+            orderNo: orderNo, kind: .refundRequested, cause: .admin, evidence: evidence, at: clock.now())
+        let refunded = try await ledger.order(number: orderNo) ?? order
+        return (refunded, .reversed(refunded))
     }
 
     /// The refund request number of an order (`out_request_no` / `out_refund_no`): one full refund per order.

@@ -46,6 +46,9 @@ public struct OrderEventKind: RawRepresentable, Hashable, Sendable, CustomString
     public static let offerSigned = OrderEventKind(rawValue: "offer_signed")
     /// A provider reported a refund of part of the amount (not reversed: an operator looks at it).
     public static let partialRefund = OrderEventKind(rawValue: "partial_refund")
+    /// A merchant's refund of the order, asked for by the evidence's operator, that the provider's notification of
+    /// the same refund recorded first.
+    public static let refundRequested = OrderEventKind(rawValue: "refund_requested")
     /// Another user than the order's owner submitted its App Store transaction.
     public static let submittedByOtherUser = OrderEventKind(rawValue: "submitted_by_other_user")
     /// An operator resolved a flag.
