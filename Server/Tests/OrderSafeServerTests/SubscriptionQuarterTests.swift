@@ -58,7 +58,9 @@ struct SubscriptionQuarterTests {
         _ body: @escaping @Sendable (any TestClientProtocol, OrderSafeComponents, ManualClock) async throws -> Void
     ) async throws {
         try await TestServer.withComponents(
-            engine: engine, extra: ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"], body)
+            engine: engine,
+            extra: TestServer.webhookEndpoint.merging(
+                ["ORDERSAFE_SERVER_SANDBOX_RENEWAL_RATE": "monthly_every_5_minutes"]) { $1 }, body)
     }
 
     static func entitlement(_ client: some TestClientProtocol, token: String, _ name: String) async throws -> Bool {

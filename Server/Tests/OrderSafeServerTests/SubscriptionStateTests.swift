@@ -33,7 +33,8 @@ struct SubscriptionStateTests {
 
     @Test("grace period, then recovery: one state whatever the order of arrival", arguments: cases)
     func graceThenRecovery(engine: TestEngine, arrival: Arrival) async throws {
-        try await TestServer.withComponents(engine: engine) { client, components, clock in
+        try await TestServer.withComponents(engine: engine, extra: TestServer.webhookEndpoint) {
+            client, components, clock in
             let store = components.sandbox!.appStore
             let alice = try await TestServer.token("alice", lifetime: 90 * 86400)
             let day: TimeInterval = 86400

@@ -30,6 +30,13 @@ enum TestServer {
         "ordersafe-test-\(UUID().uuidString)"
     ).path
 
+    /// A merchant webhook endpoint (nothing listens on port 9): with it, writes keep their webhook events in the outbox,
+    /// which a test reads in the console's dossier; without it they keep none.
+    static let webhookEndpoint = [
+        "ORDERSAFE_WEBHOOKS_URL": "http://127.0.0.1:9/webhooks",
+        "ORDERSAFE_WEBHOOKS_SECRET": "whsec-test-0123456789abcdef0123456789",
+    ]
+
     static func settings(database: String = "sqlite::memory:", extra: [String: String] = [:]) async throws -> Settings {
         try await SettingsLoader.load(
             environment: [

@@ -14,6 +14,10 @@ public enum SQLEngine: String, Sendable {
 public final class LedgerDatabase: Sendable {
     public let url: DatabaseURL
     public let engine: SQLEngine
+    /// Whether writes keep the merchant's webhook events in the outbox: not when no endpoint is configured
+    /// (`webhooks.url`), where nobody would ever take them — three rows of an order's JSON per submission, a tenth of
+    /// a submission's CPU, kept for ever. An endpoint configured later hears of the changes made from then on.
+    public let keepsWebhookEvents: Bool
     private let source: any SQLSessionSource
     private let writer: GroupCommitWriter
 
@@ -27,11 +31,16 @@ public final class LedgerDatabase: Sendable {
     }
 
     /// Opens (and for SQLite, creates) the database. No connection is made until first use.
-    /// - Parameter maxGroupSize: how many concurrent writes may share one transaction (1 commits each alone); by
-    ///   default ``defaultMaxGroupSize(for:)``.
-    public init(url: DatabaseURL, maxConnectionsPerEventLoop: Int = 4, maxGroupSize: Int? = nil, logger: Logger) throws
-    {
+    /// - Parameters:
+    ///   - maxGroupSize: how many concurrent writes may share one transaction (1 commits each alone); by default
+    ///     ``defaultMaxGroupSize(for:)``.
+    ///   - keepingWebhookEvents: ``keepsWebhookEvents``.
+    public init(
+        url: DatabaseURL, maxConnectionsPerEventLoop: Int = 4, maxGroupSize: Int? = nil,
+        keepingWebhookEvents: Bool = true, logger: Logger
+    ) throws {
         self.url = url
+        keepsWebhookEvents = keepingWebhookEvents
         switch url {
         case .sqliteFile(let path):
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -93,7 +102,7 @@ public final class LedgerDatabase: Sendable {
                 throw error
             }
         }
-        let id = ObjectIdentifier(self)
+        let (id, keepsWebhookEvents) = (ObjectIdentifier(self), keepsWebhookEvents)
         return try await withCheckedThrowingContinuation { continuation in
             writer.submit(
                 Write(
@@ -101,7 +110,7 @@ public final class LedgerDatabase: Sendable {
                     body: { db in
                         let connection = WriteConnection(
                             base: db, database: id, deferred: DeferredInserts(), failure: FirstError(),
-                            createdOrders: CreatedOrders())
+                            createdOrders: CreatedOrders(), keepsWebhookEvents: keepsWebhookEvents)
                         let result = try await body(connection)
                         if let error = connection.failure.recorded { throw error }
                         try await connection.deferred.flush(db)

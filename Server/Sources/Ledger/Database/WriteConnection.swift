@@ -17,6 +17,8 @@ struct WriteConnection: SQLDatabase {
     let failure: LedgerDatabase.FirstError
     /// Orders inserted by this write, for its later steps.
     let createdOrders: CreatedOrders
+    /// ``LedgerDatabase/keepsWebhookEvents`` of its database.
+    let keepsWebhookEvents: Bool
 
     var logger: Logger { base.logger }
     var eventLoop: any EventLoop { base.eventLoop }
@@ -40,5 +42,12 @@ struct WriteConnection: SQLDatabase {
         Void
     > {
         eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
+    }
+}
+
+extension LedgerDatabase {
+    /// Whether the write `db` keeps webhook events (``keepsWebhookEvents``); outside a write, they are kept.
+    static func keepsWebhookEvents(_ db: any SQLDatabase) -> Bool {
+        (db as? WriteConnection)?.keepsWebhookEvents ?? true
     }
 }

@@ -4,22 +4,26 @@ import SQLKit
 
 extension SQLLedger {
     /// Writes the merchant webhook event for an order's state change into the outbox, in the transaction that
-    /// made the change: a change is never committed without its event, nor an event without its change.
+    /// made the change: a change is never committed without its event, nor an event without its change (when the
+    /// database keeps webhook events: ``LedgerDatabase/keepsWebhookEvents``).
     static func emitWebhook(_ db: any SQLDatabase, orderID: Int64, cause: EventCause, evidence: String?, at date: Date)
         async throws
     {
-        guard let order = try await loadOrder(db, where: "id", orderID) else { return }
+        guard LedgerDatabase.keepsWebhookEvents(db), let order = try await loadOrder(db, where: "id", orderID) else {
+            return
+        }
         try await emitWebhooks(db, orderID: orderID, states: [order], cause: cause, evidence: evidence, at: date)
     }
 
     /// Writes one webhook event per state the order went through (`states`, oldest first, as the caller knows
-    /// them): inserted with the write's other webhook rows when it is done (``LedgerDatabase/insert(_:rows:on:)``).
+    /// them): inserted with the write's other webhook rows when it is done (``LedgerDatabase/insert(_:rows:on:)``);
+    /// none when the database keeps no webhook events.
     static func emitWebhooks(
         _ db: any SQLDatabase, orderID: Int64, states: [Order], cause: EventCause, evidence: String?, at date: Date
     )
         async throws
     {
-        guard !states.isEmpty else { return }
+        guard !states.isEmpty, LedgerDatabase.keepsWebhookEvents(db) else { return }
         let now = date.millisecondsSince1970
         let rows: [SQLQueryString] = states.map { order in
             let eventID = Self.eventID(at: now)

@@ -62,7 +62,8 @@ struct OrderSafeComponents: Sendable {
         sandbox shared: SandboxProviders? = nil
     ) async throws -> OrderSafeComponents {
         let database = try LedgerDatabase(
-            url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize, logger: logger)
+            url: settings.database.url, maxConnectionsPerEventLoop: settings.database.poolSize,
+            keepingWebhookEvents: settings.webhooks != nil, logger: logger)
         do {
             try await Migrator(database: database, logger: logger).migrate(now: clock.now())
             let ledger = SQLLedger(database: database)

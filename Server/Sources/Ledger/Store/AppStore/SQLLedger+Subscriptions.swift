@@ -58,15 +58,17 @@ extension SQLLedger {
                 evidence: evidence, at: date)
             guard let order = try await Self.loadOrder(db, where: "id", orderID) else { return }
             let now = date.millisecondsSince1970
-            let event = SubscriptionWebhook(
-                id: Self.eventID(at: now), createdAt: date,
-                data: .init(cause: cause.rawValue, evidence: evidence, order: order, subscription: subscription))
-            try await db.raw(
-                """
-                INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at)
-                VALUES (\(bind: event.id), \(bind: event.type), \(bind: orderID), \(bind: try event.json()), \(bind: now), \(bind: now))
-                """
-            ).run()
+            if LedgerDatabase.keepsWebhookEvents(db) {
+                let event = SubscriptionWebhook(
+                    id: Self.eventID(at: now), createdAt: date,
+                    data: .init(cause: cause.rawValue, evidence: evidence, order: order, subscription: subscription))
+                try await db.raw(
+                    """
+                    INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at)
+                    VALUES (\(bind: event.id), \(bind: event.type), \(bind: orderID), \(bind: try event.json()), \(bind: now), \(bind: now))
+                    """
+                ).run()
+            }
             let expires = subscription.expiresAt?.millisecondsSince1970
             let graceEnds = subscription.gracePeriodEndsAt?.millisecondsSince1970
             try await db.raw(
