@@ -115,6 +115,8 @@ enum TestServer {
         let (router, components) = try await OrderSafeApplication.makeRouter(
             settings: settings, clock: clock, random: { UInt64.random(in: .min ... .max) }, logger: TestLog.logger,
             sandbox: sandbox)
+        // The data folder goes with the server (thousands were left behind, run after run).
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
             try await Application(router: router, logger: TestLog.logger).test(.router) { client in
                 try await body(client, components, clock)
