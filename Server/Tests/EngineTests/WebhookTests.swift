@@ -127,6 +127,62 @@ struct WebhookTests {
         }
     }
 
+    /// The attempts logged so far.
+    static func attempts(_ database: LedgerDatabase) async throws -> Int64 {
+        try await database.withSession { db in
+            try await db.raw("SELECT COUNT(*) AS n FROM webhook_attempts").first()!.decode(column: "n", as: Int64.self)
+        }
+    }
+
+    @Test(
+        "an endpoint that is down costs a pass one batch, not the whole backlog; back up, the backlog goes in one pass",
+        arguments: TestEngine.available)
+    func endpointDown(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let clock = ManualClock(EngineFixtures.now)
+            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
+            for _ in 0..<40 { _ = try await EngineFixtures.order(ledger, version: version) }
+            let backend = Backend(failures: 32, clock: clock)
+            let dispatcher = WebhookDispatcher(
+                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret,
+                transport: backend.transport, clock: clock, logger: TestLog.logger)
+            #expect(try await dispatcher.deliverDue(batchSize: 16) == (0, 16))
+            #expect(try await dispatcher.deliverDue(batchSize: 16) == (0, 16))
+            #expect(try await Self.attempts(database) == 32)
+            clock.advance(by: 60)
+            #expect(try await dispatcher.deliverDue(batchSize: 16) == (40, 0))
+            #expect(Set(backend.received.withLock { $0 }).count == 40)
+        }
+    }
+
+    @Test("cancelled (a shutdown), a pass stops before its next event", arguments: TestEngine.available)
+    func cancelledPass(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let clock = ManualClock(EngineFixtures.now)
+            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
+            for _ in 0..<5 { _ = try await EngineFixtures.order(ledger, version: version) }
+            // The merchant answers the first event; meanwhile the server is told to stop (the pass's task cancelled).
+            let pass = Mutex<Task<(delivered: Int, failed: Int), any Error>?>(nil)
+            let cancelling = InProcessTransport { _, _, _, _ in
+                pass.withLock { $0?.cancel() }
+                return ProviderHTTPResponse(status: 204, headers: [:], body: [])
+            }
+            let dispatcher = WebhookDispatcher(
+                ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret, transport: cancelling,
+                clock: clock, logger: TestLog.logger)
+            let (start, go) = AsyncStream<Void>.makeStream()
+            let task = Task {
+                for await _ in start { break }
+                return try await dispatcher.deliverDue(batchSize: 16)
+            }
+            pass.withLock { $0 = task }
+            go.yield()
+            let outcome = await task.result
+            #expect(throws: CancellationError.self) { try outcome.get() }
+            #expect(try await Self.attempts(database) == 1)
+        }
+    }
+
     @Test("signatures: a changed body, another secret or an old timestamp are refused")
     func signatures() {
         let body = Array(#"{"id":"evt_1"}"#.utf8)

@@ -18,6 +18,8 @@ struct PeriodicWorkService: Service {
                         logger.info("\(name) pass", metadata: ["summary": "\(summary)"])
                     }
                 } catch {
+                    // Shutting down: the pass stopped where it was; that is no failure.
+                    if Task.isCancelled { break }
                     logger.error("\(name) pass failed", metadata: ["error": "\(String(reflecting: error))"])
                 }
                 try? await Task.sleep(for: interval)
