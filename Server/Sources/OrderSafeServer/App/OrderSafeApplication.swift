@@ -217,7 +217,7 @@ public enum OrderSafeApplication {
                 secureCookie: settings.console.secureCookie),
             keys: operatorKeys, signInLimiter: wrongKeys,
             views: try ConsoleViews(), defaultZone: settings.console.defaultTimeZone, clock: clock,
-            backups: components.backups
+            backups: components.backups, webhooksConfigured: components.webhooks != nil
         ).addRoutes(to: router)
         return router
     }

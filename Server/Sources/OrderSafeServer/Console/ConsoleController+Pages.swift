@@ -228,6 +228,7 @@ extension ConsoleController {
                 "bytes": signal.bodyBytes,
             ] as [String: Any]
         }
+        values["webhooksKept"] = webhooksConfigured
         values["webhooks"] = dossier.webhooks.map { webhook in
             [
                 "eventID": webhook.eventID, "type": webhook.type.rawValue, "created": format.time(webhook.createdAt),

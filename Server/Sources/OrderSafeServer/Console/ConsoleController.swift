@@ -22,6 +22,9 @@ struct ConsoleController: Sendable {
     let clock: any WallClock
     /// The scheduled backups, whose last good one the Operations page shows; nil when none are scheduled.
     let backups: BackupSchedule?
+    /// Whether a merchant webhook endpoint is configured: without one the ledger keeps no webhook events, and an
+    /// order's page says so instead of showing an empty list as if nothing had happened.
+    let webhooksConfigured: Bool
 
     /// The largest form body accepted.
     static let maxFormBytes = 8 << 10

@@ -95,6 +95,10 @@ enum ConsoleText {
         "expires": ("Expires", "到期"),
         "reversed": ("Reversed", "已冲正"),
         "webhooks": ("Webhook events", "Webhook 事件"),
+        "webhooks_unconfigured": (
+            "No webhook endpoint is configured (webhooks.url): no events are kept.",
+            "未配置 Webhook 地址（webhooks.url）：不保存事件。"
+        ),
         "attempts": ("Attempts", "尝试次数"),
         "delivered": ("Delivered", "送达时间"),
         "last_error": ("Last error", "最近错误"),

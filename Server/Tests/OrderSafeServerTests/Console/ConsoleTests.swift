@@ -253,6 +253,19 @@ struct ConsoleTests {
         }
     }
 
+    @Test("an order's page says when no webhook endpoint is configured, and lists the events when one is")
+    func webhookEndpointOnOrderPage() async throws {
+        for (extra, configured) in [([String: String](), false), (TestServer.webhookEndpoint, true)] {
+            try await Self.withConsole(extra: extra) { browser, components, clock, _ in
+                let orderNo = try await Self.flaggedOrder(components, clock)
+                try await browser.signIn(Self.operatorKey)
+                let page = try await browser.get("/admin/orders/\(orderNo)").html
+                #expect(page.contains(#"id="webhooks-unconfigured""#) == !configured)
+                #expect(page.contains("order.flagged") == configured)
+            }
+        }
+    }
+
     @Test("an Alipay order is refunded from the console after a confirmation; the reversal shows on its page")
     func refund() async throws {
         try await Self.withConsole { browser, components, _, alice in
