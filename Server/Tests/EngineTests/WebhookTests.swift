@@ -82,9 +82,7 @@ struct WebhookTests {
     @Test("two dispatchers on one ledger deliver each event once", arguments: TestEngine.available)
     func concurrentDispatchers(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
-            let clock = ManualClock(EngineFixtures.now)
-            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
-            for _ in 0..<40 { _ = try await EngineFixtures.order(ledger, version: version) }
+            let clock = try await Self.clock(afterCreating: 40, in: ledger)
             let backend = Backend(failures: 0, clock: clock)
             let dispatchers = (0..<2).map { _ in
                 WebhookDispatcher(
@@ -106,9 +104,7 @@ struct WebhookTests {
         arguments: TestEngine.available)
     func leaseCoversBatch(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in
-            let clock = ManualClock(EngineFixtures.now)
-            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
-            for _ in 0..<8 { _ = try await EngineFixtures.order(ledger, version: version) }
+            let clock = try await Self.clock(afterCreating: 8, in: ledger)
             let stolen = Mutex(0)
             // Each delivery takes just under the 60-second timeout (a timeout this long also holds on a machine the
             // whole suite loads, where the claim below has taken seconds); meanwhile another replica looks for work.
@@ -127,6 +123,14 @@ struct WebhookTests {
         }
     }
 
+    /// A clock at the fixtures' instant, after `count` orders were created in `ledger` (an `order.created` event each).
+    static func clock(afterCreating count: Int, in ledger: SQLLedger) async throws -> ManualClock {
+        let clock = ManualClock(EngineFixtures.now)
+        let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
+        for _ in 0..<count { _ = try await EngineFixtures.order(ledger, version: version) }
+        return clock
+    }
+
     /// The attempts logged so far.
     static func attempts(_ database: LedgerDatabase) async throws -> Int64 {
         try await database.withSession { db in
@@ -139,9 +143,7 @@ struct WebhookTests {
         arguments: TestEngine.available)
     func endpointDown(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
-            let clock = ManualClock(EngineFixtures.now)
-            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
-            for _ in 0..<40 { _ = try await EngineFixtures.order(ledger, version: version) }
+            let clock = try await Self.clock(afterCreating: 40, in: ledger)
             let backend = Backend(failures: 32, clock: clock)
             let dispatcher = WebhookDispatcher(
                 ledger: ledger, url: "https://merchant.example/hooks", secret: Self.secret,
@@ -158,9 +160,7 @@ struct WebhookTests {
     @Test("cancelled (a shutdown), a pass stops before its next event", arguments: TestEngine.available)
     func cancelledPass(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
-            let clock = ManualClock(EngineFixtures.now)
-            let version = try await ledger.saveCatalog(EngineFixtures.catalog, at: clock.now())
-            for _ in 0..<5 { _ = try await EngineFixtures.order(ledger, version: version) }
+            let clock = try await Self.clock(afterCreating: 5, in: ledger)
             // The merchant answers the first event; meanwhile the server is told to stop (the pass's task cancelled).
             let pass = Mutex<Task<(delivered: Int, failed: Int), any Error>?>(nil)
             let cancelling = InProcessTransport { _, _, _, _ in
