@@ -35,10 +35,13 @@ struct CrashAtEveryStepTests {
             }
             if completed { break }
             crashes.append(await h.crash.crashed ?? "?")
-            // Launch again (same folder, store queue and server); resume until settled.
-            let relaunched = h.app()
+            // Launch again (same folder, store queue and server); resume until settled, the clock moving past the
+            // store's delivery window (an App Store purchase killed while the store had it waits for it).
+            let clock = VerdictRuleTests.Clock()
+            let relaunched = h.app(now: { clock.now() })
             await relaunched.start()
             for _ in 0..<20 where !(await relaunched.isSettled()) {
+                clock.advance(by: 601)
                 await relaunched.resume()
             }
             await relaunched.stop()

@@ -38,7 +38,7 @@ struct PurchaseMachineTests {
     }
 
     @Test(
-        "App Store: killed at the purchase sheet, relaunched while the server cannot answer: waiting, never cancelled; then cancelled"
+        "App Store: killed at the purchase sheet, relaunched while the server cannot answer: waiting, never cancelled; then cancelled once the store's delivery window is over"
     )
     func relaunchWithoutAnswer() async throws {
         let probe = Harness()
@@ -50,12 +50,15 @@ struct PurchaseMachineTests {
         let purchase = Task { await h.app().purchase("coins", through: .appStore) }
         while await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
         await h.server.set(unavailable: 1_000)
-        let relaunched = h.app()
+        let clock = VerdictRuleTests.Clock()
+        let relaunched = h.app(now: { clock.now() })
         let waiting = await relaunched.resume()
         #expect(
             waiting.map(\.state) == [.awaitingConfirmation], "the order is still created on the server: not cancelled")
         #expect(h.journalFiles.count == 1)
         await h.server.set(unavailable: 0)
+        #expect(await relaunched.resume().map(\.state) == [.awaitingConfirmation], "the store may still deliver")
+        clock.advance(by: 601)
         #expect(await relaunched.resume().map(\.state) == [.cancelled])
         #expect(h.journalFiles.isEmpty)
         #expect(await h.server.orders.values.map(\.status) == [.cancelled])

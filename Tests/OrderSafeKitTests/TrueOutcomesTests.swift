@@ -148,6 +148,46 @@ struct TrueOutcomesTests {
     }
 
     @Test(
+        "killed once StoreKit had the purchase (Ask to Buy's pending not yet written down): the relaunch says it waits, never cancelled; a parent's approval within the store's window completes the order, and none closes it after",
+        arguments: [true, false])
+    func killedWhileTheStoreHadIt(approved: Bool) async throws {
+        let rehearsal = Harness()
+        defer { rehearsal.cleanUp() }
+        await rehearsal.store.set(sheet: .askToBuy)
+        _ = await rehearsal.app().purchase("coins", through: .appStore)
+        let asked = try #require(await rehearsal.crash.steps.firstIndex(of: "store: asked a parent"))
+
+        let h = Harness(crashAt: asked)
+        defer { h.cleanUp() }
+        await h.store.set(sheet: .askToBuy)
+        let clock = VerdictRuleTests.Clock()
+        let killed = Task { await h.app(now: { clock.now() }).purchase("coins", through: .appStore) }
+        defer { killed.cancel() }
+        for _ in 0..<2000 where await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await h.crash.crashed == "store: asked a parent")
+
+        let relaunched = h.app(now: { clock.now() })
+        let events = relaunched.events()
+        let shown = await relaunched.start()
+        #expect(
+            shown.map(\.state) == [.awaitingConfirmation] && shown.allSatisfy(\.storeMayHaveCharged),
+            "the store may still deliver: \(shown.map(\.name))")
+        #expect(await h.server.orders.values.map(\.status) == [.created], "kept for the store's delivery window")
+        if approved {
+            await h.store.approveAll()
+            let outcome = try await PurchaseMachineTests.firstFinalOutcome(events)
+            #expect(outcome?.state == .fulfilled && outcome?.orderNo == "OS-1", "\(outcome?.name ?? "none")")
+            #expect(await h.server.balances["user-1"] == 60)
+        } else {
+            clock.advance(by: 601)
+            #expect(await relaunched.resume().map(\.state) == [.cancelled])
+            #expect(await h.server.orders.values.map(\.status) == [.cancelled])
+        }
+        await relaunched.stop()
+        #expect(h.journalFiles.isEmpty)
+    }
+
+    @Test(
         "StoreKit charged and answered userCancelled (iOS 18): the transaction carrying the order's token is found and credited, never reported cancelled"
     )
     func chargedThenCancelled() async throws {

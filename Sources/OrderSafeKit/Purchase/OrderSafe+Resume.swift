@@ -53,7 +53,15 @@ extension OrderSafe {
         case .ordered where entry.channel == .appStore:
             // The store was asked to pay; its transaction, if any, was among the unfinished ones just recorded, or
             // comes later through the listener (then bound to the order by its UUID even if it was cancelled here).
-            // After a store error that may have followed the charge, the order is kept a day first.
+            // After a store error that may have followed the charge, the order is kept for the store's delivery
+            // window first. So it is after a kill while StoreKit had the purchase (the sheet up, or its answer not yet
+            // written down: Ask to Buy's `.pending` among them), when what the store did is unknown; but only for the
+            // buyer: another user's launch cannot see the order and leaves it to its owner.
+            if entry.retryAfter == nil, entry.userID == userID {
+                entry.retryAfter = configuration.now().addingTimeInterval(
+                    configuration.confirmation.storeMayStillDeliver)
+                try? await save(&entry)
+            }
             if let retryAfter = entry.retryAfter, configuration.now() < retryAfter {
                 // Told "cancelled" already: nothing to report until a transaction comes (or never).
                 if entry.buyerCancelled == true { return nil }

@@ -137,6 +137,7 @@ actor FakeStore: StoreClient {
             throw failure
         case .askToBuy:
             askToBuy.append((productID, appAccountToken))
+            await crash.step("store: asked a parent")
             return .pending
         case .confirm:
             let transaction = charge(productID: productID, token: appAccountToken)
