@@ -26,6 +26,16 @@ extension HTTPClient {
     /// The client of every provider and webhook call: it never follows a redirect, which would carry our signature
     /// and authorization headers to wherever the redirect points. Lives as long as the process, like `.shared`.
     public static let providers = HTTPClient(configuration: Configuration(redirectConfiguration: .disallow))
+
+    /// The client of webhook deliveries: as ``providers``, but a connection refused or reset fails the attempt at once.
+    /// By default AsyncHTTPClient tries to connect again until the request's deadline, so each event sent to a
+    /// merchant's server that was restarting took its whole 10-second timeout (a pass of 16 events, 160 s, and the
+    /// events after them waited); the dispatcher retries every event on its own backoff instead.
+    public static let webhooks: HTTPClient = {
+        var configuration = Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(configuration: configuration)
+    }()
 }
 
 /// The real transport over async-http-client.

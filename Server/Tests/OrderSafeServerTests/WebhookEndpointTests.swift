@@ -43,4 +43,26 @@ struct WebhookEndpointTests {
         let types = try await Self.webhookTypes(extra: TestServer.webhookEndpoint)
         #expect(types.count == 3 && types.last == "order.fulfilled", "\(types)")
     }
+
+    @Test(
+        "an endpoint that refuses connections (a merchant's server restarting): each attempt fails at once and waits its backoff, instead of its 10-second timeout"
+    )
+    func endpointRefusing() async throws {
+        let closed = try TestServer.freePort()
+        let extra = [
+            "ORDERSAFE_WEBHOOKS_URL": "http://127.0.0.1:\(closed)/webhooks",
+            "ORDERSAFE_WEBHOOKS_SECRET": TestServer.webhookEndpoint["ORDERSAFE_WEBHOOKS_SECRET"]!,
+        ]
+        try await TestServer.withComponents(extra: extra) { client, components, _ in
+            let alice = try await TestServer.token("alice")
+            let (_, jws) = try await components.sandbox!.appStore.purchase(productID: AppStoreFlowTests.coins)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: jws).verdict == .recorded)
+            let dispatcher = try #require(components.webhooks)
+            let started = ContinuousClock.now
+            let pass = try await dispatcher.deliverDue()
+            let took = ContinuousClock.now - started
+            #expect(pass == (0, 3), "the order's three events, each tried once")
+            #expect(took < .seconds(5), "three refused connections took \(took)")
+        }
+    }
 }

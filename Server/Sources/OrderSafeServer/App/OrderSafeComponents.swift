@@ -125,8 +125,8 @@ struct OrderSafeComponents: Sendable {
                 webhooks: settings.webhooks.map { webhooks in
                     WebhookDispatcher(
                         ledger: ledger, url: webhooks.url, secret: webhooks.secret,
-                        transport: HTTPClientProviderTransport(maxResponseBytes: 64 << 10), clock: clock, logger: logger
-                    )
+                        transport: HTTPClientProviderTransport(client: .webhooks, maxResponseBytes: 64 << 10),
+                        clock: clock, logger: logger)
                 },
                 sandbox: sandbox,
                 backups: backupSchedule(settings, database: database, clock: clock, logger: logger))
