@@ -55,4 +55,39 @@ struct DeviceQueueRealismTests {
             #expect(await devices.takePurchaseIntents(device: "promoting-phone").isEmpty)
         }
     }
+
+    @Test(
+        "a subscription's transactions name the subscription group its catalog entry gives, as App Store Connect's do; the phone's status and the server's subscriptions follow it"
+    )
+    func catalogSubscriptionGroup() async throws {
+        // The example catalog with its subscriptions in another group than the sandbox's default one.
+        var catalog =
+            try JSONSerialization.jsonObject(
+                with: try CatalogLoader.bundledResource("catalog.example", ext: "json")) as! [String: Any]
+        catalog["products"] = (catalog["products"] as! [[String: Any]]).map { product in
+            var product = product
+            if product["subscription_group"] != nil { product["subscription_group"] = "20740001" }
+            return product
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-group-\(UUID()).json")
+        try JSONSerialization.data(withJSONObject: catalog).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await TestServer.withComponents(extra: ["ORDERSAFE_CATALOG_FILE": file.path]) { client, components, _ in
+            let devices = components.sandbox!.appStoreDevices
+            let alice = try await TestServer.token("alice")
+            let order = try await TestServer.createOrder(client, token: alice, product: "vip_monthly").decoded(
+                OrderResponse.self
+            ).order
+            guard
+                case .success(let signed) = try await devices.purchase(
+                    device: "group-phone", productID: SubscriptionStateTests.monthly, appAccountToken: order.orderUUID,
+                    askToBuy: false, confirm: true)
+            else { throw CancellationError() }
+            #expect(SandboxAppStoreDevices.payload(signed)?["subscriptionGroupIdentifier"] as? String == "20740001")
+            #expect(try await devices.subscriptionStatuses(device: "group-phone", groupID: "20740001").count == 1)
+            #expect(try await AppStoreFlowTests.submit(client, token: alice, jws: signed).verdict == .recorded)
+            let held = try await SubscriptionStateTests.subscriptions(client, token: alice)
+            #expect(held.map(\.groupID) == ["20740001"])
+        }
+    }
 }

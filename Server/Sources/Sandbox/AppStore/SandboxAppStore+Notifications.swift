@@ -6,7 +6,8 @@ import OrderSafeModel
 
 /// The App Store Server Notifications V2 the store signs and sends, and the subscription events that cause them.
 extension SandboxAppStore {
-    /// The subscription group of every auto-renewable product the sandbox sells (one group, as most apps have).
+    /// The subscription group of an auto-renewable product whose group was not set up (``setSubscriptionGroups(_:)``;
+    /// the server sets its catalog's), and of every subscription `ordersafe sandbox mint` signs.
     public static let subscriptionGroup = "21000001"
 
     /// A signed V2 notification carrying `signedTransaction` and `signedRenewalInfo` (what the App Store would POST

@@ -70,7 +70,9 @@ extension SandboxAppStore {
             payload["currency"] = price.currency.code
         }
         payload["expiresDate"] = expires.map(Self.milliseconds)
-        if expires != nil { payload["subscriptionGroupIdentifier"] = Self.subscriptionGroup }
+        if expires != nil {
+            payload["subscriptionGroupIdentifier"] = subscriptionGroups[productID] ?? Self.subscriptionGroup
+        }
         if let offerCode {
             // Apple's `offerType` 3 is an offer code, `offerIdentifier` its reference name (App Store Server API,
             // JWSTransactionDecodedPayload `offerType`).

@@ -63,6 +63,9 @@ public actor SandboxAppStore {
     var prices: [String: Money] = [:]
     /// The subscription offers set up in App Store Connect, by offer id (``setOffers(_:)``).
     var offers: [String: Offer] = [:]
+    /// The subscription group of each auto-renewable product, by product id (``setSubscriptionGroups(_:)``); a
+    /// product not in it is in ``subscriptionGroup``.
+    var subscriptionGroups: [String: String] = [:]
     /// Transaction ids start from the clock, so a restarted sandbox (the data folder kept) never reuses one.
     var nextID: Int64
     let journal: SandboxJournal<KeptTransaction>
@@ -167,6 +170,12 @@ public actor SandboxAppStore {
     /// cost (`price`, `currency`).
     public func setPrices(_ prices: [String: Money]) {
         self.prices = prices
+    }
+
+    /// The subscription groups as set up in App Store Connect, by product id: each subscription transaction signed from
+    /// now on names its product's (`subscriptionGroupIdentifier`).
+    public func setSubscriptionGroups(_ groups: [String: String]) {
+        subscriptionGroups = groups
     }
 
     /// A subscription offer as App Store Connect sets it up: what kind it is and what its first period costs in the

@@ -71,6 +71,10 @@ struct AppStoreSimulator: ChannelSimulator {
         await devices.setProducts(products)
         await store.setPrices(Dictionary(products.map { ($0.id, $0.price) }, uniquingKeysWith: { first, _ in first }))
         await store.setOffers(Self.offers(catalog))
+        await store.setSubscriptionGroups(
+            Dictionary(
+                products.compactMap { product in product.subscription.map { (product.id, $0.groupID) } },
+                uniquingKeysWith: { first, _ in first }))
         SandboxAppStoreDeviceRoutes<OrderSafeRequestContext>(devices: devices).addRoutes(
             to: router.group("sandbox/appstore"))
     }
