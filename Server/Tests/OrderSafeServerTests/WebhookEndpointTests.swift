@@ -62,7 +62,9 @@ struct WebhookEndpointTests {
             let pass = try await dispatcher.deliverDue()
             let took = ContinuousClock.now - started
             #expect(pass == (0, 3), "the order's three events, each tried once")
-            #expect(took < .seconds(5), "three refused connections took \(took)")
+            // A connection tried again until the attempt's deadline makes three attempts take 30 s at least; three
+            // that fail at once take milliseconds alone, and under the whole suite's load once 9.4 s.
+            #expect(took < .seconds(20), "three refused connections took \(took)")
         }
     }
 }
