@@ -27,7 +27,7 @@ extension HTTPClient {
     /// and authorization headers to wherever the redirect points. Lives as long as the process, like `.shared`.
     public static let providers = HTTPClient(configuration: Configuration(redirectConfiguration: .disallow))
 
-    /// The client of webhook deliveries: as ``providers``, but a connection refused or reset fails the attempt at once.
+    /// The client of webhook deliveries: as ``providers``, but a connection that cannot be made fails the attempt at once.
     /// By default AsyncHTTPClient tries to connect again until the request's deadline, so each event sent to a
     /// merchant's server that was restarting took its whole 10-second timeout (a pass of 16 events, 160 s, and the
     /// events after them waited); the dispatcher retries every event on its own backoff instead.
