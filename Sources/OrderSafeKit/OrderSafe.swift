@@ -301,12 +301,20 @@ public actor OrderSafe {
         configuration.log?(OrderSafeLogRecord(level: level, message: message, metadata: metadata))
     }
 
-    /// True when nothing is on its way: no purchase in the journal but those waiting for Ask to Buy, and no
-    /// unfinished transaction in the store but those recorded and left unfinished because this device could not
-    /// verify them, and approvals waiting for the other user of this device who asked for them.
+    /// True when nothing is on its way: no purchase in the journal but those waiting for Ask to Buy, closed orders
+    /// watched for a late approval, and purchases whose news waits for another user of this device; and no unfinished
+    /// transaction in the store but those recorded and left unfinished because this device could not verify them, and
+    /// approvals waiting for the other user of this device who asked for them.
     public func isSettled() async -> Bool {
         let (entries, _) = await journal.entries()
-        guard entries.allSatisfy({ $0.stage == .pendingApproval || $0.stage == .recorded }) else { return false }
+        let waiting = entries.allSatisfy {
+            switch $0.stage {
+            case .pendingApproval, .recorded, .closedWatching: true
+            case .recordedForOwner: $0.userID != userID
+            case .intent, .ordered, .submitting, .awaitingProvider: false
+            }
+        }
+        guard waiting else { return false }
         let recorded = Set(entries.filter { $0.stage == .recorded }.compactMap(\.transactionID))
         for transaction in await store.unfinished() where !recorded.contains(transaction.id) {
             guard heldForRequester(transaction, await journalEntry(for: transaction)) else { return false }

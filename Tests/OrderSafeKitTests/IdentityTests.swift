@@ -81,7 +81,35 @@ struct IdentityTests {
         #expect(await h.store.unfinished().isEmpty, "finished once its owner's order was credited")
         let balances = await h.server.balances
         #expect(balances["user-1"] == 60 && balances["user-2"] == nil)
+        #expect(h.journalStages == [.recordedForOwner], "kept for its buyer's next launch")
+
+        h.user = "user-1"
+        let told = await h.app().start()
+        #expect(told.map(\.state) == [.fulfilled], "its buyer hears it was paid: \(told.map(\.name))")
         #expect(h.journalFiles.isEmpty)
+    }
+
+    @Test("a purchase recorded for a buyer who does not sign in again waits for their launch thirty days at most")
+    func ownerNoticeLapses() async throws {
+        var h = Harness()
+        defer { h.cleanUp() }
+        let first = h.app()
+        _ = try await first.products()
+        await h.server.failSubmissions(1)
+        #expect(await first.purchase("coins", through: .appStore).state == .awaitingConfirmation)
+        await first.logOut()
+
+        h.user = "user-2"
+        let clock = VerdictRuleTests.Clock()
+        let second = h.app(now: { clock.now() })
+        #expect(await second.resume().isEmpty)
+        #expect(h.journalStages == [.recordedForOwner])
+        clock.advance(by: 29 * 86400)
+        #expect(await second.resume().isEmpty && h.journalStages == [.recordedForOwner])
+        clock.advance(by: 2 * 86400)
+        #expect(await second.resume().isEmpty)
+        #expect(h.journalFiles.isEmpty)
+        #expect(await h.server.balances["user-1"] == 60)
     }
 
     @Test(

@@ -60,8 +60,11 @@ struct PurchaseMachineTests {
         #expect(await relaunched.resume().map(\.state) == [.awaitingConfirmation], "the store may still deliver")
         clock.advance(by: 601)
         #expect(await relaunched.resume().map(\.state) == [.cancelled])
-        #expect(h.journalFiles.isEmpty)
+        #expect(h.journalStages == [.closedWatching], "watched for a late approval, as Ask to Buy's can come")
         #expect(await h.server.orders.values.map(\.status) == [.cancelled])
+        clock.advance(by: OrderSafe.askToBuyLapse + 1)
+        #expect(await relaunched.resume().isEmpty)
+        #expect(h.journalFiles.isEmpty)
         purchase.cancel()
     }
 

@@ -78,7 +78,7 @@ struct TrueOutcomesTests {
     }
 
     @Test(
-        "a store error that came before any charge after all: the order is kept ten minutes for its transaction, then given up"
+        "a store error that came before any charge after all: the order is kept ten minutes for its transaction, then given up (and watched, as long as Ask to Buy can answer, without a word)"
     )
     func errorWithoutCharge() async throws {
         let h = Harness()
@@ -92,6 +92,9 @@ struct TrueOutcomesTests {
         #expect(await h.server.orders.values.map(\.status) == [.created])
         clock.advance(by: 2)
         #expect(await app.resume().map(\.state) == [.cancelled])
+        #expect(h.journalStages == [.closedWatching], "a transaction later still is told to its buyer")
+        clock.advance(by: OrderSafe.askToBuyLapse + 1)
+        #expect(await app.resume().isEmpty)
         #expect(h.journalFiles.isEmpty)
     }
 
@@ -182,8 +185,81 @@ struct TrueOutcomesTests {
             clock.advance(by: 601)
             #expect(await relaunched.resume().map(\.state) == [.cancelled])
             #expect(await h.server.orders.values.map(\.status) == [.cancelled])
+            #expect(h.journalStages == [.closedWatching])
+            clock.advance(by: OrderSafe.askToBuyLapse + 1)
+            #expect(await relaunched.resume().isEmpty)
         }
         await relaunched.stop()
+        #expect(h.journalFiles.isEmpty)
+    }
+
+    @Test(
+        "a parent's approval after the kill's order was closed reaches its buyer: at once if they are signed in, else at their next launch, never left at cancelled (device-chaos 10,000 seed 12)",
+        arguments: ["user-1", "user-2"])
+    func lateApprovalReachesItsBuyer(signedInAtApproval: String) async throws {
+        let rehearsal = Harness()
+        defer { rehearsal.cleanUp() }
+        await rehearsal.store.set(sheet: .askToBuy)
+        _ = await rehearsal.app().purchase("coins", through: .appStore)
+        let asked = try #require(await rehearsal.crash.steps.firstIndex(of: "store: asked a parent"))
+
+        var h = Harness(crashAt: asked)
+        defer { h.cleanUp() }
+        await h.store.set(sheet: .askToBuy)
+        let clock = VerdictRuleTests.Clock()
+        let buyer = h.app(now: { clock.now() })
+        let killed = Task { await buyer.purchase("coins", through: .appStore) }
+        defer { killed.cancel() }
+        for _ in 0..<2000 where await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await h.crash.crashed == "store: asked a parent")
+        _ = await h.app(now: { clock.now() }).start()
+        clock.advance(by: 601)
+        #expect(await h.app(now: { clock.now() }).resume().map(\.state) == [.cancelled], "the window is over")
+
+        // Hours later a parent approves; the transaction reaches whichever user has the phone.
+        clock.advance(by: 3 * 3600)
+        await h.store.approveAll()
+        h.user = signedInAtApproval
+        let atApproval = await h.app(now: { clock.now() }).start()
+        #expect(await h.server.balances["user-1"] == 60, "credited to the buyer, whoever submitted it")
+        let told: [PurchaseOutcome]
+        if signedInAtApproval == "user-1" {
+            told = atApproval
+        } else {
+            #expect(atApproval.isEmpty, "none of it shown to user-2: \(atApproval.map(\.name))")
+            #expect(await h.app(now: { clock.now() }).isSettled(), "nothing on its way for user-2")
+            h.user = "user-1"
+            told = await h.app(now: { clock.now() }).start()
+        }
+        #expect(told.map(\.state) == [.fulfilled], "the buyer hears that it was paid: \(told.map(\.name))")
+        #expect(await h.store.unfinished().isEmpty && h.journalFiles.isEmpty)
+    }
+
+    @Test(
+        "an order closed after a kill is watched for a late approval only as long as Ask to Buy can answer: after three days it leaves the journal without a word"
+    )
+    func closedOrderWatchLapses() async throws {
+        let rehearsal = Harness()
+        defer { rehearsal.cleanUp() }
+        await rehearsal.store.set(sheet: .askToBuy)
+        _ = await rehearsal.app().purchase("coins", through: .appStore)
+        let asked = try #require(await rehearsal.crash.steps.firstIndex(of: "store: asked a parent"))
+
+        let h = Harness(crashAt: asked)
+        defer { h.cleanUp() }
+        await h.store.set(sheet: .askToBuy)
+        let clock = VerdictRuleTests.Clock()
+        let killed = Task { await h.app(now: { clock.now() }).purchase("coins", through: .appStore) }
+        defer { killed.cancel() }
+        for _ in 0..<2000 where await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
+        let app = h.app(now: { clock.now() })
+        _ = await app.start()
+        clock.advance(by: 601)
+        #expect(await app.resume().map(\.state) == [.cancelled])
+        #expect(await app.isSettled(), "a closed order watched is nothing on its way")
+        #expect(await app.resume().isEmpty, "told once")
+        clock.advance(by: 3 * 86400 + 1)
+        #expect(await app.resume().isEmpty)
         #expect(h.journalFiles.isEmpty)
     }
 

@@ -20,6 +20,15 @@ struct JournalEntry: Codable, Sendable, Hashable {
         /// finished (StoreKit delivers it again at every launch): the entry says it needs nothing more, and leaves once
         /// the store no longer lists it.
         case recorded
+        /// The order was closed (its buyer told "cancelled") after a kill left unknown what StoreKit did with the
+        /// purchase — Ask to Buy's `.pending` is among what a kill can lose, and a parent may approve for a day. The
+        /// entry only watches: a transaction that still comes names it, and is recorded and told to its buyer; after
+        /// ``OrderSafe/askToBuyLapse`` it leaves the journal without a word.
+        case closedWatching
+        /// The server recorded the transaction for its buyer while another user of this device was signed in: the
+        /// buyer is told at their next launch (its signed transaction is submitted again, and the server answers its
+        /// owner with the order). Another user's launch leaves it, for ``OrderSafe/ownerNoticeLapse`` at most.
+        case recordedForOwner
     }
 
     var id: UUID

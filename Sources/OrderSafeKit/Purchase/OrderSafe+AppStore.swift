@@ -167,7 +167,6 @@ extension OrderSafe {
                     .warning, "recorded; the store holds no unfinished transaction of this id to finish",
                     ["transaction_id": String(transaction.id)])
             }
-            if let entry { await journal.remove(entry.id) }
         } else {
             // The server verified it against Apple's roots and recorded it, so the order's state below is the truth;
             // but a transaction StoreKit could not verify on this device is never finished (Apple's sample code and
@@ -183,19 +182,31 @@ extension OrderSafe {
             try? await save(&current)
         }
         // Whose it is: the user who bought it here, else whoever is signed in now.
-        guard let order = verdict.order, order.userID == owner ?? userID else {
+        var told: PurchaseOutcome?
+        if let order = verdict.order, order.userID == owner ?? userID {
+            if order.userID == userID { await refreshEntitlements() }
+            told = self.report(
+                PurchaseOutcome.settled(order)
+                    ?? PurchaseOutcome(
+                        orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled,
+                        order: order), of: order.userID)
+        } else {
             // Recorded for another account (the device changed hands): finished here, credited to its owner, not shown.
             log(
                 .info, "transaction of another account recorded for its owner",
                 ["transaction_id": String(transaction.id)])
-            return nil
         }
-        if order.userID == userID { await refreshEntitlements() }
-        return self.report(
-            PurchaseOutcome.settled(order)
-                ?? PurchaseOutcome(
-                    orderNo: order.orderNo, productID: order.productID, channel: .appStore, state: .fulfilled,
-                    order: order), of: order.userID)
+        // The entry leaves only once its buyer was told (a kill before that tells them at the next launch); while
+        // another user is signed in it stays, so the buyer's next launch hears what it became.
+        if transaction.isVerified, entry != nil {
+            if let owner, owner != userID {
+                current.stage = .recordedForOwner
+                try? await save(&current)
+            } else {
+                await journal.remove(current.id)
+            }
+        }
+        return told
     }
 
     /// A transaction the server did not record: it stays unfinished, and its entry (made now if it had none) waits
@@ -247,9 +258,10 @@ extension OrderSafe {
     }
 
     /// A purchase that will not be paid through this entry: the order is cancelled on the server (which first asks
-    /// the provider, so a paid order is never cancelled) and the entry removed once the server's answer is final.
+    /// the provider, so a paid order is never cancelled) and the entry removed once the server's answer is final —
+    /// or, `watching`, kept as ``JournalEntry/Stage/closedWatching`` when the order was closed unpaid.
     @discardableResult
-    func giveUp(_ entry: JournalEntry) async -> GiveUp {
+    func giveUp(_ entry: JournalEntry, watching: Bool = false) async -> GiveUp {
         guard let orderNo = entry.orderNo else {
             await journal.remove(entry.id)
             return .notOrdered
@@ -272,10 +284,18 @@ extension OrderSafe {
             return .unknown
         }
         guard order.status.isFinal else { return .unknown }
-        await journal.remove(entry.id)
         guard let settled = PurchaseOutcome.settled(order), settled.state != .cancelled else {
+            if watching {
+                var watched = entry
+                watched.stage = .closedWatching
+                watched.retryAfter = nil
+                try? await save(&watched)
+            } else {
+                await journal.remove(entry.id)
+            }
             return .cancelled(order)
         }
+        await journal.remove(entry.id)
         return .settled(settled)
     }
 

@@ -69,7 +69,9 @@ extension OrderSafe {
                 still.storeMayHaveCharged = true
                 return still
             }
-            let given = await giveUp(entry)
+            // Closed, but unless StoreKit answered (the buyer cancelled), watched: a kill may have lost Ask to Buy's
+            // `.pending`, and a parent's approval that still comes must reach its buyer.
+            let given = await giveUp(entry, watching: entry.buyerCancelled != true)
             if entry.buyerCancelled == true, case .cancelled = given { return nil }
             return outcome(of: given, entry)
         case .ordered, .awaitingProvider:
@@ -110,6 +112,21 @@ extension OrderSafe {
             if let id = entry.transactionID, unfinished.contains(id) { return nil }
             await journal.remove(entry.id)
             return nil
+        case .closedWatching:
+            // Its buyer was told "cancelled"; a transaction that comes for it is recorded and told when it comes.
+            if configuration.now() > entry.updatedAt.addingTimeInterval(Self.askToBuyLapse) {
+                await journal.remove(entry.id)
+            }
+            return nil
+        case .recordedForOwner:
+            // Only its buyer can be told (the server shows the order to its owner alone).
+            guard entry.userID == userID else {
+                if configuration.now().timeIntervalSince(entry.updatedAt) > Self.ownerNoticeLapse {
+                    await journal.remove(entry.id)
+                }
+                return nil
+            }
+            fallthrough
         case .submitting:
             // The transaction was not among the unfinished ones (it was finished before the entry was removed, or
             // the server was unreachable just now): its signed form is submitted again for the verdict (the server
@@ -146,6 +163,9 @@ extension OrderSafe {
 
     /// How long an Ask to Buy request is waited for before its order is given up.
     static let askToBuyLapse: TimeInterval = 3 * 86400
+
+    /// How long a purchase recorded while another user was signed in waits for its buyer's launch to be told.
+    static let ownerNoticeLapse: TimeInterval = 30 * 86400
 
     static func hint(providerResult: String, channel: Channel) -> ClientResultRequest.Result {
         ProviderPayments.type(of: channel)?.hint(result: providerResult) ?? .pending

@@ -240,10 +240,13 @@ actor FakeServer: HTTPTransport {
                 let (status, text) = submissionAnswer(id)
                 return (status, Data(text.utf8))
             }
+            // As the server answers another account's submission: recorded for its owner, without the order
+            // (`AppStorePayments.answer`: the order is not the submitter's to see).
+            let seen = { (order: Order) in order.userID == user ? order : nil }
             if let credited = credits[id], let order = orders[credited] {
                 return try json(
                     AppStoreSubmissionResponse(transactions: [
-                        .init(transactionID: id, verdict: .recorded, order: order)
+                        .init(transactionID: id, verdict: .recorded, order: seen(order))
                     ]))
             }
             var order = orders.values.first { $0.orderUUID.uuidString.lowercased() == signed["token"] as? String }
@@ -261,7 +264,7 @@ actor FakeServer: HTTPTransport {
             let fulfilled = fulfil(order!, credit: id)
             return try json(
                 AppStoreSubmissionResponse(transactions: [
-                    .init(transactionID: id, verdict: .recorded, order: fulfilled)
+                    .init(transactionID: id, verdict: .recorded, order: seen(fulfilled))
                 ]))
         case ("POST", ["v1", "appstore", "sync"]):
             // Restore: each transaction recorded (once) for its owner; another account's answered without its order.

@@ -68,6 +68,14 @@ struct Harness {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }
     }
 
+    /// The stages of the journal's entries on disk, in no particular order.
+    var journalStages: [JournalEntry.Stage] {
+        struct Staged: Decodable { var stage: JournalEntry.Stage }
+        return journalFiles.compactMap { file in
+            try? JSONDecoder().decode(Staged.self, from: Data(contentsOf: folder.appendingPathComponent(file))).stage
+        }
+    }
+
     func cleanUp() {
         try? FileManager.default.removeItem(at: folder)
     }
