@@ -27,11 +27,13 @@ extension HTTPClient {
     /// and authorization headers to wherever the redirect points. Lives as long as the process, like `.shared`.
     public static let providers = HTTPClient(configuration: Configuration(redirectConfiguration: .disallow))
 
-    /// The client of webhook deliveries: as ``providers``, but a connection that cannot be made fails the attempt at once.
-    /// By default AsyncHTTPClient tries to connect again until the request's deadline, so each event sent to a
-    /// merchant's server that was restarting took its whole 10-second timeout (a pass of 16 events, 160 s, and the
-    /// events after them waited); the dispatcher retries every event on its own backoff instead.
-    public static let webhooks: HTTPClient = {
+    /// The client that pushes notifications to another party's server — our webhooks to the merchant's, and the
+    /// sandboxes' notifications as Apple's, Alipay's and WeChat Pay's servers post them: as ``providers``, but a
+    /// connection that cannot be made fails the attempt at once, as a refused TCP connection does. By default
+    /// AsyncHTTPClient tries to connect again until the request's deadline, so each event sent to a merchant's server
+    /// that was restarting took its whole 10-second timeout (a webhook pass of 16 events, 160 s, and the events after
+    /// them waited; a sandbox's sixteen WeChat Pay attempts, 160 s); the senders retry on their own schedules instead.
+    public static let notifications: HTTPClient = {
         var configuration = Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(configuration: configuration)

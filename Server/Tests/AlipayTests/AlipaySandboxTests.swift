@@ -282,6 +282,22 @@ struct AlipaySandboxTests {
         }
     }
 
+    @Test(
+        "a merchant's server that refuses connections: each attempt fails at once, as a refused TCP connection does, and the whole schedule passes in moments, not ten seconds an attempt"
+    )
+    func notificationsToARefusingServer() async throws {
+        let sandbox = try AlipayFixture.sandbox()
+        let started = ContinuousClock.now
+        // Port 1 (tcpmux): nothing listens there on these machines, so each connection is refused.
+        try await sandbox.open(orderString: try AlipayFixture.orderString("REFUSED", notifyURL: "http://127.0.0.1:1/n"))
+        await sandbox.settle()
+        let took = ContinuousClock.now - started
+        let attempts = await sandbox.deliveries
+        #expect(attempts.count == SandboxAlipay.retrySchedule.count + 1 && attempts.allSatisfy { !$0.accepted })
+        // Connecting again until each attempt's 10-second deadline makes the eight attempts take 80 s.
+        #expect(took < .seconds(20), "eight refused connections took \(took)")
+    }
+
     @Test("dropped, duplicated, reordered and tampered notifications")
     func notificationFaults() async throws {
         let sandbox = try AlipayFixture.sandbox()

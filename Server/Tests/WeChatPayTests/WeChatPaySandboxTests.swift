@@ -37,9 +37,11 @@ struct WeChatPayWorld {
         func refuse(_ count: Int) { refuseNext = count }
     }
 
+    /// - Parameter overHTTP: notifications go to each order's `notify_url` over HTTP, as the sandbox sends them in
+    ///   a server (else into ``inbox``).
     init(
         mode: SandboxWeChatPay.Mode = .publicKey(id: "PUB_KEY_ID_0119000000012026112200000001"), folder: URL? = nil,
-        clock: any WallClock = SystemClock()
+        clock: any WallClock = SystemClock(), overHTTP: Bool = false, timeScale: Double = 0.0001
     ) throws {
         let inbox = Inbox()
         self.inbox = inbox
@@ -47,12 +49,13 @@ struct WeChatPayWorld {
         merchant = try MerchantSigner(
             merchantID: "1900000001", certificateSerial: Self.merchantSerial,
             privateKey: Self.merchantKey.pemRepresentation)
+        let intoInbox: SandboxWeChatPay.NotificationSink = { _, headers, body in await inbox.take(headers, body) }
         sandbox = try SandboxWeChatPay(
             merchantID: "1900000001", appID: "wx0123456789abcdef", merchantSerial: Self.merchantSerial,
             merchantPublicKey: Self.merchantKey.publicKey, apiV3Key: Self.apiV3Key, platformKey: Self.platformKey,
             mode: mode,
-            timeScale: 0.0001, clock: clock, folder: folder,
-            sink: { _, headers, body in await inbox.take(headers, body) })
+            timeScale: timeScale, clock: clock, folder: folder,
+            sink: overHTTP ? nil : intoInbox)
     }
 
     var transport: InProcessTransport { sandbox.transport }
@@ -386,6 +389,25 @@ struct WeChatPaySandboxTests {
         await #expect(throws: WeChatPayAPIError.self) {
             try await unusable.queryTransaction(outTradeNo: "OS20261122-CERT01")
         }
+    }
+
+    @Test(
+        "a merchant's server that refuses connections: each attempt fails at once, as a refused TCP connection does, and the whole schedule passes in moments, not ten seconds an attempt"
+    )
+    func notificationsToARefusingServer() async throws {
+        let world = try WeChatPayWorld(overHTTP: true, timeScale: 0.00001)
+        let client = try world.client()
+        var order = world.order("OS20261129-REFUSED")
+        // Port 1 (tcpmux): nothing listens there on these machines, so each connection is refused.
+        order.notifyURL = "http://127.0.0.1:1/v1/notify/wechatpay"
+        let started = ContinuousClock.now
+        try await world.sandbox.open(try client.appInvocation(prepayID: try await client.prepayApp(order)))
+        await world.sandbox.settle()
+        let took = ContinuousClock.now - started
+        let attempts = await world.sandbox.deliveries
+        #expect(attempts.count == SandboxWeChatPay.retrySchedule.count + 1 && attempts.allSatisfy { !$0.accepted })
+        // Connecting again until each attempt's 10-second deadline makes the sixteen attempts take 160 s.
+        #expect(took < .seconds(20), "sixteen refused connections took \(took)")
     }
 
     @Test("notification faults: drop, duplicate, reorder, stale timestamp; refused deliveries are retried")

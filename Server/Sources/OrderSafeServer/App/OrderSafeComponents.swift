@@ -125,7 +125,7 @@ struct OrderSafeComponents: Sendable {
                 webhooks: settings.webhooks.map { webhooks in
                     WebhookDispatcher(
                         ledger: ledger, url: webhooks.url, secret: webhooks.secret,
-                        transport: HTTPClientProviderTransport(client: .webhooks, maxResponseBytes: 64 << 10),
+                        transport: HTTPClientProviderTransport(client: .notifications, maxResponseBytes: 64 << 10),
                         clock: clock, logger: logger)
                 },
                 sandbox: sandbox,

@@ -1,5 +1,6 @@
 import Alipay
 import AsyncHTTPClient
+import ChannelSupport
 import Foundation
 import Logging
 import NIOCore
@@ -53,7 +54,7 @@ public actor SandboxAlipay: NotificationCourierHost {
     ///     nil: nothing is kept, and ids are numbered from the clock.
     public init(
         appID: String, alipayKey: _RSA.Signing.PrivateKey, appPublicKey: _RSA.Signing.PublicKey, timeScale: Double = 1,
-        clock: any WallClock = SystemClock(), folder: URL? = nil, httpClient: HTTPClient = .shared,
+        clock: any WallClock = SystemClock(), folder: URL? = nil, httpClient: HTTPClient = .notifications,
         downloadBase: String = "http://127.0.0.1/sandbox/alipay/", logger: Logger = Logger(label: "sandbox.alipay")
     ) throws {
         self.downloadBase = downloadBase

@@ -12,7 +12,7 @@ extension SandboxAppStore {
     /// the sandbox environment, the App Store server attempts to send the notification one time":
     /// https://developer.apple.com/documentation/appstoreservernotifications/responding-to-app-store-server-notifications);
     /// a lost one stays in the notification history the merchant pulls.
-    public func postNotifications(to url: String, client: HTTPClient = .shared) {
+    public func postNotifications(to url: String, client: HTTPClient = .notifications) {
         notificationSink = { body in
             var request = HTTPClientRequest(url: url)
             request.method = .POST

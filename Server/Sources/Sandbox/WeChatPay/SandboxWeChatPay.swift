@@ -565,7 +565,9 @@ public actor SandboxWeChatPay: NotificationCourierHost {
         request.headers.add(name: "Content-Type", value: "application/json")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: body))
-        guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(10)) else { return false }
+        guard let response = try? await HTTPClient.notifications.execute(request, timeout: .seconds(10)) else {
+            return false
+        }
         _ = try? await response.body.collect(upTo: 64 * 1024)
         return (200..<300).contains(response.status.code)
     }
