@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LedgerTestSupport
+import NIOHTTP1
 import OrderSafeModel
 import Testing
 
@@ -39,6 +40,21 @@ struct OperationsTests {
             #expect(text.contains(#"hb_requests{\#(route),http_response_status_code="200"}"#))
             #expect(text.contains(#"hb_requests{\#(route),http_response_status_code="401"}"#))
             #expect(text.contains(#"http_server_request_duration_count{\#(route),http_response_status_code="200"}"#))
+        }
+    }
+
+    @Test(
+        "a request whose client went away mid-body (HTTP parser: stream ended early) is the client's 400, not a 500 of the server's"
+    )
+    func requestCutShort() async throws {
+        // What the chaos runs' killed phones make: the body's stream ends before its Content-Length.
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorEnvelopeMiddleware())
+        router.post("/cut") { _, _ -> String in throw HTTPParserError.invalidEOFState }
+        try await Application(router: router).test(.router) { client in
+            let response = try await client.execute(uri: "/cut", method: .post)
+            #expect(response.status == .badRequest)
+            #expect(try response.errorCode() == "bad_request")
         }
     }
 

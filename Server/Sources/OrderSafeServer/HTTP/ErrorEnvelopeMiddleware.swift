@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOHTTP1
 
 /// Turns every error into the API's JSON error body; anything unexpected becomes a logged 500.
 struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -16,6 +17,13 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             return try Self.envelope(for: error).response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             return try Self.envelope(for: HTTPError(error.status)).response(from: request, context: context)
+        } catch let error as HTTPParserError {
+            // The client's bytes, not the server: most often an app killed or gone offline while it sent its body
+            // (`invalidEOFState`, "stream ended at an unexpected time"). A 400, which it will likely never read; not
+            // an error of the server's, which would count a 500 for an operator's alerts.
+            context.logger.info("request cut short or malformed", metadata: ["reason": "\(String(reflecting: error))"])
+            return try APIError.badRequest("bad_request", "the request ended early or was malformed")
+                .response(from: request, context: context)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             return try APIError.internalError.response(from: request, context: context)
