@@ -60,12 +60,7 @@ struct IdentityTests {
     func anotherUsersPurchaseIsNotShown() async throws {
         var h = Harness()
         defer { h.cleanUp() }
-        let first = h.app()
-        _ = try await first.products()
-        // the store charged; the server could not record it before the app was closed
-        await h.server.failSubmissions(1)
-        #expect(await first.purchase("coins", through: .appStore).state == .awaitingConfirmation)
-        await first.logOut()
+        try await Self.chargedThenSignedOut(h)
 
         h.user = "user-2"
         let second = h.app()
@@ -89,15 +84,21 @@ struct IdentityTests {
         #expect(h.journalFiles.isEmpty)
     }
 
-    @Test("a purchase recorded for a buyer who does not sign in again waits for their launch thirty days at most")
-    func ownerNoticeLapses() async throws {
-        var h = Harness()
-        defer { h.cleanUp() }
+    /// user-1 buys through the App Store; the store charged, the server could not record it before the app was
+    /// closed, and user-1 signed out.
+    static func chargedThenSignedOut(_ h: Harness) async throws {
         let first = h.app()
         _ = try await first.products()
         await h.server.failSubmissions(1)
         #expect(await first.purchase("coins", through: .appStore).state == .awaitingConfirmation)
         await first.logOut()
+    }
+
+    @Test("a purchase recorded for a buyer who does not sign in again waits for their launch thirty days at most")
+    func ownerNoticeLapses() async throws {
+        var h = Harness()
+        defer { h.cleanUp() }
+        try await Self.chargedThenSignedOut(h)
 
         h.user = "user-2"
         let clock = VerdictRuleTests.Clock()

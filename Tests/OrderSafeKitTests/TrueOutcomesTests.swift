@@ -150,10 +150,9 @@ struct TrueOutcomesTests {
         #expect(h.journalFiles.isEmpty)
     }
 
-    @Test(
-        "killed once StoreKit had the purchase (Ask to Buy's pending not yet written down): the relaunch says it waits, never cancelled; a parent's approval within the store's window completes the order, and none closes it after",
-        arguments: [true, false])
-    func killedWhileTheStoreHadIt(approved: Bool) async throws {
+    /// An App Store purchase killed as StoreKit answered Ask to Buy's `.pending`, before the app wrote it down: its
+    /// harness (to clean up), its pinned clock, and the killed purchase (to cancel).
+    static func killedAskingAParent() async throws -> (Harness, VerdictRuleTests.Clock, Task<PurchaseOutcome, Never>) {
         let rehearsal = Harness()
         defer { rehearsal.cleanUp() }
         await rehearsal.store.set(sheet: .askToBuy)
@@ -161,13 +160,22 @@ struct TrueOutcomesTests {
         let asked = try #require(await rehearsal.crash.steps.firstIndex(of: "store: asked a parent"))
 
         let h = Harness(crashAt: asked)
-        defer { h.cleanUp() }
         await h.store.set(sheet: .askToBuy)
         let clock = VerdictRuleTests.Clock()
-        let killed = Task { await h.app(now: { clock.now() }).purchase("coins", through: .appStore) }
-        defer { killed.cancel() }
+        let buyer = h.app(now: { clock.now() })
+        let killed = Task { await buyer.purchase("coins", through: .appStore) }
         for _ in 0..<2000 where await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
         #expect(await h.crash.crashed == "store: asked a parent")
+        return (h, clock, killed)
+    }
+
+    @Test(
+        "killed once StoreKit had the purchase (Ask to Buy's pending not yet written down): the relaunch says it waits, never cancelled; a parent's approval within the store's window completes the order, and none closes it after",
+        arguments: [true, false])
+    func killedWhileTheStoreHadIt(approved: Bool) async throws {
+        let (h, clock, killed) = try await Self.killedAskingAParent()
+        defer { h.cleanUp() }
+        defer { killed.cancel() }
 
         let relaunched = h.app(now: { clock.now() })
         let events = relaunched.events()
@@ -197,21 +205,10 @@ struct TrueOutcomesTests {
         "a parent's approval after the kill's order was closed reaches its buyer: at once if they are signed in, else at their next launch, never left at cancelled (device-chaos 10,000 seed 12)",
         arguments: ["user-1", "user-2"])
     func lateApprovalReachesItsBuyer(signedInAtApproval: String) async throws {
-        let rehearsal = Harness()
-        defer { rehearsal.cleanUp() }
-        await rehearsal.store.set(sheet: .askToBuy)
-        _ = await rehearsal.app().purchase("coins", through: .appStore)
-        let asked = try #require(await rehearsal.crash.steps.firstIndex(of: "store: asked a parent"))
-
-        var h = Harness(crashAt: asked)
+        let (killedHarness, clock, killed) = try await Self.killedAskingAParent()
+        var h = killedHarness
         defer { h.cleanUp() }
-        await h.store.set(sheet: .askToBuy)
-        let clock = VerdictRuleTests.Clock()
-        let buyer = h.app(now: { clock.now() })
-        let killed = Task { await buyer.purchase("coins", through: .appStore) }
         defer { killed.cancel() }
-        for _ in 0..<2000 where await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(await h.crash.crashed == "store: asked a parent")
         _ = await h.app(now: { clock.now() }).start()
         clock.advance(by: 601)
         #expect(await h.app(now: { clock.now() }).resume().map(\.state) == [.cancelled], "the window is over")
@@ -239,19 +236,9 @@ struct TrueOutcomesTests {
         "an order closed after a kill is watched for a late approval only as long as Ask to Buy can answer: after three days it leaves the journal without a word"
     )
     func closedOrderWatchLapses() async throws {
-        let rehearsal = Harness()
-        defer { rehearsal.cleanUp() }
-        await rehearsal.store.set(sheet: .askToBuy)
-        _ = await rehearsal.app().purchase("coins", through: .appStore)
-        let asked = try #require(await rehearsal.crash.steps.firstIndex(of: "store: asked a parent"))
-
-        let h = Harness(crashAt: asked)
+        let (h, clock, killed) = try await Self.killedAskingAParent()
         defer { h.cleanUp() }
-        await h.store.set(sheet: .askToBuy)
-        let clock = VerdictRuleTests.Clock()
-        let killed = Task { await h.app(now: { clock.now() }).purchase("coins", through: .appStore) }
         defer { killed.cancel() }
-        for _ in 0..<2000 where await h.crash.crashed == nil { try await Task.sleep(for: .milliseconds(1)) }
         let app = h.app(now: { clock.now() })
         _ = await app.start()
         clock.advance(by: 601)
