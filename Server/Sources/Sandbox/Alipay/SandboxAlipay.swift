@@ -52,10 +52,12 @@ public actor SandboxAlipay: NotificationCourierHost {
     ///   - folder: where the simulator keeps what it must not forget across restarts: its trades and unacknowledged
     ///     notifications (``SandboxJournal``) and the numbers of the `trade_no`s it handed out (``SandboxSerial``);
     ///     nil: nothing is kept, and ids are numbered from the clock.
+    ///   - notifyTimeout: how long one notification attempt may take before it counts as failed.
     public init(
         appID: String, alipayKey: _RSA.Signing.PrivateKey, appPublicKey: _RSA.Signing.PublicKey, timeScale: Double = 1,
         clock: any WallClock = SystemClock(), folder: URL? = nil, httpClient: HTTPClient = .notifications,
-        downloadBase: String = "http://127.0.0.1/sandbox/alipay/", logger: Logger = Logger(label: "sandbox.alipay")
+        notifyTimeout: Duration = .seconds(10), downloadBase: String = "http://127.0.0.1/sandbox/alipay/",
+        logger: Logger = Logger(label: "sandbox.alipay")
     ) throws {
         self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("alipay-id-counter"), clock: clock)
@@ -76,7 +78,9 @@ public actor SandboxAlipay: NotificationCourierHost {
         self.clock = clock
         courier = NotificationCourier(
             retrySchedule: Self.retrySchedule, timeScale: timeScale,
-            sink: { url, _, body in await Self.post(url: url, body: body, client: httpClient) },
+            sink: { url, _, body in
+                await Self.post(url: url, body: body, client: httpClient, timeout: notifyTimeout)
+            },
             unacknowledged: waiting)
         self.logger = logger
     }
@@ -422,12 +426,12 @@ public actor SandboxAlipay: NotificationCourierHost {
     }
 
     /// True only when the merchant answered exactly `success`.
-    private static func post(url: String, body: [UInt8], client: HTTPClient) async -> Bool {
+    private static func post(url: String, body: [UInt8], client: HTTPClient, timeout: Duration) async -> Bool {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded; charset=utf-8")
         request.body = .bytes(ByteBuffer(bytes: body))
-        guard let response = try? await client.execute(request, timeout: .seconds(10)),
+        guard let response = try? await client.execute(request, timeout: .init(timeout)),
             var bytes = try? await response.body.collect(upTo: 4096)
         else { return false }
         return response.status.code == 200 && bytes.readString(length: bytes.readableBytes) == "success"

@@ -59,12 +59,15 @@ public actor SandboxWeChatPay: NotificationCourierHost {
     ///   - folder: where the simulator keeps what it must not forget across restarts: its transactions and
     ///     unacknowledged notifications (``SandboxJournal``) and the numbers of the ids it handed out
     ///     (``SandboxSerial``); nil: nothing is kept, and ids are numbered from the clock.
+    ///   - sink: where notifications go instead of their `notify_url` over HTTP (tests); nil: over HTTP.
+    ///   - notifyTimeout: how long one notification attempt over HTTP may take before it counts as failed.
     public init(
         merchantID: String, appID: String, merchantSerial: String, merchantPublicKey: _RSA.Signing.PublicKey,
         apiV3Key: String,
         platformKey: _RSA.Signing.PrivateKey, mode: Mode = .platformCertificate, timeScale: Double = 1,
         clock: any WallClock = SystemClock(), folder: URL? = nil, sink: NotificationSink? = nil,
-        downloadBase: String = "http://127.0.0.1", logger: Logger = Logger(label: "sandbox.wechatpay")
+        notifyTimeout: Duration = .seconds(10), downloadBase: String = "http://127.0.0.1",
+        logger: Logger = Logger(label: "sandbox.wechatpay")
     ) throws {
         self.downloadBase = downloadBase
         serial = try SandboxSerial(file: folder?.appendingPathComponent("wechatpay-id-counter"), clock: clock)
@@ -87,7 +90,7 @@ public actor SandboxWeChatPay: NotificationCourierHost {
         cipher = try APIv3Cipher(apiV3Key: apiV3Key)
         self.clock = clock
         courier = NotificationCourier(
-            retrySchedule: Self.retrySchedule, timeScale: timeScale, sink: sink ?? Self.post,
+            retrySchedule: Self.retrySchedule, timeScale: timeScale, sink: sink ?? Self.post(timeout: notifyTimeout),
             unacknowledged: waiting)
         self.logger = logger
         publicKeyIdentity = platformKey
@@ -558,18 +561,20 @@ public actor SandboxWeChatPay: NotificationCourierHost {
         releaseHeld()
     }
 
-    /// POSTs the notification; acknowledged on any 2xx.
-    static let post: NotificationSink = { url, headers, body in
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(bytes: body))
-        guard let response = try? await HTTPClient.notifications.execute(request, timeout: .seconds(10)) else {
-            return false
+    /// POSTs each notification, each attempt ending after `timeout`; acknowledged on any 2xx.
+    static func post(timeout: Duration) -> NotificationSink {
+        { url, headers, body in
+            var request = HTTPClientRequest(url: url)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(bytes: body))
+            guard let response = try? await HTTPClient.notifications.execute(request, timeout: .init(timeout)) else {
+                return false
+            }
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return (200..<300).contains(response.status.code)
         }
-        _ = try? await response.body.collect(upTo: 64 * 1024)
-        return (200..<300).contains(response.status.code)
     }
 
     // MARK: Signing
