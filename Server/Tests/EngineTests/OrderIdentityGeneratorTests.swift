@@ -15,11 +15,12 @@ struct OrderIdentityGeneratorTests {
     // 2026-11-22 17:00 UTC is already 23 November in Beijing.
     let clock = FixedClock(date: Date(timeIntervalSince1970: 1_795_366_800))
 
-    @Test("numbers carry the Beijing date and fit WeChat Pay's out_trade_no rules")
+    @Test("numbers carry the Beijing date, then its millisecond, and fit WeChat Pay's out_trade_no rules")
     func format() throws {
         let generator = OrderIdentityGenerator(clock: clock, random: { 0 })
         let identity = generator.next()
-        #expect(identity.orderNo == "OS20261123-0000000000")
+        // 01:00 in Beijing: 3,600,000 ms into the day, 03DVM0 in Crockford base32; then four random letters.
+        #expect(identity.orderNo == "OS20261123-03DVM00000")
         #expect((6...32).contains(identity.orderNo.count))
         // Version 7: the instant's milliseconds (0x01a204334a80), then the random bits.
         #expect(identity.orderUUID.uuidString.lowercased() == "01a20433-4a80-7000-8000-000000000000")
@@ -38,7 +39,7 @@ struct OrderIdentityGeneratorTests {
         }
     }
 
-    @Test("the random part uses Crockford base32 and UUIDs are version 7")
+    @Test("the number's last four letters are random Crockford base32, and UUIDs are version 7")
     func randomPart() {
         let values = Mutex(SeededRandom(state: 42))
         let generator = OrderIdentityGenerator(clock: clock, random: { values.withLock { $0.next() } })
@@ -46,7 +47,7 @@ struct OrderIdentityGeneratorTests {
         for _ in 0..<1000 {
             let identity = generator.next()
             let suffix = identity.orderNo.split(separator: "-")[1]
-            #expect(suffix.count == 10)
+            #expect(suffix.count == 10 && suffix.hasPrefix("03DVM0"))
             #expect(suffix.allSatisfy { "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains($0) })
             #expect(identity.orderUUID.uuidString.dropFirst(14).first == "7")
             #expect("89AB".contains(identity.orderUUID.uuidString.dropFirst(19).first ?? " "))
@@ -55,17 +56,21 @@ struct OrderIdentityGeneratorTests {
         #expect(seen.count == 1000)
     }
 
-    @Test("UUIDs made later sort after earlier ones, as text too (the ledger's index of them grows at its end)")
+    @Test("numbers and UUIDs made later sort after earlier ones, as text (the ledger's indexes grow at their end)")
     func timeOrdered() {
-        let clock = ManualClock(Date(timeIntervalSince1970: 1_795_366_800))
-        let generator = OrderIdentityGenerator(clock: clock, random: { .max })
-        var previous = generator.next().orderUUID.uuidString
-        for _ in 0..<100 {
+        // 23:59:59.000 in Beijing: the last second of a day, then into the next one.
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_795_449_599))
+        let values = Mutex(SeededRandom(state: 3))
+        let generator = OrderIdentityGenerator(clock: clock, random: { values.withLock { $0.next() } })
+        var previous = generator.next()
+        for step in 0..<2_000 {
             clock.advance(by: 0.001)
-            let uuid = generator.next().orderUUID.uuidString
-            #expect(uuid > previous)
-            previous = uuid
+            let identity = generator.next()
+            #expect(identity.orderUUID.uuidString > previous.orderUUID.uuidString)
+            #expect(identity.orderNo > previous.orderNo, "\(step): \(previous.orderNo) then \(identity.orderNo)")
+            previous = identity
         }
+        #expect(previous.orderNo.hasPrefix("OS20261124-00"), "the next day starts its numbers again at 0 ms")
     }
 
     @Test("the Beijing date matches Calendar's across month, year and leap-day boundaries, and never traps")
