@@ -90,7 +90,7 @@ def main(paths):
         sys.exit("no complete commit that added orders in the log: run longer before the kill")
     print(f"{commits_counted} commits, {added} orders, {added / commits_counted:.1f} orders a commit, "
           f"{pages / added:.2f} pages an order")
-    for name, written in per_tree.most_common(12):
+    for name, written in per_tree.most_common():
         print(f"  {name:42s} {written / added:6.2f}")
 
 

@@ -15,7 +15,7 @@ struct InboxTests {
 
     static func body(_ database: LedgerDatabase, _ id: Int64) async throws -> Data {
         try await database.withSession { db in
-            try await db.raw("SELECT body FROM inbox WHERE id = \(bind: id)").first()!.decode(
+            try await db.raw("SELECT body FROM inbox_bodies WHERE id = \(bind: id)").first()!.decode(
                 column: "body", as: Data.self)
         }
     }

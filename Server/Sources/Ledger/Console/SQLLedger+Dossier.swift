@@ -96,7 +96,8 @@ extension SQLLedger {
             if !ids.isEmpty {
                 signals = try await db.raw(
                     """
-                    SELECT id, channel, kind, received_at, processed_at, attempts, verdict, last_error, body_sha256, LENGTH(body) AS bytes
+                    SELECT id, channel, kind, received_at, processed_at, attempts, verdict, last_error, body_sha256,
+                           (SELECT LENGTH(body) FROM inbox_bodies WHERE inbox_bodies.id = inbox.id) AS bytes
                     FROM inbox WHERE id IN (\(binds: ids.sorted().prefix(100).map { $0 })) ORDER BY id
                     """
                 ).all().compactMap { row in

@@ -54,7 +54,7 @@ extension SQLLedger {
         try await database.read(joining: write) { db in
             try await db.raw(
                 """
-                SELECT id, channel, headers, body, attempts FROM inbox WHERE id = \(bind: id) AND kind = \(literal: InboxKind.notify) AND processed_at IS NULL
+                SELECT \(unsafeRaw: Self.signalColumns) FROM inbox WHERE id = \(bind: id) AND kind = \(literal: InboxKind.notify) AND processed_at IS NULL
                 """
             ).first().map(Self.decodeSignal)
         }

@@ -20,6 +20,8 @@ public final class LedgerDatabase: Sendable {
     public let keepsWebhookEvents: Bool
     private let source: any SQLSessionSource
     private let writer: GroupCommitWriter
+    /// The inbox segments known to be stored (``InboxSegment``).
+    let knownInboxSegments = KnownInboxSegments()
 
     /// How many writes one transaction gathers at most, unless told: 64 on SQLite (one writer: groups share its
     /// commits); 1 on PostgreSQL, whose lanes commit in parallel and whose log writer already flushes concurrent

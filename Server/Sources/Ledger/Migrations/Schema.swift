@@ -8,6 +8,7 @@ enum Schema {
         subscriptionChains,
         operatorConsole, fewerPaymentIndexes, leanerPostgresInserts, paymentConflicts, subscriptionSignals,
         subscriptionStates, statementRuns, reversalsByDay, offers, freeOfferPeriods, appPurchases, channelNames,
+        inboxSegments,
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -538,6 +539,40 @@ enum Schema {
                         "CHECK (length(channel) BETWEEN 1 AND 32 AND channel GLOB '[a-z]*' AND channel NOT GLOB '*[^a-z0-9]*')",
                     in: channelTables, db)
             }
+        ])
+
+    /// A verified signal's JWS header (Apple's certificate chain, the same 3 KiB in every transaction one key signs)
+    /// is kept once, in `inbox_segments`, and its entries keep the rest of the body and where it stood
+    /// (``InboxSegment``); `inbox_bodies` gives every entry's body as received. Entries stored before keep their whole
+    /// body (no segment), as do signals stored unverified.
+    private static let inboxSegments = Migration(
+        version: 21, name: "inbox segments",
+        statements: [
+            "CREATE TABLE inbox_segments (sha256 TEXT PRIMARY KEY, bytes {BLOB} NOT NULL)",
+            "ALTER TABLE inbox ADD COLUMN segment_sha256 TEXT",
+            "ALTER TABLE inbox ADD COLUMN segment_at INTEGER",
+        ],
+        engineStatements: [
+            // SQLite's || makes text of its operands' bytes, unchanged; the CAST gives them back as a BLOB.
+            .sqlite: [
+                """
+                CREATE VIEW inbox_bodies AS
+                SELECT inbox.id AS id, CASE WHEN inbox.segment_sha256 IS NULL THEN inbox.body
+                    ELSE CAST(substr(inbox.body, 1, inbox.segment_at) || s.bytes || substr(inbox.body, inbox.segment_at + 1) AS BLOB)
+                    END AS body
+                FROM inbox LEFT JOIN inbox_segments s ON s.sha256 = inbox.segment_sha256
+                """
+            ],
+            .postgres: [
+                """
+                CREATE VIEW inbox_bodies AS
+                SELECT inbox.id AS id, CASE WHEN inbox.segment_sha256 IS NULL THEN inbox.body
+                    ELSE substring(inbox.body from 1 for inbox.segment_at) || s.bytes
+                        || substring(inbox.body from inbox.segment_at + 1)
+                    END AS body
+                FROM inbox LEFT JOIN inbox_segments s ON s.sha256 = inbox.segment_sha256
+                """
+            ],
         ])
 
     /// Replaces the text `check` with `replacement` in each of `tables`' definitions, the way SQLite's manual gives

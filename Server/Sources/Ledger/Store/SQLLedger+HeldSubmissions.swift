@@ -9,7 +9,7 @@ extension SQLLedger {
         try await database.read(joining: write) { db in
             try await db.raw(
                 """
-                SELECT id, channel, headers, body, attempts FROM inbox
+                SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
                 WHERE \(unsafeRaw: Self.held) AND id > \(bind: id) ORDER BY id LIMIT \(bind: min(max(limit, 1), 10_000))
                 """
             ).all().map(Self.decodeSignal)

@@ -246,12 +246,14 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             )
         }
         let (headers, sha) = try Self.inboxKey(signal)
-        return try await database.transaction(joining: write) { db in
+        let segment = InboxSegment(splitting: signal.body)
+        let stored = try await database.transaction(joining: write) { [database] db in
+            try await Self.keep(segment, known: database.knownInboxSegments, db)
             // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain).
             guard
                 let row = try await db.raw(
                     """
-                    WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date)))
+                    WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date, segment: segment)))
                     SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query))) AS lookup
                     """
                 ).first()
@@ -262,36 +264,68 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             }
             return (try await Self.storedInboxEntry(db, signal, headers: headers, sha256: sha), lookup)
         }
+        await noteKept(segment)
+        return stored
     }
 
-    /// Inserts the entry (as applied at `appliedAt`, when given), or returns the one stored before.
+    /// Inserts the entry (as applied at `appliedAt`, when given: verified, so its JWS header is kept apart), or
+    /// returns the one stored before.
     private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?)
         async throws -> InboxEntry
     {
-        try await database.transaction(joining: write) { db in
-            if let row = try await db.raw(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt))
-                .first()
-            {
+        let segment = appliedAt == nil ? nil : InboxSegment(splitting: signal.body)
+        let entry = try await database.transaction(joining: write) { [database] db in
+            try await Self.keep(segment, known: database.knownInboxSegments, db)
+            if let row = try await db.raw(
+                Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt, segment: segment)
+            ).first() {
                 return InboxEntry(
                     id: try row.decode(column: "id", as: Int64.self), isNew: true, processed: appliedAt != nil)
             }
             return try await Self.storedInboxEntry(db, signal, headers: headers, sha256: sha)
         }
+        await noteKept(segment)
+        return entry
     }
 
-    /// The entry's insert, returning its id; none when the same signal was stored before.
-    private static func inboxInsert(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?)
-        -> SQLQueryString
-    {
+    /// The entry's insert, returning its id; none when the same signal was stored before. With a `segment`, the
+    /// entry holds the rest of the body and where the segment stood.
+    private static func inboxInsert(
+        _ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?, segment: InboxSegment?
+    ) -> SQLQueryString {
         let applied = appliedAt.map { $0.millisecondsSince1970 }
         return """
-            INSERT INTO inbox (channel, kind, body_sha256, headers, body, received_at, processed_at, verdict, attempts)
+            INSERT INTO inbox (channel, kind, body_sha256, headers, body, segment_sha256, segment_at, received_at,
+                               processed_at, verdict, attempts)
             VALUES (\(bind: signal.channel.rawValue), \(bind: signal.kind.rawValue), \(bind: sha), \(bind: headers),
-                    \(bind: Data(signal.body)), \(bind: signal.receivedAt.millisecondsSince1970), \(bind: applied),
+                    \(bind: Data(segment?.rest ?? signal.body)), \(bind: segment?.sha256), \(bind: segment?.offset),
+                    \(bind: signal.receivedAt.millisecondsSince1970), \(bind: applied),
                     \(bind: applied == nil ? nil : InboxVerdict.applied.rawValue), \(bind: applied == nil ? 0 : 1))
             ON CONFLICT DO NOTHING RETURNING id
             """
     }
+
+    /// Stores `segment` in `inbox_segments` unless this process knows it is there (``noteKept(_:)``). Whoever else
+    /// stored it meanwhile, the row is one: the insert does nothing then.
+    private static func keep(_ segment: InboxSegment?, known: KnownInboxSegments, _ db: any SQLDatabase) async throws {
+        guard let segment, !known.contains(segment.sha256) else { return }
+        try await db.raw(
+            """
+            INSERT INTO inbox_segments (sha256, bytes) VALUES (\(bind: segment.sha256), \(bind: Data(segment.bytes)))
+            ON CONFLICT DO NOTHING
+            """
+        ).run()
+    }
+
+    /// Once the write that kept `segment` has committed, this process knows it is stored.
+    private func noteKept(_ segment: InboxSegment?) async {
+        guard let segment else { return }
+        await afterCommit { [known = database.knownInboxSegments] in known.insert(segment.sha256) }
+    }
+
+    /// The columns of an entry as a ``PendingSignal`` (``decodeSignal(_:)``), its body as received.
+    static let signalColumns =
+        "inbox.id AS id, channel, headers, (SELECT body FROM inbox_bodies WHERE inbox_bodies.id = inbox.id) AS body, attempts"
 
     /// The entry an insert found stored before it.
     private static func storedInboxEntry(
@@ -361,7 +395,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         guard found.refused else { return found.entry }
         try await db.raw(
             """
-            UPDATE inbox SET headers = \(bind: headers), body = \(bind: Data(signal.body)), processed_at = NULL, verdict = NULL,
+            UPDATE inbox SET headers = \(bind: headers), body = \(bind: Data(signal.body)), segment_sha256 = NULL,
+                             segment_at = NULL, processed_at = NULL, verdict = NULL,
                              last_error = NULL, received_at = \(bind: signal.receivedAt.millisecondsSince1970)
             WHERE id = \(bind: found.entry.id) AND verdict = \(bind: InboxVerdict.refused.rawValue)
             """
@@ -376,7 +411,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         return try await database.read(joining: write) { db in
             try await db.raw(
                 """
-                SELECT id, channel, headers, body, attempts FROM inbox
+                SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
                 WHERE kind = \(literal: InboxKind.notify) AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
                   AND attempts < \(bind: maxAttempts)
                   AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
@@ -466,7 +501,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         try await database.read(joining: write) { db in
             try await db.raw(
                 """
-                SELECT id, channel, headers, body, attempts FROM inbox
+                SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
                 WHERE chain = \(bind: chain) AND processed_at IS NULL
                 ORDER BY signed_at, id
                 """

@@ -1,0 +1,126 @@
+import Foundation
+import LedgerTestSupport
+import OrderSafeModel
+import SQLKit
+import Testing
+
+@testable import Ledger
+
+@Suite("Ledger inbox: a verified JWS header kept once, every body read back as received")
+struct InboxSegmentTests {
+    /// `{"signed_transaction":"<header>.<payload>.<signature>"}` with a header of `chain` (base64url of
+    /// `{"alg":"ES256","x5c":["<chain>"]}`, as Apple's: its chain is ~3 KiB).
+    static func submission(chain: String, payload: String) -> [UInt8] {
+        let header = Data(#"{"alg":"ES256","x5c":["\#(chain)"]}"#.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return Array(#"{"signed_transaction":"\#(header).\#(payload).c2lnbmF0dXJl"}"#.utf8)
+    }
+
+    static let chainA = String(repeating: "MIIEMDCCA7agAwIBAgIQfTlfd0fNvLsAbCdE", count: 80)
+    static let chainB = String(repeating: "MIIDFjCCApygAwIBAgIUIsGhRwp0c2nvU4YSy", count: 80)
+    static let chainC = String(repeating: "MIICQzCCAcmgAwIBAgIILcX8iNLFS5UwCgYI", count: 80)
+
+    @Test("the segment is the first JWS header of at least 1 KiB; the rest and its place give the body back")
+    func splitting() throws {
+        let body = Self.submission(chain: Self.chainA, payload: "eyJwYXlsb2FkIjoxfQ")
+        let segment = try #require(InboxSegment(splitting: body))
+        #expect(segment.offset == #"{"signed_transaction":""#.utf8.count)
+        #expect(segment.bytes.count >= InboxSegment.minimumLength && segment.bytes.starts(with: Array("eyJ".utf8)))
+        #expect(!segment.bytes.contains(UInt8(ascii: ".")) && body[segment.offset + segment.bytes.count] == 0x2E)
+        #expect(
+            Array(segment.rest[..<segment.offset]) + segment.bytes + segment.rest[segment.offset...] == body)
+        #expect(segment.rest.count == body.count - segment.bytes.count)
+        // Another transaction signed by the same key: the same segment; another key's: another.
+        let same = try #require(
+            InboxSegment(splitting: Self.submission(chain: Self.chainA, payload: "eyJwYXlsb2FkIjoyfQ")))
+        let other = try #require(
+            InboxSegment(splitting: Self.submission(chain: Self.chainB, payload: "eyJwYXlsb2FkIjoxfQ")))
+        #expect(same.sha256 == segment.sha256 && other.sha256 != segment.sha256 && segment.sha256.count == 64)
+
+        for kept in [
+            Self.submission(chain: "MIIB", payload: "eyJ4IjoxfQ"),  // a short header stays where it is
+            Array(body.dropFirst(#"{"signed_transaction":""#.utf8.count)),  // no quote before it
+            Array(#"{"a":""#.utf8) + segment.bytes + Array(#""}"#.utf8),  // no "." after it
+            Array(#"{"a":""#.utf8) + segment.bytes,  // the body ends inside it
+            [], Array("\"eyJ".utf8), Array(String(repeating: "\"eyJ.", count: 1000).utf8),
+        ] {
+            #expect(InboxSegment(splitting: kept) == nil)
+        }
+    }
+
+    @Test(
+        "a verified submission's header is one row for all that carry it; each body reads back byte for byte",
+        arguments: TestEngine.available)
+    func keptOnce(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let bodies = [
+                Self.submission(chain: Self.chainA, payload: "eyJ0eCI6MX0"),
+                Self.submission(chain: Self.chainA, payload: "eyJ0eCI6Mn0"),
+                Self.submission(chain: Self.chainB, payload: "eyJ0eCI6M30"),
+                Self.submission(chain: "MIIB", payload: "eyJ0eCI6NH0"),
+            ]
+            var ids: [Int64] = []
+            for (index, body) in bodies.enumerated() {
+                let signal = InboundSignal(
+                    channel: .appStore, kind: .submission, headers: ["x-ordersafe-user": "u\(index)"], body: body,
+                    receivedAt: Fixtures.now)
+                // Through a write, as the inbox stores a verified submission with what it records.
+                ids.append(
+                    try await ledger.atomically { write in
+                        try await write.storeInbound(signal, appliedAt: Fixtures.now).id
+                    })
+            }
+            // Unverified (a notification waiting for its check): whole, whatever it carries.
+            let notification = InboundSignal(
+                channel: .appStore, kind: .notify, headers: [:],
+                body: Self.submission(chain: Self.chainC, payload: "eyJub3RpZnkiOjF9"), receivedAt: Fixtures.now)
+            ids.append(try await ledger.storeInbound(notification).id)
+
+            for (id, body) in zip(ids, bodies + [notification.body]) {
+                #expect(try await InboxTests.body(database, id) == Data(body), "entry \(id)")
+            }
+            let stored = try await database.withSession { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM inbox_segments").first()!.decode(column: "n", as: Int.self)
+            }
+            #expect(stored == 2, "one row per verified key's header; the unverified notification's is in its entry")
+            let footprint = try await ledger.inboxFootprint()
+            let whole = bodies.map(\.count).reduce(notification.body.count, +)
+            #expect(footprint.bodyBytes < whole - 3 * Self.chainA.count, "three headers are not in their entries")
+            // A submission sent again is the same entry: nothing more is stored.
+            let again = InboundSignal(
+                channel: .appStore, kind: .submission, headers: ["x-ordersafe-user": "u0"], body: bodies[0],
+                receivedAt: Fixtures.now)
+            #expect(try await ledger.storeInbound(again, appliedAt: Fixtures.now).id == ids[0])
+            #expect(try await ledger.inboxFootprint().bodyBytes == footprint.bodyBytes)
+        }
+    }
+
+    @Test(
+        "a header whose write rolled back is not taken for stored: the next write stores it",
+        arguments: TestEngine.available)
+    func rolledBack(engine: TestEngine) async throws {
+        struct Abandoned: Error {}
+        try await engine.withLedger { database, ledger in
+            let body = Self.submission(chain: Self.chainA, payload: "eyJ0eCI6MX0")
+            let signal = InboundSignal(
+                channel: .appStore, kind: .submission, headers: ["x-ordersafe-user": "u"], body: body,
+                receivedAt: Fixtures.now)
+            await #expect(throws: Abandoned.self) {
+                try await ledger.atomically { write in
+                    _ = try await write.storeInbound(signal, appliedAt: Fixtures.now)
+                    throw Abandoned()
+                }
+            }
+            let id = try await ledger.atomically { write in
+                try await write.storeInbound(signal, appliedAt: Fixtures.now).id
+            }
+            #expect(try await InboxTests.body(database, id) == Data(body))
+            // Known now: the next entry with it writes no row for it, and still reads back whole.
+            var next = signal
+            next.body = Self.submission(chain: Self.chainA, payload: "eyJ0eCI6Mn0")
+            let nextID = try await ledger.storeInbound(next, appliedAt: Fixtures.now).id
+            #expect(try await InboxTests.body(database, nextID) == Data(next.body))
+        }
+    }
+}
