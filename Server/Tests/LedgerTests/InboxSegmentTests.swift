@@ -124,3 +124,47 @@ struct InboxSegmentTests {
         }
     }
 }
+
+@Suite("Ledger inbox: the queries of entries not processed yet go through indexes that hold only those")
+struct InboxIndexTests {
+    /// SQLite's plan of `query`, its details joined.
+    static func plan(_ query: SQLQueryString, _ database: LedgerDatabase) async throws -> String {
+        try await database.read { db in
+            try await db.raw("EXPLAIN QUERY PLAN \(query)").all()
+                .map { try $0.decode(column: "detail", as: String.self) }.joined(separator: "; ")
+        }
+    }
+
+    @Test("the sweep, a chain's waiting signals and a submission's lookup use the partial indexes")
+    func plans() async throws {
+        try await TestEngine.sqlite.withLedger { database, ledger in
+            // Many processed entries (as submissions are stored), a few not: the indexes hold the few.
+            for index in 0..<200 {
+                let signal = InboundSignal(
+                    channel: .appStore, kind: index < 190 ? .submission : .notify, headers: [:],
+                    body: Array("{\"n\":\(index)}".utf8), receivedAt: Fixtures.now)
+                let entry =
+                    index < 190
+                    ? try await ledger.storeInbound(signal, appliedAt: Fixtures.now)
+                    : try await ledger.storeInbound(signal)
+                try await ledger.awaitChain(inboxID: entry.id, chain: "chain-\(index % 7)", signedAt: nil)
+            }
+            let sweep = try await Self.plan(
+                SQLLedger.pendingSignalsQuery(
+                    channels: [.appStore, .alipay], before: Fixtures.now.addingTimeInterval(60), maxAttempts: 5,
+                    limit: 10), database)
+            #expect(sweep.contains("USING INDEX inbox_unprocessed"), "\(sweep)")
+            let waiting = try await Self.plan(SQLLedger.signalsAwaitingQuery(chain: "chain-3"), database)
+            #expect(waiting.contains("USING INDEX inbox_by_chain"), "\(waiting)")
+            let lookup = try await Self.plan(
+                SQLLedger.lookup(PaymentQuery(channel: .appStore, providerTransactionID: "1", chainOf: "chain-3")),
+                database)
+            #expect(lookup.contains("inbox_by_chain"), "\(lookup)")
+            // The unprocessed ones are 190–199: of chain-3, 192 and 199.
+            #expect(try await ledger.signalsAwaiting(chain: "chain-3").map(\.id).count == 2)
+            let swept = try await ledger.pendingSignals(
+                channels: [.appStore], before: Fixtures.now.addingTimeInterval(60), maxAttempts: 5, limit: 100)
+            #expect(swept.count == 10)
+        }
+    }
+}

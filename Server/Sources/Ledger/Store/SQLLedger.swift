@@ -410,15 +410,23 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         guard !channels.isEmpty else { return [] }
         return try await database.read(joining: write) { db in
             try await db.raw(
-                """
-                SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
-                WHERE kind = \(literal: InboxKind.notify) AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
-                  AND attempts < \(bind: maxAttempts)
-                  AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
-                ORDER BY id LIMIT \(bind: limit)
-                """
-            ).all().map(Self.decodeSignal)
+                Self.pendingSignalsQuery(channels: channels, before: before, maxAttempts: maxAttempts, limit: limit)
+            )
+            .all().map(Self.decodeSignal)
         }
+    }
+
+    /// The sweep's query (``pendingSignals(channels:before:maxAttempts:limit:)``): through `inbox_unprocessed`.
+    static func pendingSignalsQuery(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int)
+        -> SQLQueryString
+    {
+        """
+        SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
+        WHERE kind = \(literal: InboxKind.notify) AND processed_at IS NULL AND received_at < \(bind: before.millisecondsSince1970)
+          AND attempts < \(bind: maxAttempts)
+          AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
+        ORDER BY id LIMIT \(bind: limit)
+        """
     }
 
     static func decodeSignal(_ row: any SQLRow) throws -> PendingSignal {
@@ -499,14 +507,17 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// The entries still waiting for `chain`, in the provider's order.
     public func signalsAwaiting(chain: String) async throws -> [PendingSignal] {
         try await database.read(joining: write) { db in
-            try await db.raw(
-                """
-                SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
-                WHERE chain = \(bind: chain) AND processed_at IS NULL
-                ORDER BY signed_at, id
-                """
-            ).all().map(Self.decodeSignal)
+            try await db.raw(Self.signalsAwaitingQuery(chain: chain)).all().map(Self.decodeSignal)
         }
+    }
+
+    /// ``signalsAwaiting(chain:)``'s query: through `inbox_by_chain`.
+    static func signalsAwaitingQuery(chain: String) -> SQLQueryString {
+        """
+        SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
+        WHERE chain = \(bind: chain) AND processed_at IS NULL
+        ORDER BY signed_at, id
+        """
     }
 
     /// How much of a refused body is kept.
