@@ -135,7 +135,8 @@ struct InboxIndexTests {
         }
     }
 
-    @Test("the sweep, a chain's waiting signals and a submission's lookup use the partial indexes")
+    @Test(
+        "the sweep, a chain's waiting signals, a submission's lookup, the held and the refused use the partial indexes")
     func plans() async throws {
         try await TestEngine.sqlite.withLedger { database, ledger in
             // Many processed entries (as submissions are stored), a few not: the indexes hold the few.
@@ -160,6 +161,14 @@ struct InboxIndexTests {
                 SQLLedger.lookup(PaymentQuery(channel: .appStore, providerTransactionID: "1", chainOf: "chain-3")),
                 database)
             #expect(lookup.contains("inbox_by_chain"), "\(lookup)")
+            let held = try await Self.plan(
+                "SELECT id FROM inbox WHERE \(unsafeRaw: SQLLedger.held) AND id > 0 ORDER BY id", database)
+            #expect(held.contains("USING INDEX inbox_by_verdict"), "\(held)")
+            let refused = try await Self.plan(
+                "SELECT id FROM inbox WHERE verdict = 'refused' ORDER BY id DESC LIMIT 1 OFFSET 3", database)
+            #expect(
+                refused.contains("USING INDEX inbox_refused") || refused.contains("USING COVERING INDEX inbox_refused"),
+                "\(refused)")
             // The unprocessed ones are 190–199: of chain-3, 192 and 199.
             #expect(try await ledger.signalsAwaiting(chain: "chain-3").map(\.id).count == 2)
             let swept = try await ledger.pendingSignals(

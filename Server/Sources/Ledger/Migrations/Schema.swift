@@ -579,8 +579,9 @@ enum Schema {
     /// more for every commit (`scripts/bench/wal-pages`).
     /// - `orders_by_status` (status, updated_at): no query asks for `updated_at`; `orders_by_status_created` serves
     ///   every query by status.
-    /// - `inbox_unprocessed` and `inbox_by_chain` hold the entries not processed yet: every query of them asks
-    ///   `processed_at IS NULL` (the sweep, a chain's waiting signals). A submission, stored processed, is in neither.
+    /// - `inbox_unprocessed`, `inbox_by_chain` and `inbox_by_verdict` hold the entries not processed yet: every query
+    ///   of them asks `processed_at IS NULL` (the sweep, a chain's waiting signals, the held, failed and waiting);
+    ///   `inbox_refused` the refused, for their purge. A submission, stored processed and applied, is in none.
     ///   (`processed_at` stays the sweep's index's first column, always NULL there: with it SQLite's planner, which has
     ///   no statistics, matches two of the sweep's terms and prefers this index to the inbox's unique one.)
     private static let indexesOfWhatIsAsked = Migration(
@@ -591,6 +592,9 @@ enum Schema {
             "CREATE INDEX inbox_unprocessed ON inbox (processed_at, received_at) WHERE processed_at IS NULL",
             "DROP INDEX inbox_by_chain",
             "CREATE INDEX inbox_by_chain ON inbox (chain) WHERE processed_at IS NULL",
+            "DROP INDEX inbox_by_verdict",
+            "CREATE INDEX inbox_by_verdict ON inbox (verdict, id) WHERE processed_at IS NULL",
+            "CREATE INDEX inbox_refused ON inbox (id) WHERE verdict = 'refused'",
         ])
 
     /// Replaces the text `check` with `replacement` in each of `tables`' definitions, the way SQLite's manual gives
