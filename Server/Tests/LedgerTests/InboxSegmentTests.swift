@@ -49,6 +49,35 @@ struct InboxSegmentTests {
         }
     }
 
+    /// A JWS Apple signed: a sandbox renewal info published as a test fixture by awa/go-iap (d575ac2,
+    /// appstore/validator_test.go), in `../shared/vectors/appstore/real_apple_jws`, read in place; nil when the
+    /// vectors are not beside the repository.
+    static let realJWS: String? = {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(
+                "shared/vectors/appstore/real_apple_jws/go-iap_sandbox_renewalInfo_2000000335310644.jws")
+        return (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }()
+
+    @Test(
+        "Apple's own JWS: its header is the segment, its chain kept once, its body read back whole",
+        .enabled(if: realJWS != nil), arguments: TestEngine.available)
+    func applesJWS(engine: TestEngine) async throws {
+        let jws = try #require(Self.realJWS)
+        let body = Array(#"{"signed_transaction":"\#(jws)"}"#.utf8)
+        let segment = try #require(InboxSegment(splitting: body))
+        #expect(segment.bytes == Array(jws.utf8.prefix { $0 != UInt8(ascii: ".") }), "the whole header, no more")
+        try await engine.withLedger { database, ledger in
+            let signal = InboundSignal(
+                channel: .appStore, kind: .submission, headers: ["x-ordersafe-user": "u"], body: body,
+                receivedAt: Fixtures.now)
+            let id = try await ledger.storeInbound(signal, appliedAt: Fixtures.now).id
+            #expect(try await InboxTests.body(database, id) == Data(body))
+            #expect(try await ledger.inboxFootprint().bodyBytes == Int64(body.count - segment.bytes.count))
+        }
+    }
+
     @Test(
         "a verified submission's header is one row for all that carry it; each body reads back byte for byte",
         arguments: TestEngine.available)
