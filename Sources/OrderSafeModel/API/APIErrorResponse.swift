@@ -8,11 +8,7 @@ public struct APIErrorResponse: Codable, Hashable, Sendable, Error {
 
         public init(code: String, message: String) {
             self.code = code
-            if #available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *) {
-                self.message = PublicMessage.clean(message)
-            } else {
-                self.message = message
-            }
+            self.message = PublicMessage.clean(message)
         }
     }
 
