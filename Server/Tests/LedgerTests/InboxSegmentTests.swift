@@ -49,6 +49,22 @@ struct InboxSegmentTests {
         }
     }
 
+    @Test("a segment noted as kept gives its digest to the next with the same bytes, and to no other")
+    func digestOfTheLatest() throws {
+        let known = KnownInboxSegments()
+        let first = try #require(InboxSegment(splitting: Self.submission(chain: Self.chainA, payload: "eyJ4IjoxfQ")))
+        known.insert(first)
+        for (chain, payload) in [(Self.chainA, "eyJ4IjoyfQ"), (Self.chainB, "eyJ4IjoxfQ"), (Self.chainA, "eyJ4IjozfQ")]
+        {
+            let body = Self.submission(chain: chain, payload: payload)
+            let computed = try #require(InboxSegment(splitting: body))
+            let shortcut = try #require(InboxSegment(splitting: body, known: known))
+            #expect(shortcut == computed)
+            known.insert(shortcut)
+        }
+        #expect(known.contains(first.sha256))
+    }
+
     /// A JWS Apple signed: a sandbox renewal info published as a test fixture by awa/go-iap (d575ac2,
     /// appstore/validator_test.go), in `../shared/vectors/appstore/real_apple_jws`, read in place; nil when the
     /// vectors are not beside the repository.

@@ -24,8 +24,9 @@ struct InboxSegment: Sendable, Equatable {
     static let minimumLength = 1024
 
     /// The first JWS header segment of `body` (a base64url run from `"eyJ` to a `.`, at least ``minimumLength``
-    /// long), or nil when it holds none. One pass over the body.
-    init?(splitting body: [UInt8]) {
+    /// long), or nil when it holds none. One pass over the body; the segment's digest is `known`'s when it is the
+    /// segment stored last (one comparison of its bytes), and computed otherwise.
+    init?(splitting body: [UInt8], known: KnownInboxSegments? = nil) {
         let (quote, dot) = (UInt8(ascii: "\""), UInt8(ascii: "."))
         var index = 1
         while index + 2 < body.count {
@@ -39,8 +40,9 @@ struct InboxSegment: Sendable, Equatable {
             while end < body.count, Self.isBase64URL(body[end]) { end += 1 }
             if end < body.count, body[end] == dot, end - index >= Self.minimumLength {
                 offset = index
-                bytes = Array(body[index..<end])
-                sha256 = SHA256.hash(data: bytes).hexString
+                let bytes = Array(body[index..<end])
+                self.bytes = bytes
+                sha256 = known?.digest(ofLatest: bytes) ?? SHA256.hash(data: bytes).hexString
                 rest = Array(body[..<index]) + body[end...]
                 return
             }
@@ -61,17 +63,30 @@ struct InboxSegment: Sendable, Equatable {
 
 /// The segments this process knows `inbox_segments` holds (committed): a submission whose segment is among them
 /// writes no row for it, so a submission costs the statements it did before segments were kept apart. At most
-/// ``capacity`` (a few signing chains are in use at a time); forgotten all at once beyond it.
+/// ``capacity`` digests (a few signing chains are in use at a time); forgotten all at once beyond it. The segment
+/// noted last is kept whole too: the next submissions almost always carry the same chain, whose digest is then
+/// known by comparing its bytes instead of hashing them.
 final class KnownInboxSegments: Sendable {
     static let capacity = 64
-    private let known = Mutex(Set<String>())
+    private let known = Mutex(Known())
 
-    func contains(_ sha256: String) -> Bool { known.withLock { $0.contains(sha256) } }
+    private struct Known {
+        var digests: Set<String> = []
+        var latest: (bytes: [UInt8], sha256: String)?
+    }
 
-    func insert(_ sha256: String) {
+    func contains(_ sha256: String) -> Bool { known.withLock { $0.digests.contains(sha256) } }
+
+    /// The digest of `bytes` if they are the segment noted last.
+    func digest(ofLatest bytes: [UInt8]) -> String? {
+        known.withLock { known in known.latest.flatMap { $0.bytes == bytes ? $0.sha256 : nil } }
+    }
+
+    func insert(_ segment: InboxSegment) {
         known.withLock { known in
-            if known.count >= Self.capacity { known.removeAll() }
-            known.insert(sha256)
+            if known.digests.count >= Self.capacity { known.digests.removeAll() }
+            known.digests.insert(segment.sha256)
+            known.latest = (segment.bytes, segment.sha256)
         }
     }
 }

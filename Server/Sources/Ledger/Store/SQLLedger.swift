@@ -246,7 +246,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             )
         }
         let (headers, sha) = try Self.inboxKey(signal)
-        let segment = InboxSegment(splitting: signal.body)
+        let segment = InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
         let stored = try await database.transaction(joining: write) { [database] db in
             try await Self.keep(segment, known: database.knownInboxSegments, db)
             // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain).
@@ -273,7 +273,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?)
         async throws -> InboxEntry
     {
-        let segment = appliedAt == nil ? nil : InboxSegment(splitting: signal.body)
+        let segment =
+            appliedAt == nil ? nil : InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
         let entry = try await database.transaction(joining: write) { [database] db in
             try await Self.keep(segment, known: database.knownInboxSegments, db)
             if let row = try await db.raw(
@@ -320,7 +321,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// Once the write that kept `segment` has committed, this process knows it is stored.
     private func noteKept(_ segment: InboxSegment?) async {
         guard let segment else { return }
-        await afterCommit { [known = database.knownInboxSegments] in known.insert(segment.sha256) }
+        await afterCommit { [known = database.knownInboxSegments] in known.insert(segment) }
     }
 
     /// The columns of an entry as a ``PendingSignal`` (``decodeSignal(_:)``), its body as received.

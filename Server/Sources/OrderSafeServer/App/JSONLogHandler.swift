@@ -39,7 +39,7 @@ extension Settings.LogFormat {
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler =
                 switch self {
-                case .text: StreamLogHandler.standardError(label: label)
+                case .text: TextLogHandler(label: label)
                 case .json: JSONLogHandler(label: label)
                 }
             handler.logLevel = level
