@@ -18,7 +18,7 @@ CASES = [  # (name, path, body, content type, signed in)
      json.dumps({"signed_transaction": "eyJ" + "A" * N + ".e30.AAAA"}), None, True),
     ("receipt of one letter", "/v1/appstore/transactions", json.dumps({"receipt": "A" * N}), None, True),
     ("receipt of DER-like junk", "/v1/appstore/transactions", json.dumps({"receipt": "MIA" + "gA" * (N // 2)}), None, True),
-    ("JSON nested", "/v1/appstore/transactions", "[" * N, None, True),
+    ("JSON nested", "/v1/appstore/transactions", '{"a":' * (N // 5) + "1" + "}" * (N // 5), None, True),
     ("JSON of many members", "/v1/appstore/transactions",
      "{" + ",".join(f'"k{i}":1' for i in range(N // 10)) + "}", None, True),
     ("JSON of escapes", "/v1/appstore/transactions", '{"signed_transaction":"' + "\\u0041" * (N // 6) + '"}', None, True),
