@@ -246,6 +246,8 @@ let package = Package(
                 "Ledger", "LedgerTestSupport", .product(name: "OrderSafeModel", package: client),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"), .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(
             name: "EngineTests",

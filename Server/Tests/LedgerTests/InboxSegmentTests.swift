@@ -173,9 +173,9 @@ struct InboxSegmentTests {
 @Suite("Ledger inbox: the queries of entries not processed yet go through indexes that hold only those")
 struct InboxIndexTests {
     /// SQLite's plan of `query`, its details joined.
-    static func plan(_ query: SQLQueryString, _ database: LedgerDatabase) async throws -> String {
+    static func plan(_ query: LedgerSQL, _ database: LedgerDatabase) async throws -> String {
         try await database.read { db in
-            try await db.raw("EXPLAIN QUERY PLAN \(query)").all()
+            try await db.sql("EXPLAIN QUERY PLAN \(query)").all()
                 .map { try $0.decode(column: "detail", as: String.self) }.joined(separator: "; ")
         }
     }

@@ -31,7 +31,7 @@ public enum LedgerBackup {
         let partial = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).partial")
         try? files.removeItem(at: partial)
         do {
-            try await database.read { db in try await db.raw("VACUUM INTO \(bind: partial.path)").run() }
+            try await database.read { db in try await db.sql("VACUUM INTO \(bind: partial.path)").run() }
             let contents = try await inspect(partial, logger: logger)
             let (bytes, sha256) = try digest(partial)
             let manifest = BackupManifest(
@@ -99,14 +99,14 @@ public enum LedgerBackup {
     static func inspect(_ file: URL, logger: Logger) async throws -> Contents {
         try await LedgerDatabase.with(url: .sqliteFile(path: file.path), logger: logger) { database in
             try await database.read { db in
-                let check = try await db.raw("PRAGMA integrity_check").all()
+                let check = try await db.sql("PRAGMA integrity_check").all()
                 let verdicts = try check.prefix(5).map { try $0.decode(column: "integrity_check", as: String.self) }
                 guard verdicts == ["ok"] else { throw BackupError.integrity(verdicts.joined(separator: "; ")) }
-                let version = try await db.raw("SELECT MAX(version) AS v FROM schema_migrations").first()?
+                let version = try await db.sql("SELECT MAX(version) AS v FROM schema_migrations").first()?
                     .decode(column: "v", as: Int?.self)
-                let event = try await db.raw("SELECT MAX(id) AS v FROM order_events").first()?
+                let event = try await db.sql("SELECT MAX(id) AS v FROM order_events").first()?
                     .decode(column: "v", as: Int64?.self)
-                let orders = try await db.raw("SELECT COUNT(*) AS v FROM orders").first()?
+                let orders = try await db.sql("SELECT COUNT(*) AS v FROM orders").first()?
                     .decode(column: "v", as: Int64.self)
                 guard let version else { throw BackupError.integrity("no schema version: not a ledger") }
                 return Contents(schemaVersion: version, lastEventID: event ?? 0, orders: orders ?? 0)

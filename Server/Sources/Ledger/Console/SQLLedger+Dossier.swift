@@ -9,23 +9,23 @@ extension SQLLedger {
     public func dossier(orderNo: String, eventsFrom: Int) async throws -> OrderDossier? {
         try await database.read(joining: write) { db in
             guard
-                let row = try await db.raw(
+                let row = try await db.sql(
                     "SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE order_no = \(bind: orderNo)"
                 ).first()
             else { return nil }
             let order = try Self.decodeOrder(row)
             let orderID = try row.decode(column: "id", as: Int64.self)
             let eventCount =
-                try await db.raw("SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID)")
+                try await db.sql("SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID)")
                 .first()?.decode(column: "n", as: Int64.self) ?? 0
             let flagWaiting =
                 order.status == .flagged
-                ? try await db.raw(
+                ? try await db.sql(
                     """
                     SELECT 1 AS one FROM orders o WHERE o.id = \(bind: orderID) AND \(unsafeRaw: Self.flagWaiting)
                     """
                 ).first() != nil : false
-            let events = try await db.raw(
+            let events = try await db.sql(
                 """
                 SELECT kind, from_status, to_status, cause, evidence, detail, created_at FROM order_events
                 WHERE order_id = \(bind: orderID) ORDER BY id LIMIT \(bind: OrderDossier.eventsPerPage) OFFSET \(bind: max(eventsFrom, 0))
@@ -42,7 +42,7 @@ extension SQLLedger {
                     note: try row.decode(column: "detail", as: String?.self),
                     createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
             }
-            let payments = try await db.raw(
+            let payments = try await db.sql(
                 """
                 SELECT channel, provider_txn_id, original_txn_id, amount_minor, currency, cause, evidence, recorded_at, reversal, reversed_at
                 FROM payment_transactions WHERE order_id = \(bind: orderID) ORDER BY id
@@ -65,7 +65,7 @@ extension SQLLedger {
                     reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(
                         Date.init(millisecondsSince1970:)))
             }
-            let grants = try await db.raw(
+            let grants = try await db.sql(
                 """
                 SELECT p.provider_txn_id, g.kind, g.target, g.amount, g.period, g.expires_at, g.reversed_at
                 FROM grants g JOIN payment_transactions p ON p.id = g.payment_transaction_id
@@ -83,7 +83,7 @@ extension SQLLedger {
                     reversedAt: try row.decode(column: "reversed_at", as: Int64?.self).map(
                         Date.init(millisecondsSince1970:)))
             }
-            let webhooks = try await db.raw(
+            let webhooks = try await db.sql(
                 """
                 SELECT event_id, event_type, created_at, attempts, delivered_at, last_error FROM webhook_outbox
                 WHERE order_id = \(bind: orderID) ORDER BY id
@@ -94,7 +94,7 @@ extension SQLLedger {
             let ids = Set(evidence.flatMap(OrderDossier.signalIDs(in:)))
             var signals: [OrderDossier.Signal] = []
             if !ids.isEmpty {
-                signals = try await db.raw(
+                signals = try await db.sql(
                     """
                     SELECT id, channel, kind, received_at, processed_at, attempts, verdict, last_error, body_sha256,
                            (SELECT LENGTH(body) FROM inbox_bodies WHERE inbox_bodies.id = inbox.id) AS bytes
@@ -126,7 +126,7 @@ extension SQLLedger {
 
     /// The payment id conflicts `orderID` is either side of (at most 100: each is one signal, kept once per order).
     private static func conflicts(_ db: any SQLDatabase, orderID: Int64) async throws -> [OrderDossier.Conflict] {
-        try await db.raw(
+        try await db.sql(
             """
             SELECT c.channel, c.provider_txn_id, claiming.order_no AS claiming_no, recorded.order_no AS recorded_no, c.amount_minor,
                    c.currency, c.cause, c.evidence, c.created_at
@@ -192,7 +192,7 @@ extension SQLLedger {
                 return .notApplicable("order '\(orderNo)' is \(order.status.rawValue), not flagged")
             }
             guard
-                let row = try await db.raw(
+                let row = try await db.sql(
                     """
                     SELECT o.id FROM orders o WHERE o.order_no = \(bind: orderNo) AND \(unsafeRaw: Self.flagWaiting)
                     """
@@ -200,14 +200,14 @@ extension SQLLedger {
             else { return .notApplicable("the flag of order '\(orderNo)' is already resolved") }
             let orderID = try row.decode(column: "id", as: Int64.self)
             let now = date.millisecondsSince1970
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, detail, created_at)
                 VALUES (\(bind: orderID), \(bind: OrderEventKind.flagResolved.rawValue), NULL, NULL, 'admin', \(bind: "operator:\(operatorName)"),
                         \(bind: note), \(bind: now))
                 """
             ).run()
-            try await db.raw("UPDATE orders SET updated_at = \(bind: now) WHERE id = \(bind: orderID)").run()
+            try await db.sql("UPDATE orders SET updated_at = \(bind: now) WHERE id = \(bind: orderID)").run()
             LedgerDatabase.orderChanged(id: orderID, on: db)
             try await Self.logAction(
                 OperatorAction(
@@ -227,8 +227,8 @@ extension SQLLedger {
     /// the operators' log.
     public func noteOperatorAction(orderNo: String, _ action: OperatorAction) async throws {
         try await database.transaction(joining: write) { db in
-            if let row = try await db.raw("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() {
-                try await db.raw(
+            if let row = try await db.sql("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() {
+                try await db.sql(
                     """
                     INSERT INTO order_events (order_id, kind, from_status, to_status, cause, evidence, detail, created_at)
                     VALUES (\(bind: try row.decode(column: "id", as: Int64.self)), \(bind: "operator:\(action.action)"), NULL, NULL, 'admin',
@@ -246,7 +246,7 @@ extension SQLLedger {
     {
         try await database.transaction(joining: write) { db in
             guard
-                try await db.raw(
+                try await db.sql(
                     """
                     UPDATE webhook_outbox SET delivered_at = NULL, next_attempt_at = \(bind: date.millisecondsSince1970)
                     WHERE event_id = \(bind: eventID) RETURNING id

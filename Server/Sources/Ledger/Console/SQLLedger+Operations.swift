@@ -6,7 +6,7 @@ extension SQLLedger {
     /// Unfinished reconciliation jobs, soonest first.
     public func queuedJobs(limit: Int) async throws -> [QueuedJob] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT id, kind, dedupe_key, run_at, attempts, lease_owner, lease_until, last_error FROM jobs
                 WHERE done_at IS NULL ORDER BY run_at, id LIMIT \(bind: min(max(limit, 1), 500))
@@ -29,7 +29,7 @@ extension SQLLedger {
     /// Stored signals not done whose processing failed, waits, or is held, newest first.
     public func inboxProblems(limit: Int) async throws -> [InboxProblem] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT id, channel, kind, received_at, attempts, verdict, last_error FROM inbox
                 WHERE processed_at IS NULL AND verdict IN (\(literals: [InboxVerdict.failed, .waiting, .held], joinedBy: ", ")) ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))
@@ -52,7 +52,7 @@ extension SQLLedger {
     /// A stored notification not done yet, to process again by hand; nil when there is none with that id.
     public func unfinishedNotification(id: Int64) async throws -> PendingSignal? {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT \(unsafeRaw: Self.signalColumns) FROM inbox WHERE id = \(bind: id) AND kind = \(literal: InboxKind.notify) AND processed_at IS NULL
                 """
@@ -63,7 +63,7 @@ extension SQLLedger {
     /// The latest webhook delivery attempts, newest first.
     public func webhookAttempts(limit: Int) async throws -> [WebhookAttemptRecord] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT w.event_id, w.event_type, o.order_no, a.attempt, a.attempted_at, a.status_code, a.error, a.duration_ms
                 FROM webhook_attempts a JOIN webhook_outbox w ON w.id = a.outbox_id LEFT JOIN orders o ON o.id = w.order_id

@@ -9,7 +9,7 @@ extension SQLLedger {
     public func orders(_ query: OrderQuery) async throws -> OrderPage {
         let limit = min(max(query.limit, 1), OrderQuery.maxLimit)
         return try await database.read(joining: write) { db in
-            var conditions: [SQLQueryString] = []
+            var conditions: [LedgerSQL] = []
             if let search = query.search {
                 let ids = try await Self.orderIDs(matching: search, db)
                 if ids.isEmpty {
@@ -29,13 +29,13 @@ extension SQLLedger {
             if let after = query.after {
                 conditions.append("(o.created_at, o.id) < (\(bind: after.createdAt), \(bind: after.id))")
             }
-            var sql: SQLQueryString = "SELECT \(unsafeRaw: Self.qualifiedOrderColumns) FROM orders o"
+            var sql: LedgerSQL = "SELECT \(unsafeRaw: Self.qualifiedOrderColumns) FROM orders o"
             if !conditions.isEmpty {
                 sql += " WHERE "
                 sql += conditions.joined(separator: " AND ")
             }
             sql += " ORDER BY o.created_at DESC, o.id DESC LIMIT \(bind: limit + 1)"
-            let rows = try await db.raw(sql).all()
+            let rows = try await db.sql(sql).all()
             let orders = try rows.prefix(limit).map(Self.decodeOrder)
             var next: OrderCursor?
             if rows.count > limit, let last = rows.prefix(limit).last {
@@ -62,7 +62,7 @@ extension SQLLedger {
     /// it, at most 1,000).
     static func orderIDs(matching text: String, _ db: any SQLDatabase) async throws -> [Int64] {
         let uuid = UUID(uuidString: text)?.uuidString.lowercased() ?? ""
-        return try await db.raw(
+        return try await db.sql(
             """
             SELECT id FROM orders WHERE order_no = \(bind: text) OR order_uuid = \(bind: uuid)
             UNION SELECT order_id AS id FROM payment_transactions

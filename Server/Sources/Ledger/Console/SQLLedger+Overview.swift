@@ -16,7 +16,7 @@ extension SQLLedger {
         let offset = Int64(zone.secondsFromGMT(for: now)) * 1000
         let jobs = try await pendingJobs(now: now)
         return try await database.read(joining: write) { db in
-            let revenue = try await db.raw(
+            let revenue = try await db.sql(
                 """
                 SELECT (p.recorded_at + \(bind: offset)) / 86400000 AS day, p.channel, p.currency,
                        CAST(SUM(p.amount_minor) AS BIGINT) AS amount, COUNT(*) AS payments
@@ -38,37 +38,37 @@ extension SQLLedger {
                     payments: Int(try row.decode(column: "payments", as: Int64.self)))
             }
             var byStatus: [OrderStatus: Int] = [:]
-            for row in try await db.raw("SELECT status, COUNT(*) AS n FROM orders GROUP BY status").all() {
+            for row in try await db.sql("SELECT status, COUNT(*) AS n FROM orders GROUP BY status").all() {
                 if let status = OrderStatus(rawValue: try row.decode(column: "status", as: String.self)) {
                     byStatus[status] = Int(try row.decode(column: "n", as: Int64.self))
                 }
             }
             let flaggedWaiting =
-                try await db.raw(
+                try await db.sql(
                     """
                     SELECT COUNT(*) AS n FROM orders o WHERE o.status = 'flagged' AND \(unsafeRaw: Self.flagWaiting)
                     """
                 ).first()?.decode(column: "n", as: Int64.self) ?? 0
-            let oldest = try await db.raw(
+            let oldest = try await db.sql(
                 """
                 SELECT \(unsafeRaw: Self.orderColumns) FROM orders WHERE status IN ('created', 'paying')
                 ORDER BY created_at, id LIMIT 1
                 """
             ).first().map(Self.decodeOrder)
             let webhooksFailing =
-                try await db.raw(
+                try await db.sql(
                     """
                     SELECT COUNT(*) AS n FROM webhook_outbox WHERE delivered_at IS NULL AND last_error IS NOT NULL
                     """
                 ).first()?.decode(column: "n", as: Int64.self) ?? 0
             let inboxFailed =
-                try await db.raw(
+                try await db.sql(
                     """
                     SELECT COUNT(*) AS n FROM inbox WHERE verdict = 'failed' AND processed_at IS NULL
                     """
                 ).first()?.decode(column: "n", as: Int64.self) ?? 0
             let held =
-                try await db.raw(
+                try await db.sql(
                     """
                     SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held)
                     """

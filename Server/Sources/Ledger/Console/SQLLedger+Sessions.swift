@@ -6,7 +6,7 @@ extension SQLLedger {
     /// Stores a new session under the SHA-256 of its token, and logs the sign-in.
     public func openSession(tokenSHA256: String, _ session: ConsoleSessionRecord) async throws {
         try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO console_sessions (token_sha256, operator, csrf, created_at, last_seen_at)
                 VALUES (\(bind: tokenSHA256), \(bind: session.operatorName), \(bind: session.csrfToken),
@@ -21,7 +21,7 @@ extension SQLLedger {
     /// The session stored under the token's SHA-256, if any.
     public func session(tokenSHA256: String) async throws -> ConsoleSessionRecord? {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT operator, csrf, created_at, last_seen_at FROM console_sessions WHERE token_sha256 = \(bind: tokenSHA256)
                 """
@@ -38,7 +38,7 @@ extension SQLLedger {
     /// Moves a session's last use to `date`.
     public func touchSession(tokenSHA256: String, at date: Date) async throws {
         try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 UPDATE console_sessions SET last_seen_at = \(bind: date.millisecondsSince1970) WHERE token_sha256 = \(bind: tokenSHA256)
                 """
@@ -50,8 +50,8 @@ extension SQLLedger {
     /// session idle since before `idleBefore`.
     public func closeSession(tokenSHA256: String, action: OperatorAction?, idleBefore: Date) async throws {
         try await database.transaction(joining: write) { db in
-            try await db.raw("DELETE FROM console_sessions WHERE token_sha256 = \(bind: tokenSHA256)").run()
-            try await db.raw(
+            try await db.sql("DELETE FROM console_sessions WHERE token_sha256 = \(bind: tokenSHA256)").run()
+            try await db.sql(
                 "DELETE FROM console_sessions WHERE last_seen_at < \(bind: idleBefore.millisecondsSince1970)"
             ).run()
             if let action { try await Self.logAction(action, db) }
@@ -66,7 +66,7 @@ extension SQLLedger {
     /// The operators' log, newest first.
     public func operatorActions(limit: Int) async throws -> [OperatorAction] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT operator, action, target, detail, created_at FROM operator_actions ORDER BY id DESC LIMIT \(bind: min(max(limit, 1), 500))
                 """
@@ -82,7 +82,7 @@ extension SQLLedger {
     }
 
     static func logAction(_ action: OperatorAction, _ db: any SQLDatabase) async throws {
-        try await db.raw(
+        try await db.sql(
             """
             INSERT INTO operator_actions (operator, action, target, detail, created_at)
             VALUES (\(bind: String(action.operatorName.prefix(64))), \(bind: action.action.rawValue), \(bind: action.target.map { String($0.prefix(200)) }),

@@ -13,14 +13,14 @@ import Synchronization
 final class DeferredInserts: Sendable {
     private struct Pending {
         /// Per statement head (`INSERT INTO table (columns) VALUES `), in the order first used: its rows, in order.
-        var rows: [(head: String, rows: [SQLQueryString])] = []
+        var rows: [(head: String, rows: [LedgerSQL])] = []
         /// Changes held until the next statement, in order.
-        var changes: [SQLQueryString] = []
+        var changes: [LedgerSQL] = []
     }
 
     private let pending = Mutex(Pending())
 
-    func add(_ head: String, rows: [SQLQueryString]) {
+    func add(_ head: String, rows: [LedgerSQL]) {
         pending.withLock { pending in
             if let index = pending.rows.firstIndex(where: { $0.head == head }) {
                 pending.rows[index].rows += rows
@@ -33,7 +33,7 @@ final class DeferredInserts: Sendable {
     /// Holds `statements` (none reading what another writes) until the write's next statement or its end; false,
     /// holding nothing, when changes are held already: two changes of one row must not run as one statement, so the
     /// caller runs those held first.
-    func hold(_ statements: [SQLQueryString]) -> Bool {
+    func hold(_ statements: [LedgerSQL]) -> Bool {
         pending.withLock { pending in
             guard pending.changes.isEmpty else { return false }
             pending.changes = statements
@@ -63,26 +63,26 @@ final class DeferredInserts: Sendable {
     }
 
     /// One statement: `head` followed by every row.
-    static func statement(_ head: String, rows: [SQLQueryString]) -> SQLQueryString {
-        SQLQueryString(head) + rows.joined(separator: ", ")
+    static func statement(_ head: String, rows: [LedgerSQL]) -> LedgerSQL {
+        LedgerSQL(head) + rows.joined(separator: ", ")
     }
 }
 
 extension LedgerDatabase {
     /// Inserts `rows` with `head` (`INSERT INTO table (columns) VALUES `): at the end of the write when `db` is a
     /// write's connection, gathered with the write's other rows for the same table; at once otherwise.
-    static func insert(_ head: String, rows: [SQLQueryString], on db: any SQLDatabase) async throws {
+    static func insert(_ head: String, rows: [LedgerSQL], on db: any SQLDatabase) async throws {
         guard !rows.isEmpty else { return }
         if let deferred = (db as? WriteConnection)?.deferred {
             deferred.add(head, rows: rows)
         } else {
-            try await db.raw(DeferredInserts.statement(head, rows: rows)).run()
+            try await db.sql(DeferredInserts.statement(head, rows: rows)).run()
         }
     }
 
     /// Runs `statements` (none reading what another writes, none answering anything) together: inside a write, held
     /// until its next statement or its end, where they join what else is held; at once otherwise.
-    static func change(_ statements: [SQLQueryString], on db: any SQLDatabase) async throws {
+    static func change(_ statements: [LedgerSQL], on db: any SQLDatabase) async throws {
         guard let deferred = (db as? WriteConnection)?.deferred else {
             return try await runTogether(statements, on: db)
         }

@@ -129,7 +129,7 @@ final class GroupCommitWriter: Sendable {
         var pending = group
         while !pending.isEmpty {
             do {
-                try await db.raw(SQLQueryString(begin)).run()
+                try await db.sql(LedgerSQL(begin)).run()
             } catch {
                 pending.forEach { $0.abandoned(error) }
                 return
@@ -143,7 +143,7 @@ final class GroupCommitWriter: Sendable {
                 // One write threw: the transaction is rolled back, that write answered with its error, and the
                 // others run again without it.
                 do {
-                    try await db.raw("ROLLBACK").run()
+                    try await db.sql("ROLLBACK").run()
                 } catch {
                     pending.forEach { $0.abandoned(error) }
                     return
@@ -152,10 +152,10 @@ final class GroupCommitWriter: Sendable {
                 continue
             }
             do {
-                try await db.raw("COMMIT").run()
+                try await db.sql("COMMIT").run()
                 pending.forEach { $0.committed() }
             } catch {
-                try? await db.raw("ROLLBACK").run()
+                try? await db.sql("ROLLBACK").run()
                 guard pending.count > 1 else {
                     pending.forEach { $0.abandoned(error) }
                     return

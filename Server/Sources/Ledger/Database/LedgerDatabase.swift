@@ -135,7 +135,7 @@ public final class LedgerDatabase: Sendable {
     /// True when a simple query succeeds.
     public func ping() async -> Bool {
         do {
-            return try await read { db in try await db.raw("SELECT 1 AS one").first() != nil }
+            return try await read { db in try await db.sql("SELECT 1 AS one").first() != nil }
         } catch {
             return false
         }

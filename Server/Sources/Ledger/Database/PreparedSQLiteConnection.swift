@@ -77,6 +77,10 @@ final class PreparedSQLiteConnection: SQLDatabase {
     }
 
     private func execute(_ query: any SQLExpression) throws -> [PreparedSQLiteRow] {
+        if let statement = query as? LedgerSQL {
+            logger.trace("Executing query", metadata: ["sql": .string(statement.sqliteText)])
+            return try run(statement.sqliteText, binds: statement.sqliteValues())
+        }
         let (sql, binds) = serialize(query)
         logger.trace("Executing query", metadata: ["sql": .string(sql)])
         return try run(sql, binds: binds.map(Self.sqliteData))

@@ -38,7 +38,7 @@ public struct Migrator: Sendable {
             let didApply = try await database.transaction { [engine = database.engine] db in
                 if engine == .postgres {
                     // Serialises concurrent migrators (several replicas starting at once) for this transaction.
-                    try await db.raw("LOCK TABLE schema_migrations IN EXCLUSIVE MODE").run()
+                    try await db.sql("LOCK TABLE schema_migrations IN EXCLUSIVE MODE").run()
                 }
                 let current = try await Self.appliedVersion(db)
                 if current > Schema.latestVersion {
@@ -46,10 +46,10 @@ public struct Migrator: Sendable {
                 }
                 guard current < migration.version else { return false }
                 for statement in migration.sql(for: engine) {
-                    try await db.raw(SQLQueryString(statement)).run()
+                    try await db.sql(LedgerSQL(statement)).run()
                 }
                 try await migration.engineSteps[engine]?(db)
-                try await db.raw(
+                try await db.sql(
                     """
                     INSERT INTO schema_migrations (version, name, applied_at)
                     VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: now.millisecondsSince1970))
@@ -80,7 +80,7 @@ public struct Migrator: Sendable {
     }
 
     private static func createVersionTable(_ db: any SQLDatabase) async throws {
-        try await db.raw(
+        try await db.sql(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)
@@ -89,7 +89,7 @@ public struct Migrator: Sendable {
     }
 
     private static func appliedVersion(_ db: any SQLDatabase) async throws -> Int {
-        let row = try await db.raw("SELECT MAX(version) AS version FROM schema_migrations").first()
+        let row = try await db.sql("SELECT MAX(version) AS version FROM schema_migrations").first()
         return try row?.decodeNil(column: "version") == false ? try row!.decode(column: "version", as: Int.self) : 0
     }
 }

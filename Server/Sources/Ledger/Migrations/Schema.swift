@@ -605,25 +605,25 @@ enum Schema {
         _ check: String, with replacement: String, in tables: [String], _ db: any SQLDatabase
     ) async throws {
         for table in tables {
-            let row = try await db.raw("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = \(bind: table)")
+            let row = try await db.sql("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = \(bind: table)")
                 .first()
             let text = try row?.decode(column: "sql", as: String.self) ?? ""
             guard text.components(separatedBy: check).count == 2 else {
                 throw LedgerError.unexpectedSchema("table \(table) does not hold `\(check)` once")
             }
         }
-        let row = try await db.raw("PRAGMA schema_version").first()
+        let row = try await db.sql("PRAGMA schema_version").first()
         let version = try row?.decode(column: "schema_version", as: Int.self) ?? 0
-        try await db.raw("PRAGMA writable_schema = ON").run()
+        try await db.sql("PRAGMA writable_schema = ON").run()
         for table in tables {
-            try await db.raw(
+            try await db.sql(
                 """
                 UPDATE sqlite_master SET sql = replace(sql, \(bind: check), \(bind: replacement))
                 WHERE type = 'table' AND name = \(bind: table)
                 """
             ).run()
         }
-        try await db.raw(SQLQueryString("PRAGMA schema_version = " + String(version + 1))).run()
-        try await db.raw("PRAGMA writable_schema = OFF").run()
+        try await db.sql(LedgerSQL("PRAGMA schema_version = " + String(version + 1))).run()
+        try await db.sql("PRAGMA writable_schema = OFF").run()
     }
 }

@@ -22,7 +22,7 @@ extension SQLLedger {
             if db.dialect.name == "postgresql" {
                 // One statement; the payment's reference to its order is checked at the statement's end.
                 guard
-                    let row = try await db.raw(
+                    let row = try await db.sql(
                         "WITH adopted AS (" + orderInsert + "), paid AS (INSERT INTO payment_transactions "
                             + Self.paymentInsertColumns + " SELECT "
                             + Self.paymentValues(payment, orderID: "adopted.id", userID: new.userID, at: date)
@@ -34,9 +34,9 @@ extension SQLLedger {
                 orderID = try row.decode(column: "order_id", as: Int64.self)
                 inserted = try row.decodeNil(column: "id") ? nil : row
             } else {
-                guard let row = try await db.raw(orderInsert).first() else { return nil }
+                guard let row = try await db.sql(orderInsert).first() else { return nil }
                 orderID = try row.decode(column: "id", as: Int64.self)
-                inserted = try await db.raw(
+                inserted = try await db.sql(
                     "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
                         + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date) + ") "
                         + Self.paymentConflict(payment)
@@ -45,7 +45,7 @@ extension SQLLedger {
             guard let inserted else {
                 // Recorded before (another replica's submission of it, committed since the caller looked): the
                 // order goes, unseen, and the caller creates and pays one apart, which says whose payment it is.
-                try await db.raw("DELETE FROM orders WHERE id = \(bind: orderID)").run()
+                try await db.sql("DELETE FROM orders WHERE id = \(bind: orderID)").run()
                 return nil
             }
             try await Self.recordCreation(db, orderID: orderID, order, new)

@@ -11,7 +11,7 @@ extension SQLLedger {
         _ db: any SQLDatabase, _ payment: VerifiedPayment, orderID: Int64, _ order: Order, at date: Date
     ) async throws -> FulfilmentOutcome {
         guard
-            let existing = try await db.raw(
+            let existing = try await db.sql(
                 """
                 SELECT p.order_id, o.order_no FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.channel = \(bind: payment.channel.rawValue) AND p.provider_txn_id = \(bind: payment.providerTransactionID)
@@ -26,7 +26,7 @@ extension SQLLedger {
         let recordedOrderID = try existing.decode(column: "order_id", as: Int64.self)
         let recordedOrderNo = try existing.decode(column: "order_no", as: String.self)
         guard recordedOrderID != orderID else { return .duplicate(orderNo: order.orderNo) }
-        let claimed = try await db.raw(
+        let claimed = try await db.sql(
             """
             INSERT INTO payment_conflicts (channel, provider_txn_id, order_id, recorded_order_id, amount_minor, currency, cause, evidence,
                                            created_at)

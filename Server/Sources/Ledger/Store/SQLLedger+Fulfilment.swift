@@ -21,13 +21,13 @@ extension SQLLedger {
                 orderID: orderID, to: plan.status, sandbox: payment.sandbox, amount: plan.amount, at: date)
             let inserted: (any SQLRow)?
             if db.dialect.name == "postgresql" {
-                inserted = try await db.raw(
+                inserted = try await db.sql(
                     "WITH paid AS (" + insert + "), advanced AS (" + update
                         + " AND EXISTS (SELECT 1 FROM paid)) SELECT id, waiting FROM paid"
                 ).first()
             } else {
-                inserted = try await db.raw(insert).first()
-                if inserted != nil { try await db.raw(update).run() }
+                inserted = try await db.sql(insert).first()
+                if inserted != nil { try await db.sql(update).run() }
             }
             guard let inserted else {
                 return try await Self.recordedBefore(db, payment, orderID: orderID, unpaid, at: date)
@@ -41,13 +41,13 @@ extension SQLLedger {
         }
     }
 
-    static let paymentInsertColumns: SQLQueryString = """
+    static let paymentInsertColumns: LedgerSQL = """
         (channel, provider_txn_id, order_id, user_id, amount_minor, currency, cause, evidence, recorded_at, original_txn_id, offer)
         """
 
     /// The values of a payment's row, in ``paymentInsertColumns``' order; `orderID` is an expression.
-    static func paymentValues(_ payment: VerifiedPayment, orderID: SQLQueryString, userID: String, at date: Date)
-        -> SQLQueryString
+    static func paymentValues(_ payment: VerifiedPayment, orderID: LedgerSQL, userID: String, at date: Date)
+        -> LedgerSQL
     {
         "\(bind: payment.channel.rawValue), \(bind: payment.providerTransactionID), " + orderID + """
             , \(bind: userID), \(bind: payment.amount.amountMinor), \(bind: payment.amount.currency.code), \(bind: payment.cause.rawValue), \
@@ -59,7 +59,7 @@ extension SQLLedger {
     /// The end of a payment's insert: a provider transaction recorded before inserts nothing; one inserted answers
     /// its id and whether a reversal waits for it (asked with the insert: one statement fewer for the payments nothing
     /// waits for).
-    static func paymentConflict(_ payment: VerifiedPayment) -> SQLQueryString {
+    static func paymentConflict(_ payment: VerifiedPayment) -> LedgerSQL {
         """
         ON CONFLICT (channel, provider_txn_id) DO NOTHING
         RETURNING id, (SELECT COUNT(*) FROM waiting_reversals w
@@ -119,7 +119,7 @@ extension SQLLedger {
 
     public func holdings(userID: String, at date: Date) async throws -> HoldingsResponse {
         try await database.read(joining: write) { db in
-            let balances = try await db.raw(
+            let balances = try await db.sql(
                 """
                 SELECT name, amount FROM balances WHERE user_id = \(bind: userID) ORDER BY name
                 """
@@ -129,7 +129,7 @@ extension SQLLedger {
                     amount: try row.decode(column: "amount", as: Int64.self))
             }
             let now = date.millisecondsSince1970
-            let entitlements = try await db.raw(
+            let entitlements = try await db.sql(
                 """
                 SELECT name, expires_at FROM entitlements WHERE user_id = \(bind: userID) ORDER BY name
                 """
@@ -145,7 +145,7 @@ extension SQLLedger {
 
     private static func productGrants(_ db: any SQLDatabase, orderID: Int64) async throws -> [Grant] {
         guard
-            let row = try await db.raw(
+            let row = try await db.sql(
                 """
                 SELECT p.definition FROM orders o
                 JOIN products p ON p.catalog_version_id = o.catalog_version_id AND p.product_id = o.product_id
@@ -162,7 +162,7 @@ extension SQLLedger {
         cause: EventCause,
         evidence: String?, at date: Date
     ) async throws {
-        try await db.raw(
+        try await db.sql(
             """
             UPDATE orders SET status = \(bind: to.rawValue), updated_at = \(bind: date.millisecondsSince1970)
             WHERE id = \(bind: orderID)
@@ -186,7 +186,7 @@ extension SQLLedger {
         var amount: Int64?
         var period: String?
         var expiresAt: Int64?
-        var change: SQLQueryString?
+        var change: LedgerSQL?
         switch grant {
         case .addBalance(let name, let units):
             amount = units
@@ -203,7 +203,7 @@ extension SQLLedger {
                 """
         case .extendEntitlement(let name, let grantPeriod):
             period = grantPeriod.description
-            let current = try await db.raw(
+            let current = try await db.sql(
                 """
                 SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: name)
                 """
@@ -224,7 +224,7 @@ extension SQLLedger {
                 ON CONFLICT (user_id, name) DO UPDATE SET expires_at = excluded.expires_at, updated_at = excluded.updated_at
                 """
         }
-        let record: SQLQueryString = """
+        let record: LedgerSQL = """
             INSERT INTO grants (payment_transaction_id, grant_index, user_id, kind, target, amount, period, expires_at,
                                 provider_period_end, created_at)
             VALUES (\(bind: paymentID), \(bind: index), \(bind: userID), \(bind: grant.kind.rawValue), \(bind: grant.target),

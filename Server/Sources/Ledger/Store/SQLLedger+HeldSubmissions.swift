@@ -7,7 +7,7 @@ extension SQLLedger {
 
     public func heldSubmissions(after id: Int64, limit: Int) async throws -> [PendingSignal] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
                 WHERE \(unsafeRaw: Self.held) AND id > \(bind: id) ORDER BY id LIMIT \(bind: min(max(limit, 1), 10_000))
@@ -20,7 +20,7 @@ extension SQLLedger {
         let stored = try Self.storedHeaders(headers)
         return try await database.read(joining: write) { db in
             Int(
-                try await db.raw(
+                try await db.sql(
                     "SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held) AND headers = \(bind: stored)"
                 ).first()?.decode(column: "n", as: Int64.self) ?? 0)
         }
@@ -30,7 +30,7 @@ extension SQLLedger {
     public func heldSubmissionCount() async throws -> Int {
         try await database.read(joining: write) { db in
             Int(
-                try await db.raw("SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held)").first()?
+                try await db.sql("SELECT COUNT(*) AS n FROM inbox WHERE \(unsafeRaw: Self.held)").first()?
                     .decode(column: "n", as: Int64.self) ?? 0)
         }
     }
@@ -41,7 +41,7 @@ extension SQLLedger {
     @discardableResult
     public func purgeHeldSubmissions(keeping: Int) async throws -> Int {
         try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 DELETE FROM inbox WHERE \(unsafeRaw: Self.held) AND attempts >= 2 AND id <= (
                     SELECT id FROM inbox WHERE \(unsafeRaw: Self.held) ORDER BY id DESC LIMIT 1 OFFSET \(bind: keeping))

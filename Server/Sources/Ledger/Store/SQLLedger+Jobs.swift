@@ -11,7 +11,7 @@ extension SQLLedger {
 
     static func enqueue(_ job: NewJob, db: any SQLDatabase, at date: Date) async throws {
         let runAt = job.runAt.millisecondsSince1970
-        try await db.raw(
+        try await db.sql(
             """
             INSERT INTO jobs (kind, dedupe_key, payload, run_at, created_at)
             VALUES (\(bind: job.kind.rawValue), \(bind: job.key), \(bind: job.payload), \(bind: runAt), \(bind: date.millisecondsSince1970))
@@ -29,14 +29,14 @@ extension SQLLedger {
         let nowMS = now.millisecondsSince1970
         let until = now.addingTimeInterval(lease).millisecondsSince1970
         let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        let kinds: SQLQueryString =
+        let kinds: LedgerSQL =
             switch lane {
             case .all: ""
             case .only(let kinds): " AND kind IN (\(binds: kinds.map(\.rawValue).sorted()))"
             case .except(let kinds): " AND kind NOT IN (\(binds: kinds.map(\.rawValue).sorted()))"
             }
         return try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 UPDATE jobs SET lease_owner = \(bind: owner), lease_until = \(bind: until), fence = fence + 1, attempts = attempts + 1
                 WHERE id IN (
@@ -63,14 +63,14 @@ extension SQLLedger {
             let updated: (any SQLRow)?
             switch result {
             case .done:
-                updated = try await db.raw(
+                updated = try await db.sql(
                     """
                     UPDATE jobs SET done_at = \(bind: date.millisecondsSince1970), lease_owner = NULL, lease_until = NULL, last_error = NULL
                     WHERE id = \(bind: job.id) AND fence = \(bind: job.fence) AND done_at IS NULL RETURNING id
                     """
                 ).first()
             case .retry(let runAt, let note, let payload):
-                updated = try await db.raw(
+                updated = try await db.sql(
                     """
                     UPDATE jobs SET run_at = \(bind: runAt.millisecondsSince1970), lease_owner = NULL, lease_until = NULL,
                                     last_error = \(bind: note.map { String($0.prefix(500)) }), payload = COALESCE(\(bind: payload), payload)
@@ -84,7 +84,7 @@ extension SQLLedger {
 
     public func pendingJobs(now: Date) async throws -> (due: Int, later: Int) {
         try await database.read(joining: write) { db in
-            let row = try await db.raw(
+            let row = try await db.sql(
                 """
                 SELECT COALESCE(SUM(CASE WHEN run_at <= \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS due,
                        COALESCE(SUM(CASE WHEN run_at > \(bind: now.millisecondsSince1970) THEN 1 ELSE 0 END), 0) AS later

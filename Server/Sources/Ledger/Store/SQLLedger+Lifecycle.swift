@@ -5,7 +5,7 @@ import SQLKit
 extension SQLLedger {
     public func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment? {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.channel = \(bind: channel.rawValue) AND p.provider_txn_id = \(bind: providerTransactionID)
@@ -21,7 +21,7 @@ extension SQLLedger {
         let query = PaymentQuery(
             channel: channel, providerTransactionID: providerTransactionID, chainOf: originalTransactionID)
         return try await database.read(joining: write) { db in
-            guard let row = try await db.raw(Self.lookup(query)).first() else {
+            guard let row = try await db.sql(Self.lookup(query)).first() else {
                 throw LedgerCorruption(detail: "a lookup of one row returned none")
             }
             return try Self.decodeLookup(row)
@@ -29,7 +29,7 @@ extension SQLLedger {
     }
 
     /// The lookup of `query` as one row whatever is found: the payment's columns are NULL when it is not recorded.
-    static func lookup(_ query: PaymentQuery) -> SQLQueryString {
+    static func lookup(_ query: PaymentQuery) -> LedgerSQL {
         """
         SELECT \(unsafeRaw: Self.paymentColumns), (
             SELECT c.user_id FROM payment_transactions c
@@ -51,7 +51,7 @@ extension SQLLedger {
 
     public func payments(orderNo: String) async throws -> [RecordedPayment] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE o.order_no = \(bind: orderNo) ORDER BY p.id
@@ -99,7 +99,7 @@ extension SQLLedger {
             let orderID = try await Self.orderID(db, orderNo: orderNo)
             if let atMost {
                 let kept =
-                    try await db.raw(
+                    try await db.sql(
                         """
                         SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID) AND cause = \(bind: cause.rawValue)
                         """
@@ -114,7 +114,7 @@ extension SQLLedger {
 
     public func unpaidOrderCount(userID: String, since: Date) async throws -> Int {
         try await database.read(joining: write) { db in
-            let row = try await db.raw(
+            let row = try await db.sql(
                 """
                 SELECT COUNT(*) AS n FROM orders WHERE user_id = \(bind: userID) AND created_at >= \(bind: since.millisecondsSince1970)
                 AND status IN (\(bind: OrderStatus.created.rawValue), \(bind: OrderStatus.paying.rawValue))
@@ -126,7 +126,7 @@ extension SQLLedger {
 
     public func hasOrder(userID: String, idempotencyKey: String) async throws -> Bool {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 "SELECT 1 AS one FROM orders WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)"
             )
             .first() != nil
@@ -134,7 +134,7 @@ extension SQLLedger {
     }
 
     static func orderID(_ db: any SQLDatabase, orderNo: String) async throws -> Int64 {
-        guard let row = try await db.raw("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() else {
+        guard let row = try await db.sql("SELECT id FROM orders WHERE order_no = \(bind: orderNo)").first() else {
             throw LedgerError.unknownOrder(orderNo)
         }
         return try row.decode(column: "id", as: Int64.self)

@@ -14,7 +14,7 @@ extension SQLLedger {
     public func reverse(_ reversal: Reversal, at date: Date) async throws -> ReversalOutcome {
         try await database.transaction(joining: write) { db in
             guard
-                let payment = try await db.raw(
+                let payment = try await db.sql(
                     """
                     SELECT p.id FROM payment_transactions p
                     WHERE p.channel = \(bind: reversal.channel.rawValue) AND p.provider_txn_id = \(bind: reversal.providerTransactionID)
@@ -24,7 +24,7 @@ extension SQLLedger {
                 if try await Self.takeWaiting(db, reversal.channel, reversal.providerTransactionID, kind: .reinstated)
                     == nil
                 {
-                    try await db.raw(
+                    try await db.sql(
                         """
                         INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
                         VALUES (\(bind: reversal.channel.rawValue), \(bind: reversal.providerTransactionID), \(bind: reversal.kind.rawValue),
@@ -54,7 +54,7 @@ extension SQLLedger {
     /// cancels is being applied, which looked for a waiting reinstatement before it committed.
     public func applyStrandedReversals(at date: Date, limit: Int) async throws -> Int {
         let stranded = try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT w.channel, w.provider_txn_id, w.kind, p.id FROM waiting_reversals w
                 JOIN payment_transactions p ON p.channel = w.channel AND p.provider_txn_id = w.provider_txn_id
@@ -107,7 +107,7 @@ extension SQLLedger {
         -> Reversal?
     {
         guard
-            let row = try await db.raw(
+            let row = try await db.sql(
                 """
                 SELECT kind, cause, evidence FROM waiting_reversals
                 WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
@@ -119,7 +119,7 @@ extension SQLLedger {
             throw LedgerCorruption(detail: "a waiting reversal of unknown kind \(stored)")
         }
         guard kind.map({ $0 == found }) ?? (found != .reinstated) else { return nil }
-        try await db.raw(
+        try await db.sql(
             """
             DELETE FROM waiting_reversals WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID)
             """
@@ -136,7 +136,7 @@ extension SQLLedger {
         -> ReversalOutcome
     {
         guard
-            let payment = try await db.raw(
+            let payment = try await db.sql(
                 """
                 SELECT p.id, p.order_id, p.user_id, p.reversed_at, o.order_no FROM payment_transactions p
                 JOIN orders o ON o.id = p.order_id WHERE p.id = \(bind: paymentID)
@@ -151,7 +151,7 @@ extension SQLLedger {
         }
         let now = date.millisecondsSince1970
         guard
-            try await db.raw(
+            try await db.sql(
                 """
                 UPDATE payment_transactions SET reversed_at = \(bind: now), reversal = \(bind: reversal.kind.rawValue)
                 WHERE id = \(bind: paymentID) AND reversed_at IS NULL RETURNING id
@@ -160,7 +160,7 @@ extension SQLLedger {
         else { return .alreadyReversed(orderNo: orderNo) }
 
         var negative = false
-        let grants = try await db.raw(
+        let grants = try await db.sql(
             """
             SELECT id, kind, target, amount, period, provider_period_end FROM grants
             WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NULL ORDER BY grant_index
@@ -172,7 +172,7 @@ extension SQLLedger {
             switch Grant.Kind(rawValue: try grant.decode(column: "kind", as: String.self)) {
             case .addBalance:
                 let units = try grant.decode(column: "amount", as: Int64?.self) ?? 0
-                let left = try await db.raw(
+                let left = try await db.sql(
                     """
                     UPDATE balances SET amount = amount - \(bind: units), updated_at = \(bind: now)
                     WHERE user_id = \(bind: userID) AND name = \(bind: target) RETURNING amount
@@ -181,7 +181,7 @@ extension SQLLedger {
                 if (left ?? -units) < 0 { negative = true }
             case .unlockEntitlement:
                 let others =
-                    try await db.raw(
+                    try await db.sql(
                         """
                         SELECT COUNT(*) AS n FROM grants
                         WHERE user_id = \(bind: userID) AND kind = \(literal: Grant.Kind.unlockEntitlement) AND target = \(bind: target)
@@ -189,7 +189,7 @@ extension SQLLedger {
                         """
                     ).first()?.decode(column: "n", as: Int64.self) ?? 0
                 if others == 0 {
-                    try await db.raw(
+                    try await db.sql(
                         """
                         UPDATE entitlements SET expires_at = \(bind: now), updated_at = \(bind: now)
                         WHERE user_id = \(bind: userID) AND name = \(bind: target) AND expires_at IS NULL
@@ -200,7 +200,7 @@ extension SQLLedger {
                 guard
                     let period = try grant.decode(column: "period", as: String?.self).flatMap(
                         GrantPeriod.init(iso8601:)),
-                    let row = try await db.raw(
+                    let row = try await db.sql(
                         """
                         SELECT expires_at FROM entitlements WHERE user_id = \(bind: userID) AND name = \(bind: target)
                         """
@@ -212,7 +212,7 @@ extension SQLLedger {
                     shortened = period.adding(to: Date(millisecondsSince1970: expires), times: -1).millisecondsSince1970
                 } else {
                     // Provider-dated periods: the entitlement ends now, or where the latest period still standing ends.
-                    let standing = try await db.raw(
+                    let standing = try await db.sql(
                         """
                         SELECT MAX(COALESCE(provider_period_end, expires_at)) AS standing FROM grants
                         WHERE user_id = \(bind: userID) AND kind = \(literal: Grant.Kind.extendEntitlement) AND target = \(bind: target)
@@ -221,7 +221,7 @@ extension SQLLedger {
                     ).first()?.decode(column: "standing", as: Int64?.self)
                     shortened = min(expires, max(now, standing ?? now))
                 }
-                try await db.raw(
+                try await db.sql(
                     """
                     UPDATE entitlements SET expires_at = \(bind: shortened), updated_at = \(bind: now)
                     WHERE user_id = \(bind: userID) AND name = \(bind: target)
@@ -230,7 +230,7 @@ extension SQLLedger {
             case nil:
                 throw LedgerCorruption(detail: "grant \(grantID) has an unknown kind")
             }
-            try await db.raw("UPDATE grants SET reversed_at = \(bind: now) WHERE id = \(bind: grantID)").run()
+            try await db.sql("UPDATE grants SET reversed_at = \(bind: now) WHERE id = \(bind: grantID)").run()
         }
 
         let evidence = "\(reversal.channel.rawValue):\(reversal.providerTransactionID) \(reversal.evidence)"
@@ -259,7 +259,7 @@ extension SQLLedger {
             // Nothing reversed to put back: the reinstatement overtook its reversal. It cancels a reversal that waits
             // for its payment, or waits itself for the reversal to come.
             if try await Self.takeWaiting(db, channel, providerTransactionID, kind: nil) == nil {
-                try await db.raw(
+                try await db.sql(
                     """
                     INSERT INTO waiting_reversals (channel, provider_txn_id, kind, cause, evidence, received_at)
                     VALUES (\(bind: channel.rawValue), \(bind: providerTransactionID), \(literal: Reversal.Waiting.reinstated), \(bind: cause.rawValue),
@@ -279,7 +279,7 @@ extension SQLLedger {
         at date: Date
     ) async throws -> Order? {
         guard
-            let payment = try await db.raw(
+            let payment = try await db.sql(
                 """
                 UPDATE payment_transactions SET reversed_at = NULL, reversal = NULL
                 WHERE channel = \(bind: channel.rawValue) AND provider_txn_id = \(bind: providerTransactionID) AND reversed_at IS NOT NULL
@@ -290,13 +290,13 @@ extension SQLLedger {
         let paymentID = try payment.decode(column: "id", as: Int64.self)
         let orderID = try payment.decode(column: "order_id", as: Int64.self)
         let userID = try payment.decode(column: "user_id", as: String.self)
-        let rows = try await db.raw(
+        let rows = try await db.sql(
             """
             SELECT grant_index, kind, target, amount, period, provider_period_end FROM grants
             WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL ORDER BY grant_index
             """
         ).all()
-        try await db.raw(
+        try await db.sql(
             "DELETE FROM grants WHERE payment_transaction_id = \(bind: paymentID) AND reversed_at IS NOT NULL"
         ).run()
         for row in rows {

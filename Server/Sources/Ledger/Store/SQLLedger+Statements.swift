@@ -8,7 +8,7 @@ extension SQLLedger {
     ) async throws -> (payments: [RecordedPayment], next: PaymentCursor?) {
         let (afterAt, afterID) = (cursor?.recordedAt ?? .min, cursor?.id ?? .min)
         let page = try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT \(unsafeRaw: Self.paymentColumns), p.recorded_at AS page_at, p.id AS page_id
                 FROM payment_transactions p JOIN orders o ON o.id = p.order_id
@@ -31,7 +31,7 @@ extension SQLLedger {
 
     public func paymentCount(channel: Channel, recordedFrom from: Date, before: Date) async throws -> Int {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT COUNT(*) AS n FROM payment_transactions
                 WHERE recorded_at >= \(bind: from.millisecondsSince1970) AND recorded_at < \(bind: before.millisecondsSince1970)
@@ -43,7 +43,7 @@ extension SQLLedger {
 
     public func payments(channel: Channel, reversedFrom from: Date, before: Date) async throws -> [RecordedPayment] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT \(unsafeRaw: Self.paymentColumns) FROM payment_transactions p JOIN orders o ON o.id = p.order_id
                 WHERE p.reversed_at >= \(bind: from.millisecondsSince1970) AND p.reversed_at < \(bind: before.millisecondsSince1970)
@@ -57,7 +57,7 @@ extension SQLLedger {
     public func latestTransactionOfActiveUsers(channel: Channel, from: Date, before: Date) async throws -> [String] {
         let (channel, from, before) = (channel.rawValue, from.millisecondsSince1970, before.millisecondsSince1970)
         return try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT provider_txn_id FROM payment_transactions WHERE id IN (
                     SELECT MAX(id) FROM payment_transactions
@@ -77,7 +77,7 @@ extension SQLLedger {
 
     public func saveStatementRun(_ run: StatementRun) async throws {
         try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO statement_runs (channel, day, status, report, ran_at)
                 VALUES (\(bind: run.channel.rawValue), \(bind: run.day), \(bind: run.status.rawValue), \(bind: run.report),
@@ -91,7 +91,7 @@ extension SQLLedger {
 
     public func statementRun(channel: Channel, day: String) async throws -> StatementRun? {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT channel, day, status, report, ran_at FROM statement_runs
                 WHERE channel = \(bind: channel.rawValue) AND day = \(bind: day)
@@ -102,7 +102,7 @@ extension SQLLedger {
 
     public func statementRuns(limit: Int) async throws -> [StatementRun] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT channel, day, status, report, ran_at FROM statement_runs
                 ORDER BY day DESC, channel LIMIT \(bind: limit)

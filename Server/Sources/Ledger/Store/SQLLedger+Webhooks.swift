@@ -25,7 +25,7 @@ extension SQLLedger {
     {
         guard !states.isEmpty, LedgerDatabase.keepsWebhookEvents(db) else { return }
         let now = date.millisecondsSince1970
-        let rows: [SQLQueryString] = states.map { order in
+        let rows: [LedgerSQL] = states.map { order in
             let eventID = Self.eventID(at: now)
             let type = WebhookEventType.order(order.status).rawValue
             let payload = WebhookPayload.json(
@@ -58,7 +58,7 @@ extension SQLLedger {
         let nowMS = now.millisecondsSince1970
         let lock = database.engine == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         return try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = \(bind: now.addingTimeInterval(lease).millisecondsSince1970)
                 WHERE id IN (
@@ -79,7 +79,7 @@ extension SQLLedger {
 
     public func recordDelivery(_ event: OutboxEvent, _ attempt: DeliveryAttempt, at date: Date) async throws -> Bool {
         try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO webhook_attempts (outbox_id, attempt, attempted_at, status_code, error, duration_ms)
                 VALUES (\(bind: event.id), \(bind: event.attempt), \(bind: date.millisecondsSince1970), \(bind: attempt.statusCode),
@@ -88,7 +88,7 @@ extension SQLLedger {
             ).run()
             let updated: (any SQLRow)?
             if let retryAt = attempt.retryAt {
-                updated = try await db.raw(
+                updated = try await db.sql(
                     """
                     UPDATE webhook_outbox SET next_attempt_at = \(bind: retryAt.millisecondsSince1970),
                                               last_error = \(bind: attempt.error.map { String($0.prefix(500)) })
@@ -96,7 +96,7 @@ extension SQLLedger {
                     """
                 ).first()
             } else {
-                updated = try await db.raw(
+                updated = try await db.sql(
                     """
                     UPDATE webhook_outbox SET delivered_at = \(bind: date.millisecondsSince1970), last_error = NULL
                     WHERE id = \(bind: event.id) AND delivered_at IS NULL RETURNING id

@@ -71,7 +71,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             (product, try String(decoding: OrderSafeJSON.encoder().encode(product), as: UTF8.self))
         }
         return try await database.transaction(joining: write) { db in
-            let inserted = try await db.raw(
+            let inserted = try await db.sql(
                 """
                 INSERT INTO catalog_versions (label, sha256, document, loaded_at)
                 VALUES (\(bind: catalog.version), \(bind: sha), \(bind: document), \(bind: date.millisecondsSince1970))
@@ -81,7 +81,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             if let inserted {
                 let id = try inserted.decode(column: "id", as: Int64.self)
                 for (product, definition) in products {
-                    try await db.raw(
+                    try await db.sql(
                         """
                         INSERT INTO products (catalog_version_id, product_id, kind, app_store_product_id, definition)
                         VALUES (\(bind: id), \(bind: product.id), \(bind: product.kind.rawValue),
@@ -91,7 +91,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                 }
                 return CatalogVersion(id: id, label: catalog.version, sha256: sha)
             }
-            guard let row = try await db.raw("SELECT id FROM catalog_versions WHERE sha256 = \(bind: sha)").first()
+            guard let row = try await db.sql("SELECT id FROM catalog_versions WHERE sha256 = \(bind: sha)").first()
             else {
                 throw LedgerCorruption(detail: "catalog \(sha) neither inserted nor found")
             }
@@ -103,7 +103,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         for _ in 0..<5 {
             let candidate = identity()
             let outcome: OrderCreation? = try await database.transaction(joining: write) { db in
-                if let inserted = try await db.raw(Self.orderInsert(new, as: candidate)).first() {
+                if let inserted = try await db.sql(Self.orderInsert(new, as: candidate)).first() {
                     let id = try inserted.decode(column: "id", as: Int64.self)
                     let order = Self.created(new, as: candidate)
                     LedgerDatabase.createdOrders(db)?.add(
@@ -112,7 +112,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                     return .created(order)
                 }
                 if let token = new.idempotency,
-                    let row = try await db.raw(
+                    let row = try await db.sql(
                         """
                         SELECT order_no, request_sha256 FROM orders
                         WHERE user_id = \(bind: new.userID) AND idempotency_key = \(bind: token.key)
@@ -137,7 +137,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     static func orderInsert(
         _ new: NewOrder, as identity: OrderIdentity, status: OrderStatus = .created, updatedAt: Date? = nil,
         sandbox: Bool = false
-    ) -> SQLQueryString {
+    ) -> LedgerSQL {
         """
         INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor,
                             currency, origin, idempotency_key, request_sha256, created_at, updated_at, sandbox)
@@ -186,7 +186,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
 
     public func events(orderNo: String) async throws -> [OrderEvent] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT e.kind, e.from_status, e.to_status, e.cause, e.evidence, e.created_at
                 FROM order_events e JOIN orders o ON o.id = e.order_id
@@ -251,7 +251,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             try await Self.keep(segment, known: database.knownInboxSegments, db)
             // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain).
             guard
-                let row = try await db.raw(
+                let row = try await db.sql(
                     """
                     WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date, segment: segment)))
                     SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query))) AS lookup
@@ -277,7 +277,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             appliedAt == nil ? nil : InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
         let entry = try await database.transaction(joining: write) { [database] db in
             try await Self.keep(segment, known: database.knownInboxSegments, db)
-            if let row = try await db.raw(
+            if let row = try await db.sql(
                 Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt, segment: segment)
             ).first() {
                 return InboxEntry(
@@ -293,7 +293,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// entry holds the rest of the body and where the segment stood.
     private static func inboxInsert(
         _ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?, segment: InboxSegment?
-    ) -> SQLQueryString {
+    ) -> LedgerSQL {
         let applied = appliedAt.map { $0.millisecondsSince1970 }
         return """
             INSERT INTO inbox (channel, kind, body_sha256, headers, body, segment_sha256, segment_at, received_at,
@@ -310,7 +310,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// stored it meanwhile, the row is one: the insert does nothing then.
     private static func keep(_ segment: InboxSegment?, known: KnownInboxSegments, _ db: any SQLDatabase) async throws {
         guard let segment, !known.contains(segment.sha256) else { return }
-        try await db.raw(
+        try await db.sql(
             """
             INSERT INTO inbox_segments (sha256, bytes) VALUES (\(bind: segment.sha256), \(bind: Data(segment.bytes)))
             ON CONFLICT DO NOTHING
@@ -372,7 +372,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         -> (entry: InboxEntry, refused: Bool)?
     {
         guard
-            let existing = try await db.raw(
+            let existing = try await db.sql(
                 """
                 SELECT id, processed_at, headers, verdict FROM inbox
                 WHERE channel = \(bind: channel.rawValue) AND kind = \(bind: kind.rawValue) AND body_sha256 = \(bind: sha)
@@ -394,7 +394,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         _ db: any SQLDatabase, _ found: (entry: InboxEntry, refused: Bool), _ signal: InboundSignal, headers: String
     ) async throws -> InboxEntry {
         guard found.refused else { return found.entry }
-        try await db.raw(
+        try await db.sql(
             """
             UPDATE inbox SET headers = \(bind: headers), body = \(bind: Data(signal.body)), segment_sha256 = NULL,
                              segment_at = NULL, processed_at = NULL, verdict = NULL,
@@ -410,7 +410,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     {
         guard !channels.isEmpty else { return [] }
         return try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 Self.pendingSignalsQuery(channels: channels, before: before, maxAttempts: maxAttempts, limit: limit)
             )
             .all().map(Self.decodeSignal)
@@ -419,7 +419,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
 
     /// The sweep's query (``pendingSignals(channels:before:maxAttempts:limit:)``): through `inbox_unprocessed`.
     static func pendingSignalsQuery(channels: Set<Channel>, before: Date, maxAttempts: Int, limit: Int)
-        -> SQLQueryString
+        -> LedgerSQL
     {
         """
         SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
@@ -450,7 +450,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         try await database.transaction(joining: write) { db in
             switch verdict {
             case .applied:
-                try await db.raw(
+                try await db.sql(
                     """
                     UPDATE inbox SET attempts = attempts + 1, last_error = NULL, processed_at = \(bind: date.millisecondsSince1970),
                                      verdict = \(bind: verdict.rawValue)
@@ -458,7 +458,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                     """
                 ).run()
             case .waiting, .failed, .held:
-                try await db.raw(
+                try await db.sql(
                     """
                     UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), verdict = \(bind: verdict.rawValue)
                     WHERE id = \(bind: id) AND processed_at IS NULL
@@ -467,7 +467,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             case .refused:
                 // Cut in the database (substr works on SQLite BLOBs and PostgreSQL bytea alike): the refused body,
                 // up to the body limit, is never read back on the path a flood of forgeries takes.
-                try await db.raw(
+                try await db.sql(
                     """
                     UPDATE inbox SET attempts = attempts + 1, last_error = \(bind: note), processed_at = \(bind: date.millisecondsSince1970),
                                      verdict = \(bind: verdict.rawValue), body = substr(body, 1, \(unsafeRaw: String(Self.refusedBodyBytes)))
@@ -481,7 +481,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// What the inbox holds: entries and body bytes (for operators and the flood test).
     public func inboxFootprint() async throws -> (entries: Int, bodyBytes: Int64, headerBytes: Int64) {
         try await database.read(joining: write) { db in
-            let row = try await db.raw(
+            let row = try await db.sql(
                 """
                 SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes, COALESCE(SUM(LENGTH(headers)), 0) AS header_bytes FROM inbox
                 """
@@ -497,7 +497,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// provider's date, milliseconds) orders the chain's signals when they are applied.
     public func awaitChain(inboxID: Int64, chain: String, signedAt: Int64?) async throws {
         try await database.transaction(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 UPDATE inbox SET chain = \(bind: chain), signed_at = \(bind: signedAt) WHERE id = \(bind: inboxID)
                 """
@@ -508,12 +508,12 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// The entries still waiting for `chain`, in the provider's order.
     public func signalsAwaiting(chain: String) async throws -> [PendingSignal] {
         try await database.read(joining: write) { db in
-            try await db.raw(Self.signalsAwaitingQuery(chain: chain)).all().map(Self.decodeSignal)
+            try await db.sql(Self.signalsAwaitingQuery(chain: chain)).all().map(Self.decodeSignal)
         }
     }
 
     /// ``signalsAwaiting(chain:)``'s query: through `inbox_by_chain`.
-    static func signalsAwaitingQuery(chain: String) -> SQLQueryString {
+    static func signalsAwaitingQuery(chain: String) -> LedgerSQL {
         """
         SELECT \(unsafeRaw: Self.signalColumns) FROM inbox
         WHERE chain = \(bind: chain) AND processed_at IS NULL
@@ -529,12 +529,12 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     @discardableResult
     public func purgeRefusedInbound(before: Date, keeping: Int = 100_000) async throws -> Int {
         try await database.transaction(joining: write) { db in
-            let old = try await db.raw(
+            let old = try await db.sql(
                 """
                 DELETE FROM inbox WHERE verdict = 'refused' AND received_at < \(bind: before.millisecondsSince1970) RETURNING id
                 """
             ).all().count
-            let excess = try await db.raw(
+            let excess = try await db.sql(
                 """
                 DELETE FROM inbox WHERE verdict = 'refused' AND id <= (
                     SELECT id FROM inbox WHERE verdict = 'refused' ORDER BY id DESC LIMIT 1 OFFSET \(bind: keeping))
@@ -561,7 +561,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         evidence: String?, at date: Date
     ) async throws {
         guard !events.isEmpty else { return }
-        let rows: [SQLQueryString] = events.map { event in
+        let rows: [LedgerSQL] = events.map { event in
             """
             (\(bind: orderID), \(bind: event.kind.rawValue), \(bind: event.from?.rawValue), \(bind: event.to?.rawValue), \(bind: cause.rawValue),
              \(bind: evidence), \(bind: date.millisecondsSince1970))
@@ -584,7 +584,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         guard let last = steps.last else { return order }
         let now = date.millisecondsSince1970
         if !updated {
-            try await db.raw(statusUpdate(orderID: orderID, to: last.to, sandbox: sandbox, at: date)).run()
+            try await db.sql(statusUpdate(orderID: orderID, to: last.to, sandbox: sandbox, at: date)).run()
         }
         LedgerDatabase.orderChanged(id: orderID, on: db)
         var current = order
@@ -607,8 +607,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// caller may narrow.
     static func statusUpdate(
         orderID: Int64, to status: OrderStatus, sandbox: Bool, amount: Money? = nil, at date: Date
-    ) -> SQLQueryString {
-        var update: SQLQueryString =
+    ) -> LedgerSQL {
+        var update: LedgerSQL =
             "UPDATE orders SET status = \(bind: status.rawValue), updated_at = \(bind: date.millisecondsSince1970)"
         if sandbox { update += ", sandbox = \(bind: true)" }
         if let amount {
@@ -636,7 +636,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     {
         let lock = forUpdate && db.dialect.name == "postgresql" ? " FOR UPDATE" : ""
         guard
-            let row = try await db.raw(
+            let row = try await db.sql(
                 """
                 SELECT \(unsafeRaw: orderColumns) FROM orders WHERE \(ident: column) = \(bind: value)\(unsafeRaw: lock)
                 """

@@ -6,14 +6,14 @@ extension SQLLedger {
     public func noteAppPurchase(_ purchase: AppPurchase, userID: String, at date: Date) async throws -> Bool {
         try await database.transaction(joining: write) { db in
             let others =
-                try await db.raw(
+                try await db.sql(
                     """
                     SELECT COUNT(*) AS n FROM app_purchases
                     WHERE user_id = \(bind: userID) AND app_transaction_id <> \(bind: purchase.appTransactionID)
                     """
                 ).first()?.decode(column: "n", as: Int64.self) ?? 0
             guard others < AppPurchaseLimit.perUser else { return false }
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO app_purchases (user_id, app_transaction_id, original_application_version,
                                            original_purchase_date, environment, first_seen_at, last_seen_at)
@@ -32,7 +32,7 @@ extension SQLLedger {
 
     public func appPurchases(userID: String) async throws -> [AppPurchase] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT app_transaction_id, original_application_version, original_purchase_date, environment
                 FROM app_purchases WHERE user_id = \(bind: userID)

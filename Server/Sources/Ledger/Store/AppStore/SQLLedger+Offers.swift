@@ -7,7 +7,7 @@ extension SQLLedger {
         guard !offers.isEmpty else { return 0 }
         return try await database.read(joining: write) { db in
             // The user's orders (`orders_by_user`), then each one's payments (`payment_transactions_by_order`).
-            let row = try await db.raw(
+            let row = try await db.sql(
                 """
                 SELECT COUNT(*) AS n FROM orders o JOIN payment_transactions p ON p.order_id = o.id
                 WHERE o.user_id = \(bind: userID) AND p.offer IN (\(binds: offers))
@@ -23,7 +23,7 @@ extension SQLLedger {
         try await database.transaction(joining: write) { db in
             let orderID = try await Self.orderID(db, orderNo: orderNo)
             let kept =
-                try await db.raw(
+                try await db.sql(
                     """
                     SELECT COUNT(*) AS n FROM order_events WHERE order_id = \(bind: orderID) AND cause = \(bind: EventCause.app.rawValue)
                     """
@@ -31,7 +31,7 @@ extension SQLLedger {
             guard kept < atMost else { return false }
             try await Self.appendEvent(
                 db, orderID: orderID, kind: .offerSigned, from: nil, to: nil, cause: .app, evidence: evidence, at: date)
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO offer_signatures (offer, product_id, signed, last_signed_at)
                 VALUES (\(bind: offer), \(bind: productID), 1, \(bind: date.millisecondsSince1970))
@@ -46,14 +46,14 @@ extension SQLLedger {
     public func offerCounts() async throws -> [OfferCount] {
         try await database.read(joining: write) { db in
             var counts: [String: OfferCount] = [:]
-            for row in try await db.raw("SELECT offer, signed, last_signed_at FROM offer_signatures").all() {
+            for row in try await db.sql("SELECT offer, signed, last_signed_at FROM offer_signatures").all() {
                 let offer = try row.decode(column: "offer", as: String.self)
                 counts[offer] = OfferCount(
                     offer: offer, signed: Int(try row.decode(column: "signed", as: Int64.self)), redeemed: 0,
                     lastSignedAt: Date(millisecondsSince1970: try row.decode(column: "last_signed_at", as: Int64.self)))
             }
             // `payments_by_offer` holds only the payments that took an offer.
-            for row in try await db.raw(
+            for row in try await db.sql(
                 "SELECT offer, COUNT(*) AS n FROM payment_transactions WHERE offer IS NOT NULL GROUP BY offer"
             ).all() {
                 let offer = try row.decode(column: "offer", as: String.self)

@@ -8,7 +8,7 @@ extension SQLLedger {
         try await database.transaction(joining: write) { db in
             // The same rule as SubscriptionSignal.supersedes: later signedDate, then a revoked version (its JSON has
             // `"revokedAt":`), then the greater text.
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO subscription_signals (chain, kind, signal_key, signed_at, body)
                 VALUES (\(bind: signal.chain), \(bind: signal.kind.rawValue), \(bind: signal.key), \(bind: signal.signedAt), \(bind: body))
@@ -25,7 +25,7 @@ extension SQLLedger {
 
     public func subscriptionSignals(userID: String) async throws -> [SubscriptionSignal] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT body FROM subscription_signals WHERE chain IN (
                     SELECT p.original_txn_id FROM orders o JOIN payment_transactions p ON p.order_id = o.id
@@ -39,7 +39,7 @@ extension SQLLedger {
 
     public func subscriptionSignals(chain: String) async throws -> [SubscriptionSignal] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT body FROM subscription_signals WHERE chain = \(bind: chain)
                 ORDER BY kind, signal_key LIMIT \(bind: SubscriptionSignal.maxPerUser)
@@ -62,7 +62,7 @@ extension SQLLedger {
                 let event = SubscriptionWebhook(
                     id: Self.eventID(at: now), createdAt: date,
                     data: .init(cause: cause.rawValue, evidence: evidence, order: order, subscription: subscription))
-                try await db.raw(
+                try await db.sql(
                     """
                     INSERT INTO webhook_outbox (event_id, event_type, order_id, payload, created_at, next_attempt_at)
                     VALUES (\(bind: event.id), \(bind: event.type), \(bind: orderID), \(bind: try event.json()), \(bind: now), \(bind: now))
@@ -71,7 +71,7 @@ extension SQLLedger {
             }
             let expires = subscription.expiresAt?.millisecondsSince1970
             let graceEnds = subscription.gracePeriodEndsAt?.millisecondsSince1970
-            try await db.raw(
+            try await db.sql(
                 """
                 INSERT INTO subscription_states (chain, user_id, group_id, state, expires_at, grace_ends_at, changed_at)
                 VALUES (\(bind: subscription.originalTransactionID), \(bind: order.userID), \(bind: subscription.groupID),
@@ -89,7 +89,7 @@ extension SQLLedger {
         // A state lapses with time as the fold says: an active period past its end has lapsed (churned then, unless a
         // renewal is announced); a grace period past its end is billing retry.
         return try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT group_id,
                   SUM(CASE WHEN state = \(literal: SubscriptionState.active) AND (expires_at IS NULL OR expires_at > \(bind: now)) THEN 1 ELSE 0 END) AS active,
@@ -115,7 +115,7 @@ extension SQLLedger {
 
     public func subscriptionTimeline(chain: String) async throws -> [SubscriptionTimelineEntry] {
         try await database.read(joining: write) { db in
-            try await db.raw(
+            try await db.sql(
                 """
                 SELECT o.order_no, e.kind, e.evidence, e.created_at FROM order_events e
                 JOIN orders o ON o.id = e.order_id

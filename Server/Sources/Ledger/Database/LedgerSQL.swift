@@ -1,0 +1,228 @@
+import Foundation
+import SQLKit
+import SQLiteKit
+
+/// One of the ledger's statements with its values, written as an `SQLQueryString` is
+/// (`"SELECT … WHERE id = \(bind: id)"`) and made ready for SQLite as it is written: its text with `?` for each
+/// value, and each value as SQLite takes it. The ledger's SQLite connections run it as it stands
+/// (``PreparedSQLiteConnection``): SQLKit serialises an `SQLQueryString` anew at every execution, walking its
+/// fragments and casting each value from an existential, and that Swift around the statements cost more of the
+/// writer's time than SQLite's own code (docs/benchmarks.md). Any other database (PostgreSQL) serialises it as the
+/// `SQLExpression` it also is, with the values as they were written, so each dialect places and encodes them its way.
+///
+/// Only text the ledger wrote goes in unbound (`unsafeRaw:`, `literal:`, `ident:`); everything else is a value.
+struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
+    /// The text as SQLite reads it: `?` for each value.
+    private(set) var sqliteText: String
+    /// The UTF-8 offset of each value's `?` in ``sqliteText``, in order.
+    private var placeholders: [Int]
+    /// The values as written (for other databases' encoders).
+    private var values: [any Encodable & Sendable]
+    /// The values as SQLite takes them; nil where only SQLiteKit's encoder knows how (read at the execution).
+    private var sqliteReady: [SQLiteData?]
+
+    init(_ text: String) {
+        sqliteText = text
+        placeholders = []
+        values = []
+        sqliteReady = []
+    }
+
+    init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    init(stringInterpolation: StringInterpolation) {
+        self = stringInterpolation.statement
+    }
+
+    /// The values as SQLite takes them, in order.
+    func sqliteValues() throws -> [SQLiteData] {
+        try zip(sqliteReady, values).map { ready, value in try ready ?? PreparedSQLiteConnection.sqliteData(value) }
+    }
+
+    func serialize(to serializer: inout SQLSerializer) {
+        let text = sqliteText.utf8
+        var start = text.startIndex
+        for (offset, value) in zip(placeholders, values) {
+            let placeholder = text.index(text.startIndex, offsetBy: offset)
+            serializer.write(String(decoding: text[start..<placeholder], as: UTF8.self))
+            serializer.write(bind: value)
+            start = text.index(after: placeholder)
+        }
+        serializer.write(String(decoding: text[start...], as: UTF8.self))
+    }
+
+    private mutating func append(_ text: String) {
+        sqliteText += text
+    }
+
+    private mutating func append(value: any Encodable & Sendable, sqlite: SQLiteData?) {
+        placeholders.append(sqliteText.utf8.count)
+        sqliteText += "?"
+        values.append(value)
+        sqliteReady.append(sqlite)
+    }
+
+    private mutating func append(_ other: LedgerSQL) {
+        let shift = sqliteText.utf8.count
+        sqliteText += other.sqliteText
+        placeholders += other.placeholders.map { $0 + shift }
+        values += other.values
+        sqliteReady += other.sqliteReady
+    }
+
+    static func + (lhs: LedgerSQL, rhs: LedgerSQL) -> LedgerSQL {
+        var sum = lhs
+        sum.append(rhs)
+        return sum
+    }
+
+    static func += (lhs: inout LedgerSQL, rhs: LedgerSQL) {
+        lhs.append(rhs)
+    }
+
+    /// A string literal as both dialects write one: in single quotes, each quote doubled.
+    fileprivate static func quoted(_ text: String, by quote: String) -> String {
+        quote + text.replacingOccurrences(of: quote, with: quote + quote) + quote
+    }
+
+    struct StringInterpolation: StringInterpolationProtocol {
+        fileprivate var statement: LedgerSQL
+
+        init(literalCapacity: Int, interpolationCount: Int) {
+            statement = LedgerSQL("")
+            statement.sqliteText.reserveCapacity(literalCapacity + interpolationCount * 4)
+            statement.placeholders.reserveCapacity(interpolationCount)
+            statement.values.reserveCapacity(interpolationCount)
+            statement.sqliteReady.reserveCapacity(interpolationCount)
+        }
+
+        mutating func appendLiteral(_ literal: String) {
+            statement.append(literal)
+        }
+
+        /// Text of the ledger's own (a column list, a clause): never a caller's value.
+        mutating func appendInterpolation(unsafeRaw text: String) {
+            statement.append(text)
+        }
+
+        /// Another statement, its values with it.
+        mutating func appendInterpolation(_ other: LedgerSQL) {
+            statement.append(other)
+        }
+
+        mutating func appendInterpolation(bind value: String) {
+            statement.append(value: value, sqlite: .text(value))
+        }
+
+        mutating func appendInterpolation(bind value: String?) {
+            statement.append(value: value, sqlite: value.map { .text($0) } ?? .null)
+        }
+
+        mutating func appendInterpolation(bind value: Int) {
+            statement.append(value: value, sqlite: .integer(value))
+        }
+
+        mutating func appendInterpolation(bind value: Int?) {
+            statement.append(value: value, sqlite: value.map { .integer($0) } ?? .null)
+        }
+
+        mutating func appendInterpolation(bind value: Int64) {
+            statement.append(value: value, sqlite: .integer(Int(truncatingIfNeeded: value)))
+        }
+
+        mutating func appendInterpolation(bind value: Int64?) {
+            statement.append(value: value, sqlite: value.map { .integer(Int(truncatingIfNeeded: $0)) } ?? .null)
+        }
+
+        mutating func appendInterpolation(bind value: Bool) {
+            statement.append(value: value, sqlite: .integer(value ? 1 : 0))
+        }
+
+        mutating func appendInterpolation(bind value: Data) {
+            statement.append(value: value, sqlite: .blob(ByteBuffer(data: value)))
+        }
+
+        mutating func appendInterpolation(bind value: Data?) {
+            statement.append(value: value, sqlite: value.map { .blob(ByteBuffer(data: $0)) } ?? .null)
+        }
+
+        /// Any other value, encoded as SQLiteKit encodes it when the statement runs.
+        mutating func appendInterpolation(bind value: some Encodable & Sendable) {
+            statement.append(value: value, sqlite: nil)
+        }
+
+        /// Values separated by commas (an `IN (…)` list).
+        mutating func appendInterpolation(binds values: [any Encodable & Sendable]) {
+            for (index, value) in values.enumerated() {
+                if index > 0 { statement.append(", ") }
+                statement.append(value: value, sqlite: nil)
+            }
+        }
+
+        mutating func appendInterpolation(binds values: [String]) {
+            for (index, value) in values.enumerated() {
+                if index > 0 { statement.append(", ") }
+                appendInterpolation(bind: value)
+            }
+        }
+
+        mutating func appendInterpolation(literal value: String) {
+            statement.append(LedgerSQL.quoted(value, by: "'"))
+        }
+
+        mutating func appendInterpolation(literal value: some BinaryInteger) {
+            statement.append(String(value))
+        }
+
+        /// A value of one of the ledger's own types as a string literal: its raw value. What a text column holds
+        /// comes from a Swift type, and so do the constants the statements compare it with.
+        mutating func appendInterpolation<Value: RawRepresentable>(literal value: Value)
+        where Value.RawValue == String {
+            appendInterpolation(literal: value.rawValue)
+        }
+
+        /// Several such values, each a literal, joined by `joiner` (`IN (…)` lists).
+        mutating func appendInterpolation<Value: RawRepresentable>(literals values: [Value], joinedBy joiner: String)
+        where Value.RawValue == String {
+            statement.append(values.map { LedgerSQL.quoted($0.rawValue, by: "'") }.joined(separator: joiner))
+        }
+
+        /// A name in double quotes, each quote doubled, as both dialects quote identifiers.
+        mutating func appendInterpolation(ident name: String) {
+            statement.append(LedgerSQL.quoted(name, by: "\""))
+        }
+    }
+}
+
+extension Sequence<LedgerSQL> {
+    /// The statements one after the other, `separator` between each two.
+    func joined(separator: String) -> LedgerSQL {
+        var result = LedgerSQL("")
+        for (index, statement) in enumerated() {
+            if index > 0 { result += LedgerSQL(separator) }
+            result += statement
+        }
+        return result
+    }
+}
+
+/// A ``LedgerSQL`` statement on a database, to run or to read rows from (SQLKit's fetching: `run()`, `all()`,
+/// `first()`, `first(decoding:)`…).
+final class LedgerSQLBuilder: SQLQueryFetcher {
+    let query: any SQLExpression
+    let database: any SQLDatabase
+
+    init(_ statement: LedgerSQL, on database: any SQLDatabase) {
+        query = statement
+        self.database = database
+    }
+}
+
+extension SQLDatabase {
+    /// `statement` on this database.
+    func sql(_ statement: LedgerSQL) -> LedgerSQLBuilder {
+        LedgerSQLBuilder(statement, on: self)
+    }
+}
