@@ -8,10 +8,10 @@ import Testing
 
 @testable import Ledger
 
-/// The ledger's statements are made ready for SQLite as they are written (``LedgerSQL``) instead of being serialised
-/// by SQLKit at each execution: what SQLite runs, and what PostgreSQL is sent, must be what SQLKit made of the same
-/// statement written as an `SQLQueryString` — the same text, the same values.
-@Suite("Ledger: statements written ready for SQLite")
+/// The ledger's statements are made ready for their database as they are written (``LedgerSQL``) instead of being
+/// serialised by SQLKit at each execution: what SQLite runs, and what PostgreSQL is sent, must be what SQLKit made of
+/// the same statement written as an `SQLQueryString` — the same text, the same values.
+@Suite("Ledger: statements written ready for their database")
 struct LedgerSQLTests {
     /// A database that only lends its dialect to a serializer.
     struct DialectOnly: SQLDatabase {
@@ -76,13 +76,16 @@ struct LedgerSQLTests {
         }
     }
 
-    @Test("any other dialect is sent what SQLKit made of it: PostgreSQL's numbered parameters, the values as written")
+    @Test("PostgreSQL is sent what SQLKit made of it: its numbered parameters, the values as written")
     func sameForPostgres() {
         for (ledger, kit) in Self.pairs() {
             let (sql, binds) = Self.postgres.serialize(ledger)
             let (expectedSQL, expectedBinds) = Self.postgres.serialize(kit)
             #expect(sql == expectedSQL)
             #expect(binds.map { "\(type(of: $0)) \($0)" } == expectedBinds.map { "\(type(of: $0)) \($0)" })
+            // What the ledger's PostgreSQL connections send without a serializer is the same.
+            #expect(ledger.postgresText() == expectedSQL)
+            #expect(ledger.boundValues.map { "\(type(of: $0)) \($0)" } == binds.map { "\(type(of: $0)) \($0)" })
         }
     }
 

@@ -24,7 +24,7 @@ struct PreparedPostgresConnection: SQLDatabase {
     var queryLogLevel: Logger.Level? { .trace }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        let (sql, binds) = serialize(query)
+        let (sql, binds) = (query as? LedgerSQL).map { ($0.postgresText(), $0.boundValues) } ?? serialize(query)
         // Unnamed when not worth a name, past the limit, with a type not encoded here, or when the values do not
         // match the parameters PostgreSQL found (it then answers the unnamed statement with its own error).
         guard Self.isPreparable(sql), let statement = try await statements.prepared(sql, on: connection),
