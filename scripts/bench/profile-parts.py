@@ -12,7 +12,7 @@ import re
 import sys
 
 OURS = {"Ledger", "Engine", "OrderSafeServer", "OrderSafeModel", "ChannelSupport", "AppStore", "Alipay", "WeChatPay",
-        "Sandbox", "Catalog"}
+        "Sandbox", "ordersafe"}
 DRIVERS = {"SQLiteNIO", "SQLiteKit", "SQLKit", "PostgresNIO", "PostgresKit", "AsyncKit"}
 SWIFT_LIBRARIES = ("libswift", "libFoundation", "libdispatch", "libBlocksRuntime")
 # Kernel entry points, looked for in a kernel sample's stack: the first found names the sample's system call.
@@ -55,8 +55,10 @@ def part(frames):
     if module is None:
         if symbol.startswith(("CCryptoBoringSSL", "ecp_nistz256", "__ecp_nistz256", "sha256_block", "beeu_")):
             return "BoringSSL (P-256, SHA-256)"
-        if symbol.startswith(("c_nio", "CNIO", "swift_", "_swift", "__swift", "swift::")):
-            return "Swift runtime and standard libraries" if "swift" in symbol else "NIO and Hummingbird"
+        if symbol.startswith(("swift_", "_swift", "__swift", "swift::")):
+            return "Swift runtime and standard libraries"
+        if symbol.startswith(("c_nio", "CNIO")):
+            return "NIO and Hummingbird"
         return "SQLite (the binary's other C code)"
     if module in OURS:
         return "OrderSafe's modules: " + module
@@ -66,7 +68,7 @@ def part(frames):
         return "database drivers"
     if module in ("Crypto", "_CryptoExtras", "X509", "SwiftASN1"):
         return "swift-crypto, swift-certificates"
-    if module.startswith("s") or module in ("Foundation", "FoundationEssentials", "Synchronization"):
+    if module in ("Foundation", "FoundationEssentials", "Synchronization", "_Concurrency"):
         return "Swift runtime and standard libraries"
     return "other packages (swift-log, swift-metrics, …)"
 
