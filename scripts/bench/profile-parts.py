@@ -55,7 +55,9 @@ def part(frames):
     if module is None:
         if symbol.startswith(("CCryptoBoringSSL", "ecp_nistz256", "__ecp_nistz256", "sha256_block", "beeu_")):
             return "BoringSSL (P-256, SHA-256)"
-        if symbol.startswith(("swift_", "_swift", "__swift", "swift::")):
+        # In a binary linked with the Swift libraries (scripts/build-release) the runtime's C and C++ code, libdispatch's
+        # and the blocks runtime's are the binary's own.
+        if symbol.startswith(("swift_", "_swift", "__swift", "swift::", "_dispatch", "dispatch_", "_Block_")):
             return "Swift runtime and standard libraries"
         if symbol.startswith(("c_nio", "CNIO")):
             return "NIO and Hummingbird"
@@ -68,7 +70,8 @@ def part(frames):
         return "database drivers"
     if module in ("Crypto", "_CryptoExtras", "X509", "SwiftASN1"):
         return "swift-crypto, swift-certificates"
-    if module in ("Foundation", "FoundationEssentials", "Synchronization", "_Concurrency"):
+    if module in ("Foundation", "FoundationEssentials", "FoundationInternationalization", "Synchronization",
+                  "_Concurrency", "Dispatch"):
         return "Swift runtime and standard libraries"
     return "other packages (swift-log, swift-metrics, …)"
 
