@@ -1,8 +1,9 @@
 import Foundation
-import Ledger
 import LedgerTestSupport
 import SQLKit
 import Testing
+
+@testable import Ledger
 
 /// PostgreSQL connections prepare each data statement once and encode values for the parameter types PostgreSQL
 /// inferred: values must come back as they went in, a value must never be narrowed silently, a statement must be
@@ -19,6 +20,25 @@ struct PreparedPostgresStatementTests {
                 ).run()
             }
             try await body(database)
+        }
+    }
+
+    @Test("an insert answers its row's id through RETURNING: the new row's, none when it did nothing")
+    func insertedRowID() async throws {
+        try await TestEngine.postgres.withLedger { database, _ in
+            try await database.withSession { db in
+                try await db.raw(
+                    "CREATE TABLE pp_ids (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, label TEXT UNIQUE)"
+                ).run()
+            }
+            func insert(_ label: String) async throws -> Int64? {
+                try await database.transaction { db in
+                    try await db.insertedID("INSERT INTO pp_ids (label) VALUES (\(bind: label)) ON CONFLICT DO NOTHING")
+                }
+            }
+            #expect(try await insert("a") == 1)
+            #expect(try await insert("b") == 2)
+            #expect(try await insert("a") == nil)
         }
     }
 

@@ -121,6 +121,63 @@ struct PreparedStatementTests {
         try await database.shutdown()
     }
 
+    @Test("an insert answers its row's id without RETURNING: the new row's, none when it did nothing, an error for two")
+    func insertedRowID() async throws {
+        let database = try await Self.database()
+        func insert(_ label: String) async throws -> Int64? {
+            try await database.transaction { db in
+                try await db.insertedID("INSERT INTO ps_value (label) VALUES (\(bind: label)) ON CONFLICT DO NOTHING")
+            }
+        }
+        #expect(try await insert("a") == 1)
+        #expect(try await insert("b") == 2)
+        #expect(try await insert("a") == nil)  // the label is taken: nothing inserted, not the last row's id
+        try await database.transaction { db in
+            try await db.raw("DELETE FROM ps_value WHERE label = 'b'").run()
+        }
+        #expect(try await insert("a") == nil)  // the delete changed a row; this insert changed none
+        let c = try await insert("c")
+        let stored = try await database.read { db in
+            try await db.raw("SELECT id FROM ps_value WHERE label = 'c'").first()?.decode(column: "id", as: Int64.self)
+        }
+        #expect(c != nil && c == stored)
+        await #expect(throws: (any Error).self) {
+            try await database.transaction { db in
+                try await db.insertedID("INSERT INTO ps_value (label) VALUES ('d'), ('e')")
+            }
+        }
+        let labels = try await database.read { db in
+            try await db.raw("SELECT label FROM ps_value ORDER BY id").all()
+                .map { try $0.decode(column: "label", as: String.self) }
+        }
+        #expect(labels == ["a", "c"])  // the write that inserted two failed whole
+        try await database.shutdown()
+    }
+
+    @Test("a statement kept from before the schema changed names the columns it has now, not those it had")
+    func columnsAfterSchemaChange() async throws {
+        let database = try await Self.database()
+        let select: SQLQueryString = "SELECT * FROM ps_value"
+        try await database.transaction { db in
+            try await db.raw("INSERT INTO ps_value (id, label) VALUES (1, 'a')").run()
+        }
+        let before = try await database.transaction { db in try await db.raw(select).first()?.allColumns }
+        #expect(before == ["id", "label", "data", "number"])
+        try await database.transaction { db in
+            try await db.raw("ALTER TABLE ps_value RENAME COLUMN number TO amount").run()
+        }
+        let renamed = try await database.transaction { db in try await db.raw(select).first()?.allColumns }
+        #expect(renamed == ["id", "label", "data", "amount"])
+        try await database.transaction { db in
+            try await db.raw("ALTER TABLE ps_value ADD COLUMN note TEXT DEFAULT 'n'").run()
+        }
+        let after = try await database.transaction { db in try await db.raw(select).first() }
+        #expect(after?.allColumns == ["id", "label", "data", "amount", "note"])
+        #expect(try after?.decode(column: "note", as: String.self) == "n")
+        #expect(after?.contains(column: "number") == false)
+        try await database.shutdown()
+    }
+
     @Test("more distinct statements than are kept, and more concurrent reads than there are readers")
     func manyStatementsAndReaders() async throws {
         let database = try await Self.database()

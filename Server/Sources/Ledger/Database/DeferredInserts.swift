@@ -64,7 +64,7 @@ final class DeferredInserts: Sendable {
 
     /// One statement: `head` followed by every row.
     static func statement(_ head: String, rows: [LedgerSQL]) -> LedgerSQL {
-        LedgerSQL(head) + rows.joined(separator: ", ")
+        rows.joined(separator: ", ", after: head)
     }
 }
 

@@ -15,18 +15,23 @@ import SQLiteKit
 struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
     /// The text as SQLite reads it: `?` for each value.
     private(set) var sqliteText: String
-    /// The UTF-8 offset of each value's `?` in ``sqliteText``, in order.
-    private var placeholders: [Int]
-    /// The values as written (for other databases' encoders).
-    private var values: [any Encodable & Sendable]
-    /// The values as SQLite takes them; nil where only SQLiteKit's encoder knows how (read at the execution).
-    private var sqliteReady: [SQLiteData?]
+    /// Each value with its `?` in ``sqliteText``, in order (one array, so that a statement is small enough to travel
+    /// as an `any SQLExpression` without a box of its own: three were a fifth of the writer's allocations).
+    private var parameters: [Parameter]
+
+    /// A value, where its `?` is, and how SQLite takes it.
+    private struct Parameter {
+        /// The UTF-8 offset of the value's `?` in ``sqliteText``.
+        var offset: Int
+        /// The value as written (for other databases' encoders).
+        var value: any Encodable & Sendable
+        /// The value as SQLite takes it; nil where only SQLiteKit's encoder knows how (read at the execution).
+        var sqlite: SQLiteData?
+    }
 
     init(_ text: String) {
         sqliteText = text
-        placeholders = []
-        values = []
-        sqliteReady = []
+        parameters = []
     }
 
     init(stringLiteral value: String) {
@@ -37,21 +42,30 @@ struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
         self = stringInterpolation.statement
     }
 
+    /// How many values the statement binds.
+    var valueCount: Int { parameters.count }
+
+    /// The value at `index` (0 to ``valueCount`` - 1) as SQLite takes it.
+    func sqliteValue(at index: Int) throws -> SQLiteData {
+        let parameter = parameters[index]
+        return try parameter.sqlite ?? PreparedSQLiteConnection.sqliteData(parameter.value)
+    }
+
     /// The values as SQLite takes them, in order.
     func sqliteValues() throws -> [SQLiteData] {
-        try zip(sqliteReady, values).map { ready, value in try ready ?? PreparedSQLiteConnection.sqliteData(value) }
+        try parameters.indices.map(sqliteValue(at:))
     }
 
     /// The text as PostgreSQL reads it: `$1`, `$2`… for the values in order, as SQLKit's PostgreSQL dialect numbers
     /// them (without walking a serializer at each execution: 2.4% of a PostgreSQL replica's samples did).
     func postgresText() -> String {
-        guard !placeholders.isEmpty else { return sqliteText }
+        guard !parameters.isEmpty else { return sqliteText }
         var text = ""
-        text.reserveCapacity(sqliteText.utf8.count + placeholders.count * 3)
+        text.reserveCapacity(sqliteText.utf8.count + parameters.count * 3)
         let utf8 = sqliteText.utf8
         var start = utf8.startIndex
-        for (index, offset) in placeholders.enumerated() {
-            let placeholder = utf8.index(utf8.startIndex, offsetBy: offset)
+        for (index, parameter) in parameters.enumerated() {
+            let placeholder = utf8.index(utf8.startIndex, offsetBy: parameter.offset)
             text += sqliteText[start..<placeholder]
             text += "$"
             text += String(index + 1)
@@ -62,37 +76,50 @@ struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
     }
 
     /// The values as written, in order (PostgreSQL encodes each for the type it inferred for its parameter).
-    var boundValues: [any Encodable & Sendable] { values }
+    var boundValues: [any Encodable & Sendable] { parameters.map(\.value) }
 
     func serialize(to serializer: inout SQLSerializer) {
         let text = sqliteText.utf8
         var start = text.startIndex
-        for (offset, value) in zip(placeholders, values) {
-            let placeholder = text.index(text.startIndex, offsetBy: offset)
+        for parameter in parameters {
+            let placeholder = text.index(text.startIndex, offsetBy: parameter.offset)
             serializer.write(String(decoding: text[start..<placeholder], as: UTF8.self))
-            serializer.write(bind: value)
+            serializer.write(bind: parameter.value)
             start = text.index(after: placeholder)
         }
         serializer.write(String(decoding: text[start...], as: UTF8.self))
     }
 
-    private mutating func append(_ text: String) {
+    fileprivate mutating func append(_ text: String) {
         sqliteText += text
     }
 
     private mutating func append(value: any Encodable & Sendable, sqlite: SQLiteData?) {
-        placeholders.append(sqliteText.utf8.count)
+        parameters.append(Parameter(offset: sqliteText.utf8.count, value: value, sqlite: sqlite))
         sqliteText += "?"
-        values.append(value)
-        sqliteReady.append(sqlite)
     }
 
-    private mutating func append(_ other: LedgerSQL) {
+    fileprivate mutating func append(_ other: LedgerSQL) {
         let shift = sqliteText.utf8.count
         sqliteText += other.sqliteText
-        placeholders += other.placeholders.map { $0 + shift }
-        values += other.values
-        sqliteReady += other.sqliteReady
+        parameters.reserveCapacity(parameters.count + other.parameters.count)
+        for var parameter in other.parameters {
+            parameter.offset += shift
+            parameters.append(parameter)
+        }
+    }
+
+    /// Makes room for `count` more bytes of text and `values` more values.
+    private mutating func reserve(text count: Int, values: Int) {
+        sqliteText.reserveCapacity(sqliteText.utf8.count + count)
+        parameters.reserveCapacity(parameters.count + values)
+    }
+
+    /// Makes room for `statements` with `separator` between each two.
+    fileprivate mutating func reserve(for statements: some Collection<LedgerSQL>, separator: String) {
+        let text = statements.reduce(0) { $0 + $1.sqliteText.utf8.count }
+        let values = statements.reduce(0) { $0 + $1.parameters.count }
+        reserve(text: text + max(0, statements.count - 1) * separator.utf8.count, values: values)
     }
 
     static func + (lhs: LedgerSQL, rhs: LedgerSQL) -> LedgerSQL {
@@ -115,10 +142,7 @@ struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
 
         init(literalCapacity: Int, interpolationCount: Int) {
             statement = LedgerSQL("")
-            statement.sqliteText.reserveCapacity(literalCapacity + interpolationCount * 4)
-            statement.placeholders.reserveCapacity(interpolationCount)
-            statement.values.reserveCapacity(interpolationCount)
-            statement.sqliteReady.reserveCapacity(interpolationCount)
+            statement.reserve(text: literalCapacity + interpolationCount * 4, values: interpolationCount)
         }
 
         mutating func appendLiteral(_ literal: String) {
@@ -219,13 +243,14 @@ struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
     }
 }
 
-extension Sequence<LedgerSQL> {
-    /// The statements one after the other, `separator` between each two.
-    func joined(separator: String) -> LedgerSQL {
-        var result = LedgerSQL("")
+extension Collection<LedgerSQL> {
+    /// The statements one after the other, `separator` between each two, after `head`.
+    func joined(separator: String, after head: String = "") -> LedgerSQL {
+        var result = LedgerSQL(head)
+        result.reserve(for: self, separator: separator)
         for (index, statement) in enumerated() {
-            if index > 0 { result += LedgerSQL(separator) }
-            result += statement
+            if index > 0 { result.append(separator) }
+            result.append(statement)
         }
         return result
     }

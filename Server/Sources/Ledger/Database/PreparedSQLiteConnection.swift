@@ -12,7 +12,7 @@ import VaporCSQLite
 ///
 /// It speaks to the SQLite that sqlite-nio compiles in, so the process holds one copy of SQLite: two copies opening
 /// the same file would each drop the other's POSIX locks on close.
-final class PreparedSQLiteConnection: SQLDatabase {
+final class PreparedSQLiteConnection: InsertedRowIDs {
     let logger: Logger
     let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     var dialect: any SQLDialect { SQLiteDialect() }
@@ -69,6 +69,14 @@ final class PreparedSQLiteConnection: SQLDatabase {
         }
     }
 
+    func insertedRowID(_ insert: LedgerSQL) async throws -> Int64? {
+        logger.trace("Executing query", metadata: ["sql": .string(insert.sqliteText)])
+        return try connection.withLock { connection in
+            _ = try connection.run(insert.sqliteText, values: insert.valueCount, value: insert.sqliteValue(at:))
+            return try connection.insertedRowID(sql: insert.sqliteText)
+        }
+    }
+
     deinit { close() }
 
     /// Finalizes the statements and closes the file; statements run after it fail.
@@ -79,7 +87,10 @@ final class PreparedSQLiteConnection: SQLDatabase {
     private func execute(_ query: any SQLExpression) throws -> [PreparedSQLiteRow] {
         if let statement = query as? LedgerSQL {
             logger.trace("Executing query", metadata: ["sql": .string(statement.sqliteText)])
-            return try run(statement.sqliteText, binds: statement.sqliteValues())
+            return try connection.withLock { connection in
+                try connection.run(
+                    statement.sqliteText, values: statement.valueCount, value: statement.sqliteValue(at:))
+            }
         }
         let (sql, binds) = serialize(query)
         logger.trace("Executing query", metadata: ["sql": .string(sql)])
@@ -106,7 +117,26 @@ final class PreparedSQLiteConnection: SQLDatabase {
 /// A raw SQLite handle and the statements prepared on it, by their text.
 private struct PreparedStatements: ~Copyable {
     private var handle: OpaquePointer?
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [String: Prepared] = [:]
+
+    /// A statement, and the column names of its rows once it has returned one.
+    private final class Prepared {
+        let statement: OpaquePointer
+        var columns: PreparedSQLiteRow.Columns?
+
+        init(_ statement: OpaquePointer) {
+            self.statement = statement
+        }
+
+        /// The column names of the statement's rows: those kept, unless it names others now (SQLite prepares a
+        /// statement again after the schema changed).
+        func columns(of statement: OpaquePointer) -> PreparedSQLiteRow.Columns {
+            if let columns, columns.name(statement) { return columns }
+            let named = PreparedSQLiteRow.Columns(of: statement)
+            columns = named
+            return named
+        }
+    }
     /// The most statements kept; past it they are all finalized and the cache starts again (the ledger has a few
     /// dozen distinct statements; multi-row inserts add one per row count).
     private static let capacity = 512
@@ -125,7 +155,7 @@ private struct PreparedStatements: ~Copyable {
     }
 
     mutating func close() {
-        statements.values.forEach { sqlite_nio_sqlite3_finalize($0) }
+        statements.values.forEach { sqlite_nio_sqlite3_finalize($0.statement) }
         statements.removeAll()
         sqlite_nio_sqlite3_close_v2(handle)
         handle = nil
@@ -147,6 +177,17 @@ private struct PreparedStatements: ~Copyable {
             }, Unmanaged.passUnretained(checkpointer).toOpaque())
     }
 
+    /// The row id of the row the last statement inserted, nil when it changed none; an error when it changed more
+    /// (`sql`, its text, is named in it).
+    func insertedRowID(sql: String) throws -> Int64? {
+        guard let handle else { throw LedgerError.closed }
+        switch sqlite_nio_sqlite3_changes64(handle) {
+        case 0: return nil
+        case 1: return sqlite_nio_sqlite3_last_insert_rowid(handle)
+        case let changes: throw SQLiteStatementError.insertedRows(changes, sql: sql)
+        }
+    }
+
     func checkpoint() throws -> (log: Int, copied: Int) {
         guard let handle else { throw LedgerError.closed }
         var log: Int32 = 0
@@ -158,18 +199,26 @@ private struct PreparedStatements: ~Copyable {
     }
 
     mutating func run(_ sql: String, binds: [SQLiteData]) throws -> [PreparedSQLiteRow] {
+        try run(sql, values: binds.count) { binds[$0] }
+    }
+
+    /// Runs `sql` with `values` values, the one at each index (from 0) as `value` gives it; its rows.
+    mutating func run(_ sql: String, values count: Int, value bound: (Int) throws -> SQLiteData) throws
+        -> [PreparedSQLiteRow]
+    {
         guard let handle else { throw LedgerError.closed }
-        let statement = try prepared(sql, on: handle)
+        let prepared = try prepared(sql, on: handle)
+        let statement = prepared.statement
         // Reset after each use, bindings kept: every use binds every parameter again (checked below), and clearing
         // them would make SQLite parse again any statement whose plan looked at a bound value (three hot ones did,
         // on every execution).
         defer { sqlite_nio_sqlite3_reset(statement) }
         let parameters = Int(sqlite_nio_sqlite3_bind_parameter_count(statement))
-        guard parameters == binds.count else {
-            throw SQLiteStatementError.bindCount(binds.count, parameters: parameters, sql: sql)
+        guard parameters == count else {
+            throw SQLiteStatementError.bindCount(count, parameters: parameters, sql: sql)
         }
-        for (index, value) in binds.enumerated() {
-            let status = bind(value, at: Int32(truncatingIfNeeded: index + 1), of: statement)
+        for index in 0..<count {
+            let status = bind(try bound(index), at: Int32(truncatingIfNeeded: index + 1), of: statement)
             guard status == SQLITE_OK else { throw SQLiteStatementError(status: status, handle: handle, sql: sql) }
         }
         var rows: [PreparedSQLiteRow] = []
@@ -178,7 +227,7 @@ private struct PreparedStatements: ~Copyable {
             let status = sqlite_nio_sqlite3_step(statement)
             if status == SQLITE_DONE { return rows }
             guard status == SQLITE_ROW else { throw SQLiteStatementError(status: status, handle: handle, sql: sql) }
-            let names = columns ?? PreparedSQLiteRow.Columns(of: statement)
+            let names = columns ?? prepared.columns(of: statement)
             columns = names
             rows.append(
                 PreparedSQLiteRow(
@@ -186,10 +235,10 @@ private struct PreparedStatements: ~Copyable {
         }
     }
 
-    private mutating func prepared(_ sql: String, on handle: OpaquePointer) throws -> OpaquePointer {
-        if let statement = statements[sql] { return statement }
+    private mutating func prepared(_ sql: String, on handle: OpaquePointer) throws -> Prepared {
+        if let prepared = statements[sql] { return prepared }
         if statements.count >= Self.capacity {
-            statements.values.forEach { sqlite_nio_sqlite3_finalize($0) }
+            statements.values.forEach { sqlite_nio_sqlite3_finalize($0.statement) }
             statements.removeAll(keepingCapacity: true)
         }
         var statement: OpaquePointer?
@@ -197,8 +246,9 @@ private struct PreparedStatements: ~Copyable {
         guard status == SQLITE_OK, let statement else {
             throw SQLiteStatementError(status: status, handle: handle, sql: sql)
         }
-        statements[sql] = statement
-        return statement
+        let prepared = Prepared(statement)
+        statements[sql] = prepared
+        return prepared
     }
 
     private func bind(_ value: SQLiteData, at index: Int32, of statement: OpaquePointer) -> Int32 {
@@ -271,6 +321,17 @@ struct PreparedSQLiteRow: SQLRow {
             names = (0..<count).map { sqlite_nio_sqlite3_column_name(statement, $0).map { String(cString: $0) } ?? "" }
             offsets = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         }
+
+        /// Whether these are `statement`'s column names, in order.
+        func name(_ statement: OpaquePointer) -> Bool {
+            guard sqlite_nio_sqlite3_column_count(statement) == count else { return false }
+            return names.indices.allSatisfy { index in
+                guard let name = sqlite_nio_sqlite3_column_name(statement, Int32(truncatingIfNeeded: index)) else {
+                    return false
+                }
+                return names[index].withCString { strcmp($0, name) == 0 }
+            }
+        }
     }
 
     let columns: Columns
@@ -312,6 +373,10 @@ struct SQLiteStatementError: Error, CustomStringConvertible {
 
     static let notInWriteAheadLogMode = Self(
         description: "the database is not in write-ahead-log mode: nothing to checkpoint")
+
+    static func insertedRows(_ count: Int64, sql: String) -> Self {
+        Self(description: "an insert of one row changed \(count) rows: \(sql.prefix(200))")
+    }
 
     static func bindCount(_ count: Int, parameters: Int, sql: String) -> Self {
         Self(description: "\(count) values for the \(parameters) parameters of \(sql.prefix(200))")

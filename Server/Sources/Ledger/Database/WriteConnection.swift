@@ -7,7 +7,7 @@ import SQLKit
 /// statement sees everything the write did before it. Should those changes fail, the whole write fails, even if the
 /// statement's caller catches the error and goes on. Passed on (``LedgerDatabase/transaction(joining:_:)``), it
 /// makes another step part of the same write.
-struct WriteConnection: SQLDatabase {
+struct WriteConnection: InsertedRowIDs {
     let base: any SQLDatabase
     /// The ``LedgerDatabase`` whose write this is.
     let database: ObjectIdentifier
@@ -27,15 +27,24 @@ struct WriteConnection: SQLDatabase {
     var queryLogLevel: Logger.Level? { base.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        if deferred.holdsChanges {
-            do {
-                try await deferred.flushChanges(base)
-            } catch {
-                failure.record(error)
-                throw error
-            }
-        }
+        try await flushHeldChanges()
         try await base.execute(sql: query, onRow)
+    }
+
+    func insertedRowID(_ insert: LedgerSQL) async throws -> Int64? {
+        try await flushHeldChanges()
+        return try await base.insertedID(insert)
+    }
+
+    /// Runs the changes the write holds, before any other statement of it.
+    private func flushHeldChanges() async throws {
+        guard deferred.holdsChanges else { return }
+        do {
+            try await deferred.flushChanges(base)
+        } catch {
+            failure.record(error)
+            throw error
+        }
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<

@@ -23,7 +23,7 @@ extension SQLLedger {
                 // One statement; the payment's reference to its order is checked at the statement's end.
                 guard
                     let row = try await db.sql(
-                        "WITH adopted AS (" + orderInsert + "), paid AS (INSERT INTO payment_transactions "
+                        "WITH adopted AS (" + orderInsert + " RETURNING id), paid AS (INSERT INTO payment_transactions "
                             + Self.paymentInsertColumns + " SELECT "
                             + Self.paymentValues(payment, orderID: "adopted.id", userID: new.userID, at: date)
                             + " FROM adopted "
@@ -34,8 +34,8 @@ extension SQLLedger {
                 orderID = try row.decode(column: "order_id", as: Int64.self)
                 inserted = try row.decodeNil(column: "id") ? nil : row
             } else {
-                guard let row = try await db.sql(orderInsert).first() else { return nil }
-                orderID = try row.decode(column: "id", as: Int64.self)
+                guard let id = try await db.insertedID(orderInsert) else { return nil }
+                orderID = id
                 inserted = try await db.sql(
                     "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
                         + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date) + ") "

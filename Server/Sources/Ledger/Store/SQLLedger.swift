@@ -103,8 +103,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         for _ in 0..<5 {
             let candidate = identity()
             let outcome: OrderCreation? = try await database.transaction(joining: write) { db in
-                if let inserted = try await db.sql(Self.orderInsert(new, as: candidate)).first() {
-                    let id = try inserted.decode(column: "id", as: Int64.self)
+                if let id = try await db.insertedID(Self.orderInsert(new, as: candidate)) {
                     let order = Self.created(new, as: candidate)
                     LedgerDatabase.createdOrders(db)?.add(
                         .init(id: id, order: order, catalogVersionID: new.catalogVersionID))
@@ -132,8 +131,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         throw LedgerError.orderNumberExhausted
     }
 
-    /// The statement inserting `new` as `identity`, answering its id; nothing when the number, UUID or the user's
-    /// idempotency key is taken. An order adopted with its payment is inserted with the payment's `status` and `sandbox`.
+    /// The statement inserting `new` as `identity` (``SQLDatabase/insertedID(_:)`` answers its id); nothing when the
+    /// number, UUID or the user's idempotency key is taken. An order adopted with its payment is inserted with the payment's `status` and `sandbox`.
     static func orderInsert(
         _ new: NewOrder, as identity: OrderIdentity, status: OrderStatus = .created, updatedAt: Date? = nil,
         sandbox: Bool = false
@@ -146,7 +145,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                 \(bind: new.amount.amountMinor), \(bind: new.amount.currency.code), \(bind: new.origin.rawValue),
                 \(bind: new.idempotency?.key), \(bind: new.idempotency?.requestSHA256), \(bind: new.createdAt.millisecondsSince1970),
                 \(bind: (updatedAt ?? new.createdAt).millisecondsSince1970), \(bind: sandbox))
-        ON CONFLICT DO NOTHING RETURNING id
+        ON CONFLICT DO NOTHING
         """
     }
 
@@ -253,7 +252,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             guard
                 let row = try await db.sql(
                     """
-                    WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date, segment: segment)))
+                    WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date, segment: segment)) RETURNING id)
                     SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query))) AS lookup
                     """
                 ).first()
@@ -277,11 +276,10 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             appliedAt == nil ? nil : InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
         let entry = try await database.transaction(joining: write) { [database] db in
             try await Self.keep(segment, known: database.knownInboxSegments, db)
-            if let row = try await db.sql(
-                Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt, segment: segment)
-            ).first() {
-                return InboxEntry(
-                    id: try row.decode(column: "id", as: Int64.self), isNew: true, processed: appliedAt != nil)
+            if let id = try await db.insertedID(
+                Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: appliedAt, segment: segment))
+            {
+                return InboxEntry(id: id, isNew: true, processed: appliedAt != nil)
             }
             return try await Self.storedInboxEntry(db, signal, headers: headers, sha256: sha)
         }
@@ -289,8 +287,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         return entry
     }
 
-    /// The entry's insert, returning its id; none when the same signal was stored before. With a `segment`, the
-    /// entry holds the rest of the body and where the segment stood.
+    /// The entry's insert, which inserts nothing when the same signal was stored before (``SQLDatabase/insertedID(_:)``
+    /// answers its id). With a `segment`, the entry holds the rest of the body and where the segment stood.
     private static func inboxInsert(
         _ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?, segment: InboxSegment?
     ) -> LedgerSQL {
@@ -302,7 +300,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                     \(bind: Data(segment?.rest ?? signal.body)), \(bind: segment?.sha256), \(bind: segment?.offset),
                     \(bind: signal.receivedAt.millisecondsSince1970), \(bind: applied),
                     \(bind: applied == nil ? nil : InboxVerdict.applied.rawValue), \(bind: applied == nil ? 0 : 1))
-            ON CONFLICT DO NOTHING RETURNING id
+            ON CONFLICT DO NOTHING
             """
     }
 
