@@ -79,7 +79,8 @@ struct LedgerSQLTests {
             // SQLiteKit numbers its parameters (`?1`, `?2`…); a bare `?` takes the next number, the same one. (By
             // scalars: a digit with a combining accent after it is one character.)
             #expect(ledger.sqliteText == sql.replacing(#/\?[0-9]+/#.matchingSemantics(.unicodeScalar), with: "?"))
-            #expect(try ledger.sqliteValues() == binds.map(PreparedSQLiteConnection.sqliteData), "\(sql)")
+            let values = try (0..<ledger.valueCount).map(ledger.sqliteValue(at:))
+            #expect(try values == binds.map(PreparedSQLiteConnection.sqliteData), "\(sql)")
         }
     }
 

@@ -131,7 +131,7 @@ private struct PreparedStatements: ~Copyable {
         /// The column names of the statement's rows: those kept, unless it names others now (SQLite prepares a
         /// statement again after the schema changed).
         func columns(of statement: OpaquePointer) -> PreparedSQLiteRow.Columns {
-            if let columns, columns.name(statement) { return columns }
+            if let columns, columns.areNames(of: statement) { return columns }
             let named = PreparedSQLiteRow.Columns(of: statement)
             columns = named
             return named
@@ -323,7 +323,7 @@ struct PreparedSQLiteRow: SQLRow {
         }
 
         /// Whether these are `statement`'s column names, in order.
-        func name(_ statement: OpaquePointer) -> Bool {
+        func areNames(of statement: OpaquePointer) -> Bool {
             guard sqlite_nio_sqlite3_column_count(statement) == count else { return false }
             return names.indices.allSatisfy { index in
                 guard let name = sqlite_nio_sqlite3_column_name(statement, Int32(truncatingIfNeeded: index)) else {
