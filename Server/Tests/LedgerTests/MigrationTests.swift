@@ -100,6 +100,47 @@ struct MigrationTests {
         }
     }
 
+    @Test(
+        "a CHECK of listed values admits them and nothing else; on SQLite none lists three or more (a temporary index each insert)",
+        arguments: TestEngine.available)
+    func listedValues(engine: TestEngine) async throws {
+        try await engine.withLedger { database, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            func insertOrder(status: String) async throws {
+                try await database.transaction { db in
+                    try await db.raw(
+                        """
+                        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
+                                            amount_minor, currency, origin, created_at, updated_at)
+                        VALUES (\(bind: "T-\(UUID().uuidString.prefix(12))"), \(bind: UUID().uuidString), 'user-m', 'coins_60',
+                                \(bind: version.id), 'appstore', \(bind: status), 600, 'CNY', 'api', 0, 0)
+                        """
+                    ).run()
+                }
+            }
+            for status in ["created", "paying", "paid", "fulfilled", "cancelled", "closed", "failed", "refunded"]
+                + ["revoked", "flagged"]
+            {
+                try await insertOrder(status: status)
+            }
+            for status in ["", "Paid", "paid ", "unknown", "created' OR 'x", "NULL"] {
+                await #expect(throws: (any Error).self, "\(status)") { try await insertOrder(status: status) }
+            }
+            if engine == .sqlite {
+                let listing = try await database.withSession { db in
+                    try await db.raw("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all().compactMap {
+                        row -> String? in
+                        let sql = try row.decode(column: "sql", as: String.self)
+                        let lists = sql.matches(of: #/ IN \(('[^']*',){2,}'[^']*'\)/#)
+                        return lists.isEmpty ? nil : try row.decode(column: "name", as: String.self)
+                    }
+                }
+                #expect(listing == [])
+            }
+            try await Self.expectSoundSchema(engine, database, ledger)
+        }
+    }
+
     /// Inserts an order of `coins_60` as it stands in the table, past the ledger's own checks.
     static func insertOrder(
         _ database: LedgerDatabase, version: Int64, channel: String = "appstore", amount: Int64 = 600
