@@ -195,6 +195,27 @@ struct AppStoreNegativeTests {
         #expect(cache.count == 2)
     }
 
+    @Test("headers alike in the hashed prefix are told apart by their bytes: a byte changed past it is another chain")
+    func cacheKeysPastThePrefix() {
+        let cache = VerifiedChainCache(capacity: 4)
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        func verified() -> ChainVerifier.Verified {
+            ChainVerifier.Verified(
+                leafKey: P256.Signing.PrivateKey().publicKey, validFrom: now, validUntil: now.addingTimeInterval(60))
+        }
+        let header = Array(repeating: UInt8(ascii: "A"), count: VerifiedChainCache.Key.hashedPrefix + 3_000)
+        var other = header
+        other[VerifiedChainCache.Key.hashedPrefix + 2_000] = UInt8(ascii: "B")
+        let (first, second) = (verified(), verified())
+        cache.store(first, for: header[...], now: now)
+        #expect(cache.entry(other[...], now: now) == nil)
+        cache.store(second, for: other[...], now: now)
+        #expect(cache.count == 2)
+        #expect(cache.entry(header[...], now: now)?.leafKey.rawRepresentation == first.leafKey.rawRepresentation)
+        #expect(cache.entry(other[...], now: now)?.leafKey.rawRepresentation == second.leafKey.rawRepresentation)
+        #expect(cache.entry(header.dropLast()[...], now: now) == nil)
+    }
+
     @Test("truncated, empty and oversized segments never crash")
     func garbage() async throws {
         let jws = try Self.authority.sign(Self.transaction)

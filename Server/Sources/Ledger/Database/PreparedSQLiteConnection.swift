@@ -25,7 +25,8 @@ final class PreparedSQLiteConnection: InsertedRowIDs {
 
     /// Opens (creating) the file at `path` with foreign keys on and a 10-second busy timeout. The writer opens it
     /// first, in write-ahead-log mode with `synchronous=FULL`: every commit is one sync of the log, durable across
-    /// power loss, and readers see the last commit without waiting for the writer. The writer keeps its statement
+    /// power loss, and readers see the last commit without waiting for the writer. The writer's log writes are
+    /// gathered until that sync (``GatheringLogVFS``), which `synchronous=FULL` is what makes safe. The writer keeps its statement
     /// journal in memory (`temp_store=MEMORY`): a group's grew past SQLite's 64 KiB and was written to a temporary
     /// file, 6% of the writer's time in the load profile; it is only ever needed to undo a statement, never after a
     /// crash.
@@ -34,7 +35,7 @@ final class PreparedSQLiteConnection: InsertedRowIDs {
     init(path: String, writer: Bool, checkpointer: SQLiteCheckpointer? = nil, logger: Logger) throws {
         self.logger = logger
         self.checkpointer = checkpointer
-        connection = Mutex(try PreparedStatements(path: path))
+        connection = Mutex(try PreparedStatements(path: path, vfs: writer ? GatheringLogVFS.name : nil))
         let modes = writer ? ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA temp_store=MEMORY"] : []
         for pragma in ["PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=10000"] + modes {
             try run(pragma, binds: [])
@@ -78,6 +79,9 @@ final class PreparedSQLiteConnection: InsertedRowIDs {
     }
 
     deinit { close() }
+
+    /// The name of the VFS the connection opened its files through (the writer's: ``GatheringLogVFS``).
+    var vfsName: String? { connection.withLock { $0.vfsName } }
 
     /// Finalizes the statements and closes the file; statements run after it fail.
     func close() {
@@ -141,11 +145,12 @@ private struct PreparedStatements: ~Copyable {
     /// dozen distinct statements; multi-row inserts add one per row count).
     private static let capacity = 512
 
-    init(path: String) throws {
+    /// Opens the file at `path` through the VFS named `vfs` (nil: SQLite's default).
+    init(path: String, vfs: String? = nil) throws {
         sqlite_nio_sqlite3_initialize()
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
-        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, vfs)
         guard status == SQLITE_OK, let handle else {
             let error = SQLiteStatementError(status: status, handle: handle, sql: "open \(path)")
             sqlite_nio_sqlite3_close_v2(handle)
@@ -186,6 +191,16 @@ private struct PreparedStatements: ~Copyable {
         case 1: return sqlite_nio_sqlite3_last_insert_rowid(handle)
         case let changes: throw SQLiteStatementError.insertedRows(changes, sql: sql)
         }
+    }
+
+    /// The name of the VFS the connection opened its files through.
+    var vfsName: String? {
+        guard let handle else { return nil }
+        var vfs: UnsafeMutablePointer<sqlite3_vfs>?
+        guard sqlite_nio_sqlite3_file_control(handle, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) == SQLITE_OK else {
+            return nil
+        }
+        return vfs?.pointee.zName.map { String(cString: $0) }
     }
 
     func checkpoint() throws -> (log: Int, copied: Int) {
