@@ -106,25 +106,15 @@ struct MigrationTests {
     func listedValues(engine: TestEngine) async throws {
         try await engine.withLedger { database, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            func insertOrder(status: String) async throws {
-                try await database.transaction { db in
-                    try await db.raw(
-                        """
-                        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
-                                            amount_minor, currency, origin, created_at, updated_at)
-                        VALUES (\(bind: "T-\(UUID().uuidString.prefix(12))"), \(bind: UUID().uuidString), 'user-m', 'coins_60',
-                                \(bind: version.id), 'appstore', \(bind: status), 600, 'CNY', 'api', 0, 0)
-                        """
-                    ).run()
-                }
-            }
             for status in ["created", "paying", "paid", "fulfilled", "cancelled", "closed", "failed", "refunded"]
                 + ["revoked", "flagged"]
             {
-                try await insertOrder(status: status)
+                try await Self.insertOrder(database, version: version.id, status: status)
             }
             for status in ["", "Paid", "paid ", "unknown", "created' OR 'x", "NULL"] {
-                await #expect(throws: (any Error).self, "\(status)") { try await insertOrder(status: status) }
+                await #expect(throws: (any Error).self, "\(status)") {
+                    try await Self.insertOrder(database, version: version.id, status: status)
+                }
             }
             if engine == .sqlite {
                 let listing = try await database.withSession { db in
@@ -143,7 +133,8 @@ struct MigrationTests {
 
     /// Inserts an order of `coins_60` as it stands in the table, past the ledger's own checks.
     static func insertOrder(
-        _ database: LedgerDatabase, version: Int64, channel: String = "appstore", amount: Int64 = 600
+        _ database: LedgerDatabase, version: Int64, channel: String = "appstore", amount: Int64 = 600,
+        status: String = "created"
     ) async throws {
         try await database.transaction { db in
             try await db.raw(
@@ -151,7 +142,7 @@ struct MigrationTests {
                 INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status,
                                     amount_minor, currency, origin, created_at, updated_at)
                 VALUES (\(bind: "T-\(UUID().uuidString.prefix(12))"), \(bind: UUID().uuidString), 'user-m', 'coins_60',
-                        \(bind: version), \(bind: channel), 'created', \(bind: amount), 'CNY', 'api', 0, 0)
+                        \(bind: version), \(bind: channel), \(bind: status), \(bind: amount), 'CNY', 'api', 0, 0)
                 """
             ).run()
         }
