@@ -14,8 +14,8 @@ struct GatheredLogWrites: ~Copyable {
     private var bytes: UnsafeMutableRawPointer?
     private var capacity = 0
     /// Where the kept bytes start in the file, and how many there are.
-    private(set) var start: Int64 = 0
-    private(set) var count = 0
+    private var start: Int64 = 0
+    private var count = 0
 
     init(limit: Int = 4 << 20, largestWrite: Int = 64 << 10) {
         self.limit = limit
