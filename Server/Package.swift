@@ -60,6 +60,7 @@ let package = Package(
             name: "ChannelSupport",
             dependencies: [
                 "CZlib",
+                .product(name: "OrderSafeModel", package: client),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,3 +1,5 @@
+@_spi(OrderSafeServer) import OrderSafeModel
+
 /// A JSON object read strictly and quickly: members located by ``RawJSONMembers``, values decoded only when
 /// asked for. Provider payloads (notification envelopes, transactions) are small, flat and hot; this reads them
 /// several times faster than a general-purpose decoder and names the member at fault on every error.
@@ -69,7 +71,7 @@ public struct JSONObject: Sendable {
     public func raw(_ name: String) -> ArraySlice<UInt8>? {
         var name = name
         return name.withUTF8 { wanted in
-            for member in members where member.name.count == wanted.count && bytes[member.name].elementsEqual(wanted) {
+            for member in members where ByteScan.equal(bytes[member.name], wanted) {
                 return bytes[member.value]
             }
             return nil
@@ -165,7 +167,7 @@ public enum JSONString {
     public static func decode(_ raw: ArraySlice<UInt8>) -> String? {
         guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\"") else { return nil }
         let content = raw.dropFirst().dropLast()
-        guard content.contains(UInt8(ascii: "\\")) else { return UTF8Text.string(content) }
+        guard ByteScan.firstIndex(of: UInt8(ascii: "\\"), in: content) != nil else { return UTF8Text.string(content) }
         var output: [UInt8] = []
         output.reserveCapacity(content.count)
         var index = content.startIndex

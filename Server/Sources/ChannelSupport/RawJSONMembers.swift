@@ -1,3 +1,5 @@
+@_spi(OrderSafeServer) import OrderSafeModel
+
 /// Finds the exact bytes of each top-level member's value in a JSON object, without re-serialising anything:
 /// Alipay signs the `*_response` member's text exactly as it appears in the body, and the fast decoders of
 /// provider payloads read members without a general-purpose JSON decoder.
@@ -96,15 +98,20 @@ public enum RawJSONMembers {
         mutating func skipString() throws(Error) -> Range<Int> {
             let start = index
             try expect(UInt8(ascii: "\""))
-            while let byte = peek() {
+            while true {
+                // To the next quote, backslash or control character, eight bytes at a time.
+                index = bytes.withUnsafeBufferPointer { [index, end] in
+                    ByteScan.firstJSONSpecial(in: UnsafeBufferPointer(rebasing: $0[..<min(end, $0.count)]), from: index)
+                }
+                guard let byte = peek() else { break }
                 index += 1
                 if byte == UInt8(ascii: "\\") {
                     guard peek() != nil else { break }
                     index += 1
                 } else if byte == UInt8(ascii: "\"") {
                     return start..<index
-                } else if byte < 0x20 {
-                    throw .malformed(offset: index - 1)
+                } else {
+                    throw .malformed(offset: index - 1)  // a control character
                 }
             }
             throw .malformed(offset: start)

@@ -25,22 +25,18 @@ import Foundation
         bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
-            // Runs of bytes that need no escape are copied at once (a signed transaction is kilobytes of them). When
-            // slashes are not escaped the fourth test repeats the quote's, so the loop has no branch on the setting
-            // (the scan was 1.4% of a submission's CPU in the load profile, three times a byte comparison's cost).
+            // Runs of bytes that need no escape are found eight bytes at a time and copied at once (a signed
+            // transaction is kilobytes of them; byte by byte, the scan was 1.4% of a submission's CPU under load).
+            // When slashes are not escaped the quote is looked for twice.
             let slash = escapesSlashes ? UInt8(ascii: "/") : UInt8(ascii: "\"")
             var start = 0
-            var index = 0
-            while index < utf8.count {
-                let byte = utf8[index]
-                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == slash {
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-                    appendEscaped(byte)
-                    start = index + 1
-                }
-                index += 1
+            while true {
+                let index = ByteScan.firstJSONSpecial(in: utf8, from: start, also: slash)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                guard index < utf8.count else { break }
+                appendEscaped(utf8[index])
+                start = index + 1
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }
         bytes.append(UInt8(ascii: "\""))
     }

@@ -1,5 +1,6 @@
 import ChannelSupport
 import Foundation
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// A JWS in compact serialisation, split but not yet trusted: `header.payload.signature`, each base64url.
 struct CompactJWS {
@@ -12,9 +13,10 @@ struct CompactJWS {
 
     init(_ text: some StringProtocol) throws(VerificationError) {
         let bytes = Array(text.utf8)
-        guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
-            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
-            !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
+        let dot = UInt8(ascii: ".")
+        guard let firstDot = ByteScan.firstIndex(of: dot, in: bytes[...]),
+            let secondDot = ByteScan.firstIndex(of: dot, in: bytes[(firstDot + 1)...]),
+            ByteScan.firstIndex(of: dot, in: bytes[(secondDot + 1)...]) == nil
         else { throw .invalidJWTFormat("not three dot-separated segments") }
         headerSegment = bytes[..<firstDot]
         signingInput = bytes[..<secondDot]

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+@_spi(OrderSafeServer) import OrderSafeModel
 import Synchronization
 
 /// The part of a verified signal's body the inbox keeps once for all the entries that carry it: the header segment
@@ -79,7 +80,7 @@ final class KnownInboxSegments: Sendable {
 
     /// The digest of `bytes` if they are the segment noted last.
     func digest(ofLatest bytes: [UInt8]) -> String? {
-        known.withLock { known in known.latest.flatMap { $0.bytes == bytes ? $0.sha256 : nil } }
+        known.withLock { known in known.latest.flatMap { ByteScan.equal($0.bytes[...], bytes[...]) ? $0.sha256 : nil } }
     }
 
     func insert(_ segment: InboxSegment) {
