@@ -55,15 +55,20 @@ struct ConnectionBook<ID: Hashable & Sendable>: Sendable {
 
     /// A request head arrived: the connection is busy until its response ends.
     mutating func busy(_ id: ID) {
-        entries[id]?.busy = true
+        // An entry is read and written back whole: changed through `entries[id]?`, the dictionary's modify accessor
+        // allocated its coroutine's frame, two `malloc`s a change and six a request.
+        guard var entry = entries[id] else { return }
+        entry.busy = true
+        entries[id] = entry
     }
 
     /// A response ended: the connection waits for its next request.
     mutating func idle(_ id: ID) {
-        guard entries[id] != nil else { return }
+        guard var entry = entries[id] else { return }
         tick &+= 1
-        entries[id]?.busy = false
-        entries[id]?.idleSince = tick
+        entry.busy = false
+        entry.idleSince = tick
+        entries[id] = entry
     }
 
     /// The connection closed (or was closed).
