@@ -2,7 +2,8 @@ import Foundation
 
 /// Searches and comparisons over bytes done by the C library or eight bytes at a time, for the hot paths that walk a
 /// submission's kilobytes (a signed transaction is ~4 KiB): a byte-by-byte loop with an early exit is never
-/// vectorised, and scanning a 4 KiB transaction for a JSON string's end took 2.4 µs that way, 0.5 µs here.
+/// vectorised: finding a JSON string's end in a 3.9 KiB transaction took 2.1 µs that way, 0.68 µs here, and comparing
+/// its 3 KiB header 1.3 µs with `Array`'s `==`, 36 ns here (`ordersafe-bench bytes`).
 @_spi(OrderSafeServer) public enum ByteScan {
     /// The index of the first `byte` in `bytes`, or nil (`memchr`).
     @_spi(OrderSafeServer) public static func firstIndex(of byte: UInt8, in bytes: ArraySlice<UInt8>) -> Int? {

@@ -3,7 +3,8 @@
 // `ordersafe-bench writes [--database URL] [--submissions N] [--concurrency C]` (the ledger's write path per group size),
 // or `ordersafe-bench statements [--lines N] [--channel alipay]` (a day's WeChat Pay bill parsed and compared with the
 // ledger; Alipay's zipped GBK bill read), or `ordersafe-bench appstore-day [--users N]` (the App Store's statement day:
-// histories asked and the ledger's query naming them, at 10k/100k/1M customers).
+// histories asked and the ledger's query naming them, at 10k/100k/1M customers), or `ordersafe-bench bytes` (a signed
+// transaction's text scanned, compared and decoded, beside the byte-by-byte and Foundation ways).
 // Each prints its own operations per second beside the baseline it is built on, measured in the same run.
 import Foundation
 
@@ -19,6 +20,9 @@ if arguments.first == "statements-day" {  // the process `statements` measures t
 }
 if arguments.first == "appstore-day" {
     exit(try await AppStoreDayBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
+}
+if arguments.first == "bytes" {
+    exit(try await BytesBenchmark.run() ? 0 : 1)
 }
 if arguments.first == "writes" {
     exit(try await WritePathBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
