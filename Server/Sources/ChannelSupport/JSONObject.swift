@@ -38,12 +38,31 @@ public struct JSONObject: Sendable {
             throw .notAnObject("\(error)")
         }
         self.bytes = bytes
-        // A name given twice could mean one thing to us and another to whoever checked the payload. Hashing keeps
-        // the check linear in the names' bytes: comparing every pair cost seconds on a crafted megabyte.
-        var seen = Set<ArraySlice<UInt8>>(minimumCapacity: members.count)
-        for member in members where !seen.insert(bytes[member.name]).inserted {
-            throw .notAnObject("duplicate member '\(String(decoding: bytes[member.name].prefix(64), as: UTF8.self))'")
+        if let twice = Self.nameGivenTwice(members, in: bytes) {
+            throw .notAnObject("duplicate member '\(String(decoding: bytes[twice].prefix(64), as: UTF8.self))'")
         }
+    }
+
+    /// Most pairs compared one by one at most: a provider's payload has a few dozen members, and comparing their
+    /// lengths first settles nearly every pair without hashing a name or allocating a set.
+    static let namesComparedInPairs = 32
+
+    /// A name given a second time, if any: it could mean one thing to us and another to whoever checked the payload.
+    /// Beyond ``namesComparedInPairs`` names, hashing keeps the check linear in the names' bytes: comparing every
+    /// pair cost seconds on a crafted megabyte.
+    static func nameGivenTwice(_ members: [(name: Range<Int>, value: Range<Int>)], in bytes: [UInt8]) -> Range<Int>? {
+        if members.count <= namesComparedInPairs {
+            for later in members.indices.dropFirst() {
+                let name = members[later].name
+                for earlier in members[..<later]
+                where earlier.name.count == name.count && ByteScan.equal(bytes[earlier.name], bytes[name]) {
+                    return name
+                }
+            }
+            return nil
+        }
+        var seen = Set<ArraySlice<UInt8>>(minimumCapacity: members.count)
+        return members.first { !seen.insert(bytes[$0.name]).inserted }?.name
     }
 
     /// Checks that no object anywhere in the JSON value `bytes` names a member twice: of two, one reader takes the

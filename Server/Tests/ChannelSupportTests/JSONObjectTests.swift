@@ -1,5 +1,7 @@
-import ChannelSupport
+import Foundation
 import Testing
+
+@testable import ChannelSupport
 
 @Suite("JSONObject: strict, fast member reading")
 struct JSONObjectTests {
@@ -46,6 +48,27 @@ struct JSONObjectTests {
             try RawJSONMembers.scan(Array(tooMany.utf8), in: 0..<tooMany.utf8.count)
         }
         #expect(throws: JSONObject.Error.self) { try JSONObject(Array(tooMany.utf8)) }
+    }
+
+    @Test("a name given twice is found at every two places, in objects compared pair by pair and in those hashed")
+    func duplicateAtEveryPlace() throws {
+        let limit = JSONObject.namesComparedInPairs + 2
+        for count in 1...limit {
+            // Names of one length, differing in one byte only: no two of them are taken for the same.
+            let names = (0..<count).map { String(format: "n%03d", $0) }
+            let object = try JSONObject(Array("{\(names.map { #""\#($0)":1"# }.joined(separator: ","))}".utf8))
+            #expect(object.raw(names[count - 1]) != nil)
+            for first in 0..<count {
+                for second in first + 1..<count + 1 {
+                    var given = names
+                    given.insert(names[first], at: second)
+                    let text = "{\(given.map { #""\#($0)":1"# }.joined(separator: ","))}"
+                    #expect(throws: JSONObject.Error.notAnObject("duplicate member '\(names[first])'"), "\(text)") {
+                        try JSONObject(Array(text.utf8))
+                    }
+                }
+            }
+        }
     }
 
     @Test("wrong types, missing members, bad escapes, overflow and leading zeros are errors")

@@ -29,6 +29,38 @@ struct PreparedStatementTests {
         try await database.shutdown()
     }
 
+    @Test("a column read without the decoder reads as the decoder reads it, for every value and every type it takes")
+    func plainColumnsAgreeWithTheDecoder() throws {
+        let values: [SQLiteData] = [
+            .text(""), .text("订单"), .text("12"), .integer(0), .integer(.max), .integer(.min), .null, .float(1.5),
+            .blob(.init(bytes: [1, 2])),
+        ]
+        let decoder = SQLiteDataDecoder()
+        func check<D: Decodable & Equatable>(_ type: D.Type, plainFor kinds: Set<String>) {
+            for value in values {
+                let kind =
+                    switch value {
+                    case .text: "text"
+                    case .integer: "integer"
+                    case .null: "null"
+                    case .float: "float"
+                    case .blob: "blob"
+                    }
+                let plain = PreparedSQLiteRow.plain(value, as: D.self)
+                #expect((plain != nil) == kinds.contains(kind), "\(D.self) from \(value)")
+                if let plain { #expect(plain == (try? decoder.decode(D.self, from: value)), "\(D.self) from \(value)") }
+            }
+        }
+        check(String.self, plainFor: ["text"])
+        check(String?.self, plainFor: ["text", "null"])
+        check(Int64.self, plainFor: ["integer"])
+        check(Int64?.self, plainFor: ["integer", "null"])
+        check(Int.self, plainFor: ["integer"])
+        check(Int?.self, plainFor: ["integer", "null"])
+        check(Bool.self, plainFor: [])
+        check(Double.self, plainFor: [])
+    }
+
     @Test("values come back as they went in, through the writer and the readers: empty text and blob are not NULL")
     func roundTrip() async throws {
         let database = try await Self.database()

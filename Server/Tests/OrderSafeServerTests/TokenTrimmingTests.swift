@@ -40,4 +40,29 @@ struct TokenTrimmingTests {
         }
         #expect(differing.isEmpty, "\(differing.prefix(20))")
     }
+
+    @Test("the token of an Authorization value read by its bytes is the one read character by character")
+    func bearerTokenAsCharacters() {
+        func byCharacters(_ value: String) -> String? {
+            guard value.count > 7, value.prefix(7).lowercased() == "bearer " else { return nil }
+            return UserAuthenticator.trimmed(value.dropFirst(7))
+        }
+        let schemes = [
+            "Bearer ", "bearer ", "BEARER ", "bEaReR ", "Bearer\t", "Bearer\u{0}", "Bearer\u{A0}", "Bearer", "Bearex ",
+            "Basic ", "Bearer  ", "Bearer\u{301} ", "Bearer \u{301}", "Bearer\u{200B}", "Bearer\u{2003}", "",
+        ]
+        let tokens = [
+            "", "a", "eyJ.eyJ.sig", " eyJ.x ", "x ", "\u{301}x", "x\u{301}", "e\u{301}", "é", "订", "\u{3000}tok",
+            "tok\t",
+            "~", "!", "\u{7F}", "a\u{0}", "\r\n", "x\r\n", "tok\u{200B}",
+        ]
+        for scheme in schemes {
+            for token in tokens {
+                let value = scheme + token
+                #expect(
+                    UserAuthenticator.bearerToken(value) == byCharacters(value),
+                    "\(value.unicodeScalars.map { $0.value })")
+            }
+        }
+    }
 }

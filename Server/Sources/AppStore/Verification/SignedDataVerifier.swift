@@ -146,9 +146,14 @@ public struct SignedDataVerifier: Sendable {
         let x5c = cached == nil ? try Self.x5c(header: token.header()) : []
         if cached == nil, x5c.count != 3 { throw .invalidChainLength(x5c.count) }
         let leafKey = if let cached { cached.leafKey } else { try ChainVerifier.leafKey(x5c[0]) }
+        // The digest taken through the hasher's buffer entry point: the key's `DataProtocol` one hashes through
+        // swift-crypto's generic code, not specialised for our bytes.
+        var hash = SHA256()
+        token.signingInput.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        let digest = hash.finalize()
         guard token.signature.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
-            leafKey.isValidSignature(signature, for: token.signingInput)
+            leafKey.isValidSignature(signature, for: digest)
         else { throw .verificationFailure }
 
         let payload = try Self.payload(token)

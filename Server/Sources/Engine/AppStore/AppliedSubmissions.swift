@@ -20,9 +20,9 @@ final class AppliedSubmissions: Sendable {
             // Lengths first, so no kind and user run into each other.
             for field in [Array(kind.rawValue.utf8), Array(userID.utf8)] {
                 withUnsafeBytes(of: UInt64(field.count).littleEndian) { hash.update(bufferPointer: $0) }
-                hash.update(data: field)
+                field.withUnsafeBytes { hash.update(bufferPointer: $0) }
             }
-            hash.update(data: body)
+            body.withUnsafeBytes { hash.update(bufferPointer: $0) }
             digest = hash.finalize()
         }
     }

@@ -340,8 +340,13 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     private static func inboxKey(_ signal: InboundSignal) throws -> (headers: String, sha256: String) {
         let headers = try storedHeaders(signal.headers)
         var hash = SHA256()
-        if signal.kind != .notify { hash.update(data: Data(headers.utf8 + [0])) }
-        hash.update(data: signal.body)
+        // Through the hasher's buffer entry point: its `DataProtocol` one is not specialised outside swift-crypto.
+        if signal.kind != .notify {
+            var text = headers
+            text.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            withUnsafeBytes(of: UInt8(0)) { hash.update(bufferPointer: $0) }
+        }
+        signal.body.withUnsafeBytes { hash.update(bufferPointer: $0) }
         return (headers, hash.finalize().hexString)
     }
 

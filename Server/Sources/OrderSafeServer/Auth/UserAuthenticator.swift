@@ -52,16 +52,14 @@ public struct UserAuthenticator: Sendable {
 
     /// The user named by a valid token in an `Authorization` header value.
     func authenticate(authorization: String?) async throws(AuthError) -> AuthenticatedUser {
-        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-            throw .missingToken
-        }
-        let token = Self.trimmed(authorization.dropFirst(7))
-        let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard token.utf8.count <= 8192, segments.count == 3 else { throw .malformedToken }
+        guard let authorization, let token = Self.bearerToken(authorization) else { throw .missingToken }
+        guard token.utf8.count <= 8192 else { throw .malformedToken }
         let claims: UserClaims
         if let known = verified.value(for: token) {
             claims = known
         } else {
+            let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            guard segments.count == 3 else { throw .malformedToken }
             try checkHeader(Array(segments[0]))
             try checkClaims(Array(segments[1]))
             do {
@@ -87,6 +85,25 @@ public struct UserAuthenticator: Sendable {
             throw .invalidSubject
         }
         return AuthenticatedUser(id: subject)
+    }
+
+    /// The token of an `Authorization` value, `Bearer` in any case, a space, and the token without the blanks around
+    /// it; nil for any other value. A value whose token starts and ends with visible ASCII (what every JWT is) is read
+    /// by its bytes: there no character can span the space or the token's ends, so it is what the character by
+    /// character reading below gives, without counting the value's characters (Unicode's grapheme breaking over the
+    /// whole token), lowercasing a copy or looking up the ends' properties (together 1.3% of a submission's samples).
+    static func bearerToken(_ authorization: String) -> String? {
+        let bytes = authorization.utf8
+        let scheme = "bearer ".utf8
+        if bytes.count > scheme.count,
+            zip(bytes, scheme).allSatisfy({ $1 == 0x20 ? $0 == 0x20 : $0 | 0x20 == $1 }),
+            let first = bytes.dropFirst(scheme.count).first, let last = bytes.last,
+            (0x21...0x7E).contains(first), (0x21...0x7E).contains(last)
+        {
+            return String(Substring(authorization.utf8.dropFirst(scheme.count)))
+        }
+        guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { return nil }
+        return trimmed(authorization.dropFirst(7))
     }
 
     /// `text` without the tabs and spaces around it, as `CharacterSet.whitespaces` has them (tab, Unicode's space

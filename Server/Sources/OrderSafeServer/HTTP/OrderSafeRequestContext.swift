@@ -8,15 +8,20 @@ public struct OrderSafeRequestContext: RequestContext {
     var user: AuthenticatedUser?
     /// The operator behind an admin request (`admin`, or a named operator key's name).
     var operatorName: String?
-    /// The peer's IP address as the connection shows it; ``ClientAddress`` may replace it with the proxy's word.
-    var clientAddress: String?
+    /// The peer's IP address as the connection shows it; ``ConnectionPolicyMiddleware`` may replace it with the proxy's word.
+    /// Read from the connection only when asked for: a signed-in request never asks, and the address's text cost a
+    /// lock, a copy and `inet_ntop` at every request (0.2% of a submission's samples).
+    var clientAddress: String? {
+        get { givenAddress ?? channel.remoteAddress?.ipAddress }
+        set { givenAddress = newValue }
+    }
+    private var givenAddress: String?
     /// The connection, closed when a body does not arrive within `bodyDeadline` (``Request/collectBody(upTo:context:)``).
     let channel: any Channel
     var bodyDeadline: Duration = .seconds(30)
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        clientAddress = source.channel.remoteAddress?.ipAddress
         channel = source.channel
     }
 }
