@@ -59,12 +59,17 @@ final class DeferredInserts: Sendable {
             return pending
         }
         try await LedgerDatabase.runTogether(
-            gathered.changes + gathered.rows.map { Self.statement($0.head, rows: $0.rows) }, on: db)
+            gathered.changes + gathered.rows.flatMap { Self.statements($0.head, rows: $0.rows, on: db) }, on: db)
     }
 
-    /// One statement: `head` followed by every row.
-    static func statement(_ head: String, rows: [LedgerSQL]) -> LedgerSQL {
-        rows.joined(separator: ", ", after: head)
+    /// The statements inserting `rows` with `head`: on PostgreSQL one, `head` followed by every row (one round
+    /// trip); on SQLite one a row. SQLite has no round trip to save, and an insert of several rows keeps a statement
+    /// journal (a copy of every page it changes, to undo it alone, five allocations a page) that an insert of one
+    /// row needs not; one text for any number of rows is also one prepared statement, where each count of rows was
+    /// one of its own.
+    static func statements(_ head: String, rows: [LedgerSQL], on db: any SQLDatabase) -> [LedgerSQL] {
+        guard db.dialect.name == "postgresql" else { return rows.map { LedgerSQL(head) + $0 } }
+        return [rows.joined(separator: ", ", after: head)]
     }
 }
 
@@ -76,7 +81,7 @@ extension LedgerDatabase {
         if let deferred = (db as? WriteConnection)?.deferred {
             deferred.add(head, rows: rows)
         } else {
-            try await db.sql(DeferredInserts.statement(head, rows: rows)).run()
+            for statement in DeferredInserts.statements(head, rows: rows, on: db) { try await db.sql(statement).run() }
         }
     }
 

@@ -18,7 +18,7 @@ extension SQLLedger {
             let orderInsert = Self.orderInsert(
                 new, as: identity, status: plan.status, updatedAt: date, sandbox: payment.sandbox)
             let orderID: Int64
-            let inserted: (any SQLRow)?
+            let paid: InsertedPayment?
             if db.dialect.name == "postgresql" {
                 // One statement; the payment's reference to its order is checked at the statement's end.
                 guard
@@ -32,17 +32,15 @@ extension SQLLedger {
                     ).first()
                 else { return nil }
                 orderID = try row.decode(column: "order_id", as: Int64.self)
-                inserted = try row.decodeNil(column: "id") ? nil : row
+                paid = try InsertedPayment(row)
             } else {
                 guard let id = try await db.insertedID(orderInsert) else { return nil }
                 orderID = id
-                inserted = try await db.sql(
-                    "INSERT INTO payment_transactions " + Self.paymentInsertColumns + " VALUES ("
-                        + Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date) + ") "
-                        + Self.paymentConflict(payment)
-                ).first()
+                paid = try await Self.insertPayment(
+                    db, payment,
+                    values: Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date))
             }
-            guard let inserted else {
+            guard let paid else {
                 // Recorded before (another replica's submission of it, committed since the caller looked): the
                 // order goes, unseen, and the caller creates and pays one apart, which says whose payment it is.
                 try await db.sql("DELETE FROM orders WHERE id = \(bind: orderID)").run()
@@ -50,8 +48,7 @@ extension SQLLedger {
             }
             try await Self.recordCreation(db, orderID: orderID, order, new)
             return try await settle(
-                db, payment, paymentID: try inserted.decode(column: "id", as: Int64.self),
-                waiting: try inserted.decode(column: "waiting", as: Int64.self) > 0, orderID: orderID, order,
+                db, payment, paymentID: paid.id, waiting: paid.waiting, orderID: orderID, order,
                 catalogVersionID: new.catalogVersionID, plan, at: date)
         }
     }
