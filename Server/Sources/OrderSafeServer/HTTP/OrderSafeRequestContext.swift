@@ -8,9 +8,9 @@ public struct OrderSafeRequestContext: RequestContext {
     var user: AuthenticatedUser?
     /// The operator behind an admin request (`admin`, or a named operator key's name).
     var operatorName: String?
-    /// The peer's IP address as the connection shows it; ``ConnectionPolicyMiddleware`` may replace it with the proxy's word.
-    /// Read from the connection only when asked for: a signed-in request never asks, and the address's text cost a
-    /// lock, a copy and `inet_ntop` at every request (0.2% of a submission's samples).
+    /// The peer's IP address as the connection shows it; ``ConnectionPolicyMiddleware`` may replace it with the
+    /// proxy's word. Read from the connection only when asked for: a signed-in request never asks, and the address's
+    /// text cost a lock, a copy and `inet_ntop` at every request (0.2% of a submission's samples).
     var clientAddress: String? {
         get { givenAddress ?? channel.remoteAddress?.ipAddress }
         set { givenAddress = newValue }
