@@ -47,8 +47,8 @@ struct LedgerSQLTests {
                 "INSERT INTO inbox (kind, body, sha, at) VALUES (\(bind: Kind.submission.rawValue), \(bind: body), \(bind: missing), \(bind: id)) RETURNING id"
             ),
             (
-                "WITH stored AS (\(inner)) SELECT (SELECT id FROM stored), \(bind: amount), \(bind: true), \(bind: Int64?.none)",
-                "WITH stored AS (\(innerKit)) SELECT (SELECT id FROM stored), \(bind: amount), \(bind: true), \(bind: Int64?.none)"
+                "WITH stored AS (\(inner)) SELECT (SELECT id FROM stored), \(bind: amount), \(bind: true), \(bind: Int64?.none), \(bind: Bool?.some(false))",
+                "WITH stored AS (\(innerKit)) SELECT (SELECT id FROM stored), \(bind: amount), \(bind: true), \(bind: Int64?.none), \(bind: Bool?.some(false))"
             ),
             (
                 LedgerSQL("INSERT INTO events (n, e, b) VALUES ") + rows.joined(separator: ", "),

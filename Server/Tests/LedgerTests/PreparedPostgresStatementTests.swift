@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import PostgresKit
 import SQLKit
 import Testing
 
@@ -50,6 +51,7 @@ struct PreparedPostgresStatementTests {
                 ("订单 ✓ 'quoted' \\x00", Data([0, 1, 0, 255]), Int(Int32.max), Int64.max, true),
                 (nil, Data(repeating: 7, count: 70_000), Int(Int32.min), Int64.min, nil), ("x", nil, nil, nil, true),
             ]
+            // Each case twice: as SQLKit serialises a statement (ids 0…), and as the ledger writes one (ids 10…).
             for (index, (label, data, small, big, flag)) in cases.enumerated() {
                 try await database.transaction { db in
                     try await db.raw(
@@ -58,20 +60,29 @@ struct PreparedPostgresStatementTests {
                         VALUES (\(bind: index), \(bind: label), \(bind: data), \(bind: small), \(bind: big), \(bind: flag))
                         """
                     ).run()
+                    try await db.sql(
+                        """
+                        INSERT INTO pp_value (id, label, data, small, big, flag)
+                        VALUES (\(bind: index + 10), \(bind: label.map { $0 + "/ledger" }), \(bind: data), \(bind: small),
+                                \(bind: big), \(bind: flag))
+                        """
+                    ).run()
                 }
             }
             for (index, expected) in cases.enumerated() {
-                let query: SQLQueryString =
-                    "SELECT label, data, small, big, flag FROM pp_value WHERE id = \(bind: index)"
-                let fromWriter = try await database.transaction { db in try await db.raw(query).first() }
-                let fromReader = try await database.read { db in try await db.raw(query).first() }
-                for row in [fromWriter, fromReader] {
-                    let row = try #require(row)
-                    #expect(try row.decode(column: "label", as: String?.self) == expected.0)
-                    #expect(try row.decode(column: "data", as: Data?.self) == expected.1)
-                    #expect(try row.decode(column: "small", as: Int?.self) == expected.2)
-                    #expect(try row.decode(column: "big", as: Int64?.self) == expected.3)
-                    #expect(try row.decode(column: "flag", as: Bool?.self) == expected.4)
+                for id in [index, index + 10] {
+                    let query: LedgerSQL = "SELECT label, data, small, big, flag FROM pp_value WHERE id = \(bind: id)"
+                    let fromWriter = try await database.transaction { db in try await db.sql(query).first() }
+                    let fromReader = try await database.read { db in try await db.sql(query).first() }
+                    for row in [fromWriter, fromReader] {
+                        let row = try #require(row)
+                        let label = id < 10 ? expected.0 : expected.0.map { $0 + "/ledger" }
+                        #expect(try row.decode(column: "label", as: String?.self) == label)
+                        #expect(try row.decode(column: "data", as: Data?.self) == expected.1)
+                        #expect(try row.decode(column: "small", as: Int?.self) == expected.2)
+                        #expect(try row.decode(column: "big", as: Int64?.self) == expected.3)
+                        #expect(try row.decode(column: "flag", as: Bool?.self) == expected.4)
+                    }
                 }
             }
         }
@@ -132,10 +143,101 @@ struct PreparedPostgresStatementTests {
         }
     }
 
-    @Test("past 512 statements a connection runs new ones unnamed; a parameter of a type not encoded runs unnamed too")
+    @Test(
+        "a transaction's BEGIN and COMMIT are prepared once, and a COMMIT refused by a deferred constraint rolls back and leaves the connection usable"
+    )
+    func transactionControl() async throws {
+        try await Self.withTable { database in
+            let (children, named) = try await database.withSession { db in
+                try await db.raw("CREATE TABLE pp_parent (id BIGINT PRIMARY KEY)").run()
+                try await db.raw(
+                    "CREATE TABLE pp_child (parent BIGINT REFERENCES pp_parent (id) DEFERRABLE INITIALLY DEFERRED)"
+                ).run()
+                for n in 0..<4 {
+                    try await db.sql("BEGIN").run()
+                    try await db.sql("INSERT INTO pp_child (parent) VALUES (\(bind: n))").run()
+                    if n != 2 { try await db.sql("INSERT INTO pp_parent (id) VALUES (\(bind: n))").run() }
+                    // The third's child has no parent: the constraint is checked at its COMMIT, which rolls it back.
+                    if n == 2 {
+                        await #expect(throws: (any Error).self) { try await db.sql("COMMIT").run() }
+                    } else {
+                        try await db.sql("COMMIT").run()
+                    }
+                }
+                // A prepared COMMIT is bound in a failed transaction too, where it rolls back.
+                try await db.sql("BEGIN").run()
+                try await db.sql("INSERT INTO pp_parent (id) VALUES (\(bind: 100))").run()
+                await #expect(throws: (any Error).self) {
+                    try await db.sql("INSERT INTO pp_parent (id) VALUES (\(bind: 100))").run()
+                }
+                try await db.sql("COMMIT").run()
+                let kept = try await db.sql("SELECT count(*) AS n FROM pp_parent WHERE id = 100").first()?.decode(
+                    column: "n", as: Int.self)
+                #expect(kept == 0)
+                let children = try await db.sql("SELECT count(*) AS n FROM pp_child").first()?.decode(
+                    column: "n", as: Int.self)
+                let named = try await db.sql(
+                    "SELECT count(*) AS n FROM pg_prepared_statements WHERE statement IN ('BEGIN', 'COMMIT')"
+                ).first()?.decode(column: "n", as: Int.self)
+                return (children, named)
+            }
+            #expect(children == 3)
+            #expect(named == 2)
+        }
+    }
+
+    @Test("the usual columns read directly are what postgres-nio's decoder makes of them, NULLs and both ends included")
+    func plainColumns() async throws {
+        try await Self.withTable { database in
+            let rows = try await database.read { db in
+                try await db.sql(
+                    """
+                    SELECT * FROM (VALUES ('订单 ✓'::text, 9223372036854775807::int8, '-2147483648'::int4, true),
+                                          ('', '-9223372036854775808'::int8, 0::int4, false),
+                                          (NULL, NULL, NULL, NULL)) AS v (t, b, s, f)
+                    """
+                ).all()
+            }
+            #expect(rows.count == 3)
+            func same<D: Decodable & Equatable & PostgresDecodable>(_ row: any SQLRow, _ column: String, _: D.Type)
+                throws -> Bool
+            {
+                let direct = try row.decode(column: column, as: D.self)
+                let cell = try #require(row as? PreparedPostgresRow).cell(column)
+                let decoded = try PreparedPostgresRow.decodedGenerically(cell, as: D.self)
+                return direct == decoded
+            }
+            for row in rows {
+                let nullRow = try row.decodeNil(column: "t")
+                #expect(try same(row, "t", String?.self))
+                #expect(try same(row, "b", Int64?.self))
+                #expect(try same(row, "s", Int?.self))
+                #expect(try same(row, "f", Bool?.self))
+                if !nullRow {
+                    #expect(try same(row, "t", String.self))
+                    #expect(try same(row, "b", Int64.self))
+                    #expect(try same(row, "b", Int.self))
+                    #expect(try same(row, "s", Int64.self))
+                    #expect(try same(row, "f", Bool.self))
+                } else {
+                    #expect(throws: (any Error).self) { try row.decode(column: "t", as: String.self) }
+                }
+            }
+            #expect(try rows[0].decode(column: "t", as: String.self) == "订单 ✓")
+            #expect(try rows[1].decode(column: "b", as: Int64.self) == .min)
+            #expect(try rows[0].decode(column: "s", as: Int.self) == Int(Int32.min))
+            #expect(try rows[0].decode(column: "f", as: Bool.self))
+        }
+    }
+
+    @Test(
+        "past 512 statements a connection runs new ones unnamed, DDL taking no place; a parameter of a type not encoded runs unnamed too"
+    )
     func bounded() async throws {
         try await Self.withTable { database in
             let kept = try await database.withSession { db in
+                // Statements not worth a name (DDL, as a migration runs hundreds) take none of the places.
+                for n in 0..<20 { try await db.sql("CREATE TEMPORARY TABLE pp_t\(literal: n) (x INTEGER)").run() }
                 let numeric = try await db.raw("SELECT CAST(\(bind: 41) AS NUMERIC)::int8 + 1 AS v").first()?.decode(
                     column: "v", as: Int64.self)
                 #expect(numeric == 42)

@@ -24,17 +24,26 @@ struct PreparedPostgresConnection: SQLDatabase {
     var queryLogLevel: Logger.Level? { .trace }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        let (sql, binds) = (query as? LedgerSQL).map { ($0.postgresText(), $0.boundValues) } ?? serialize(query)
+        // A ledger statement is looked up by the text it was written as (its PostgreSQL text is made only to prepare
+        // it); anything else is serialised first.
+        let statement: PreparedPostgresStatement?
+        let bound: [BoundValue]?
+        if let ledger = query as? LedgerSQL {
+            statement = try await statements.prepared(.ledger(ledger.sqliteText), on: connection) {
+                ledger.postgresText()
+            }
+            bound = statement == nil ? nil : try ledger.postgresValues()
+        } else {
+            let (sql, binds) = serialize(query)
+            statement = try await statements.prepared(.serialized(sql), on: connection) { sql }
+            bound = statement == nil ? nil : try binds.map(PostgresParameter.bound(of:))
+        }
         // Unnamed when not worth a name, past the limit, with a type not encoded here, or when the values do not
         // match the parameters PostgreSQL found (it then answers the unnamed statement with its own error).
-        guard Self.isPreparable(sql), let statement = try await statements.prepared(sql, on: connection),
-            binds.count == statement.parameterTypes.count
-        else {
+        guard let statement, let bound, bound.count == statement.parameterTypes.count else {
             return try await connection.sql(queryLogLevel: .trace).execute(sql: query, onRow)
         }
-        let parameters = try zip(binds, statement.parameterTypes).map { bind, type in
-            try PostgresParameter.encode(PostgresParameter.scalar(of: bind), as: type)
-        }
+        let parameters = try zip(bound, statement.parameterTypes).map(PostgresParameter.encode)
         for row in try await statement.query.execute(parameters).get() {
             onRow(PreparedPostgresRow(row))
         }
@@ -46,10 +55,13 @@ struct PreparedPostgresConnection: SQLDatabase {
         eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
     }
 
-    /// Data statements are prepared; everything else (BEGIN, COMMIT, SET, DDL) is not worth a name.
+    /// Data statements are prepared, and the `BEGIN` and `COMMIT` every transaction runs (unnamed, each was sent
+    /// with its Parse and Describe and answered with its description: 4.6% of a replica's samples); everything else
+    /// (ROLLBACK, SAVEPOINT, SET, DDL) is not worth a name. PostgreSQL binds a prepared `COMMIT` in a failed
+    /// transaction too (`exec_bind_message` lets a transaction's exit through), where it rolls back.
     static func isPreparable(_ sql: String) -> Bool {
         let firstWord = String(decoding: sql.utf8.prefix { $0 >= 0x41 && $0 <= 0x7A }.map { $0 | 0x20 }, as: UTF8.self)
-        return ["select", "insert", "update", "delete", "with"].contains(firstWord)
+        return ["select", "insert", "update", "delete", "with", "begin", "commit"].contains(firstWord)
     }
 }
 
@@ -61,8 +73,17 @@ struct PreparedPostgresStatement: Sendable {
 
 /// The statements prepared on each open connection of a pool, forgotten when the connection closes.
 final class PreparedPostgresStatements: Sendable {
-    /// Per connection, per text: the statement, or nil for a text that runs unnamed (a parameter type not encoded here).
-    private let byConnection = Mutex<[ObjectIdentifier: [String: PreparedPostgresStatement?]]>([:])
+    /// What a statement is known by: a ledger statement by the text it was written as (with `?` for its values; a `?`
+    /// outside quotes is a value to SQLite as well, so the text says where the values are), anything else by its
+    /// serialised text.
+    enum Key: Hashable, Sendable {
+        case ledger(String)
+        case serialized(String)
+    }
+
+    /// Per connection, per key: the statement, or nil for one that runs unnamed (a parameter of a type not encoded
+    /// here).
+    private let byConnection = Mutex<[ObjectIdentifier: [Key: PreparedPostgresStatement?]]>([:])
     /// How many statements one connection keeps; past it, new texts run unnamed.
     let limit: Int
 
@@ -70,25 +91,30 @@ final class PreparedPostgresStatements: Sendable {
         self.limit = limit
     }
 
-    /// The statement `sql` prepared on `connection`: prepared on first use (two more round trips: the statement,
-    /// then the types PostgreSQL inferred), kept after; nil when it runs unnamed.
-    func prepared(_ sql: String, on connection: PostgresConnection) async throws -> PreparedPostgresStatement? {
-        let key = ObjectIdentifier(connection)
-        let (known, count) = byConnection.withLock { ($0[key]?[sql], $0[key]?.count ?? 0) }
+    /// The statement known as `key` on `connection`, its text `sql()`: prepared on first use (two more round trips:
+    /// the statement, then the types PostgreSQL inferred), kept after; nil when it runs unnamed.
+    func prepared(_ key: Key, on connection: PostgresConnection, sql: () -> String) async throws
+        -> PreparedPostgresStatement?
+    {
+        let id = ObjectIdentifier(connection)
+        let (known, count) = byConnection.withLock { ($0[id]?[key], $0[id]?.count ?? 0) }
         if let known { return known }
         guard count < limit else { return nil }
-        let query = try await connection.prepare(query: sql).get()
-        let types = try await Self.parameterTypes(of: sql, on: connection)
+        // A text not worth a name is not kept either (a migration's hundreds of DDL statements would use up the limit).
+        let text = sql()
+        guard PreparedPostgresConnection.isPreparable(text) else { return nil }
+        let query = try await connection.prepare(query: text).get()
+        let types = try await Self.parameterTypes(of: text, on: connection)
         let statement =
             types.allSatisfy(PostgresParameter.encodes)
             ? PreparedPostgresStatement(query: query, parameterTypes: types) : nil
         let isFirst = byConnection.withLock { all in
-            defer { all[key, default: [:]][sql] = .some(statement) }
-            return all[key] == nil
+            defer { all[id, default: [:]][key] = .some(statement) }
+            return all[id] == nil
         }
         if isFirst {
             connection.closeFuture.whenComplete { [weak self] _ in
-                _ = self?.byConnection.withLock { $0.removeValue(forKey: key) }
+                _ = self?.byConnection.withLock { $0.removeValue(forKey: id) }
             }
         }
         return statement
@@ -133,16 +159,38 @@ struct PreparedPostgresRow: SQLRow {
     func decodeNil(column: String) throws -> Bool { try cell(column).bytes == nil }
 
     func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
-        guard let decodable = D.self as? any PostgresDecodable.Type else {
-            throw PostgresStatementError.undecodable(column, D.self)
-        }
         let cell = try cell(column)
+        return try Self.plain(cell, as: D.self) ?? Self.decodedGenerically(cell, as: D.self)
+    }
+
+    /// Any decodable type postgres-nio decodes, through a cast of `D` to `PostgresDecodable`.
+    static func decodedGenerically<D>(_ cell: PostgresCell, as type: D.Type) throws -> D {
+        guard let decodable = D.self as? any PostgresDecodable.Type else {
+            throw PostgresStatementError.undecodable(cell.columnName, D.self)
+        }
         func decode<T: PostgresDecodable>(_: T.Type) throws -> Any { try cell.decode(T.self) }
-        guard let value = try decode(decodable) as? D else { throw PostgresStatementError.undecodable(column, D.self) }
+        guard let value = try decode(decodable) as? D else {
+            throw PostgresStatementError.undecodable(cell.columnName, D.self)
+        }
         return value
     }
 
-    private func cell(_ column: String) throws -> PostgresCell {
+    /// The ledger's usual columns read by postgres-nio's decoder for the type itself: text as `String`, an integer as
+    /// `Int64` or `Int`, a boolean as `Bool`, and optionals of them, without the cast of `D` to `PostgresDecodable`
+    /// (a lookup in the runtime's conformance tables) and the unspecialised decoding behind it. Nil for any other type.
+    static func plain<D>(_ cell: PostgresCell, as type: D.Type) throws -> D? {
+        if D.self == String.self { return unsafeBitCast(try cell.decode(String.self), to: D.self) }
+        if D.self == String?.self { return unsafeBitCast(try cell.decode(String?.self), to: D.self) }
+        if D.self == Int64.self { return unsafeBitCast(try cell.decode(Int64.self), to: D.self) }
+        if D.self == Int64?.self { return unsafeBitCast(try cell.decode(Int64?.self), to: D.self) }
+        if D.self == Int.self { return unsafeBitCast(try cell.decode(Int.self), to: D.self) }
+        if D.self == Int?.self { return unsafeBitCast(try cell.decode(Int?.self), to: D.self) }
+        if D.self == Bool.self { return unsafeBitCast(try cell.decode(Bool.self), to: D.self) }
+        if D.self == Bool?.self { return unsafeBitCast(try cell.decode(Bool?.self), to: D.self) }
+        return nil
+    }
+
+    func cell(_ column: String) throws -> PostgresCell {
         guard let cell = cells.first(where: { $0.columnName == column }) else {
             throw PostgresStatementError.missingColumn(column)
         }
@@ -152,27 +200,19 @@ struct PreparedPostgresRow: SQLRow {
 
 /// A bound value in PostgreSQL's binary format for the parameter's inferred type.
 enum PostgresParameter {
-    /// A value as bound by the ledger's queries.
-    enum Scalar: Equatable {
-        case null
-        case bool(Bool)
-        case integer(Int64)
-        case text(String)
-        case bytes([UInt8])
-    }
-
     static func encodes(_ type: PostgresDataType) -> Bool {
         [.int2, .int4, .int8, .bool, .text, .varchar, .bpchar, .name, .bytea].contains(type)
     }
 
-    /// The types the ledger binds most are read directly (a cast, where `Encodable` costs an encoder each).
-    static func scalar(of value: any Encodable & Sendable) throws -> Scalar {
+    /// A value SQLKit's serializer bound (or the ledger bound as any `Encodable`): the types bound most are read
+    /// directly (a cast, where `Encodable` costs an encoder each).
+    static func bound(of value: any Encodable & Sendable) throws -> BoundValue {
         switch value {
         case let text as String: return .text(text)
         case let integer as Int64: return .integer(integer)
         case let integer as Int: return .integer(Int64(integer))
-        case let data as Data: return .bytes(Array(data))
-        case let bytes as [UInt8]: return .bytes(bytes)
+        case let data as Data: return .bytes(data)
+        case let bytes as [UInt8]: return .bytes(Data(bytes))
         case let uuid as UUID: return .text(uuid.uuidString.lowercased())
         default:
             let encoder = ScalarEncoder()
@@ -182,7 +222,7 @@ enum PostgresParameter {
         }
     }
 
-    static func encode(_ scalar: Scalar, as type: PostgresDataType) throws -> PostgresData {
+    static func encode(_ scalar: BoundValue, as type: PostgresDataType) throws -> PostgresData {
         var buffer = ByteBuffer()
         switch (scalar, type) {
         case (.null, _):
@@ -216,7 +256,7 @@ enum PostgresParameter {
 enum PostgresStatementError: Error, CustomStringConvertible {
     case unsupported(Any.Type)
     case outOfRange(Int64, PostgresDataType)
-    case mismatch(PostgresParameter.Scalar, PostgresDataType)
+    case mismatch(BoundValue, PostgresDataType)
     case missingColumn(String)
     case undecodable(String, Any.Type)
 
@@ -231,23 +271,10 @@ enum PostgresStatementError: Error, CustomStringConvertible {
     }
 }
 
-extension PostgresParameter.Scalar {
-    /// What kind of value it is, without the value (which may be a secret).
-    var kind: String {
-        switch self {
-        case .null: "NULL"
-        case .bool: "of type Bool"
-        case .integer: "of an integer type"
-        case .text: "of type String"
-        case .bytes: "of bytes"
-        }
-    }
-}
-
 /// Captures a single scalar value (or nil); anything with structure is refused.
 private final class ScalarEncoder: Encoder, SingleValueEncodingContainer {
     /// The value once encoded.
-    private(set) var scalar: PostgresParameter.Scalar?
+    private(set) var scalar: BoundValue?
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
