@@ -17,7 +17,8 @@ struct SQLiteCheckpointerTests {
     func besideTheWriter() async throws {
         try await withFile { path in
             let source = SQLiteSessionSource(
-                path: path, checkpointStep: 16, checkpointLimit: 100_000, logger: .init(label: "test"))
+                path: path, checkpointStep: 16, checkpointFinalStep: 16, checkpointLimit: 100_000,
+                logger: .init(label: "test"))
             try await fill(source) { await source.checkpointer.settle() }
             #expect(try Self.logBytes(path) < 40 * 4_096)
             #expect(source.checkpointer.completed >= 10)
@@ -29,12 +30,42 @@ struct SQLiteCheckpointerTests {
     func writerAtTheLimit() async throws {
         try await withFile { path in
             let source = SQLiteSessionSource(
-                path: path, checkpointStep: 100_000, checkpointLimit: 32, logger: .init(label: "test"))
+                path: path, checkpointStep: 100_000, checkpointFinalStep: 100_000, checkpointLimit: 32,
+                logger: .init(label: "test"))
             try await fill(source) {}
             #expect(try Self.logBytes(path) < 40 * 4_096)
             #expect(source.checkpointer.completed == 0)
             try await source.shutdown()
         }
+    }
+
+    @Test(
+        "checkpoints come a step apart while the limit is far, then a final step apart, so the writer copies little at the limit"
+    )
+    func schedule() {
+        func requests(step: Int, finalStep: Int, limit: Int, growing growth: Int) -> [Int] {
+            var asked: [Int] = []
+            var next = SQLiteCheckpointer.nextRequest(after: 0, step: step, finalStep: finalStep, limit: limit)
+            var pages = 0
+            while pages < limit {
+                pages += growth
+                if pages < limit, pages >= next {
+                    asked.append(pages)
+                    next = SQLiteCheckpointer.nextRequest(after: pages, step: step, finalStep: finalStep, limit: limit)
+                }
+            }
+            return asked
+        }
+        #expect(
+            requests(step: 2_000, finalStep: 250, limit: 16_000, growing: 1)
+                == Array(stride(from: 2_000, through: 14_000, by: 2_000))
+                + Array(stride(from: 14_250, to: 16_000, by: 250)))
+        // Commits of many pages: a request late in the last coarse step still leaves the final ones before the limit.
+        let large = requests(step: 2_000, finalStep: 250, limit: 16_000, growing: 700)
+        #expect(large == [2_100, 4_200, 6_300, 8_400, 10_500, 12_600, 14_000, 14_700, 15_400])
+        // A step longer than the limit: every request a final step apart (none when that is as long).
+        #expect(requests(step: 100, finalStep: 10, limit: 32, growing: 1) == [10, 20, 30])
+        #expect(requests(step: 100_000, finalStep: 100_000, limit: 32, growing: 1).isEmpty)
     }
 
     @Test("below the step no checkpoint runs")

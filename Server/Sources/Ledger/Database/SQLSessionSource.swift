@@ -44,8 +44,12 @@ final class SQLiteSessionSource: SQLSessionSource {
     ///   - path: the database file, or nil for a temporary one (an in-memory ledger, which readers on other
     ///     connections must still see).
     ///   - checkpointStep: how many pages the write-ahead log grows between checkpoints beside the writer.
+    ///   - checkpointFinalStep: how many it grows between them in the last step before the limit.
     ///   - checkpointLimit: the log's length, in pages, at which the writer checkpoints itself.
-    init(path: String?, checkpointStep: Int = 500, checkpointLimit: Int = 4_000, logger: Logger) {
+    init(
+        path: String?, checkpointStep: Int = 4_000, checkpointFinalStep: Int = 250, checkpointLimit: Int = 32_000,
+        logger: Logger
+    ) {
         self.logger = logger
         isTemporary = path == nil
         self.path =
@@ -58,7 +62,9 @@ final class SQLiteSessionSource: SQLSessionSource {
         writeExecutor = ThreadPoolTaskExecutor(writerThread)
         readers = SQLiteReaderPool(
             path: self.path, threads: System.coreCount, limit: 2 * System.coreCount, logger: logger)
-        checkpointer = SQLiteCheckpointer(path: self.path, step: checkpointStep, limit: checkpointLimit, logger: logger)
+        checkpointer = SQLiteCheckpointer(
+            path: self.path, step: checkpointStep, finalStep: checkpointFinalStep, limit: checkpointLimit,
+            logger: logger)
     }
 
     /// The writer connection, opened once on the writer's thread; the log mode is set before any reader opens the file.

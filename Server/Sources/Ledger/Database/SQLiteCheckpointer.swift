@@ -12,9 +12,15 @@ import Synchronization
 /// what no reader still needs and blocks neither the writer nor a reader. But it cannot empty a log the writer keeps
 /// appending to, and only an emptied log starts again from its beginning; so at `limit` pages the writer checkpoints
 /// itself, copying only what was appended since the last background checkpoint, and the log starts again.
+///
+/// A checkpoint copies each page once however often the log holds it, so the fewer checkpoints, the fewer copies of
+/// the pages every commit changes (the tables' and time-ordered indexes' last pages, the trees' upper levels). But what
+/// the writer copies at the limit holds its commit's answer. So the steps are long while the limit is far
+/// (``nextRequest(after:)``) and `finalStep` pages apart in the last `step` before it.
 final class SQLiteCheckpointer: Sendable {
     private let path: String
     private let step: Int
+    private let finalStep: Int
     private let limit: Int
     private let logger: Logger
     private let thread = NIOThreadPool(numberOfThreads: 1)
@@ -28,14 +34,16 @@ final class SQLiteCheckpointer: Sendable {
     private let completedCount = Atomic<Int>(0)
 
     /// - Parameters:
-    ///   - step: how many pages the log grows between background checkpoints.
+    ///   - step: how many pages the log grows between background checkpoints while the limit is more than a step away.
+    ///   - finalStep: how many it grows between them in the last step before the limit (at most `step`).
     ///   - limit: the log's length, in pages, at which the writer checkpoints itself (SQLite checkpoints at 1,000).
-    init(path: String, step: Int, limit: Int, logger: Logger) {
+    init(path: String, step: Int, finalStep: Int, limit: Int, logger: Logger) {
         self.path = path
         self.step = max(1, step)
+        self.finalStep = min(max(1, finalStep), self.step)
         self.limit = max(1, limit)
         self.logger = logger
-        nextRequest = Atomic(self.step)
+        nextRequest = Atomic(Self.nextRequest(after: 0, step: self.step, finalStep: self.finalStep, limit: self.limit))
         thread._start(threadNamePrefix: "SQLC-#")
     }
 
@@ -47,16 +55,28 @@ final class SQLiteCheckpointer: Sendable {
     /// `limit`, when the writer must checkpoint itself.
     func logGrew(to pages: Int) -> Bool {
         if pages < lastLength.exchange(pages, ordering: .relaxed) {
-            nextRequest.store(step, ordering: .relaxed)  // the log started again
+            nextRequest.store(nextRequest(after: 0), ordering: .relaxed)  // the log started again
         }
         if pages >= limit {
             return true
         }
         if pages >= nextRequest.load(ordering: .relaxed) {
-            nextRequest.store(pages + step, ordering: .relaxed)
+            nextRequest.store(nextRequest(after: pages), ordering: .relaxed)
             requestCheckpoint()
         }
         return false
+    }
+
+    /// The log's length at which the next background checkpoint is asked for, one being asked for at `pages`.
+    private func nextRequest(after pages: Int) -> Int {
+        Self.nextRequest(after: pages, step: step, finalStep: finalStep, limit: limit)
+    }
+
+    /// A `step` on from `pages` while that ends a step or more before `limit`; then the start of that last step,
+    /// and `finalStep` on from there.
+    static func nextRequest(after pages: Int, step: Int, finalStep: Int, limit: Int) -> Int {
+        let coarse = pages + step
+        return coarse <= limit - step ? coarse : max(pages + finalStep, min(coarse, limit - step))
     }
 
     private func requestCheckpoint() {
