@@ -16,7 +16,7 @@ import Synchronization
 /// A checkpoint copies each page once however often the log holds it, so the fewer checkpoints, the fewer copies of
 /// the pages every commit changes (the tables' and time-ordered indexes' last pages, the trees' upper levels). But what
 /// the writer copies at the limit holds its commit's answer. So the steps are long while the limit is far
-/// (``nextRequest(after:)``) and `finalStep` pages apart in the last `step` before it.
+/// (``nextRequest(after:step:finalStep:limit:)``) and `finalStep` pages apart in the last `step` before it.
 final class SQLiteCheckpointer: Sendable {
     private let path: String
     private let step: Int
