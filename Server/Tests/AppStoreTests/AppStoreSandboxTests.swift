@@ -217,6 +217,15 @@ struct AppStoreSandboxTests {
         await #expect(throws: SandboxAppStoreError.self) {
             try await minter.mint(productID: "p", count: SandboxTransactionMinter.maxCount + 1, at: Self.now)
         }
+        let tokens = (0..<7).map { _ in UUID() }
+        let bought = try await minter.mint(
+            productID: "com.example.coins", count: 7, accountTokens: tokens, at: Self.now)
+        var carried: [UUID?] = []
+        for jws in bought { carried.append(try await verifier.verifyTransaction(jws).appAccountToken) }
+        #expect(carried == tokens, "each transaction carries its own order's UUID, in order")
+        await #expect(throws: SandboxAppStoreError.self) {
+            try await minter.mint(productID: "p", count: 7, accountTokens: Array(tokens.prefix(6)), at: Self.now)
+        }
     }
 
     @Test("a negative or huge revision or pagination token is a 400, not a crash of the whole server")

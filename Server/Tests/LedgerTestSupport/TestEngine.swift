@@ -73,6 +73,25 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
         }
     }
 
+    /// Two pools on one fresh database of this engine: two replicas.
+    public func withTwoPools(_ body: (SQLLedger, SQLLedger) async throws -> Void) async throws {
+        try await withDatabaseURL { url in
+            let (one, two) = (
+                try LedgerDatabase(url: url, logger: TestLog.logger),
+                try LedgerDatabase(url: url, logger: TestLog.logger)
+            )
+            do {
+                try await body(SQLLedger(database: one), SQLLedger(database: two))
+            } catch {
+                try? await one.shutdown()
+                try? await two.shutdown()
+                throw error
+            }
+            try await one.shutdown()
+            try await two.shutdown()
+        }
+    }
+
     private static func migrate(_ url: DatabaseURL) async throws {
         let database = try LedgerDatabase(url: url, logger: TestLog.logger)
         do {

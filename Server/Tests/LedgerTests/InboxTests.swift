@@ -242,11 +242,17 @@ struct ChainLedgerTests {
             let queries =
                 [("r3", "o1"), ("r4", "o1"), ("r3", nil), ("r5", "o2"), ("r5", nil)].map {
                     PaymentQuery(channel: .appStore, providerTransactionID: $0, chainOf: $1)
-                } + [PaymentQuery(channel: .alipay, providerTransactionID: "r3", chainOf: "o1")]
+                } + [
+                    PaymentQuery(channel: .alipay, providerTransactionID: "r3", chainOf: "o1"),
+                    PaymentQuery(
+                        channel: .appStore, providerTransactionID: "r6", chainOf: "o1", order: order.orderUUID),
+                    PaymentQuery(channel: .appStore, providerTransactionID: "r3", chainOf: nil, order: order.orderUUID),
+                    PaymentQuery(channel: .appStore, providerTransactionID: "r7", chainOf: nil, order: UUID()),
+                ]
             for (index, query) in queries.enumerated() {
                 let signal = InboxTests.signal("submission \(index)", kind: .submission)
-                let alone = try await ledger.payment(
-                    channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
+                let alone = try await ledger.payment(query)
+                #expect((alone.namedOrder?.orderNo == order.orderNo) == (query.order == order.orderUUID), "\(query)")
                 let first = try await ledger.atomically { ledger in
                     try await ledger.storeInbound(signal, appliedAt: Fixtures.now, lookingUp: query)
                 }

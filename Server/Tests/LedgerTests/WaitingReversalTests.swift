@@ -124,7 +124,7 @@ struct StrandedReversalTests {
         "PostgreSQL: a REFUND_REVERSED that finds nothing reversed while another replica applies the refund waits, and the sweep applies it",
         .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
     func reinstatementRace() async throws {
-        try await Self.onTwoPools { reinstating, refunding in
+        try await TestEngine.postgres.withTwoPools { reinstating, refunding in
             let version = try await reinstating.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let order = try await reinstating.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
                 .order
@@ -159,7 +159,7 @@ struct StrandedReversalTests {
         "PostgreSQL: a refund reversed while another replica records its payment waits, and the sweep applies it",
         .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
     func race() async throws {
-        try await Self.onTwoPools { recording, refunding in
+        try await TestEngine.postgres.withTwoPools { recording, refunding in
             let version = try await recording.saveCatalog(Fixtures.catalog, at: Fixtures.now)
             let order = try await recording.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
                 .order
@@ -179,25 +179,6 @@ struct StrandedReversalTests {
             #expect(try await refunding.applyStrandedReversals(at: Fixtures.now, limit: 10) == 1)
             #expect(try await recording.order(number: order.orderNo)?.status == .refunded)
             #expect(try await recording.holdings(userID: order.userID, at: Fixtures.now).balances.first?.amount == 0)
-        }
-    }
-
-    /// Two pools on one fresh PostgreSQL database: two replicas.
-    private static func onTwoPools(_ body: (SQLLedger, SQLLedger) async throws -> Void) async throws {
-        try await TestEngine.postgres.withDatabaseURL { url in
-            let (one, two) = (
-                try LedgerDatabase(url: url, logger: TestLog.logger),
-                try LedgerDatabase(url: url, logger: TestLog.logger)
-            )
-            do {
-                try await body(SQLLedger(database: one), SQLLedger(database: two))
-            } catch {
-                try? await one.shutdown()
-                try? await two.shutdown()
-                throw error
-            }
-            try await one.shutdown()
-            try await two.shutdown()
         }
     }
 

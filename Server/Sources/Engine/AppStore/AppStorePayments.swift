@@ -185,7 +185,7 @@ public struct AppStorePayments: Sendable {
     private static func lookupQuery(_ purchase: AppStorePurchase) -> PaymentQuery {
         PaymentQuery(
             channel: .appStore, providerTransactionID: purchase.transactionID,
-            chainOf: purchase.familyShared ? nil : purchase.originalTransactionID)
+            chainOf: purchase.familyShared ? nil : purchase.originalTransactionID, order: purchase.orderUUID)
     }
 
     /// Records what verification found, for `submitter`.
@@ -308,16 +308,11 @@ public struct AppStorePayments: Sendable {
             paid.revoked = false
             return try await record(paid, submitter: submitter, cause: cause, evidence: evidence, in: scope)
         }
-        // Whose subscription chain it is, and whether signals wait for its owner, asked with the payment: adoption,
-        // the history pull and the waiting signals below need them.
+        // Whose subscription chain it is, whether signals wait for its owner, and the order it names, asked with the
+        // payment: the binding, adoption, the history pull and the waiting signals below need them.
         let query = Self.lookupQuery(purchase)
         let lookup =
-            if let prefetched = scope.prefetched?.take(query) {
-                prefetched
-            } else {
-                try await ledger.payment(
-                    channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
-            }
+            if let prefetched = scope.prefetched?.take(query) { prefetched } else { try await ledger.payment(query) }
         let chainOwner = lookup.chainOwner
         if let recorded = lookup.payment {
             if let periodEnd = purchase.periodEnd {
@@ -338,7 +333,7 @@ public struct AppStorePayments: Sendable {
 
         guard
             let binding = try await binding(
-                for: purchase, product: product, submitter: submitter, chainOwner: chainOwner, in: ledger)
+                for: purchase, product: product, submitter: submitter, lookup: lookup, in: ledger)
         else {
             throw AppStoreSubmissionError.unbound(id)
         }
@@ -406,18 +401,17 @@ public struct AppStorePayments: Sendable {
 
     /// The order a new purchase is recorded against, or the user an order is adopted for; nil when it names no user
     /// at all (a notification for a transaction that names no order of ours and renews nothing we know).
-    /// `chainOwner` owns the purchase's subscription chain (nil for a family-shared purchase).
+    /// `lookup` (``lookupQuery(_:)``'s) has the order the purchase names and the owner of its subscription chain (nil
+    /// for a family-shared purchase).
     private func binding(
-        for purchase: AppStorePurchase, product: CatalogProduct, submitter: String?, chainOwner: String?,
+        for purchase: AppStorePurchase, product: CatalogProduct, submitter: String?, lookup: PaymentLookup,
         in ledger: any LedgerWrite
     )
         async throws
         -> Binding?
     {
         var owner = submitter
-        if let uuid = purchase.orderUUID, let bound = try await ledger.order(uuid: uuid),
-            bound.channel == .appStore
-        {
+        if let bound = lookup.namedOrder, bound.channel == .appStore {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
             owner = bound.userID
         } else if let legacy = purchase.legacyBinding,
@@ -426,7 +420,7 @@ public struct AppStorePayments: Sendable {
         {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
             owner = bound.userID
-        } else if let chainOwner {
+        } else if let chainOwner = lookup.chainOwner {
             // A subscription chain belongs to whoever owns any transaction of it: the app may have submitted a
             // renewal only, never the original purchase.
             owner = chainOwner

@@ -112,7 +112,7 @@ public final class LedgerDatabase: Sendable {
                     body: { db in
                         let connection = WriteConnection(
                             base: db, database: id, deferred: DeferredInserts(), failure: FirstError(),
-                            createdOrders: CreatedOrders(), keepsWebhookEvents: keepsWebhookEvents)
+                            heldOrders: HeldOrders(), keepsWebhookEvents: keepsWebhookEvents)
                         let result = try await body(connection)
                         if let error = connection.failure.recorded { throw error }
                         try await connection.deferred.flush(db)

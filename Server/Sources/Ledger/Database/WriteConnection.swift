@@ -15,8 +15,8 @@ struct WriteConnection: InsertedRowIDs {
     let deferred: DeferredInserts
     /// The first error a joined part threw: it fails the whole write, even if its caller went on.
     let failure: LedgerDatabase.FirstError
-    /// Orders inserted by this write, for its later steps.
-    let createdOrders: CreatedOrders
+    /// Orders this write inserted or read locked, for its later steps.
+    let heldOrders: HeldOrders
     /// ``LedgerDatabase/keepsWebhookEvents`` of its database.
     let keepsWebhookEvents: Bool
 

@@ -29,10 +29,10 @@ public protocol OrderBook: Sendable {
     /// The order and user a provider transaction was recorded for, if it was.
     func payment(channel: Channel, providerTransactionID: String) async throws -> RecordedPayment?
 
-    /// In one read: the payment recorded for a provider transaction, and about the subscription chain whose original
-    /// transaction is `originalTransactionID` (nil: none asked), its owner and whether signals wait for one.
-    func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?) async throws
-        -> PaymentLookup
+    /// In one read: the payment recorded for a provider transaction; about the subscription chain the query names, its
+    /// owner and whether signals wait for one; and the order it names. In a write, that order is read locked and held
+    /// for the write's payment of it.
+    func payment(_ query: PaymentQuery) async throws -> PaymentLookup
 
     /// Every provider transaction recorded against the order, oldest first.
     func payments(orderNo: String) async throws -> [RecordedPayment]
@@ -86,5 +86,15 @@ extension OrderBook {
         async throws
     {
         try await note(orderNo: orderNo, kind: kind, cause: cause, evidence: evidence, at: date, atMost: nil)
+    }
+
+    /// In one read: the payment recorded for a provider transaction, and about the subscription chain whose original
+    /// transaction is `originalTransactionID` (nil: none asked), its owner and whether signals wait for one.
+    public func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?)
+        async throws -> PaymentLookup
+    {
+        try await payment(
+            PaymentQuery(channel: channel, providerTransactionID: providerTransactionID, chainOf: originalTransactionID)
+        )
     }
 }

@@ -155,19 +155,24 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
     case paymentIDConflict = "payment_id_conflict"
 }
 
-/// What recording a provider transaction needs to know first, read at once: whether it is recorded, and who owns its
-/// subscription chain and whether stored signals wait for that owner.
-/// A provider transaction to look up and, for the App Store, the subscription chain whose owner is wanted.
+/// What recording a provider transaction needs to know first, read at once: whether it is recorded, who owns its
+/// subscription chain and whether stored signals wait for that owner, and the order it names.
+/// A provider transaction to look up and, for the App Store, the subscription chain whose owner is wanted and the
+/// order the transaction names.
 public struct PaymentQuery: Sendable, Hashable {
     public var channel: Channel
     public var providerTransactionID: String
     /// The chain's original transaction ID; nil when its owner is not wanted.
     public var chainOf: String?
+    /// The UUID of the order the transaction names (an App Store transaction's `appAccountToken`); nil when none is
+    /// wanted.
+    public var order: UUID?
 
-    public init(channel: Channel, providerTransactionID: String, chainOf: String?) {
+    public init(channel: Channel, providerTransactionID: String, chainOf: String?, order: UUID? = nil) {
         self.channel = channel
         self.providerTransactionID = providerTransactionID
         self.chainOf = chainOf
+        self.order = order
     }
 }
 
@@ -178,6 +183,9 @@ public struct PaymentLookup: Sendable, Hashable {
     public var chainOwner: String?
     /// Whether stored signals wait for its chain to gain an owner.
     public var signalsAwaitChain: Bool
+    /// The order ``PaymentQuery/order`` names, if there is one. Looked up in a write, it is read locked and held for
+    /// the write's payment of it (``HeldOrders``): paying it reads it no second time.
+    public var namedOrder: Order?
 }
 
 /// A provider transaction as the ledger recorded it.

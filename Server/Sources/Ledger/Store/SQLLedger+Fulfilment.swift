@@ -148,12 +148,13 @@ extension SQLLedger {
         return .fulfilled(fulfilled)
     }
 
-    /// The order a payment is for, locked: the one this write has just created is passed on, not read again.
+    /// The order a payment is for, locked: one this write has just created or read locked is passed on, not read
+    /// again.
     private static func orderToFulfil(_ db: any SQLDatabase, orderNo: String) async throws -> (
         id: Int64, order: Order, catalogVersionID: Int64
     )? {
-        if let created = LedgerDatabase.createdOrders(db)?.take(orderNo: orderNo) {
-            return (created.id, created.order, created.catalogVersionID)
+        if let held = LedgerDatabase.heldOrders(db)?.take(orderNo: orderNo) {
+            return (held.id, held.order, held.catalogVersionID)
         }
         return try await loadOrderRow(db, where: "order_no", orderNo, forUpdate: true)
     }

@@ -14,39 +14,65 @@ extension SQLLedger {
         }
     }
 
-    public func payment(channel: Channel, providerTransactionID: String, chainOf originalTransactionID: String?)
-        async throws
-        -> PaymentLookup
-    {
-        let query = PaymentQuery(
-            channel: channel, providerTransactionID: providerTransactionID, chainOf: originalTransactionID)
-        return try await database.read(joining: write) { db in
-            guard let row = try await db.sql(Self.lookup(query)).first() else {
+    public func payment(_ query: PaymentQuery) async throws -> PaymentLookup {
+        try await database.read(joining: write) { db in
+            guard let row = try await db.sql(Self.lookup(query, locking: Self.locksOrders(db))).first() else {
                 throw LedgerCorruption(detail: "a lookup of one row returned none")
             }
-            return try Self.decodeLookup(row)
+            return try Self.decodeLookup(row, query, in: db)
         }
     }
 
-    /// The lookup of `query` as one row whatever is found: the payment's columns are NULL when it is not recorded.
-    static func lookup(_ query: PaymentQuery) -> LedgerSQL {
-        """
-        SELECT \(unsafeRaw: Self.paymentColumns), (
-            SELECT c.user_id FROM payment_transactions c
-            WHERE c.channel = \(bind: query.channel.rawValue) AND c.original_txn_id = \(bind: query.chainOf)
-            ORDER BY c.id LIMIT 1) AS chain_owner,
-            (SELECT COUNT(*) FROM inbox i WHERE i.chain = \(bind: query.chainOf) AND i.processed_at IS NULL) AS awaiting
-        FROM (SELECT 1 AS probe) AS probe
-        LEFT JOIN payment_transactions p ON p.channel = \(bind: query.channel.rawValue) AND p.provider_txn_id = \(bind: query.providerTransactionID)
-        LEFT JOIN orders o ON o.id = p.order_id
-        """
+    /// The lookup of `query` as one row whatever is found: the payment's columns are NULL when it is not recorded,
+    /// the named order's (``namedOrderColumns``) when there is none or none was asked. `locking`: the named order is
+    /// locked (`FOR UPDATE`) as a payment of it would (``locksOrders(_:)``).
+    static func lookup(_ query: PaymentQuery, locking: Bool = false) -> LedgerSQL {
+        var lookup: LedgerSQL = """
+            SELECT \(unsafeRaw: Self.paymentColumns), (
+                SELECT c.user_id FROM payment_transactions c
+                WHERE c.channel = \(bind: query.channel.rawValue) AND c.original_txn_id = \(bind: query.chainOf)
+                ORDER BY c.id LIMIT 1) AS chain_owner,
+                (SELECT COUNT(*) FROM inbox i WHERE i.chain = \(bind: query.chainOf) AND i.processed_at IS NULL) AS awaiting
+            """
+        if let order = query.order {
+            let lock = locking ? " FOR UPDATE" : ""
+            lookup += """
+                , named.* FROM (SELECT 1 AS probe) AS probe
+                LEFT JOIN (SELECT \(unsafeRaw: Self.namedOrderColumns) FROM orders
+                           WHERE order_uuid = \(bind: order.uuidString.lowercased())\(unsafeRaw: lock)) AS named ON TRUE
+                """
+        } else {
+            lookup += " FROM (SELECT 1 AS probe) AS probe"
+        }
+        return lookup + """
+
+            LEFT JOIN payment_transactions p ON p.channel = \(bind: query.channel.rawValue) AND p.provider_txn_id = \(bind: query.providerTransactionID)
+            LEFT JOIN orders o ON o.id = p.order_id
+            """
     }
 
-    static func decodeLookup(_ row: any SQLRow) throws -> PaymentLookup {
-        PaymentLookup(
+    /// Whether a read on `db` that a payment will rely on locks its order: in a write on PostgreSQL (SQLite's writer
+    /// is alone, and a read outside a write locks nothing).
+    static func locksOrders(_ db: any SQLDatabase) -> Bool {
+        LedgerDatabase.heldOrders(db) != nil && db.dialect.name == "postgresql"
+    }
+
+    /// The row of `query`'s lookup (``lookup(_:locking:)``); a named order found in a write is held for its payment
+    /// (``HeldOrders``).
+    static func decodeLookup(_ row: any SQLRow, _ query: PaymentQuery, in db: any SQLDatabase) throws -> PaymentLookup {
+        var named: (id: Int64, order: Order, catalogVersionID: Int64)?
+        if query.order != nil, try !row.decodeNil(column: OrderColumns.named.id) {
+            named = try decodeOrderRow(row, .named)
+        }
+        if let named {
+            LedgerDatabase.heldOrders(db)?.add(
+                .init(id: named.id, order: named.order, catalogVersionID: named.catalogVersionID))
+        }
+        return PaymentLookup(
             payment: try row.decode(column: "provider_txn_id", as: String?.self) == nil ? nil : try decodePayment(row),
             chainOwner: try row.decode(column: "chain_owner", as: String?.self),
-            signalsAwaitChain: try row.decode(column: "awaiting", as: Int64.self) > 0)
+            signalsAwaitChain: try row.decode(column: "awaiting", as: Int64.self) > 0,
+            namedOrder: named?.order)
     }
 
     public func payments(orderNo: String) async throws -> [RecordedPayment] {

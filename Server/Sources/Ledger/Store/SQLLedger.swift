@@ -105,7 +105,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             let outcome: OrderCreation? = try await database.transaction(joining: write) { db in
                 if let id = try await db.insertedID(Self.orderInsert(new, as: candidate)) {
                     let order = Self.created(new, as: candidate)
-                    LedgerDatabase.createdOrders(db)?.add(
+                    LedgerDatabase.heldOrders(db)?.add(
                         .init(id: id, order: order, catalogVersionID: new.catalogVersionID))
                     try await Self.recordCreation(db, orderID: id, order, new)
                     return .created(order)
@@ -238,11 +238,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         guard database.engine == .postgres else {
             // SQLite takes no data-changing WITH, and a statement more costs it no round trip.
             let entry = try await storeInbound(signal, appliedAt: date)
-            return (
-                entry,
-                try await payment(
-                    channel: query.channel, providerTransactionID: query.providerTransactionID, chainOf: query.chainOf)
-            )
+            return (entry, try await payment(query))
         }
         let (headers, sha) = try Self.inboxKey(signal)
         let segment = InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
@@ -253,11 +249,11 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                 let row = try await db.sql(
                     """
                     WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date, segment: segment)) RETURNING id)
-                    SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query))) AS lookup
+                    SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query, locking: Self.locksOrders(db)))) AS lookup
                     """
                 ).first()
             else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
-            let lookup = try Self.decodeLookup(row)
+            let lookup = try Self.decodeLookup(row, query, in: db)
             if let id = try row.decode(column: "inbox_id", as: Int64?.self) {
                 return (InboxEntry(id: id, isNew: true, processed: true), lookup)
             }
@@ -623,6 +619,10 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     static let orderColumns =
         "id, order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor, currency, created_at, updated_at, sandbox"
 
+    /// ``orderColumns`` named as ``OrderColumns/named`` reads them: beside another table's columns in one row.
+    static let namedOrderColumns = orderColumns.split(separator: ", ").map { "\($0) AS named_\($0)" }.joined(
+        separator: ", ")
+
     static func loadOrder(
         _ db: any SQLDatabase, where column: String, _ value: some Encodable & Sendable, forUpdate: Bool = false
     )
@@ -645,27 +645,76 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                 """
             ).first()
         else { return nil }
-        return (
-            try row.decode(column: "id", as: Int64.self), try decodeOrder(row),
-            try row.decode(column: "catalog_version_id", as: Int64.self)
+        return try decodeOrderRow(row, .plain)
+    }
+
+    /// The order, its row id and its catalog version, read by `columns`' names.
+    static func decodeOrderRow(_ row: any SQLRow, _ columns: OrderColumns) throws -> (
+        id: Int64, order: Order, catalogVersionID: Int64
+    ) {
+        (
+            try row.decode(column: columns.id, as: Int64.self), try decodeOrder(row, columns),
+            try row.decode(column: columns.catalogVersionID, as: Int64.self)
         )
     }
 
     static func decodeOrder(_ row: any SQLRow) throws -> Order {
-        let uuidText = try row.decode(column: "order_uuid", as: String.self)
+        try decodeOrder(row, .plain)
+    }
+
+    static func decodeOrder(_ row: any SQLRow, _ columns: OrderColumns) throws -> Order {
+        let uuidText = try row.decode(column: columns.orderUUID, as: String.self)
         guard let uuid = UUID(uuidString: uuidText),
-            let channel = Channel(rawValue: try row.decode(column: "channel", as: String.self)),
-            let status = OrderStatus(rawValue: try row.decode(column: "status", as: String.self)),
-            let currency = CurrencyCode(try row.decode(column: "currency", as: String.self))
+            let channel = Channel(rawValue: try row.decode(column: columns.channel, as: String.self)),
+            let status = OrderStatus(rawValue: try row.decode(column: columns.status, as: String.self)),
+            let currency = CurrencyCode(try row.decode(column: columns.currency, as: String.self))
         else { throw LedgerCorruption(detail: "order row \(uuidText) has a value this build does not know") }
         return Order(
-            orderNo: try row.decode(column: "order_no", as: String.self), orderUUID: uuid,
-            userID: try row.decode(column: "user_id", as: String.self),
-            productID: try row.decode(column: "product_id", as: String.self), channel: channel, status: status,
-            amount: Money(amountMinor: try row.decode(column: "amount_minor", as: Int64.self), currency: currency),
-            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self)),
-            sandbox: try row.decode(column: "sandbox", as: Bool.self))
+            orderNo: try row.decode(column: columns.orderNo, as: String.self), orderUUID: uuid,
+            userID: try row.decode(column: columns.userID, as: String.self),
+            productID: try row.decode(column: columns.productID, as: String.self), channel: channel, status: status,
+            amount: Money(
+                amountMinor: try row.decode(column: columns.amountMinor, as: Int64.self), currency: currency),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: columns.createdAt, as: Int64.self)),
+            updatedAt: Date(millisecondsSince1970: try row.decode(column: columns.updatedAt, as: Int64.self)),
+            sandbox: try row.decode(column: columns.sandbox, as: Bool.self))
+    }
+
+    /// The names an order's columns are read by in a row: the table's own (``orderColumns``), or with `named_` before
+    /// each (``namedOrderColumns``, a lookup's named order).
+    struct OrderColumns: Sendable {
+        let id: String
+        let orderNo: String
+        let orderUUID: String
+        let userID: String
+        let productID: String
+        let catalogVersionID: String
+        let channel: String
+        let status: String
+        let amountMinor: String
+        let currency: String
+        let createdAt: String
+        let updatedAt: String
+        let sandbox: String
+
+        static let plain = OrderColumns(prefix: "")
+        static let named = OrderColumns(prefix: "named_")
+
+        private init(prefix: String) {
+            id = prefix + "id"
+            orderNo = prefix + "order_no"
+            orderUUID = prefix + "order_uuid"
+            userID = prefix + "user_id"
+            productID = prefix + "product_id"
+            catalogVersionID = prefix + "catalog_version_id"
+            channel = prefix + "channel"
+            status = prefix + "status"
+            amountMinor = prefix + "amount_minor"
+            currency = prefix + "currency"
+            createdAt = prefix + "created_at"
+            updatedAt = prefix + "updated_at"
+            sandbox = prefix + "sandbox"
+        }
     }
 }
 

@@ -4,6 +4,7 @@ public enum SandboxAppStoreError: Error, CustomStringConvertible {
     case unknownTransaction(String)
     case badPeriod(String)
     case tooMany(Int, limit: Int)
+    case tooFewAccountTokens(Int, count: Int)
     case notDue(String, Date)
     case notBilled(String)
     case stillRenews(String)
@@ -12,6 +13,7 @@ public enum SandboxAppStoreError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .tooMany(let count, let limit): "\(count) transactions asked for; 0 to \(limit) at a time"
+        case .tooFewAccountTokens(let tokens, let count): "\(tokens) account tokens for \(count) transactions"
         case .unknownTransaction(let id): "no transaction \(id)"
         case .badPeriod(let text): "'\(text)' is not a period like P7D, P1M or P1Y"
         case .notDue(let id, let end):

@@ -19,11 +19,16 @@ public struct SandboxTransactionMinter: Sendable {
     /// `count` consumable purchases of `productID` — or, with `subscription`, first purchases of an auto-renewable
     /// subscription, each a chain of its own, for 30 days — numbered from a transaction id no sandbox purchase uses
     /// (ids start at 3×10¹⁸ plus the clock's milliseconds times a million, so runs a millisecond apart never collide).
-    public func mint(productID: String, count: Int, subscription: Bool = false, at date: Date) async throws
-        -> [String]
-    {
+    /// With `accountTokens` (at least `count`), the i-th transaction carries the i-th as its `appAccountToken`, as a
+    /// purchase StoreKit made for an order does.
+    public func mint(
+        productID: String, count: Int, subscription: Bool = false, accountTokens: [UUID]? = nil, at date: Date
+    ) async throws -> [String] {
         guard (0...Self.maxCount).contains(count) else {
             throw SandboxAppStoreError.tooMany(count, limit: Self.maxCount)
+        }
+        if let accountTokens, accountTokens.count < count {
+            throw SandboxAppStoreError.tooFewAccountTokens(accountTokens.count, count: count)
         }
         let now = date.millisecondsSince1970
         let first = 3_000_000_000_000_000_000 + (now % 1_000_000_000_000) * 1_000_000
@@ -38,6 +43,9 @@ public struct SandboxTransactionMinter: Sendable {
                             id: String(first + Int64(index)), originalTransactionID: nil, bundleID: bundleID,
                             productID: productID, type: subscription ? SandboxAppStore.autoRenewable : "Consumable",
                             at: now, familyShared: false)
+                        if let token = accountTokens?[index] {
+                            payload["appAccountToken"] = token.uuidString.lowercased()
+                        }
                         if subscription {
                             payload["expiresDate"] = now + 30 * 86_400_000
                             payload["subscriptionGroupIdentifier"] = SandboxAppStore.subscriptionGroup

@@ -27,6 +27,12 @@ struct SandboxMintCommand: AsyncParsableCommand {
         help: "First purchases of an auto-renewable subscription (30 days, each a chain of its own), not consumables.")
     var subscription = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A file of order UUIDs, one a line: the i-th transaction carries the i-th as its appAccountToken.",
+            valueName: "file"))
+    var accountTokens: String?
+
     func validate() throws {
         guard (1...SandboxTransactionMinter.maxCount).contains(count) else {
             throw ValidationError("--count must be 1 to \(SandboxTransactionMinter.maxCount)")
@@ -38,8 +44,9 @@ struct SandboxMintCommand: AsyncParsableCommand {
 
     func run() async throws {
         let loaded = try await settings.load()
+        let tokens = try accountTokens.map(Self.uuids(in:))
         let signed = try await SandboxProviders.appStoreMinter(settings: loaded.server).mint(
-            productID: product, count: count, subscription: subscription, at: Date())
+            productID: product, count: count, subscription: subscription, accountTokens: tokens, at: Date())
         var output = Data()
         output.reserveCapacity(1 << 20)
         for jws in signed {
@@ -51,5 +58,25 @@ struct SandboxMintCommand: AsyncParsableCommand {
             }
         }
         FileHandle.standardOutput.write(output)
+    }
+
+    /// The UUIDs of `path`, one a line (blank lines skipped).
+    static func uuids(in path: String) throws -> [UUID] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("--account-tokens: cannot read \(path): \(error.localizedDescription)")
+        }
+        var tokens: [UUID] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { continue }
+            guard let uuid = UUID(uuidString: trimmed) else {
+                throw ValidationError("--account-tokens: line \(number + 1) of \(path) is not a UUID")
+            }
+            tokens.append(uuid)
+        }
+        return tokens
     }
 }

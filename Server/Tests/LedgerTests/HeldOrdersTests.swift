@@ -1,0 +1,154 @@
+import Foundation
+import Ledger
+import LedgerTestSupport
+import OrderSafeModel
+import Testing
+
+/// An order created and paid in one write, or named by a payment's lookup and paid in the same write, is not read again
+/// by its payment: what the write inserted or read is passed on, unless the write changed it in between; on
+/// PostgreSQL the lookup's read locks it, so no other replica changes it in between either.
+@Suite("Ledger: an order a write created or looked up is passed on to its payment")
+struct HeldOrdersTests {
+    @Test("created and paid in one write: fulfilled, as the stored row says", arguments: TestEngine.available)
+    func createdThenPaid(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let outcome = try await ledger.atomically { ledger in
+                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                    .order
+                return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            }
+            guard case .fulfilled(let fulfilled) = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
+            #expect(try await ledger.order(number: fulfilled.orderNo) == fulfilled)
+            #expect(try await ledger.holdings(userID: "user-a", at: Fixtures.now).balances.first?.amount == 60)
+        }
+    }
+
+    @Test(
+        "created, then cancelled, then paid in one write: the payment sees the cancelled order and is flagged",
+        arguments: TestEngine.available)
+    func changedBeforePaid(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let outcome = try await ledger.atomically { ledger in
+                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                    .order
+                _ = try await ledger.transition(
+                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .app, evidence: nil,
+                    at: Fixtures.now)
+                return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            }
+            guard case .flagged(let flagged, .orderAlreadySettled) = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
+            #expect(try await ledger.order(number: flagged.orderNo) == flagged)
+            #expect(
+                try await ledger.events(orderNo: flagged.orderNo).map(\.kind.rawValue) == [
+                    "created", "cancelled", "flagged:order_already_settled",
+                ])
+        }
+    }
+
+    @Test(
+        "named by a payment's lookup, then paid in one write: the lookup has it, and it is fulfilled as stored",
+        arguments: TestEngine.available)
+    func lookedUpThenPaid(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
+            let (named, outcome) = try await ledger.atomically { ledger in
+                let lookup = try await ledger.payment(Self.query("t1", naming: order))
+                return (
+                    lookup.namedOrder, try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+                )
+            }
+            #expect(named == order)
+            guard case .fulfilled(let fulfilled) = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
+            #expect(try await ledger.order(number: fulfilled.orderNo) == fulfilled)
+            #expect(try await ledger.holdings(userID: "user-a", at: Fixtures.now).balances.first?.amount == 60)
+            let unknown = try await ledger.payment(
+                PaymentQuery(channel: .appStore, providerTransactionID: "t2", chainOf: nil, order: UUID()))
+            #expect(unknown.namedOrder == nil && unknown.payment == nil)
+        }
+    }
+
+    @Test(
+        "named by a payment's lookup, cancelled, then paid in one write: the payment sees the cancelled order",
+        arguments: TestEngine.available)
+    func lookedUpChangedThenPaid(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
+            let outcome = try await ledger.atomically { ledger in
+                _ = try await ledger.payment(Self.query("t1", naming: order))
+                _ = try await ledger.transition(
+                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .app, evidence: nil,
+                    at: Fixtures.now)
+                return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            }
+            guard case .flagged(let flagged, .orderAlreadySettled) = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
+            #expect(try await ledger.order(number: flagged.orderNo) == flagged)
+        }
+    }
+
+    /// Without the lock, the other replica's cancellation would commit in between, and the payment would pay the
+    /// order as the lookup read it (created), over the cancellation.
+    @Test(
+        "PostgreSQL: the order a lookup in a write named is locked until it commits: another replica's cancellation waits and then finds it paid",
+        .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"), arguments: [false, true])
+    func lookupLocksTheNamedOrder(withInboxEntry: Bool) async throws {
+        try await TestEngine.postgres.withTwoPools { paying, cancelling in
+            let version = try await paying.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let order = try await paying.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
+            let (looked, lookedUp) = AsyncStream<Void>.makeStream()
+            let (gate, opening) = AsyncStream<Void>.makeStream()
+            async let paid = paying.atomically { ledger in
+                if withInboxEntry {
+                    _ = try await ledger.storeInbound(
+                        InboxTests.signal("submission", kind: .submission), appliedAt: Fixtures.now,
+                        lookingUp: Self.query("t1", naming: order))
+                } else {
+                    _ = try await ledger.payment(Self.query("t1", naming: order))
+                }
+                lookedUp.yield()
+                var waiting = gate.makeAsyncIterator()
+                _ = await waiting.next()
+                return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            }
+            var lookup = looked.makeAsyncIterator()
+            _ = await lookup.next()
+            let cancellation = Task {
+                try await cancelling.transition(
+                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .app, evidence: nil,
+                    at: Fixtures.now)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            opening.yield()
+            guard case .fulfilled(let fulfilled) = try await paid else {
+                Issue.record("the payment was not fulfilled")
+                return
+            }
+            #expect(try await cancellation.value == fulfilled, "the cancellation found the order paid")
+            #expect(try await cancelling.order(number: order.orderNo) == fulfilled)
+            let events = try await cancelling.events(orderNo: order.orderNo)
+            #expect(!events.contains { $0.toStatus == .cancelled }, "\(events.map(\.kind.rawValue))")
+        }
+    }
+
+    private static func query(_ transaction: String, naming order: Order) -> PaymentQuery {
+        PaymentQuery(channel: .appStore, providerTransactionID: transaction, chainOf: nil, order: order.orderUUID)
+    }
+}
