@@ -155,8 +155,6 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
     case paymentIDConflict = "payment_id_conflict"
 }
 
-/// What recording a provider transaction needs to know first, read at once: whether it is recorded, who owns its
-/// subscription chain and whether stored signals wait for that owner, and the order it names.
 /// A provider transaction to look up and, for the App Store, the subscription chain whose owner is wanted and the
 /// order the transaction names.
 public struct PaymentQuery: Sendable, Hashable {
@@ -176,6 +174,8 @@ public struct PaymentQuery: Sendable, Hashable {
     }
 }
 
+/// What recording a provider transaction needs to know first, read at once: whether it is recorded, who owns its
+/// subscription chain and whether stored signals wait for that owner, and the order it names.
 public struct PaymentLookup: Sendable, Hashable {
     /// The payment recorded for it, if it was.
     public var payment: RecordedPayment?
