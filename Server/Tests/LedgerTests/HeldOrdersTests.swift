@@ -9,14 +9,22 @@ import Testing
 /// PostgreSQL the lookup's read locks it, so no other replica changes it in between either.
 @Suite("Ledger: an order a write created or looked up is passed on to its payment")
 struct HeldOrdersTests {
-    @Test("created and paid in one write: fulfilled, as the stored row says", arguments: TestEngine.available)
-    func createdThenPaid(engine: TestEngine) async throws {
+    /// How the write comes to hold the order it pays.
+    enum Holding: String, CaseIterable, Sendable {
+        /// It creates the order.
+        case created
+        /// The order was created before, and the write's payment lookup names it.
+        case lookedUp
+    }
+
+    @Test(
+        "held and paid in one write: fulfilled, as the stored row says", arguments: TestEngine.available,
+        Holding.allCases)
+    func heldThenPaid(engine: TestEngine, holding: Holding) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let outcome = try await ledger.atomically { ledger in
-                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
-                    .order
-                return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
+            let outcome = try await Self.holding(holding, version, ledger) { order, ledger in
+                try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
             }
             guard case .fulfilled(let fulfilled) = outcome else {
                 Issue.record("\(outcome)")
@@ -24,18 +32,19 @@ struct HeldOrdersTests {
             }
             #expect(try await ledger.order(number: fulfilled.orderNo) == fulfilled)
             #expect(try await ledger.holdings(userID: "user-a", at: Fixtures.now).balances.first?.amount == 60)
+            let unknown = try await ledger.payment(
+                PaymentQuery(channel: .appStore, providerTransactionID: "t2", chainOf: nil, order: UUID()))
+            #expect(unknown.namedOrder == nil && unknown.payment == nil)
         }
     }
 
     @Test(
-        "created, then cancelled, then paid in one write: the payment sees the cancelled order and is flagged",
-        arguments: TestEngine.available)
-    func changedBeforePaid(engine: TestEngine) async throws {
+        "held, then cancelled, then paid in one write: the payment sees the cancelled order and is flagged",
+        arguments: TestEngine.available, Holding.allCases)
+    func changedBeforePaid(engine: TestEngine, holding: Holding) async throws {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let outcome = try await ledger.atomically { ledger in
-                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
-                    .order
+            let outcome = try await Self.holding(holding, version, ledger) { order, ledger in
                 _ = try await ledger.transition(
                     orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .app, evidence: nil,
                     at: Fixtures.now)
@@ -53,53 +62,24 @@ struct HeldOrdersTests {
         }
     }
 
-    @Test(
-        "named by a payment's lookup, then paid in one write: the lookup has it, and it is fulfilled as stored",
-        arguments: TestEngine.available)
-    func lookedUpThenPaid(engine: TestEngine) async throws {
-        try await engine.withLedger { _, ledger in
-            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
-                .order
-            let (named, outcome) = try await ledger.atomically { ledger in
-                let lookup = try await ledger.payment(Self.query("t1", naming: order))
-                return (
-                    lookup.namedOrder, try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
-                )
+    /// Runs `then` in one write with an order that write holds as `holding` says: created in it, or created before
+    /// and named by the write's payment lookup (which must answer it as stored).
+    private static func holding<R: Sendable>(
+        _ holding: Holding, _ version: CatalogVersion, _ ledger: SQLLedger,
+        then: @escaping @Sendable (Order, any LedgerWrite) async throws -> R
+    ) async throws -> R {
+        let existing =
+            holding == .lookedUp
+            ? try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order : nil
+        return try await ledger.atomically { ledger in
+            guard let existing else {
+                let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                    .order
+                return try await then(order, ledger)
             }
-            #expect(named == order)
-            guard case .fulfilled(let fulfilled) = outcome else {
-                Issue.record("\(outcome)")
-                return
-            }
-            #expect(try await ledger.order(number: fulfilled.orderNo) == fulfilled)
-            #expect(try await ledger.holdings(userID: "user-a", at: Fixtures.now).balances.first?.amount == 60)
-            let unknown = try await ledger.payment(
-                PaymentQuery(channel: .appStore, providerTransactionID: "t2", chainOf: nil, order: UUID()))
-            #expect(unknown.namedOrder == nil && unknown.payment == nil)
-        }
-    }
-
-    @Test(
-        "named by a payment's lookup, cancelled, then paid in one write: the payment sees the cancelled order",
-        arguments: TestEngine.available)
-    func lookedUpChangedThenPaid(engine: TestEngine) async throws {
-        try await engine.withLedger { _, ledger in
-            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
-            let order = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
-                .order
-            let outcome = try await ledger.atomically { ledger in
-                _ = try await ledger.payment(Self.query("t1", naming: order))
-                _ = try await ledger.transition(
-                    orderNo: order.orderNo, from: [.created], to: .cancelled, cause: .app, evidence: nil,
-                    at: Fixtures.now)
-                return try await ledger.fulfil(Fixtures.payment(order, txn: "t1"), at: Fixtures.now)
-            }
-            guard case .flagged(let flagged, .orderAlreadySettled) = outcome else {
-                Issue.record("\(outcome)")
-                return
-            }
-            #expect(try await ledger.order(number: flagged.orderNo) == flagged)
+            let named = try await ledger.payment(Self.query("t1", naming: existing)).namedOrder
+            #expect(named == existing)
+            return try await then(existing, ledger)
         }
     }
 
