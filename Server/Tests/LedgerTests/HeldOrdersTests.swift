@@ -13,8 +13,10 @@ struct HeldOrdersTests {
     enum Holding: String, CaseIterable, Sendable {
         /// It creates the order.
         case created
-        /// The order was created before, and the write's payment lookup names it.
+        /// The order was created before, and the write's payment lookup names it by its UUID.
         case lookedUp
+        /// The same, named by its number (a legacy StoreKit 1 `applicationUsername`).
+        case lookedUpByNumber
     }
 
     @Test(
@@ -33,7 +35,7 @@ struct HeldOrdersTests {
             #expect(try await ledger.order(number: fulfilled.orderNo) == fulfilled)
             #expect(try await ledger.holdings(userID: "user-a", at: Fixtures.now).balances.first?.amount == 60)
             let unknown = try await ledger.payment(
-                PaymentQuery(channel: .appStore, providerTransactionID: "t2", chainOf: nil, order: UUID()))
+                PaymentQuery(channel: .appStore, providerTransactionID: "t2", chainOf: nil, order: .uuid(UUID())))
             #expect(unknown.namedOrder == nil && unknown.payment == nil)
         }
     }
@@ -63,13 +65,13 @@ struct HeldOrdersTests {
     }
 
     /// Runs `then` in one write with an order that write holds as `holding` says: created in it, or created before
-    /// and named by the write's payment lookup (which must answer it as stored).
+    /// and named by the write's payment lookup, by UUID or by number (which must answer it as stored).
     private static func holding<R: Sendable>(
         _ holding: Holding, _ version: CatalogVersion, _ ledger: SQLLedger,
         then: @escaping @Sendable (Order, any LedgerWrite) async throws -> R
     ) async throws -> R {
         let existing =
-            holding == .lookedUp
+            holding != .created
             ? try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity).order : nil
         return try await ledger.atomically { ledger in
             guard let existing else {
@@ -77,7 +79,11 @@ struct HeldOrdersTests {
                     .order
                 return try await then(order, ledger)
             }
-            let named = try await ledger.payment(Self.query("t1", naming: existing)).namedOrder
+            let name: PaymentQuery.OrderName =
+                holding == .lookedUp ? .uuid(existing.orderUUID) : .number(existing.orderNo)
+            let named = try await ledger.payment(
+                PaymentQuery(channel: .appStore, providerTransactionID: "t1", chainOf: nil, order: name)
+            ).namedOrder
             #expect(named == existing)
             return try await then(existing, ledger)
         }
@@ -129,6 +135,7 @@ struct HeldOrdersTests {
     }
 
     private static func query(_ transaction: String, naming order: Order) -> PaymentQuery {
-        PaymentQuery(channel: .appStore, providerTransactionID: transaction, chainOf: nil, order: order.orderUUID)
+        PaymentQuery(
+            channel: .appStore, providerTransactionID: transaction, chainOf: nil, order: .uuid(order.orderUUID))
     }
 }

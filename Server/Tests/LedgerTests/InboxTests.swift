@@ -245,14 +245,19 @@ struct ChainLedgerTests {
                 } + [
                     PaymentQuery(channel: .alipay, providerTransactionID: "r3", chainOf: "o1"),
                     PaymentQuery(
-                        channel: .appStore, providerTransactionID: "r6", chainOf: "o1", order: order.orderUUID),
-                    PaymentQuery(channel: .appStore, providerTransactionID: "r3", chainOf: nil, order: order.orderUUID),
-                    PaymentQuery(channel: .appStore, providerTransactionID: "r7", chainOf: nil, order: UUID()),
+                        channel: .appStore, providerTransactionID: "r6", chainOf: "o1", order: .uuid(order.orderUUID)),
+                    PaymentQuery(
+                        channel: .appStore, providerTransactionID: "r3", chainOf: nil, order: .uuid(order.orderUUID)),
+                    PaymentQuery(channel: .appStore, providerTransactionID: "r7", chainOf: nil, order: .uuid(UUID())),
+                    PaymentQuery(
+                        channel: .appStore, providerTransactionID: "r8", chainOf: "o1", order: .number(order.orderNo)),
+                    PaymentQuery(channel: .appStore, providerTransactionID: "r8", chainOf: nil, order: .number("none")),
                 ]
             for (index, query) in queries.enumerated() {
                 let signal = InboxTests.signal("submission \(index)", kind: .submission)
                 let alone = try await ledger.payment(query)
-                #expect((alone.namedOrder?.orderNo == order.orderNo) == (query.order == order.orderUUID), "\(query)")
+                let naming = [.uuid(order.orderUUID), .number(order.orderNo)].contains(query.order)
+                #expect((alone.namedOrder?.orderNo == order.orderNo) == naming && (alone.namedOrder == nil) == !naming)
                 let first = try await ledger.atomically { ledger in
                     try await ledger.storeInbound(signal, appliedAt: Fixtures.now, lookingUp: query)
                 }

@@ -185,7 +185,9 @@ public struct AppStorePayments: Sendable {
     private static func lookupQuery(_ purchase: AppStorePurchase) -> PaymentQuery {
         PaymentQuery(
             channel: .appStore, providerTransactionID: purchase.transactionID,
-            chainOf: purchase.familyShared ? nil : purchase.originalTransactionID, order: purchase.orderUUID)
+            chainOf: purchase.familyShared ? nil : purchase.originalTransactionID,
+            order: purchase.orderUUID.map(PaymentQuery.OrderName.uuid)
+                ?? purchase.legacyBinding.map { .number($0.orderNo) })
     }
 
     /// Records what verification found, for `submitter`.
@@ -411,11 +413,11 @@ public struct AppStorePayments: Sendable {
         -> Binding?
     {
         var owner = submitter
-        if let bound = lookup.namedOrder, bound.channel == .appStore {
+        // The order the purchase names came with the lookup (``lookupQuery(_:)``), by UUID or by a legacy number.
+        if purchase.orderUUID != nil, let bound = lookup.namedOrder, bound.channel == .appStore {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }
             owner = bound.userID
-        } else if let legacy = purchase.legacyBinding,
-            let bound = try await ledger.order(number: legacy.orderNo),
+        } else if let legacy = purchase.legacyBinding, let bound = lookup.namedOrder,
             bound.userID == legacy.userID, bound.channel == .appStore
         {
             if bound.productID == product.id, !bound.status.isFinal { return .order(bound) }

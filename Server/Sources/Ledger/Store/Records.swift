@@ -162,11 +162,17 @@ public struct PaymentQuery: Sendable, Hashable {
     public var providerTransactionID: String
     /// The chain's original transaction ID; nil when its owner is not wanted.
     public var chainOf: String?
-    /// The UUID of the order the transaction names (an App Store transaction's `appAccountToken`); nil when none is
-    /// wanted.
-    public var order: UUID?
+    /// The order the transaction names; nil when none is wanted.
+    public var order: OrderName?
 
-    public init(channel: Channel, providerTransactionID: String, chainOf: String?, order: UUID? = nil) {
+    /// How a transaction names an order: by its UUID (an App Store transaction's `appAccountToken`, a StoreKit 1
+    /// `applicationUsername` that is one), or by its number (a legacy `applicationUsername`, `"userID#orderNo"`).
+    public enum OrderName: Sendable, Hashable {
+        case uuid(UUID)
+        case number(String)
+    }
+
+    public init(channel: Channel, providerTransactionID: String, chainOf: String?, order: OrderName? = nil) {
         self.channel = channel
         self.providerTransactionID = providerTransactionID
         self.chainOf = chainOf

@@ -35,12 +35,16 @@ extension SQLLedger {
                 (SELECT COUNT(*) FROM inbox i WHERE i.chain = \(bind: query.chainOf) AND i.processed_at IS NULL) AS awaiting
             """
         if let order = query.order {
-            let lock = locking ? " FOR UPDATE" : ""
+            let named: LedgerSQL =
+                switch order {
+                case .uuid(let uuid): " WHERE order_uuid = \(bind: uuid.uuidString.lowercased())"
+                case .number(let number): " WHERE order_no = \(bind: number)"
+                }
             lookup += """
                 , named.* FROM (SELECT 1 AS probe) AS probe
                 LEFT JOIN (SELECT \(unsafeRaw: Self.namedOrderColumns) FROM orders
-                           WHERE order_uuid = \(bind: order.uuidString.lowercased())\(unsafeRaw: lock)) AS named ON TRUE
                 """
+            lookup += named + LedgerSQL(locking ? " FOR UPDATE) AS named ON TRUE" : ") AS named ON TRUE")
         } else {
             lookup += " FROM (SELECT 1 AS probe) AS probe"
         }
