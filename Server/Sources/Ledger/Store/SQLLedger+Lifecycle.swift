@@ -64,19 +64,17 @@ extension SQLLedger {
     /// The row of `query`'s lookup (``lookup(_:locking:)``); a named order found in a write is held for its payment
     /// (``HeldOrders``).
     static func decodeLookup(_ row: any SQLRow, _ query: PaymentQuery, in db: any SQLDatabase) throws -> PaymentLookup {
-        var named: (id: Int64, order: Order, catalogVersionID: Int64)?
+        var namedOrder: Order?
         if query.order != nil, try !row.decodeNil(column: OrderColumns.named.id) {
-            named = try decodeOrderRow(row, .named)
-        }
-        if let named {
-            LedgerDatabase.heldOrders(db)?.add(
-                .init(id: named.id, order: named.order, catalogVersionID: named.catalogVersionID))
+            let (id, order, catalogVersionID) = try decodeOrderRow(row, .named)
+            LedgerDatabase.heldOrders(db)?.add(.init(id: id, order: order, catalogVersionID: catalogVersionID))
+            namedOrder = order
         }
         return PaymentLookup(
             payment: try row.decode(column: "provider_txn_id", as: String?.self) == nil ? nil : try decodePayment(row),
             chainOwner: try row.decode(column: "chain_owner", as: String?.self),
             signalsAwaitChain: try row.decode(column: "awaiting", as: Int64.self) > 0,
-            namedOrder: named?.order)
+            namedOrder: namedOrder)
     }
 
     public func payments(orderNo: String) async throws -> [RecordedPayment] {
