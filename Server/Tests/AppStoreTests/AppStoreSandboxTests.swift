@@ -228,6 +228,23 @@ struct AppStoreSandboxTests {
         }
     }
 
+    @Test("an account-token file is read a UUID a line, in order, blanks and CRLF skipped; a bad line is named")
+    func accountTokenFile() throws {
+        let tokens = (0..<3).map { _ in UUID() }
+        let text =
+            "\(tokens[0].uuidString.lowercased())\r\n\n  \(tokens[1].uuidString)\t\n\r\n\(tokens[2].uuidString)"
+        #expect(try SandboxTransactionMinter.accountTokens(in: text) == tokens)
+        #expect(try SandboxTransactionMinter.accountTokens(in: "\n\n").isEmpty)
+        for (text, line) in [
+            ("\(tokens[0])\n\nnot-a-uuid\n", 3), ("\(tokens[0].uuidString.dropLast())\n", 1),
+            ("\(tokens[0]) \(tokens[1])", 1),
+        ] {
+            #expect(throws: SandboxAppStoreError.badAccountToken(line: line)) {
+                try SandboxTransactionMinter.accountTokens(in: text)
+            }
+        }
+    }
+
     @Test("a negative or huge revision or pagination token is a 400, not a crash of the whole server")
     func hostilePositions() async throws {
         let (store, client, _) = try await Self.world()

@@ -1,10 +1,11 @@
 import Foundation
 
-public enum SandboxAppStoreError: Error, CustomStringConvertible {
+public enum SandboxAppStoreError: Error, Equatable, CustomStringConvertible {
     case unknownTransaction(String)
     case badPeriod(String)
     case tooMany(Int, limit: Int)
     case tooFewAccountTokens(Int, count: Int)
+    case badAccountToken(line: Int)
     case notDue(String, Date)
     case notBilled(String)
     case stillRenews(String)
@@ -14,6 +15,7 @@ public enum SandboxAppStoreError: Error, CustomStringConvertible {
         switch self {
         case .tooMany(let count, let limit): "\(count) transactions asked for; 0 to \(limit) at a time"
         case .tooFewAccountTokens(let tokens, let count): "\(tokens) account tokens for \(count) transactions"
+        case .badAccountToken(let line): "line \(line) is not a UUID"
         case .unknownTransaction(let id): "no transaction \(id)"
         case .badPeriod(let text): "'\(text)' is not a period like P7D, P1M or P1Y"
         case .notDue(let id, let end):

@@ -60,4 +60,17 @@ public struct SandboxTransactionMinter: Sendable {
             return parts.sorted { $0.key < $1.key }.flatMap(\.value)
         }
     }
+
+    /// The account tokens of `text`: a UUID a line, blank lines and the blanks around each skipped (a file written on
+    /// any system: `\r\n` too), in order.
+    public static func accountTokens(in text: String) throws(SandboxAppStoreError) -> [UUID] {
+        var tokens: [UUID] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { continue }
+            guard let uuid = UUID(uuidString: trimmed) else { throw .badAccountToken(line: number + 1) }
+            tokens.append(uuid)
+        }
+        return tokens
+    }
 }

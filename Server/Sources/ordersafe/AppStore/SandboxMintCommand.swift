@@ -60,7 +60,7 @@ struct SandboxMintCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(output)
     }
 
-    /// The UUIDs of `path`, one a line (blank lines skipped).
+    /// The UUIDs of `path`, one a line (``SandboxTransactionMinter/accountTokens(in:)``).
     static func uuids(in path: String) throws -> [UUID] {
         let text: String
         do {
@@ -68,15 +68,10 @@ struct SandboxMintCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("--account-tokens: cannot read \(path): \(error.localizedDescription)")
         }
-        var tokens: [UUID] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty else { continue }
-            guard let uuid = UUID(uuidString: trimmed) else {
-                throw ValidationError("--account-tokens: line \(number + 1) of \(path) is not a UUID")
-            }
-            tokens.append(uuid)
+        do {
+            return try SandboxTransactionMinter.accountTokens(in: text)
+        } catch {
+            throw ValidationError("--account-tokens: \(path): \(error)")
         }
-        return tokens
     }
 }
