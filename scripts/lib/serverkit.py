@@ -6,6 +6,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def build_ordersafe(product="ordersafe"):
     """Builds an executable of the server package (Server/; debug; `ordersafe` unless named) and returns its path."""
+    # The server's allocator, jemalloc, is Debian's libjemalloc-dev (Server/Package.swift).
+    subprocess.run(["bash", "-c", "source scripts/lib/packages.sh && debian_packages libjemalloc-dev"], cwd=ROOT, check=True)
     build = subprocess.run(["swift", "build", "--package-path", "Server", "--product", product], cwd=ROOT, capture_output=True, text=True)
     if build.returncode != 0:
         sys.exit(build.stdout + build.stderr)

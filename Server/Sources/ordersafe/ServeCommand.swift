@@ -17,7 +17,6 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int?
 
     func run() async throws {
-        FreedMemory.keepBeforeReturning()
         var extra: [String: String] = [:]
         extra["server.host"] = host
         extra["server.port"] = port.map(String.init)
