@@ -65,7 +65,7 @@ extension SQLLedger {
     /// (``HeldOrders``).
     static func decodeLookup(_ row: any SQLRow, _ query: PaymentQuery, in db: any SQLDatabase) throws -> PaymentLookup {
         var namedOrder: Order?
-        if query.order != nil, try !row.decodeNil(column: OrderColumns.named.id) {
+        if query.order != nil, try !row.decodeNil(column: OrderColumns.named[.id]) {
             let (id, order, catalogVersionID) = try decodeOrderRow(row, .named)
             LedgerDatabase.heldOrders(db)?.add(.init(id: id, order: order, catalogVersionID: catalogVersionID))
             namedOrder = order

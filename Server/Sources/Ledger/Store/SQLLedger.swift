@@ -616,11 +616,10 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         return update + " WHERE id = \(bind: orderID)"
     }
 
-    static let orderColumns =
-        "id, order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor, currency, created_at, updated_at, sandbox"
+    static let orderColumns = OrderColumn.allCases.map(\.rawValue).joined(separator: ", ")
 
     /// ``orderColumns`` named as ``OrderColumns/named`` reads them: beside another table's columns in one row.
-    static let namedOrderColumns = orderColumns.split(separator: ", ").map { "\($0) AS named_\($0)" }.joined(
+    static let namedOrderColumns = OrderColumn.allCases.map { "\($0.rawValue) AS named_\($0.rawValue)" }.joined(
         separator: ", ")
 
     static func loadOrder(
@@ -653,8 +652,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         id: Int64, order: Order, catalogVersionID: Int64
     ) {
         (
-            try row.decode(column: columns.id, as: Int64.self), try decodeOrder(row, columns),
-            try row.decode(column: columns.catalogVersionID, as: Int64.self)
+            try row.decode(column: columns[.id], as: Int64.self), try decodeOrder(row, columns),
+            try row.decode(column: columns[.catalogVersionID], as: Int64.self)
         )
     }
 
@@ -663,58 +662,52 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     }
 
     static func decodeOrder(_ row: any SQLRow, _ columns: OrderColumns) throws -> Order {
-        let uuidText = try row.decode(column: columns.orderUUID, as: String.self)
+        let uuidText = try row.decode(column: columns[.orderUUID], as: String.self)
         guard let uuid = UUID(uuidString: uuidText),
-            let channel = Channel(rawValue: try row.decode(column: columns.channel, as: String.self)),
-            let status = OrderStatus(rawValue: try row.decode(column: columns.status, as: String.self)),
-            let currency = CurrencyCode(try row.decode(column: columns.currency, as: String.self))
+            let channel = Channel(rawValue: try row.decode(column: columns[.channel], as: String.self)),
+            let status = OrderStatus(rawValue: try row.decode(column: columns[.status], as: String.self)),
+            let currency = CurrencyCode(try row.decode(column: columns[.currency], as: String.self))
         else { throw LedgerCorruption(detail: "order row \(uuidText) has a value this build does not know") }
         return Order(
-            orderNo: try row.decode(column: columns.orderNo, as: String.self), orderUUID: uuid,
-            userID: try row.decode(column: columns.userID, as: String.self),
-            productID: try row.decode(column: columns.productID, as: String.self), channel: channel, status: status,
+            orderNo: try row.decode(column: columns[.orderNo], as: String.self), orderUUID: uuid,
+            userID: try row.decode(column: columns[.userID], as: String.self),
+            productID: try row.decode(column: columns[.productID], as: String.self), channel: channel, status: status,
             amount: Money(
-                amountMinor: try row.decode(column: columns.amountMinor, as: Int64.self), currency: currency),
-            createdAt: Date(millisecondsSince1970: try row.decode(column: columns.createdAt, as: Int64.self)),
-            updatedAt: Date(millisecondsSince1970: try row.decode(column: columns.updatedAt, as: Int64.self)),
-            sandbox: try row.decode(column: columns.sandbox, as: Bool.self))
+                amountMinor: try row.decode(column: columns[.amountMinor], as: Int64.self), currency: currency),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: columns[.createdAt], as: Int64.self)),
+            updatedAt: Date(millisecondsSince1970: try row.decode(column: columns[.updatedAt], as: Int64.self)),
+            sandbox: try row.decode(column: columns[.sandbox], as: Bool.self))
+    }
+
+    /// An order's columns, as the table names them.
+    enum OrderColumn: String, CaseIterable {
+        case id
+        case orderNo = "order_no"
+        case orderUUID = "order_uuid"
+        case userID = "user_id"
+        case productID = "product_id"
+        case catalogVersionID = "catalog_version_id"
+        case channel, status
+        case amountMinor = "amount_minor"
+        case currency
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case sandbox
     }
 
     /// The names an order's columns are read by in a row: the table's own (``orderColumns``), or with `named_` before
     /// each (``namedOrderColumns``, a lookup's named order).
     struct OrderColumns: Sendable {
-        let id: String
-        let orderNo: String
-        let orderUUID: String
-        let userID: String
-        let productID: String
-        let catalogVersionID: String
-        let channel: String
-        let status: String
-        let amountMinor: String
-        let currency: String
-        let createdAt: String
-        let updatedAt: String
-        let sandbox: String
+        private let names: [OrderColumn: String]
 
         static let plain = OrderColumns(prefix: "")
         static let named = OrderColumns(prefix: "named_")
 
         private init(prefix: String) {
-            id = prefix + "id"
-            orderNo = prefix + "order_no"
-            orderUUID = prefix + "order_uuid"
-            userID = prefix + "user_id"
-            productID = prefix + "product_id"
-            catalogVersionID = prefix + "catalog_version_id"
-            channel = prefix + "channel"
-            status = prefix + "status"
-            amountMinor = prefix + "amount_minor"
-            currency = prefix + "currency"
-            createdAt = prefix + "created_at"
-            updatedAt = prefix + "updated_at"
-            sandbox = prefix + "sandbox"
+            names = Dictionary(uniqueKeysWithValues: OrderColumn.allCases.map { ($0, prefix + $0.rawValue) })
         }
+
+        subscript(_ column: OrderColumn) -> String { names[column] ?? column.rawValue }
     }
 }
 
