@@ -14,6 +14,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     case closed
     /// A migration found a schema it did not expect (one not written by OrderSafe's migrations); nothing was changed.
     case unexpectedSchema(String)
+    /// The PostgreSQL server is older than the ledger supports (`server_version_num`).
+    case postgresTooOld(version: Int)
 
     public var description: String {
         switch self {
@@ -31,6 +33,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
             "the ledger is shut down; nothing was written"
         case .unexpectedSchema(let what):
             "the database schema is not one OrderSafe wrote: \(what); nothing was migrated"
+        case .postgresTooOld(let version):
+            "PostgreSQL \(version / 10_000) is older than the ledger supports: it needs PostgreSQL 12 or later"
         }
     }
 }

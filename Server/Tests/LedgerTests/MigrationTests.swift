@@ -159,6 +159,18 @@ struct MigrationTests {
         try await ledger.checkSchema()
     }
 
+    @Test("a PostgreSQL server older than 12 is refused, naming its version; 12 and later are taken")
+    func oldPostgresRefused() throws {
+        #expect(throws: LedgerError.postgresTooOld(version: 110_022)) {
+            try Migrator.checkPostgres(serverVersionNum: 110_022)
+        }
+        #expect(
+            LedgerError.postgresTooOld(version: 110_022).description
+                == "PostgreSQL 11 is older than the ledger supports: it needs PostgreSQL 12 or later")
+        try Migrator.checkPostgres(serverVersionNum: 120_000)
+        try Migrator.checkPostgres(serverVersionNum: 170_002)
+    }
+
     @Test("concurrent migrators on one database agree", arguments: TestEngine.available)
     func concurrent(engine: TestEngine) async throws {
         try await engine.withLedger { database, _ in

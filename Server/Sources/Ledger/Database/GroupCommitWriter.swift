@@ -11,6 +11,12 @@ import Synchronization
 /// starts as soon as a lane is free, so a lone write waits for nobody; writes that arrive while a group runs form
 /// the next one, up to `maxGroupSize`.
 ///
+/// Given a `chain` statement (PostgreSQL's `COMMIT AND CHAIN`), a lane that finds writes waiting when its group is
+/// ready to commit takes the next group first and commits with that statement, which opens the next group's
+/// transaction in the same round trip: under load a write is one round trip fewer (no `BEGIN`). A transaction is
+/// chained only for a group already taken, so no connection waits idle inside a transaction; should the commit fail,
+/// the group taken goes back to the front of the queue.
+///
 /// SQLite has one lane (its single writer); PostgreSQL several per replica, each on a pooled connection.
 final class GroupCommitWriter: Sendable {
     /// Lends a lane a connection for one group.
@@ -18,6 +24,7 @@ final class GroupCommitWriter: Sendable {
 
     let maxGroupSize: Int
     private let begin: String
+    private let chain: String?
     private let queue = Mutex(Queue())
     private let lanes: Mutex<[Task<Void, Never>]> = Mutex([])
 
@@ -29,12 +36,13 @@ final class GroupCommitWriter: Sendable {
 
         var isEmpty: Bool { head == writes.count }
 
-        /// The next group: one exclusive write alone, else up to `limit` grouped writes in arrival order.
-        mutating func take(upTo limit: Int) -> [any PendingWrite] {
+        /// The next group: one exclusive write alone (unless `transactional`, which takes none), else up to `limit`
+        /// grouped writes in arrival order.
+        mutating func take(upTo limit: Int, transactional: Bool = false) -> [any PendingWrite] {
             var group: [any PendingWrite] = []
             while head < writes.count, group.count < limit {
                 let next = writes[head]
-                if next.exclusive && !group.isEmpty { break }
+                if next.exclusive && (transactional || !group.isEmpty) { break }
                 group.append(next)
                 head += 1
                 if next.exclusive { break }
@@ -55,13 +63,15 @@ final class GroupCommitWriter: Sendable {
     ///   - lanes: how many groups may run at once (1 for SQLite).
     ///   - begin: the statement that opens a group's transaction (`BEGIN IMMEDIATE` on SQLite takes the write lock
     ///     at once, so a group never fails busy halfway).
+    ///   - chain: the statement that commits a group's transaction and opens the next one, where the engine has it.
     ///   - executor: where the lanes run (the SQLite writer's thread), else the shared pool.
     init(
-        lanes laneCount: Int, maxGroupSize: Int, begin: String, executor: (any TaskExecutor)?,
+        lanes laneCount: Int, maxGroupSize: Int, begin: String, chain: String? = nil, executor: (any TaskExecutor)?,
         session: @escaping Session
     ) {
         self.maxGroupSize = max(1, maxGroupSize)
         self.begin = begin
+        self.chain = chain
         let tasks = (0..<max(1, laneCount)).map { _ in
             Task(executorPreference: executor) { [self] in await runLane(session) }
         }
@@ -82,6 +92,23 @@ final class GroupCommitWriter: Sendable {
         waking?.resume()
     }
 
+    /// When writes wait (none of them exclusive) and the engine can chain: the next group, taken, and the statement
+    /// that commits the current one and opens its transaction.
+    private func takeChained() -> (group: [any PendingWrite], commit: String)? {
+        guard let chain else { return nil }
+        let group = queue.withLock { $0.take(upTo: maxGroupSize, transactional: true) }
+        return group.isEmpty ? nil : (group, chain)
+    }
+
+    /// Puts `group`, taken but not run, back at the front of the queue, and wakes an idle lane for it.
+    private func requeue(_ group: [any PendingWrite]) {
+        let waking = queue.withLock { queue in
+            queue.writes.insert(contentsOf: group, at: queue.head)
+            return queue.idle.popLast()
+        }
+        waking?.resume()
+    }
+
     /// Lets the lanes finish what is queued, then stops them.
     func close() async {
         let waiting = queue.withLock { queue in
@@ -96,7 +123,13 @@ final class GroupCommitWriter: Sendable {
     private func runLane(_ session: Session) async {
         while let group = await nextGroup() {
             do {
-                try await session { db in await self.execute(group, on: db) }
+                try await session { db in
+                    // Groups chained to this one run on its connection, each in the transaction the last opened.
+                    var next = await self.execute(group, on: db, chaining: true)
+                    while let chained = next {
+                        next = await self.execute(chained, on: db, inOpenTransaction: true, chaining: true)
+                    }
+                }
             } catch {
                 // No connection for the group: nothing of it ran.
                 group.forEach { $0.abandoned(error) }
@@ -120,20 +153,29 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    private func execute(_ group: [any PendingWrite], on db: any SQLDatabase) async {
+    /// Runs `group` in transactions of its own, in the one open on `db` first when `inOpenTransaction`. When
+    /// `chaining`, the commit may take the next group and open its transaction: that group is returned, to run next
+    /// on `db`.
+    private func execute(
+        _ group: [any PendingWrite], on db: any SQLDatabase, inOpenTransaction: Bool = false, chaining: Bool = false
+    ) async -> [any PendingWrite]? {
         if group.count == 1, group[0].exclusive {
             _ = await group[0].run(db)
             group[0].committed()
-            return
+            return nil
         }
         var pending = group
+        var open = inOpenTransaction
         while !pending.isEmpty {
-            do {
-                try await db.sql(LedgerSQL(begin)).run()
-            } catch {
-                pending.forEach { $0.abandoned(error) }
-                return
+            if !open {
+                do {
+                    try await db.sql(LedgerSQL(begin)).run()
+                } catch {
+                    pending.forEach { $0.abandoned(error) }
+                    return nil
+                }
             }
+            open = false
             var failed: Int?
             for (index, write) in pending.enumerated() where await !write.run(db) {
                 failed = index
@@ -146,25 +188,32 @@ final class GroupCommitWriter: Sendable {
                     try await db.sql("ROLLBACK").run()
                 } catch {
                     pending.forEach { $0.abandoned(error) }
-                    return
+                    return nil
                 }
                 pending.remove(at: failed).committed()
                 continue
             }
+            let next = chaining ? takeChained() : nil
             do {
-                try await db.sql("COMMIT").run()
+                try await db.sql(LedgerSQL(next?.commit ?? "COMMIT")).run()
                 pending.forEach { $0.committed() }
+                return next?.group
             } catch {
+                // A failed commit opened no transaction; the rollback makes sure (PostgreSQL only warns when none is
+                // open).
                 try? await db.sql("ROLLBACK").run()
-                guard pending.count > 1 else {
+                // The group taken goes back to the front of the queue, for any lane: this connection may be broken.
+                if let next { requeue(next.group) }
+                if pending.count > 1 {
+                    // Which write made the commit fail (a deferred constraint) is unknown: each runs again alone.
+                    for write in pending { _ = await execute([write], on: db) }
+                } else {
                     pending.forEach { $0.abandoned(error) }
-                    return
                 }
-                // Which write made the commit fail (a deferred constraint) is unknown: each runs again alone.
-                for write in pending { await execute([write], on: db) }
+                return nil
             }
-            return
         }
+        return nil
     }
 }
 

@@ -60,6 +60,7 @@ public final class LedgerDatabase: Sendable {
         writer = GroupCommitWriter(
             lanes: source.writeLanes, maxGroupSize: maxGroupSize ?? Self.defaultMaxGroupSize(for: engine),
             begin: engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN",
+            chain: engine == .postgres ? "COMMIT AND CHAIN" : nil,
             executor: source.writeExecutor, session: { [source] body in try await source.writeSession(body) })
     }
 

@@ -70,7 +70,18 @@ public struct Migrator: Sendable {
         return applied
     }
 
+    /// Refuses a PostgreSQL server older than 12, the first with `COMMIT AND CHAIN` (which the writer commits with
+    /// under load); `serverVersionNum` is its `server_version_num` (120000 for 12.0).
+    public static func checkPostgres(serverVersionNum: Int) throws(LedgerError) {
+        guard serverVersionNum >= 120_000 else { throw .postgresTooOld(version: serverVersionNum) }
+    }
+
     private static func ensureVersionTable(_ db: any SQLDatabase) async throws {
+        if db.dialect.name == "postgresql" {
+            let version = try await db.sql("SELECT current_setting('server_version_num')::int8 AS v").first()?
+                .decode(column: "v", as: Int64.self)
+            try checkPostgres(serverVersionNum: version.flatMap { Int(exactly: $0) } ?? 0)
+        }
         // Two replicas creating the table at the same moment can collide in PostgreSQL's catalog; the loser retries.
         do {
             try await createVersionTable(db)
