@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTestSupport
 import Logging
 import NIOCore
 import NIOPosix
@@ -13,7 +14,7 @@ import Testing
 /// `COMMIT AND CHAIN`, which opens that group's transaction in the same round trip. Each write must still commit in a
 /// transaction of its own answered only after it committed, a failed chained commit must leave the group it took to
 /// run in a new transaction (on any lane), and a write that must run outside a transaction is never chained into one.
-@Suite("Ledger: the next group's transaction opened by the last one's commit", .timeLimit(.minutes(1)))
+@Suite("Ledger: the next group's transaction opened by the last one's commit", .timeLimit(.hang))
 struct CommitChainTests {
     /// A connection that records the statements sent to it (and the writes' own steps), failing those it is told to.
     final class Script: SQLDatabase, Sendable {

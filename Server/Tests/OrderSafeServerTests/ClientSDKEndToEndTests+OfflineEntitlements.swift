@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTestSupport
 import OrderSafeKit
 import OrderSafeModel
 import Synchronization
@@ -26,7 +27,7 @@ extension ClientSDKEndToEndTests {
 
     @Test(
         "a fresh install while the API is down: the phone's verified entitlements, unconfirmed; the server's once back",
-        .timeLimit(.minutes(2)))
+        .timeLimit(.hang))
     func freshInstallOfflineEntitlements() async throws {
         try await Self.withLiveServer(phone: "fresh-install") { base, alice, folder in
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "fresh-install-phone"))

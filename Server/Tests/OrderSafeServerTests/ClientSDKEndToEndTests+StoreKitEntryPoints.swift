@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTestSupport
 import OrderSafeKit
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 extension ClientSDKEndToEndTests {
     @Test(
         "a promoted purchase tapped on the App Store waits for the app, which buys it over its scene, bound to an order",
-        .timeLimit(.minutes(3)))
+        .timeLimit(.hang))
     func promotedPurchaseOverAScene() async throws {
         try await Self.withLiveServer(phone: "promoted") { base, alice, folder in
             let device = base + "/sandbox/appstore/devices/promoted-phone"
@@ -56,7 +57,7 @@ extension ClientSDKEndToEndTests {
 extension ClientSDKEndToEndTests {
     @Test(
         "a subscription bought with an offer the server signed, checked by the App Store; Apple's sheets over a window",
-        .timeLimit(.minutes(3)))
+        .timeLimit(.hang))
     func subscriptionOfferAndSheets() async throws {
         try await Self.withLiveServer(phone: "offers") { base, alice, folder in
             let phone = StandInDevice(server: URL(string: base)!, deviceID: "offers-phone")
