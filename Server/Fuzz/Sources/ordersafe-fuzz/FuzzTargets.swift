@@ -17,6 +17,15 @@ func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
+/// libFuzzer's entry point by its name. `main.swift` hands the driver ``fuzzOneInput(_:_:)`` itself; this is for the
+/// debug build, where SwiftPM renames an executable's entry point and the linker then pulls in libFuzzer's own `main`
+/// too, which names this function.
+@_cdecl("LLVMFuzzerTestOneInput")
+func llvmFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
+    return fuzzOneInput(data, size)
+}
+
 /// The fuzz targets, one per family of parsers.
 enum FuzzTarget: String, CaseIterable {
     case json, alipay, wechatpay, jws, receipt, sandbox
