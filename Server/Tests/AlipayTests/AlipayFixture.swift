@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOCore
 import OrderSafeModel
 import Sandbox
 import Testing
@@ -82,6 +83,10 @@ enum AlipayFixture {
             try await body("http://127.0.0.1:\(client.port!)")
         }
     }
+
+    /// The deadline of a test's own request to the sandbox over loopback: far, for the same reason as the client's
+    /// (at 5 seconds, the lifecycle test's request for a missing bill ran out in a bare machine's CI run).
+    static let deadline: TimeAmount = .seconds(120)
 
     /// A client of the sandbox at `base`. Its deadline is far: over real loopback no deadline is near enough for a
     /// loaded machine to trip it (at 2 seconds an attempt, the lifecycle test failed in full runs whose first minutes

@@ -29,7 +29,7 @@ struct ProviderTransportTests {
         try await app.test(.live) { client in
             let response = try await HTTPClientProviderTransport().send(
                 method: "POST", url: "http://127.0.0.1:\(client.port!)/hook", headers: ["Authorization": "signature"],
-                body: Array("{}".utf8), timeout: .seconds(10))
+                body: Array("{}".utf8), timeout: .seconds(120))
             #expect(response.status == 302)
         }
         #expect(reached.withLock { $0 }.isEmpty)
@@ -61,7 +61,7 @@ struct ProviderTransportTests {
                 await #expect(throws: ProviderResponseTooLarge.self) {
                     _ = try await transport.send(
                         method: "GET", url: "http://127.0.0.1:\(client.port!)/\(path)", headers: [:], body: [],
-                        timeout: .seconds(10))
+                        timeout: .seconds(120))
                 }
             }
             #expect(served.withLock { $0 } == 2)
@@ -74,7 +74,7 @@ struct ProviderTransportTests {
                     alipayPublicKey: try _RSA.Signing.PrivateKey(keySize: .bits2048).publicKey.pemRepresentation),
                 gatewayURL: gateway,
                 transport: HTTPClientAlipayTransport(transport: transport),
-                retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(5)), sleep: { _ in })
+                retry: .init(attempts: 3, firstDelay: .milliseconds(1), timeout: .seconds(120)), sleep: { _ in })
             await #expect(throws: AlipayGatewayError.self) {
                 _ = try await alipay.downloadBill(url: "http://127.0.0.1:\(client.port!)/announced")
             }

@@ -56,7 +56,9 @@ enum TestServer {
     }
 
     /// Production settings with an Alipay account only and a catalog of one product, `parcel`, sold through
-    /// `channels`.
+    /// `channels`, on a data folder of their own: the shared one holds what sandbox-mode tests running beside them
+    /// wrote (its `sandbox/appstore-ca.json` failed the check that production mints nothing, when tests ran eight at
+    /// a time).
     static func productionSettings(selling channels: [Channel]) async throws -> Settings {
         let catalog = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString).json")
             .path
@@ -73,6 +75,9 @@ enum TestServer {
         let alipayKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         return try await settings(extra: [
             "ORDERSAFE_SERVER_ENVIRONMENT": "production", "ORDERSAFE_CATALOG_FILE": catalog,
+            "ORDERSAFE_SERVER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ordersafe-production-\(UUID().uuidString)"
+            ).path,
             "ORDERSAFE_ALIPAY_APP_ID": "2021000000000009",
             "ORDERSAFE_ALIPAY_NOTIFY_URL": "https://merchant.example/v1/notify/alipay",
             "ORDERSAFE_ALIPAY_APP_PRIVATE_KEY": appKey.pemRepresentation,
