@@ -229,26 +229,24 @@ struct AlipayFlowTests {
         }
     }
 
-    /// Polls the order until it reaches `wanted` (a minute at most, so a loaded machine cannot fail it; a fast one
-    /// returns at once); returns the last status seen.
+    /// Polls the order until it reaches `wanted` (``eventually``); returns the last status seen.
     static func waitForStatus(_ wanted: OrderStatus, base: String, orderNo: String, token: String) async throws
         -> OrderStatus
     {
         var status = OrderStatus.created
-        for _ in 0..<1200 where status != wanted {
-            try await Task.sleep(for: .milliseconds(50))
+        _ = try await eventually {
             let read = try await request(base + "/v1/orders/\(orderNo)", method: .GET, token: token, body: nil)
             status = try OrderSafeJSON.decoder().decode(OrderResponse.self, from: Data(read)).order.status
+            return status == wanted
         }
         return status
     }
 
     static func waitUntilUp(_ base: String) async throws {
-        for _ in 0..<1200 {
-            if (try? await request(base + "/healthz", method: .GET, token: nil, body: nil)) != nil { return }
-            try await Task.sleep(for: .milliseconds(50))
+        let up = try await eventually {
+            (try? await request(base + "/healthz", method: .GET, token: nil, body: nil)) != nil
         }
-        Issue.record("server did not come up")
+        if !up { Issue.record("server did not come up") }
     }
 
     static func request(_ url: String, method: NIOHTTP1.HTTPMethod, token: String?, body: String?) async throws

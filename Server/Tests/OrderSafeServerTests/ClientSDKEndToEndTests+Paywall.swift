@@ -133,9 +133,9 @@ extension ClientSDKEndToEndTests {
                 base + "/sandbox/appstore/devices/offer-code-phone/deliver", method: .POST, token: nil,
                 body: #"{"product_id":"com.example.ordersafe.coins300","from":"offer_code","offer_code":"SPRING300"}"#)
             var coins: Int64 = 0
-            for _ in 0..<600 where coins != 300 {
-                try await Task.sleep(for: .milliseconds(50))
+            _ = try await eventually {
                 coins = try await Self.balance(safe, "coins")
+                return coins >= 300
             }
             #expect(coins == 300, "the redeemed code's coins, once")
             await safe.stop()

@@ -20,9 +20,9 @@ extension ClientSDKEndToEndTests {
                 device + "/promoted-purchase", method: .POST, token: alice,
                 body: #"{"product_id":"com.example.ordersafe.coins60"}"#)
             var waiting: [String] = []
-            for _ in 0..<600 where waiting.isEmpty {  // 30 s at most: CI's two cores run every suite at once
-                try await Task.sleep(for: .milliseconds(50))
+            _ = try await eventually {
                 waiting = safe.snapshot().promotedPurchases
+                return !waiting.isEmpty
             }
             #expect(waiting == ["coins_60"], "the intent reached the app as its catalog product")
             #expect(try await Self.balance(safe, "coins") == 0, "nothing is charged before the app buys it")

@@ -156,9 +156,9 @@ struct ClientSDKEndToEndTests {
                 base + "/sandbox/appstore/refund", method: .POST, token: alice,
                 body: #"{"transaction_id":"\#(transactionID)"}"#)
             var coinsLeft: Int64 = 60
-            for _ in 0..<100 where coinsLeft != 0 {
-                try await Task.sleep(for: .milliseconds(100))
+            _ = try await eventually {
                 coinsLeft = try await Self.balance(safe, "coins")
+                return coinsLeft <= 0
             }
             #expect(coinsLeft == 0, "the refund reached the balance")
 
@@ -203,8 +203,7 @@ struct ClientSDKEndToEndTests {
             }
             #expect(approved?.state == .fulfilled)
             #expect(approved?.orderNo == pending.orderNo)
-            for _ in 0..<50 where !(await relaunched.isSettled()) { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(await relaunched.isSettled())
+            #expect(try await eventually { await relaunched.isSettled() })
             await relaunched.stop()
         }
     }
