@@ -49,6 +49,23 @@ struct InboxSegmentTests {
         }
     }
 
+    @Test("the segment runs over base64url's alphabet only: each of the 256 byte values in its middle, tried")
+    func alphabet() throws {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        let (head, tail) = (Array("eyJ".utf8) + Array(repeating: UInt8(ascii: "A"), count: 1100), Array("QUFB".utf8))
+        for byte in UInt8.min...UInt8.max {
+            let body = Array(#"{"a":""#.utf8) + head + [byte] + tail + Array(#".e30.c2ln"}"#.utf8)
+            let segment = InboxSegment(splitting: body)
+            if alphabet.contains(byte) {
+                #expect(segment?.bytes == head + [byte] + tail, "byte \(byte)")
+            } else if byte == UInt8(ascii: ".") {
+                #expect(segment?.bytes == head, "byte \(byte)")
+            } else {
+                #expect(segment == nil, "byte \(byte)")
+            }
+        }
+    }
+
     @Test("a segment noted as kept gives its digest to the next with the same bytes, and to no other")
     func digestOfTheLatest() throws {
         let known = KnownInboxSegments()

@@ -101,7 +101,7 @@ extension JSONText {
         append(#","order_no":"#)
         append(string: order.orderNo)
         append(#","order_uuid":"#)
-        append(string: order.orderUUID.uuidString)
+        append(string: order.orderUUID.text())
         append(#","product_id":"#)
         append(string: order.productID)
         append(order.sandbox ? #","sandbox":true"# : #","sandbox":false"#)

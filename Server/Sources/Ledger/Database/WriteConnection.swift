@@ -7,7 +7,11 @@ import SQLKit
 /// statement sees everything the write did before it. Should those changes fail, the whole write fails, even if the
 /// statement's caller catches the error and goes on. Passed on (``LedgerDatabase/transaction(joining:_:)``), it
 /// makes another step part of the same write.
-struct WriteConnection: InsertedRowIDs {
+///
+/// A class: the write's steps cast their `any SQLDatabase` to it (``LedgerDatabase/heldOrders(_:)`` and the like) many
+/// times a submission, and a cast to a class copies a reference where one to a struct of six fields copied the struct
+/// out of its existential's box, retaining each field.
+final class WriteConnection: InsertedRowIDs, Sendable {
     let base: any SQLDatabase
     /// The ``LedgerDatabase`` whose write this is.
     let database: ObjectIdentifier
@@ -19,6 +23,18 @@ struct WriteConnection: InsertedRowIDs {
     let heldOrders: HeldOrders
     /// ``LedgerDatabase/keepsWebhookEvents`` of its database.
     let keepsWebhookEvents: Bool
+
+    init(
+        base: any SQLDatabase, database: ObjectIdentifier, deferred: DeferredInserts,
+        failure: LedgerDatabase.FirstError, heldOrders: HeldOrders, keepsWebhookEvents: Bool
+    ) {
+        self.base = base
+        self.database = database
+        self.deferred = deferred
+        self.failure = failure
+        self.heldOrders = heldOrders
+        self.keepsWebhookEvents = keepsWebhookEvents
+    }
 
     var logger: Logger { base.logger }
     var eventLoop: any EventLoop { base.eventLoop }

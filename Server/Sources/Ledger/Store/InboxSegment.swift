@@ -28,6 +28,21 @@ struct InboxSegment: Sendable, Equatable {
     /// long), or nil when it holds none. One pass over the body; the segment's digest is `known`'s when it is the
     /// segment stored last (one comparison of its bytes), and computed otherwise.
     init?(splitting body: [UInt8], known: KnownInboxSegments? = nil) {
+        guard let (start, end) = body.withUnsafeBufferPointer(Self.headerSegment) else { return nil }
+        offset = start
+        let bytes = Array(body[start..<end])
+        self.bytes = bytes
+        sha256 = known?.digest(ofLatest: bytes) ?? SHA256.hash(data: bytes).hexString
+        var rest: [UInt8] = []
+        rest.reserveCapacity(body.count - bytes.count)
+        rest += body[..<start]
+        rest += body[end...]
+        self.rest = rest
+    }
+
+    /// Where the segment is in `body`: its first byte and the `.` after it. One pass, over the buffer's bytes without
+    /// an array's bounds checks (this scan of a submission's 3.8 KiB was 1.1% of the server's samples).
+    private static func headerSegment(in body: UnsafeBufferPointer<UInt8>) -> (start: Int, end: Int)? {
         let (quote, dot) = (UInt8(ascii: "\""), UInt8(ascii: "."))
         var index = 1
         while index + 2 < body.count {
@@ -38,27 +53,20 @@ struct InboxSegment: Sendable, Equatable {
                 continue
             }
             var end = index
-            while end < body.count, Self.isBase64URL(body[end]) { end += 1 }
-            if end < body.count, body[end] == dot, end - index >= Self.minimumLength {
-                offset = index
-                let bytes = Array(body[index..<end])
-                self.bytes = bytes
-                sha256 = known?.digest(ofLatest: bytes) ?? SHA256.hash(data: bytes).hexString
-                rest = Array(body[..<index]) + body[end...]
-                return
-            }
+            while end < body.count, isBase64URL(body[end]) { end += 1 }
+            if end < body.count, body[end] == dot, end - index >= minimumLength { return (index, end) }
             index = end + 1
         }
         return nil
     }
 
+    /// Whether `byte` is in base64url's alphabet (`A-Z`, `a-z`, `0-9`, `-`, `_`): a bit of a 128-bit mask of ASCII,
+    /// two words, not a chain of range comparisons.
     private static func isBase64URL(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default: false
-        }
+        // Bits 45 (`-`) and 48-57 (`0-9`) of ASCII's first 64; 65-90 (`A-Z`), 95 (`_`) and 97-122 (`a-z`) of the next.
+        let (low, high): (UInt64, UInt64) = (0x03FF_2000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
+        let word = byte < 64 ? low : byte < 128 ? high : 0
+        return word &>> (byte & 63) & 1 == 1
     }
 }
 

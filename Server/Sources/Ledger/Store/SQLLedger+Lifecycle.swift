@@ -1,5 +1,5 @@
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 
 extension SQLLedger {
@@ -37,7 +37,7 @@ extension SQLLedger {
         if let order = query.order {
             let named: LedgerSQL =
                 switch order {
-                case .uuid(let uuid): " WHERE order_uuid = \(bind: uuid.uuidString.lowercased())"
+                case .uuid(let uuid): " WHERE order_uuid = \(bind: uuid.text(lowercase: true))"
                 case .number(let number): " WHERE order_no = \(bind: number)"
                 }
             lookup += """

@@ -140,7 +140,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         """
         INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor,
                             currency, origin, idempotency_key, request_sha256, created_at, updated_at, sandbox)
-        VALUES (\(bind: identity.orderNo), \(bind: identity.orderUUID.uuidString.lowercased()), \(bind: new.userID),
+        VALUES (\(bind: identity.orderNo), \(bind: identity.orderUUID.text(lowercase: true)), \(bind: new.userID),
                 \(bind: new.productID), \(bind: new.catalogVersionID), \(bind: new.channel.rawValue), \(bind: status.rawValue),
                 \(bind: new.amount.amountMinor), \(bind: new.amount.currency.code), \(bind: new.origin.rawValue),
                 \(bind: new.idempotency?.key), \(bind: new.idempotency?.requestSHA256), \(bind: new.createdAt.millisecondsSince1970),
@@ -179,7 +179,7 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
 
     public func order(uuid: UUID) async throws -> Order? {
         try await database.read(joining: write) { db in
-            try await Self.loadOrder(db, where: "order_uuid", uuid.uuidString.lowercased())
+            try await Self.loadOrder(db, where: "order_uuid", uuid.text(lowercase: true))
         }
     }
 
