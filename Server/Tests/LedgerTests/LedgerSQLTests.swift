@@ -80,7 +80,7 @@ struct LedgerSQLTests {
             // scalars: a digit with a combining accent after it is one character.)
             #expect(ledger.sqliteText == sql.replacing(#/\?[0-9]+/#.matchingSemantics(.unicodeScalar), with: "?"))
             let values = try (0..<ledger.valueCount).map(ledger.sqliteValue(at:))
-            #expect(try values == binds.map(PreparedSQLiteConnection.sqliteData), "\(sql)")
+            #expect(try values.map(\.data) == binds.map(PreparedSQLiteConnection.sqliteData), "\(sql)")
         }
     }
 
@@ -126,5 +126,19 @@ struct LedgerSQLTests {
             }
         }
         try await database.shutdown()
+    }
+}
+
+extension SQLiteValue {
+    /// The value as SQLiteKit's `SQLiteData` holds it: what SQLite is given either way.
+    fileprivate var data: SQLiteData {
+        switch self {
+        case .encoded(let data): data
+        case .bound(.null): .null
+        case .bound(.bool(let flag)): .integer(flag ? 1 : 0)
+        case .bound(.integer(let integer)): .integer(Int(integer))
+        case .bound(.text(let text)): .text(text)
+        case .bound(.bytes(let bytes)): .blob(ByteBuffer(data: bytes))
+        }
     }
 }

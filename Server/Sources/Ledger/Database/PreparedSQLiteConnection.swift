@@ -214,11 +214,11 @@ private struct PreparedStatements: ~Copyable {
     }
 
     mutating func run(_ sql: String, binds: [SQLiteData]) throws -> [PreparedSQLiteRow] {
-        try run(sql, values: binds.count) { binds[$0] }
+        try run(sql, values: binds.count) { .encoded(binds[$0]) }
     }
 
     /// Runs `sql` with `values` values, the one at each index (from 0) as `value` gives it; its rows.
-    mutating func run(_ sql: String, values count: Int, value bound: (Int) throws -> SQLiteData) throws
+    mutating func run(_ sql: String, values count: Int, value bound: (Int) throws -> SQLiteValue) throws
         -> [PreparedSQLiteRow]
     {
         guard let handle else { throw LedgerError.closed }
@@ -264,6 +264,24 @@ private struct PreparedStatements: ~Copyable {
         let prepared = Prepared(statement)
         statements[sql] = prepared
         return prepared
+    }
+
+    private func bind(_ value: SQLiteValue, at index: Int32, of statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .encoded(let data): bind(data, at: index, of: statement)
+        case .bound(.null): sqlite_nio_sqlite3_bind_null(statement, index)
+        case .bound(.bool(let flag)): sqlite_nio_sqlite3_bind_int64(statement, index, flag ? 1 : 0)
+        case .bound(.integer(let integer)): sqlite_nio_sqlite3_bind_int64(statement, index, integer)
+        case .bound(.text(let text)): bind(.text(text), at: index, of: statement)
+        case .bound(.bytes(let bytes)):
+            // The bytes as they are: `SQLiteData` would have copied them into a `ByteBuffer` first.
+            bytes.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                    return sqlite_nio_sqlite3_bind_zeroblob(statement, index, 0)
+                }
+                return sqlite_nio_sqlite3_bind_blob64(statement, index, base, UInt64(bytes.count), transient)
+            }
+        }
     }
 
     private func bind(_ value: SQLiteData, at index: Int32, of statement: OpaquePointer) -> Int32 {
@@ -318,6 +336,13 @@ private struct PreparedStatements: ~Copyable {
             return .null
         }
     }
+}
+
+/// A value as SQLite binds it: one the ledger read where its statement was written (``LedgerSQL``), or one
+/// SQLiteKit's encoder made.
+enum SQLiteValue: Equatable {
+    case bound(BoundValue)
+    case encoded(SQLiteData)
 }
 
 /// SQLite copies a bound value at once (`SQLITE_TRANSIENT`).
