@@ -119,6 +119,17 @@ struct AccountTokenTagTests {
         #expect(AccountTokenTag(key: Array(repeating: 7, count: 31)) == nil, "a short key is refused")
     }
 
+    @Test("the tag is the first 48 bits of HMAC-SHA256(key, user id), whatever was tagged before with the same key")
+    func tagIsTheHMAC() {
+        // Expected values from Python's hmac module: hmac.new(bytes([7] * 32), user.encode(), hashlib.sha256).
+        let expected = ["alice": "6a8851c590dd", "bob": "f92b65beffd1", "订单": "3b04468a3bb1"]
+        let generator = OrderIdentityGenerator(clock: clock, random: { 0 }, accountTags: tags)
+        for user in ["alice", "bob", "订单", "alice", "订单", "bob"] {
+            let token = generator.next(for: user).orderUUID.uuidString.lowercased()
+            #expect(String(token.suffix(12)) == expected[user], "\(user)")
+        }
+    }
+
     @Test("one user's tokens differ in their random bits and still sort by time")
     func distinctAndOrdered() {
         let clock = ManualClock(Date(timeIntervalSince1970: 1_795_366_800))

@@ -151,13 +151,13 @@ public struct AppStorePayments: Sendable {
         _ submission: AppStoreSubmission, kind: InboxKind, userID: String, lookingUp query: PaymentQuery? = nil,
         _ work: @escaping @Sendable (String, RecordingScope) async throws -> Result
     ) async throws -> Result {
-        let body = submission.inboxJSON
-        let key = AppliedSubmissions.Key(kind: kind, userID: userID, body: body)
+        let keyed = try KeyedSignal(inboundSignal(submission.inboxJSON, kind: kind, userID: userID))
+        let key = AppliedSubmissions.Key(keyed)
         if let entryID = applied.entryID(for: key) {
             return try await work("inbox:\(entryID)", RecordingScope(write: context.ledger))
         }
         let (result, entryID) = try await Inbox(context: context.narrowed { $0 }).atomically(
-            inboundSignal(body, kind: kind, userID: userID), lookingUp: query
+            keyed, lookingUp: query
         ) { evidence, prefetched, write in
             try await work(evidence, RecordingScope(write: write, prefetched: prefetched))
         }

@@ -8,22 +8,18 @@ import OrderSafeModel
 /// without a read first. A resend it does not know — applied by another replica or before a restart, or forgotten —
 /// goes to the writer too, whose insert finds the entry stored before and answers from what is recorded.
 ///
-/// Keyed as the inbox keys a submission (its kind, its user and the request's bytes), by digest. Bounded: two
-/// generations of at most `generation` digests each; when the newer one is full, the older is dropped.
+/// Keyed as the inbox keys a submission (its kind, its user and the request's bytes), by the one digest the inbox's
+/// insert uses too (``KeyedSignal``). Bounded: two generations of at most `generation` digests each; when the newer
+/// one is full, the older is dropped.
 final class AppliedSubmissions: Sendable {
-    /// A submission's key: its kind, its user and the request's bytes.
+    /// A submission's key: its kind, and the digest the inbox keys it by (of its user and the request's bytes).
     struct Key: Hashable, Sendable {
+        let kind: InboxKind
         let digest: SHA256Digest
 
-        init(kind: InboxKind, userID: String, body: [UInt8]) {
-            var hash = SHA256()
-            // Lengths first, so no kind and user run into each other.
-            for field in [Array(kind.rawValue.utf8), Array(userID.utf8)] {
-                withUnsafeBytes(of: UInt64(field.count).littleEndian) { hash.update(bufferPointer: $0) }
-                field.withUnsafeBytes { hash.update(bufferPointer: $0) }
-            }
-            body.withUnsafeBytes { hash.update(bufferPointer: $0) }
-            digest = hash.finalize()
+        init(_ keyed: KeyedSignal) {
+            kind = keyed.signal.kind
+            digest = keyed.digest
         }
     }
 

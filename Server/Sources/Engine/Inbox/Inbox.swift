@@ -96,7 +96,7 @@ struct Inbox {
     /// fails, nothing of it was written: the entry is kept apart with why (`failed`) for operators, and the error is
     /// thrown. Returns `work`'s result and the entry's id.
     func atomically<Result: Sendable>(
-        _ signal: InboundSignal, lookingUp query: PaymentQuery?,
+        _ keyed: KeyedSignal, lookingUp query: PaymentQuery?,
         _ work: @escaping @Sendable (String, PrefetchedLookup?, any LedgerWrite) async throws -> Result
     ) async throws -> (result: Result, entryID: Int64) {
         do {
@@ -104,10 +104,10 @@ struct Inbox {
                 let entry: InboxEntry
                 var prefetched: PrefetchedLookup?
                 if let query {
-                    let stored = try await ledger.storeInbound(signal, appliedAt: context.clock.now(), lookingUp: query)
+                    let stored = try await ledger.storeInbound(keyed, appliedAt: context.clock.now(), lookingUp: query)
                     (entry, prefetched) = (stored.entry, PrefetchedLookup(query: query, lookup: stored.lookup))
                 } else {
-                    entry = try await ledger.storeInbound(signal, appliedAt: context.clock.now())
+                    entry = try await ledger.storeInbound(keyed, appliedAt: context.clock.now())
                 }
                 let result = try await work("inbox:\(entry.id)", prefetched, ledger)
                 if !entry.processed {
@@ -116,7 +116,7 @@ struct Inbox {
                 return (result, entry.id)
             }
         } catch {
-            _ = try? await keep(signal, verdict: .failed, note: "\(error)")
+            _ = try? await keep(keyed.signal, verdict: .failed, note: "\(error)")
             throw error
         }
     }

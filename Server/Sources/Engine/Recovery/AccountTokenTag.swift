@@ -12,7 +12,10 @@ import Foundation
 /// variant and 6 random bits, byte 9 random; bytes 10–15 the tag. Fourteen random bits keep one user's tokens of the
 /// same millisecond apart (a collision is a taken UUID, which the ledger's insert retries).
 public struct AccountTokenTag: Sendable {
-    private let key: SymmetricKey
+    /// HMAC-SHA256 keyed once: the key's padded blocks hashed at the start, so that each tag copies the two digests'
+    /// states (which copy on write) instead of padding and hashing the key again (the tag of each new order was 0.6%
+    /// of a fresh submission's samples, most of it the key's).
+    private let keyed: HMAC<SHA256>
 
     /// The shortest key taken: 32 bytes.
     public static let minimumKeyBytes = 32
@@ -20,12 +23,14 @@ public struct AccountTokenTag: Sendable {
     /// Nil when `key` is shorter than ``minimumKeyBytes``.
     public init?(key: [UInt8]) {
         guard key.count >= Self.minimumKeyBytes else { return nil }
-        self.key = SymmetricKey(data: key)
+        keyed = HMAC(key: SymmetricKey(data: key))
     }
 
     /// The 48-bit tag of `userID`.
     func tag(of userID: String) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Array(userID.utf8), using: key).prefix(6))
+        var authenticator = keyed
+        authenticator.update(data: Array(userID.utf8))
+        return Array(authenticator.finalize().prefix(6))
     }
 
     /// The token of a new order of `userID` made `millisecondsSince1970`, with `random` bits.

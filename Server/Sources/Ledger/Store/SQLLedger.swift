@@ -209,7 +209,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     /// as app submissions whose headers name the user, is one signal per headers and body, so two users sending the
     /// same transaction each get an entry of their own.
     public func storeInbound(_ signal: InboundSignal) async throws -> InboxEntry {
-        let (headers, sha) = try Self.inboxKey(signal)
+        let keyed = try KeyedSignal(signal)
+        let (headers, sha) = (keyed.headers, keyed.sha256)
         // A resend (a retry, a repeat submission) is found by a reader and writes nothing. (Inside a write, whose
         // caller has just looked, the insert goes first.)
         if write == nil,
@@ -224,23 +225,22 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                 try await Self.reopenRefused(db, existing, signal, headers: headers)
             }
         }
-        return try await insertInbound(signal, headers: headers, sha256: sha, appliedAt: nil)
+        return try await insertInbound(keyed, appliedAt: nil)
     }
 
-    public func storeInbound(_ signal: InboundSignal, appliedAt date: Date) async throws -> InboxEntry {
-        let (headers, sha) = try Self.inboxKey(signal)
-        return try await insertInbound(signal, headers: headers, sha256: sha, appliedAt: date)
+    public func storeInbound(_ keyed: KeyedSignal, appliedAt date: Date) async throws -> InboxEntry {
+        try await insertInbound(keyed, appliedAt: date)
     }
 
-    public func storeInbound(_ signal: InboundSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
+    public func storeInbound(_ keyed: KeyedSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
         -> (entry: InboxEntry, lookup: PaymentLookup)
     {
         guard database.engine == .postgres else {
             // SQLite takes no data-changing WITH, and a statement more costs it no round trip.
-            let entry = try await storeInbound(signal, appliedAt: date)
+            let entry = try await storeInbound(keyed, appliedAt: date)
             return (entry, try await payment(query))
         }
-        let (headers, sha) = try Self.inboxKey(signal)
+        let (signal, headers, sha) = (keyed.signal, keyed.headers, keyed.sha256)
         let segment = InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
         let stored = try await database.transaction(joining: write) { [database] db in
             try await Self.keep(segment, known: database.knownInboxSegments, db)
@@ -265,9 +265,8 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
 
     /// Inserts the entry (as applied at `appliedAt`, when given: verified, so its JWS header is kept apart), or
     /// returns the one stored before.
-    private func insertInbound(_ signal: InboundSignal, headers: String, sha256 sha: String, appliedAt: Date?)
-        async throws -> InboxEntry
-    {
+    private func insertInbound(_ keyed: KeyedSignal, appliedAt: Date?) async throws -> InboxEntry {
+        let (signal, headers, sha) = (keyed.signal, keyed.headers, keyed.sha256)
         let segment =
             appliedAt == nil ? nil : InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
         let entry = try await database.transaction(joining: write) { [database] db in
@@ -330,20 +329,6 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
             throw LedgerCorruption(detail: "an inbox entry neither inserted nor found")
         }
         return try await reopenRefused(db, existing, signal, headers: headers)
-    }
-
-    /// The stored headers and the digest that identifies a signal.
-    private static func inboxKey(_ signal: InboundSignal) throws -> (headers: String, sha256: String) {
-        let headers = try storedHeaders(signal.headers)
-        var hash = SHA256()
-        // Through the hasher's buffer entry point: its `DataProtocol` one is not specialised outside swift-crypto.
-        if signal.kind != .notify {
-            var text = headers
-            text.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-            withUnsafeBytes(of: UInt8(0)) { hash.update(bufferPointer: $0) }
-        }
-        signal.body.withUnsafeBytes { hash.update(bufferPointer: $0) }
-        return (headers, hash.finalize().hexString)
     }
 
     /// The headers as the inbox stores them: `JSONEncoder`'s bytes with sorted keys; an app submission's one header

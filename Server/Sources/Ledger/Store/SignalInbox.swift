@@ -10,11 +10,11 @@ public protocol SignalInbox: Sendable {
     /// Inside a write that applies the signal in full: stores it as already applied at `date` (it commits with what
     /// the write records, or not at all), one statement instead of an insert and an update. An entry stored before
     /// is returned as it is, for the caller to finish.
-    func storeInbound(_ signal: InboundSignal, appliedAt date: Date) async throws -> InboxEntry
+    func storeInbound(_ keyed: KeyedSignal, appliedAt date: Date) async throws -> InboxEntry
 
     /// As ``storeInbound(_:appliedAt:)``, and looks `query` up with it (on PostgreSQL in the same statement, one
     /// round trip fewer), for a write whose next step is that lookup. The lookup does not see the entry.
-    func storeInbound(_ signal: InboundSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
+    func storeInbound(_ keyed: KeyedSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
         -> (entry: InboxEntry, lookup: PaymentLookup)
 
     /// Stored notifications (not app submissions) of `channels` not processed yet, received before `before`, tried fewer than `maxAttempts`
@@ -46,4 +46,18 @@ public protocol SignalInbox: Sendable {
     /// transactions unfinished and submit them again).
     @discardableResult
     func purgeHeldSubmissions(keeping: Int) async throws -> Int
+}
+
+extension SignalInbox {
+    /// ``storeInbound(_:appliedAt:)`` of a signal not keyed yet.
+    public func storeInbound(_ signal: InboundSignal, appliedAt date: Date) async throws -> InboxEntry {
+        try await storeInbound(KeyedSignal(signal), appliedAt: date)
+    }
+
+    /// ``storeInbound(_:appliedAt:lookingUp:)`` of a signal not keyed yet.
+    public func storeInbound(_ signal: InboundSignal, appliedAt date: Date, lookingUp query: PaymentQuery) async throws
+        -> (entry: InboxEntry, lookup: PaymentLookup)
+    {
+        try await storeInbound(KeyedSignal(signal), appliedAt: date, lookingUp: query)
+    }
 }
