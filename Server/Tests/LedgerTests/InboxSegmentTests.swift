@@ -80,6 +80,21 @@ struct InboxSegmentTests {
             known.insert(shortcut)
         }
         #expect(known.contains(first.sha256))
+        // The latest segment at the start of a longer run, or with no `.` after it, or a run of its length with one
+        // byte changed, is not the segment: the run is read as without it.
+        known.insert(first)
+        let (before, after) = (Array(#"{"a":""#.utf8), Array(".e30.c2ln\"}".utf8))
+        var altered = first.bytes
+        altered[altered.count / 2] =
+            altered[altered.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        for body in [
+            before + altered + after,
+            before + first.bytes + Array("QUFB".utf8) + after, before + first.bytes, before + first.bytes + [0x22],
+            before + first.bytes + Array("-_".utf8) + after, before + first.bytes + after,
+            before + Array(first.bytes.dropLast()) + after,
+        ] {
+            #expect(InboxSegment(splitting: body, known: known) == InboxSegment(splitting: body))
+        }
     }
 
     /// A JWS Apple signed: a sandbox renewal info published as a test fixture by awa/go-iap (d575ac2,

@@ -25,14 +25,16 @@ struct InboxSegment: Sendable, Equatable {
     static let minimumLength = 1024
 
     /// The first JWS header segment of `body` (a base64url run from `"eyJ` to a `.`, at least ``minimumLength``
-    /// long), or nil when it holds none. One pass over the body; the segment's digest is `known`'s when it is the
-    /// segment stored last (one comparison of its bytes), and computed otherwise.
+    /// long), or nil when it holds none. One pass over the body. Where the segment `known` noted last stands in the
+    /// body, followed by a `.`, that is the segment (its bytes are such a run, and the `.` ends it), found by one
+    /// comparison of its bytes and with its digest; otherwise the run is read byte by byte and its digest computed.
     init?(splitting body: [UInt8], known: KnownInboxSegments? = nil) {
-        guard let (start, end) = body.withUnsafeBufferPointer(Self.headerSegment) else { return nil }
+        guard let (start, end, digest) = body.withUnsafeBufferPointer({ Self.headerSegment(in: $0, known: known) })
+        else { return nil }
         offset = start
         let bytes = Array(body[start..<end])
         self.bytes = bytes
-        sha256 = known?.digest(ofLatest: bytes) ?? SHA256.hash(data: bytes).hexString
+        sha256 = digest ?? SHA256.hash(data: bytes).hexString
         var rest: [UInt8] = []
         rest.reserveCapacity(body.count - bytes.count)
         rest += body[..<start]
@@ -40,9 +42,12 @@ struct InboxSegment: Sendable, Equatable {
         self.rest = rest
     }
 
-    /// Where the segment is in `body`: its first byte and the `.` after it. One pass, over the buffer's bytes without
-    /// an array's bounds checks (this scan of a submission's 3.8 KiB was 1.1% of the server's samples).
-    private static func headerSegment(in body: UnsafeBufferPointer<UInt8>) -> (start: Int, end: Int)? {
+    /// Where the segment is in `body`: its first byte, the `.` after it, and its digest when it is `known`'s latest.
+    /// One pass, over the buffer's bytes without an array's bounds checks (this scan of a submission's 3.8 KiB was
+    /// 1.1% of the server's samples; reading the run is 1.7% of a fresh submission's instructions, comparing it 0.05%).
+    private static func headerSegment(in body: UnsafeBufferPointer<UInt8>, known: KnownInboxSegments?)
+        -> (start: Int, end: Int, sha256: String?)?
+    {
         let (quote, dot) = (UInt8(ascii: "\""), UInt8(ascii: "."))
         var index = 1
         while index + 2 < body.count {
@@ -52,9 +57,10 @@ struct InboxSegment: Sendable, Equatable {
                 index += 1
                 continue
             }
+            if let latest = known?.latest(in: body, at: index) { return (index, index + latest.count, latest.sha256) }
             var end = index
             while end < body.count, isBase64URL(body[end]) { end += 1 }
-            if end < body.count, body[end] == dot, end - index >= minimumLength { return (index, end) }
+            if end < body.count, body[end] == dot, end - index >= minimumLength { return (index, end, nil) }
             index = end + 1
         }
         return nil
@@ -86,9 +92,16 @@ final class KnownInboxSegments: Sendable {
 
     func contains(_ sha256: String) -> Bool { known.withLock { $0.digests.contains(sha256) } }
 
-    /// The digest of `bytes` if they are the segment noted last.
-    func digest(ofLatest bytes: [UInt8]) -> String? {
-        known.withLock { known in known.latest.flatMap { ByteScan.equal($0.bytes[...], bytes[...]) ? $0.sha256 : nil } }
+    /// The segment noted last, when `body` holds it at `start` and a `.` right after it: its length and digest.
+    func latest(in body: UnsafeBufferPointer<UInt8>, at start: Int) -> (count: Int, sha256: String)? {
+        known.withLock { known in
+            guard let latest = known.latest, start >= 0, latest.bytes.count < body.count - start else { return nil }
+            let end = start + latest.bytes.count
+            guard body[end] == UInt8(ascii: "."),
+                ByteScan.equal(latest.bytes[...], UnsafeBufferPointer(rebasing: body[start..<end]))
+            else { return nil }
+            return (latest.bytes.count, latest.sha256)
+        }
     }
 
     func insert(_ segment: InboxSegment) {
