@@ -161,12 +161,16 @@ struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
     }
 
     fileprivate mutating func append(_ other: LedgerSQL) {
-        let shift = sqliteText.utf8.count
+        other.appendParameters(to: &parameters, shiftedBy: sqliteText.utf8.count)
         sqliteText += other.sqliteText
-        parameters.reserveCapacity(parameters.count + other.parameters.count)
-        for var parameter in other.parameters {
+    }
+
+    /// Appends this statement's parameters to `list`, each offset moved by `shift` (where this text will begin).
+    fileprivate func appendParameters(to list: inout [Parameter], shiftedBy shift: Int) {
+        list.reserveCapacity(list.count + parameters.count)
+        for var parameter in parameters {
             parameter.offset += shift
-            parameters.append(parameter)
+            list.append(parameter)
         }
     }
 
@@ -222,13 +226,8 @@ struct LedgerSQL: SQLExpression, ExpressibleByStringInterpolation, Sendable {
         }
 
         mutating func append(_ other: LedgerSQL) {
-            let shift = text.count
+            other.appendParameters(to: &parameters, shiftedBy: text.count)
             text.append(contentsOf: other.sqliteText.utf8)
-            parameters.reserveCapacity(parameters.count + other.parameters.count)
-            for var parameter in other.parameters {
-                parameter.offset += shift
-                parameters.append(parameter)
-            }
         }
 
         var written: LedgerSQL {
