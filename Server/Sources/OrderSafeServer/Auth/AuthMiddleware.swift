@@ -10,7 +10,8 @@ struct UserAuthMiddleware: RouterMiddleware {
     let addresses: RateLimiter?
     let userRoutes: UserRoutes
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         var context = context
@@ -43,7 +44,8 @@ struct AdminAuthMiddleware: RouterMiddleware {
     /// a right key spends nothing.
     let wrongKeys: RateLimiter
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         var context = context

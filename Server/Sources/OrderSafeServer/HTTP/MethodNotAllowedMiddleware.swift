@@ -33,7 +33,8 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     typealias Context = OrderSafeRequestContext
     let routes: RouteTable
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         do {

@@ -9,7 +9,8 @@ extension HTTPField.Name {
 
 /// Gives every request an id (the caller's `X-Request-Id` if well-formed), logs with it and echoes it back.
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         var context = context

@@ -12,7 +12,8 @@ struct ConnectionPolicyMiddleware: RouterMiddleware {
     let trustForwardedFor: Bool
     let bodyDeadline: Duration
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         var context = context

@@ -26,7 +26,8 @@ struct RateLimitMiddleware: RouterMiddleware {
             headers: [.retryAfter: "\(retryAfter)"])
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         let caller: String

@@ -293,7 +293,8 @@ public struct SandboxAppStoreDeviceRoutes<Context: RequestContext>: Sendable {
 
 /// Answers 400 before any device route runs when the path's device id is not one (``SandboxAppStoreDevices``).
 struct DeviceIDCheck<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         guard let device = context.parameters.get("device"), SandboxAppStoreDevices.isDeviceID(device) else {
