@@ -21,9 +21,9 @@ extension AppStorePayments {
     /// `applyingChain`: the chain whose waiting notifications are being applied (this is one of them).
     func handleNotification(body: [UInt8], applyingChain: String?) async throws -> Reply {
         let refusal = try await Inbox(context: context.narrowed { $0 }).notification(
-            .appStore, headers: [:], body: body, verify: { try await verified(notificationBody: body) },
+            .appStore, headers: [:], body: body, verify: { try await self.verified(notificationBody: body) },
             apply: { notification, id, write in
-                try await apply(
+                try await self.apply(
                     notification, inboxID: id, in: RecordingScope(write: write, applyingChain: applyingChain))
             })
         return refusal.map { .refused(status: $0.status, message: $0.message) } ?? .accepted

@@ -55,7 +55,7 @@ extension AppStorePayments: StatementSource {
                 // A transaction of another environment, or one Apple no longer knows.
                 guard case .api(let status, _, _) = error as? AppStoreServerAPIError, status == 404 else { throw error }
             }
-            dayHistories.keep(history, to: known, of: day)
+            self.dayHistories.keep(history, to: known, of: day)
             return history
         }
         let earlier: [[String]] = active.compactMap { asked[$0] }

@@ -15,7 +15,10 @@ import Synchronization
 /// product than its order, or one more payment for an order already paid (a renewal), is adopted for the same
 /// user. Family-shared transactions belong to the family member who submits them. Whoever submits it, a payment
 /// is credited to the user it belongs to; another user's submission is refused and noted on the order.
-public struct AppStorePayments: Sendable {
+///
+/// A class: each step of a submission that captures or passes the channel copied a struct of thirteen fields,
+/// retaining each reference in them; a class is one reference.
+public final class AppStorePayments: Sendable {
     let verifier: AppStoreVerifier
     let receipts: ReceiptValidator?
     /// The App Store Server API, for history pulls and restores; nil when no API key is configured.
@@ -40,7 +43,7 @@ public struct AppStorePayments: Sendable {
     /// midway resumes where it stopped.
     let dayHistories = StatementDayProgress<[String]>()
 
-    public init(
+    public convenience init(
         verifier: AppStoreVerifier, receipts: ReceiptValidator?, api: AppStoreServerAPIClient? = nil,
         offers: AppStoreOfferSigner? = nil, offerHook: MerchantOfferHook? = nil,
         answersConsumptionRequests: Bool = false, identities: OrderIdentityGenerator,
@@ -112,7 +115,7 @@ public struct AppStorePayments: Sendable {
             submission, kind: .submission, userID: userID, lookingUp: Self.firstLookup(verified)
         ) { evidence, scope in
             AppStoreSubmissionResponse(
-                transactions: try await record(verified, submitter: userID, evidence: evidence, in: scope))
+                transactions: try await self.record(verified, submitter: userID, evidence: evidence, in: scope))
         }
     }
 
