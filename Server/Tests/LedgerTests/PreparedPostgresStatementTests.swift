@@ -274,3 +274,40 @@ struct PreparedPostgresStatementTests {
         }
     }
 }
+
+/// A statement's values are encoded into one buffer, each a slice of it: each slice must hold its own value's bytes
+/// and nothing of its neighbours', a NULL no bytes at all, an empty text an empty value (not a NULL).
+@Suite("Ledger: PostgreSQL parameters encoded together")
+struct PostgresParameterEncodingTests {
+    @Test("each value is its own slice: NULL none, empty text empty, text grown past the first estimate whole")
+    func slices() throws {
+        let long = String(repeating: "订", count: 300)
+        let values: [BoundValue] = [
+            .integer(5), .null, .text(""), .text("单 'x'"), .bytes(Data([0, 255, 0])), .integer(-7), .bool(true),
+            .integer(1_234_567_890_123), .text(long),
+        ]
+        let types: [PostgresDataType] = [.int8, .text, .text, .varchar, .bytea, .int4, .bool, .text, .text]
+        let encoded = try PostgresParameter.encode(values, as: types)
+        #expect(encoded.map(\.type) == types)
+        let bytes = encoded.map { $0.value.map { Array($0.readableBytesView) } }
+        #expect(bytes[0] == [0, 0, 0, 0, 0, 0, 0, 5])
+        #expect(bytes[1] == nil)
+        #expect(bytes[2] == [])
+        #expect(bytes[3] == Array("单 'x'".utf8))
+        #expect(bytes[4] == [0, 255, 0])
+        #expect(bytes[5] == [255, 255, 255, 249])
+        #expect(bytes[6] == [1])
+        #expect(bytes[7] == Array("1234567890123".utf8))  // an integer sent as text: longer than its estimate
+        #expect(bytes[8] == Array(long.utf8))
+    }
+
+    @Test("a value that does not fit its parameter's type is refused, whatever was encoded before it")
+    func refusal() {
+        #expect(throws: (any Error).self) {
+            try PostgresParameter.encode([.text("a"), .integer(Int64(Int32.max) + 1)], as: [.text, .int4])
+        }
+        #expect(throws: (any Error).self) {
+            try PostgresParameter.encode([.integer(1), .bool(true)], as: [.int8, .int8])
+        }
+    }
+}

@@ -43,10 +43,9 @@ struct PreparedPostgresConnection: SQLDatabase {
         guard let statement, let bound, bound.count == statement.parameterTypes.count else {
             return try await connection.sql(queryLogLevel: .trace).execute(sql: query, onRow)
         }
-        let parameters = try zip(bound, statement.parameterTypes).map(PostgresParameter.encode)
-        for row in try await statement.query.execute(parameters).get() {
-            onRow(PreparedPostgresRow(row))
-        }
+        let parameters = try PostgresParameter.encode(bound, as: statement.parameterTypes)
+        // Each row handed on as it arrives: no array of the rows, lock around it, and future mapped from it.
+        try await statement.query.execute(parameters) { row in onRow(PreparedPostgresRow(row)) }.get()
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
@@ -222,11 +221,51 @@ enum PostgresParameter {
         }
     }
 
-    static func encode(_ scalar: BoundValue, as type: PostgresDataType) throws -> PostgresData {
-        var buffer = ByteBuffer()
+    /// `values` encoded for `types` (as many), all in one buffer: each value a slice of it, where a buffer each was
+    /// an allocation each (postgres-nio copies them into the statement's message anyway).
+    static func encode(_ values: [BoundValue], as types: [PostgresDataType]) throws -> [PostgresData] {
+        var capacity = 0
+        for value in values { capacity &+= size(of: value) }
+        var buffer = ByteBufferAllocator().buffer(capacity: capacity)
+        // Where each value ends in the buffer; -1 for a NULL. Sliced once everything is written: a slice taken
+        // earlier would share the buffer's storage and make each later write copy it.
+        var ends: [Int] = []
+        ends.reserveCapacity(values.count)
+        for (value, type) in zip(values, types) {
+            ends.append(try write(value, as: type, into: &buffer) ? buffer.writerIndex : -1)
+        }
+        var encoded: [PostgresData] = []
+        encoded.reserveCapacity(ends.count)
+        var start = 0
+        for (end, type) in zip(ends, types) {
+            guard end >= 0 else {
+                encoded.append(PostgresData(type: type, value: nil))
+                continue
+            }
+            encoded.append(PostgresData(type: type, value: buffer.getSlice(at: start, length: end - start)))
+            start = end
+        }
+        return encoded
+    }
+
+    /// About how many bytes `value` takes encoded (an integer sent as text may take more).
+    private static func size(of value: BoundValue) -> Int {
+        switch value {
+        case .null: 0
+        case .bool: 1
+        case .integer: 8
+        case .text(let text): text.utf8.count
+        case .bytes(let bytes): bytes.count
+        }
+    }
+
+    /// Appends `scalar` to `buffer` in the binary format of `type`; false, appending nothing, for NULL.
+    private static func write(_ scalar: BoundValue, as type: PostgresDataType, into buffer: inout ByteBuffer) throws
+        -> Bool
+    {
         switch (scalar, type) {
         case (.null, _):
-            return PostgresData(type: type, value: nil)
+            return false
         case (.integer(let value), .int8):
             buffer.writeInteger(value)
         case (.integer(let value), .int4):
@@ -249,7 +288,7 @@ enum PostgresParameter {
         default:
             throw PostgresStatementError.mismatch(scalar, type)
         }
-        return PostgresData(type: type, value: buffer)
+        return true
     }
 }
 
