@@ -16,7 +16,7 @@ import sys
 # In order: the first that matches any frame of a sample names it.
 ACTIVITIES = [
     ("PostgreSQL: reading and decoding answers", ("PostgresChannelHandler.channelRead", "PostgresChannelHandler.decode",
-                                                  "PostgresBackendMessage", "ByteToMessageHandler<PostgresBackend")),
+                                                  "PostgresBackendMessage")),
     ("PostgreSQL: writing statements", ("PostgresChannelHandler.write", "PostgresChannelHandler.flush",
                                         "PostgresConnection.send", "PostgresFrontendMessageEncoder")),
     ("PostgreSQL: postgres-nio otherwise", ("Postgres", "PSQL", "ConnectionStateMachine", "ExtendedQueryStateMachine")),
