@@ -139,7 +139,7 @@ public enum OrderSafeApplication {
         let router = Router(context: OrderSafeRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: LogRequestsMiddleware(.info))
-        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestMetricsMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         let openAPIDocument = try CatalogLoader.bundledResource("openapi", ext: "json")
         let off = settings.registry.all.filter { components.channels[$0.channel] == nil }
