@@ -227,6 +227,8 @@ let package = Package(
                 "Engine",
                 "Ledger",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 "Sandbox",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -4,7 +4,8 @@
 // or `ordersafe-bench statements [--lines N] [--channel alipay]` (a day's WeChat Pay bill parsed and compared with the
 // ledger; Alipay's zipped GBK bill read), or `ordersafe-bench appstore-day [--users N]` (the App Store's statement day:
 // histories asked and the ledger's query naming them, at 10k/100k/1M customers), or `ordersafe-bench bytes` (a signed
-// transaction's text scanned, compared and decoded, beside the byte-by-byte and Foundation ways).
+// transaction's text scanned, compared and decoded, beside the byte-by-byte and Foundation ways), or
+// `ordersafe-bench roundtrips --database postgres://…` (a PostgreSQL round trip's CPU through postgres-nio and the ledger).
 // Each prints its own operations per second beside the baseline it is built on, measured in the same run.
 import Foundation
 
@@ -23,6 +24,9 @@ if arguments.first == "appstore-day" {
 }
 if arguments.first == "bytes" {
     exit(try await BytesBenchmark.run() ? 0 : 1)
+}
+if arguments.first == "roundtrips" {
+    exit(try await RoundTripBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
 }
 if arguments.first == "writes" {
     exit(try await WritePathBenchmark.run(Array(arguments.dropFirst())) ? 0 : 1)
