@@ -133,7 +133,14 @@ enum RoundTripBenchmark {
             + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec)
     }
 
-    enum BenchmarkError: Error {
+    enum BenchmarkError: Error, CustomStringConvertible {
         case wrongAnswer(Int64?, Int64)
+
+        var description: String {
+            switch self {
+            case .wrongAnswer(let answer, let asked):
+                "the SELECT of \(asked) answered \(answer.map(String.init) ?? "no row")"
+            }
+        }
     }
 }
