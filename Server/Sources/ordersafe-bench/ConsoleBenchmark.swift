@@ -13,9 +13,7 @@ import SQLKit
 /// `ordersafe-bench console --database URL --catalog FILE [--orders N] [--flagged K] [--paid P] [--seed-only]`
 enum ConsoleBenchmark {
     static func run(_ arguments: [String]) async throws -> Bool {
-        func value(_ flag: String) -> String? {
-            arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        }
+        let value = { (flag: String) in flagValue(flag, in: arguments) }
         guard let urlText = value("--database"), let catalogFile = value("--catalog") else {
             print(
                 "usage: ordersafe-bench console --database URL --catalog FILE [--orders N] [--flagged K] [--paid P] [--seed-only]"

@@ -20,6 +20,11 @@ func operationsPerSecond(seconds: Double = 1.0, _ body: () async throws -> Void)
     return best
 }
 
+/// The value given after `flag` in a benchmark's arguments (`--database URL`), or nil when the flag is absent or last.
+func flagValue(_ flag: String, in arguments: [String]) -> String? {
+    arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+}
+
 func report(_ name: String, _ value: Double, unit: String = "ops/s") {
     print(String(format: "%-52@ %12.0f %@", name as NSString, value, unit))
 }

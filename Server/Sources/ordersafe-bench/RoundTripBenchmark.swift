@@ -31,9 +31,7 @@ enum RoundTripBenchmark {
     }
 
     static func run(_ arguments: [String]) async throws -> Bool {
-        func value(_ flag: String) -> String? {
-            arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        }
+        let value = { (flag: String) in flagValue(flag, in: arguments) }
         guard let url = value("--database"), url.hasPrefix("postgres") else {
             print("usage: ordersafe-bench roundtrips --database postgres://… [--seconds S] [--concurrency C]")
             return false

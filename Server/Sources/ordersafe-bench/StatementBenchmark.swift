@@ -17,9 +17,7 @@ import WeChatPay
 /// `--channel alipay`: Alipay's zipped GBK bill read instead (``AlipayBillBenchmark``).
 enum StatementBenchmark {
     static func run(_ arguments: [String]) async throws -> Bool {
-        func value(_ flag: String) -> String? {
-            arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        }
+        let value = { (flag: String) in flagValue(flag, in: arguments) }
         let lines = Int(value("--lines") ?? "1000000") ?? 1_000_000
         if value("--channel") == "alipay" { return try AlipayBillBenchmark.run(lines: lines) }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ordersafe-statements-\(UUID())")

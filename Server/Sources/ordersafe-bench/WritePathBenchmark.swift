@@ -20,9 +20,7 @@ enum WritePathBenchmark {
         """
 
     static func run(_ arguments: [String]) async throws -> Bool {
-        func value(_ flag: String) -> String? {
-            arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        }
+        let value = { (flag: String) in flagValue(flag, in: arguments) }
         let submissions = Int(value("--submissions") ?? "4000") ?? 4000
         let concurrency = Int(value("--concurrency") ?? "64") ?? 64
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
