@@ -75,17 +75,22 @@ struct CommitChainTests {
         }
     }
 
-    /// One lane of single-write groups on `script`, as PostgreSQL's writer is configured.
-    static func writer(on script: Script) -> GroupCommitWriter {
+    /// `lanes` lanes of groups of up to `maxGroupSize` writes on `script` (one lane of single-write groups unless
+    /// told), chained as PostgreSQL's writer is; `transient` as the writer is given it.
+    static func writer(
+        on script: Script, lanes: Int = 1, maxGroupSize: Int = 1,
+        transient: @escaping @Sendable (any Error) -> Bool = { _ in false }
+    ) -> GroupCommitWriter {
         GroupCommitWriter(
-            lanes: 1, maxGroupSize: 1, begin: "BEGIN", chain: "COMMIT AND CHAIN", executor: nil,
-            session: { body in await body(script) })
+            lanes: lanes, maxGroupSize: maxGroupSize, begin: "BEGIN", chain: "COMMIT AND CHAIN", executor: nil,
+            ordered: true, transient: transient, session: { body in await body(script) })
     }
 
-    /// Submits a write named `name` (its body notes the name, after waiting at `gate` if given) and returns the task
-    /// that hears its answer, once the writer has queued it.
+    /// Submits a write named `name` (its body notes the name, after waiting at `gate` if given, then throws what
+    /// `fails` gives, if anything) and returns the task that hears its answer, once the writer has queued it.
     static func submit(
-        _ name: String, exclusive: Bool = false, to writer: GroupCommitWriter, on script: Script, gate: Gate? = nil
+        _ name: String, exclusive: Bool = false, lockOrder: String? = nil, to writer: GroupCommitWriter,
+        on script: Script, gate: Gate? = nil, fails: (@Sendable () -> (any Error)?)? = nil
     ) async -> Task<Result<String, Refused>, Never> {
         let (queued, signal) = AsyncStream.makeStream(of: Void.self)
         let task = Task { () -> Result<String, Refused> in
@@ -93,10 +98,11 @@ struct CommitChainTests {
                 let answer: String = try await withCheckedThrowingContinuation { continuation in
                     writer.submit(
                         Write(
-                            exclusive: exclusive,
+                            exclusive: exclusive, lockOrder: lockOrder,
                             body: { _ in
                                 await gate?.wait()
                                 script.note(name)
+                                if let error = fails?() { throw error }
                                 return name
                             }, continuation: continuation))
                     signal.finish()

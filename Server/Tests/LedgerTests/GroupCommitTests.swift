@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import LedgerTestSupport
 import SQLKit
+import Synchronization
 import Testing
 
 /// The group-commit writer: many concurrent writes share transactions, yet each caller hears "done" only for what
@@ -24,6 +25,13 @@ struct GroupCommitTests {
     }
 
     enum Outcome: Sendable, Equatable { case done, threw, failedWithGroup }
+
+    /// How many times each write's job ran.
+    final class RunCounts: Sendable {
+        private let runs = Mutex<[Int: Int]>([:])
+        func count(_ n: Int) { runs.withLock { $0[n, default: 0] += 1 } }
+        var counted: [Int: Int] { runs.withLock { $0 } }
+    }
 
     struct Refused: Error {}
 
@@ -73,6 +81,41 @@ struct GroupCommitTests {
                 } else {
                     #expect(outcome == .done, "write \(n) did nothing wrong but failed with a write of its group")
                 }
+            }
+        }
+    }
+
+    @Test(
+        "a write's after-commit jobs run once when it commits, never when it fails, however often its group ran it",
+        arguments: TestEngine.available)
+    func afterCommitJobsRunOnce(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            // 300 writes at once, each queueing a job; every 13th throws after queueing it. A write that threw is
+            // taken out of its group and the others run again: each must leave the jobs of the run that committed.
+            let runs = RunCounts()
+            let threw = await withTaskGroup(of: Int?.self) { group in
+                for n in 1...300 {
+                    group.addTask {
+                        do {
+                            try await ledger.atomically { write in
+                                await write.afterCommit { runs.count(n) }
+                                if n % 13 == 0 { throw Refused() }
+                            }
+                            return nil
+                        } catch {
+                            return n
+                        }
+                    }
+                }
+                var threw: Set<Int> = []
+                for await n in group { if let n { threw.insert(n) } }
+                return threw
+            }
+            #expect(threw == Set((1...300).filter { $0 % 13 == 0 }))
+            let counted = runs.counted
+            for n in 1...300 {
+                let ran = counted[n, default: 0]
+                #expect(ran == (n % 13 == 0 ? 0 : 1), "write \(n)'s job ran \(ran) times")
             }
         }
     }

@@ -100,7 +100,7 @@ struct Inbox {
         _ work: @escaping @Sendable (String, PrefetchedLookup?, any LedgerWrite) async throws -> Result
     ) async throws -> (result: Result, entryID: Int64) {
         do {
-            return try await context.ledger.atomically { [context] ledger in
+            return try await context.ledger.atomically(lockOrder: keyed.lockOrder) { [context] ledger in
                 let entry: InboxEntry
                 var prefetched: PrefetchedLookup?
                 if let query {

@@ -17,7 +17,16 @@ import Synchronization
 /// chained only for a group already taken, so no connection waits idle inside a transaction; should the commit fail,
 /// the group taken goes back to the front of the queue.
 ///
-/// SQLite has one lane (its single writer); PostgreSQL several per replica, each on a pooled connection.
+/// SQLite has one lane (its single writer); PostgreSQL several per replica, each on a pooled connection, which join
+/// as the queue deepens: a write queued while lanes run waits for one of them unless more than `maxGroupSize` writes
+/// wait for each running lane already. Under load a few lanes then carry groups of several writes, one commit each,
+/// where a write each had a lane and a commit of its own (on PostgreSQL a round trip); where the database is slower
+/// to answer, the queue deepens and more lanes run.
+///
+/// Groups that run at once (`ordered`) must not deadlock over rows: each runs its writes in the order of their keys
+/// (``PendingWrite/lockOrder``), so the rows keyed by them (a user's balances) are locked in the same order by every
+/// group. A write whose body failed with a deadlock or a serialization failure of its database (`transient`), in a
+/// group of several, is not answered with it: the group is rolled back and each of its writes runs again alone.
 final class GroupCommitWriter: Sendable {
     /// Lends a lane a connection for one group.
     typealias Session = @Sendable (@escaping @Sendable (any SQLDatabase) async -> Void) async throws -> Void
@@ -25,20 +34,37 @@ final class GroupCommitWriter: Sendable {
     let maxGroupSize: Int
     private let begin: String
     private let chain: String?
-    private let queue = Mutex(Queue())
+    private let transient: @Sendable (any Error) -> Bool
+    /// Whether groups run their writes in the order of their keys: groups that run at once could otherwise deadlock.
+    private let ordered: Bool
+    private let queue: Mutex<Queue>
     private let lanes: Mutex<[Task<Void, Never>]> = Mutex([])
 
     private struct Queue: ~Copyable {
         var writes: [any PendingWrite] = []
         var head = 0
         var idle: [CheckedContinuation<Void, Never>] = []
+        /// The lanes not waiting in `idle`.
+        var busy: Int
         var closed = false
+
+        init(lanes: Int) {
+            busy = lanes
+        }
 
         var isEmpty: Bool { head == writes.count }
 
+        /// An idle lane, counted busy, when the writes waiting call for one: no lane runs, or more than `limit`
+        /// writes a running lane wait.
+        mutating func laneToWake(limit: Int) -> CheckedContinuation<Void, Never>? {
+            guard busy == 0 || writes.count - head > busy * limit, let lane = idle.popLast() else { return nil }
+            busy += 1
+            return lane
+        }
+
         /// The next group: one exclusive write alone (unless `transactional`, which takes none), else up to `limit`
-        /// grouped writes in arrival order.
-        mutating func take(upTo limit: Int, transactional: Bool = false) -> [any PendingWrite] {
+        /// grouped writes, taken in arrival order and, when `ordered`, run in the order of their keys.
+        mutating func take(upTo limit: Int, transactional: Bool = false, ordered: Bool) -> [any PendingWrite] {
             var group: [any PendingWrite] = []
             while head < writes.count, group.count < limit {
                 let next = writes[head]
@@ -46,6 +72,17 @@ final class GroupCommitWriter: Sendable {
                 group.append(next)
                 head += 1
                 if next.exclusive { break }
+            }
+            if ordered, group.count > 1, group.contains(where: { $0.lockOrder != nil }) {
+                // In the order of their keys, those without one last as they came.
+                group = group.enumerated().sorted { a, b in
+                    switch (a.element.lockOrder, b.element.lockOrder) {
+                    case (let x?, let y?): x != y ? x < y : a.offset < b.offset
+                    case (.some, nil): true
+                    case (nil, .some): false
+                    case (nil, nil): a.offset < b.offset
+                    }
+                }.map(\.element)
             }
             if head == writes.count {
                 writes.removeAll(keepingCapacity: true)
@@ -65,25 +102,35 @@ final class GroupCommitWriter: Sendable {
     ///     at once, so a group never fails busy halfway).
     ///   - chain: the statement that commits a group's transaction and opens the next one, where the engine has it.
     ///   - executor: where the lanes run (the SQLite writer's thread), else the shared pool.
+    ///   - ordered: whether groups may run at once (several lanes or processes on one database), so that each must
+    ///     run its writes in the order of their keys.
+    ///   - transient: whether a write's error is a deadlock or serialization failure, which running alone may avoid.
     init(
         lanes laneCount: Int, maxGroupSize: Int, begin: String, chain: String? = nil, executor: (any TaskExecutor)?,
+        ordered: Bool = false, transient: @escaping @Sendable (any Error) -> Bool = { _ in false },
         session: @escaping Session
     ) {
         self.maxGroupSize = max(1, maxGroupSize)
         self.begin = begin
         self.chain = chain
+        self.ordered = ordered
+        self.transient = transient
+        queue = Mutex(Queue(lanes: max(1, laneCount)))
         let tasks = (0..<max(1, laneCount)).map { _ in
             Task(executorPreference: executor) { [self] in await runLane(session) }
         }
         lanes.withLock { $0 = tasks }
     }
 
+    /// How many lanes wait for writes.
+    var idleLanes: Int { queue.withLock { $0.idle.count } }
+
     /// Queues `write`; it is answered through its own continuation.
     func submit(_ write: any PendingWrite) {
         let (accepted, waking) = queue.withLock { queue -> (Bool, CheckedContinuation<Void, Never>?) in
             guard !queue.closed else { return (false, nil) }
             queue.writes.append(write)
-            return (true, queue.idle.popLast())
+            return (true, queue.laneToWake(limit: maxGroupSize))
         }
         guard accepted else {
             write.abandoned(LedgerError.closed)
@@ -96,7 +143,7 @@ final class GroupCommitWriter: Sendable {
     /// that commits the current one and opens its transaction.
     private func takeChained() -> (group: [any PendingWrite], commit: String)? {
         guard let chain else { return nil }
-        let group = queue.withLock { $0.take(upTo: maxGroupSize, transactional: true) }
+        let group = queue.withLock { $0.take(upTo: maxGroupSize, transactional: true, ordered: ordered) }
         return group.isEmpty ? nil : (group, chain)
     }
 
@@ -104,7 +151,7 @@ final class GroupCommitWriter: Sendable {
     private func requeue(_ group: [any PendingWrite]) {
         let waking = queue.withLock { queue in
             queue.writes.insert(contentsOf: group, at: queue.head)
-            return queue.idle.popLast()
+            return queue.laneToWake(limit: 0)
         }
         waking?.resume()
     }
@@ -139,13 +186,16 @@ final class GroupCommitWriter: Sendable {
 
     private func nextGroup() async -> [any PendingWrite]? {
         while true {
-            let (group, closed) = queue.withLock { queue in (queue.take(upTo: maxGroupSize), queue.closed) }
+            let (group, closed) = queue.withLock { queue in
+                (queue.take(upTo: maxGroupSize, ordered: ordered), queue.closed)
+            }
             if !group.isEmpty { return group }
             if closed { return nil }
             await withCheckedContinuation { (idle: CheckedContinuation<Void, Never>) in
                 let wakeNow = queue.withLock { queue in
                     if !queue.isEmpty || queue.closed { return true }
                     queue.idle.append(idle)
+                    queue.busy -= 1
                     return false
                 }
                 if wakeNow { idle.resume() }
@@ -183,11 +233,15 @@ final class GroupCommitWriter: Sendable {
             }
             if let failed {
                 // One write threw: the transaction is rolled back, that write answered with its error, and the
-                // others run again without it.
+                // others run again without it; after a deadlock or serialization failure, each alone, that one too.
                 do {
                     try await db.sql("ROLLBACK").run()
                 } catch {
                     pending.forEach { $0.abandoned(error) }
+                    return nil
+                }
+                if pending.count > 1, pending[failed].failure.map(transient) == true {
+                    for alone in pending { _ = await execute([alone], on: db) }
                     return nil
                 }
                 pending.remove(at: failed).committed()
@@ -221,8 +275,12 @@ final class GroupCommitWriter: Sendable {
 protocol PendingWrite: Sendable {
     /// Runs alone on the connection, outside any transaction (migrations, maintenance).
     var exclusive: Bool { get }
+    /// Where the write's locks come in a group: writes are run in the order of their keys.
+    var lockOrder: String? { get }
     /// Runs the write's body; false when it threw.
     func run(_ db: any SQLDatabase) async -> Bool
+    /// The error its body threw when it last ran.
+    var failure: (any Error)? { get }
     /// Its transaction committed, or it threw and is out of the group: answers with the body's result, or the error
     /// the body threw.
     func committed()
@@ -233,14 +291,16 @@ protocol PendingWrite: Sendable {
 /// A caller's write and the continuation that answers it, exactly once.
 final class Write<R: Sendable>: PendingWrite {
     let exclusive: Bool
+    let lockOrder: String?
     private let body: @Sendable (any SQLDatabase) async throws -> R
     private let state: Mutex<(continuation: CheckedContinuation<R, any Error>?, outcome: Result<R, any Error>?)>
 
     init(
-        exclusive: Bool, body: @escaping @Sendable (any SQLDatabase) async throws -> R,
+        exclusive: Bool, lockOrder: String? = nil, body: @escaping @Sendable (any SQLDatabase) async throws -> R,
         continuation: CheckedContinuation<R, any Error>
     ) {
         self.exclusive = exclusive
+        self.lockOrder = lockOrder
         self.body = body
         state = Mutex((continuation, nil))
     }
@@ -255,6 +315,13 @@ final class Write<R: Sendable>: PendingWrite {
         state.withLock { $0.outcome = outcome }
         if case .success = outcome { return true }
         return false
+    }
+
+    var failure: (any Error)? {
+        state.withLock { state in
+            if case .failure(let error)? = state.outcome { return error }
+            return nil
+        }
     }
 
     func committed() {

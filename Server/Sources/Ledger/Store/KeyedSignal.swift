@@ -26,6 +26,10 @@ public struct KeyedSignal: Sendable {
         digest = hash.finalize()
     }
 
+    /// Where the write keeping it takes its locks among the writes of its transaction (``LedgerTransactions/
+    /// atomically(lockOrder:_:)``): by its headers (whose user's rows it changes), then by its digest.
+    public var lockOrder: String { headers + "\u{0}" + sha256 }
+
     /// The digest in lowercase hex, as `inbox.body_sha256` holds it.
     var sha256: String { digest.hexString }
 }

@@ -21,6 +21,10 @@ public protocol LedgerTransactions: Sendable {
     /// ``LedgerWrite/afterCommit(_:)`` have run. `body` runs on the ledger's writer: it must do only ledger work and
     /// never wait for a provider or the network (that is what `afterCommit` is for).
     func atomically<R: Sendable>(_ body: @escaping @Sendable (any LedgerWrite) async throws -> R) async throws -> R
+    /// ``atomically(_:)``, its locks taken in the order of `lockOrder` among the writes it shares a transaction with.
+    func atomically<R: Sendable>(
+        lockOrder: String?, _ body: @escaping @Sendable (any LedgerWrite) async throws -> R
+    ) async throws -> R
 }
 
 /// The jobs a write queued to run once it has committed.
@@ -33,5 +37,10 @@ final class AfterCommit: Sendable {
 
     func run() async {
         for job in jobs.withLock({ $0 }) { await job() }
+    }
+
+    /// Forgets the jobs queued: the write's body runs again, in another transaction, and queues its own again.
+    func reset() {
+        jobs.withLock { $0.removeAll() }
     }
 }

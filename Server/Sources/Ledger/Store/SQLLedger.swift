@@ -47,12 +47,23 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     public func atomically<R: Sendable>(_ body: @escaping @Sendable (any LedgerWrite) async throws -> R) async throws
         -> R
     {
+        try await atomically(lockOrder: nil, body)
+    }
+
+    public func atomically<R: Sendable>(
+        lockOrder: String?, _ body: @escaping @Sendable (any LedgerWrite) async throws -> R
+    ) async throws -> R {
+        let outermost = self.committed == nil
         let committed = self.committed ?? AfterCommit()
-        let result = try await database.transaction(joining: write) { [database, products] db in
-            try await body(SQLLedger(database: database, products: products, write: db, committed: committed))
+        let result = try await database.transaction(joining: write, lockOrder: lockOrder) {
+            [database, products] db in
+            // The writer runs a write's body again when another write of its group failed: only the jobs of the
+            // run that commits are kept.
+            if outermost { committed.reset() }
+            return try await body(SQLLedger(database: database, products: products, write: db, committed: committed))
         }
         // Joined to a write that is still open: its jobs run when that one has committed.
-        if self.committed == nil { await committed.run() }
+        if outermost { await committed.run() }
         return result
     }
 
