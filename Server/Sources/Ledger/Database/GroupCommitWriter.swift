@@ -55,7 +55,7 @@ final class GroupCommitWriter: Sendable {
         var isEmpty: Bool { head == writes.count }
 
         /// An idle lane, counted busy, when the writes waiting call for one: no lane runs, or more than `limit`
-        /// writes a running lane wait.
+        /// writes wait for each running lane.
         mutating func laneToWake(limit: Int) -> CheckedContinuation<Void, Never>? {
             guard busy == 0 || writes.count - head > busy * limit, let lane = idle.popLast() else { return nil }
             busy += 1

@@ -28,9 +28,9 @@ public final class LedgerDatabase: Sendable {
     /// commits); 8 on PostgreSQL, whose lanes join as writes queue (``GroupCommitWriter``). There a group holds each
     /// write's row locks until the whole group commits, so a group is kept short, and its writes run in the order of
     /// their keys, so that groups on different lanes or replicas never lock two users' rows in opposite orders (the
-    /// deadlocks of unordered groups, measured: two replicas answered 288/s with a p99 of 508 ms). Measured against
-    /// one write a group (`ORDERSAFE_AB_ENGINE=postgres scripts/load-ab`, docs/benchmarks.md): a submission's CPU
-    /// ×0.87, its p99 not worse.
+    /// deadlocks of unordered groups, measured: two replicas answered 288/s with a p99 of 508 ms). Against groups of
+    /// one (`ORDERSAFE_AB_ENGINE=postgres scripts/load-ab`, docs/benchmarks.md): a submission's CPU ×0.78, its p99
+    /// lower.
     public static func defaultMaxGroupSize(for engine: SQLEngine) -> Int {
         engine == .sqlite ? 64 : 8
     }
