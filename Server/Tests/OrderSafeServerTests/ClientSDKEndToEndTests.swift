@@ -46,6 +46,9 @@ struct ClientSDKEndToEndTests {
         try await AlipayFlowTests.live(settings) { base, alice in try await body(base, alice, folder) }
     }
 
+    /// The app on a phone of `user`'s. Its requests wait up to 90 seconds for an answer, not the SDK's 20: these live
+    /// servers share two cores with the whole parallel suite, which has starved a request past 20 seconds (CI, stop 91:
+    /// `sendAppTransaction` timed out in `appTransactionKeptPerUser`).
     static func app(base: String, token: String, user: String, journal: URL) -> OrderSafe {
         let apps = SandboxPaymentApps(base: base)
         return OrderSafe(
@@ -53,11 +56,11 @@ struct ClientSDKEndToEndTests {
                 serverURL: URL(string: base)!, token: { token }, userID: user, journalDirectory: journal, alipay: apps,
                 wechatPay: apps,
                 confirmation: ConfirmationPolicy(
-                    firstDelay: 0.05, maxDelay: 0.5, timeout: 20)))
+                    firstDelay: 0.05, maxDelay: 0.5, timeout: 20)),
+            transport: URLSessionTransport(timeout: 90))
     }
 
-    /// The user's balance as the server says it now. A read, so asked again when the SDK's 20-second request timed out:
-    /// these live servers share two cores with the whole parallel suite, which has starved a request past it.
+    /// The user's balance as the server says it now. A read, so asked again when the request timed out all the same.
     static func balance(_ safe: OrderSafe, _ name: String) async throws -> Int64 {
         var attempt = 0
         while true {
