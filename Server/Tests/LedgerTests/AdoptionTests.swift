@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import LedgerTestSupport
 import OrderSafeModel
+import Synchronization
 import Testing
 
 /// An order adopted for a payment that came without one is created with the payment, in its final state, or not at
@@ -110,6 +111,69 @@ struct AdoptionTests {
             #expect(
                 try await ledger.holdings(userID: "user-a", at: Self.later).balances == [
                     Balance(name: "coins", amount: 0)
+                ])
+        }
+    }
+
+    /// On PostgreSQL a submission's lookup reserves the ids of the order and payment it may record, which then go
+    /// with the rest of the write in its last statement, without `ON CONFLICT` (``ReservedPayment``): another
+    /// replica's record of the same transaction in between must fail that statement, and the write run again find it,
+    /// whether it adopts an order or pays one the user created before.
+    @Test(
+        "PostgreSQL: a payment another replica records after the lookup reserved its ids: the write runs again, finds it, and grants nothing",
+        .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"), arguments: [true, false])
+    func recordedAfterTheLookup(adopting: Bool) async throws {
+        try await TestEngine.postgres.withTwoPools { ledger, replica in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let created = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
+            let runs = Mutex(0)
+            let query = PaymentQuery(
+                channel: .appStore, providerTransactionID: "t1", chainOf: nil,
+                order: adopting ? nil : .uuid(created.orderUUID))
+            let outcome = try await ledger.atomically { write -> FulfilmentOutcome? in
+                let run = runs.withLock { runs in
+                    runs += 1
+                    return runs
+                }
+                let (_, lookup) = try await write.storeInbound(
+                    InboxTests.signal("submission of t1", kind: .submission), appliedAt: Fixtures.now,
+                    lookingUp: query)
+                #expect((lookup.payment == nil) == (run == 1))
+                if run == 1 {
+                    let other = Fixtures.randomIdentity()
+                    #expect(
+                        try await replica.fulfil(
+                            Self.payment(other), adopting: Self.adoption(version, user: "user-b"), as: other,
+                            at: Self.later) != nil)
+                }
+                guard adopting else {
+                    return .some(
+                        try await write.fulfil(
+                            Self.payment(OrderIdentity(orderNo: created.orderNo, orderUUID: created.orderUUID)),
+                            at: Self.later))
+                }
+                let identity = Fixtures.randomIdentity()
+                return try await write.fulfil(
+                    Self.payment(identity), adopting: Self.adoption(version), as: identity, at: Self.later)
+            }
+            #expect(runs.withLock { $0 } == 2)
+            if adopting {
+                #expect(outcome == nil, "recorded before: the caller answers with the recorded payment")
+            } else {
+                guard case .conflict(let order, let recordedFor)? = outcome else {
+                    Issue.record("\(String(describing: outcome))")
+                    return
+                }
+                #expect(order.status != .fulfilled && recordedFor != created.orderNo, "\(order.status)")
+                #expect(try await ledger.order(number: created.orderNo)?.status == order.status)
+            }
+            #expect(
+                try await ledger.payment(channel: .appStore, providerTransactionID: "t1")?.userID == "user-b")
+            #expect(try await ledger.holdings(userID: "user-a", at: Self.later).balances.isEmpty)
+            #expect(
+                try await replica.holdings(userID: "user-b", at: Self.later).balances == [
+                    Balance(name: "coins", amount: 60)
                 ])
         }
     }

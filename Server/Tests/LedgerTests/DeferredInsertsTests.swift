@@ -13,6 +13,19 @@ import Testing
 struct DeferredInsertsTests {
     struct Abandoned: Error {}
 
+    /// A catalog whose one product grants one balance twice.
+    static func double() throws -> Catalog {
+        try Catalog(
+            version: "double-1",
+            products: [
+                CatalogProduct(
+                    id: "double", kind: .consumable, title: "Coins and a bonus", appStoreProductID: "test.double",
+                    channels: [.appStore],
+                    prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
+                    grants: [.addBalance(balance: "coins", amount: 60), .addBalance(balance: "coins", amount: 5)])
+            ])
+    }
+
     @Test(
         "an order created, paid and fulfilled in one write has its events and webhooks in order; a failed write leaves none",
         arguments: TestEngine.available)
@@ -85,17 +98,8 @@ struct DeferredInsertsTests {
         "a product granting one balance twice credits both: held grants of one row never run as one statement",
         arguments: TestEngine.available)
     func twoGrantsOfOneRow(engine: TestEngine) async throws {
-        let catalog = try Catalog(
-            version: "double-1",
-            products: [
-                CatalogProduct(
-                    id: "double", kind: .consumable, title: "Coins and a bonus", appStoreProductID: "test.double",
-                    channels: [.appStore],
-                    prices: [.appStore: Money(amountMinor: 600, currency: .cny)],
-                    grants: [.addBalance(balance: "coins", amount: 60), .addBalance(balance: "coins", amount: 5)])
-            ])
         try await engine.withLedger { _, ledger in
-            let version = try await ledger.saveCatalog(catalog, at: Fixtures.now)
+            let version = try await ledger.saveCatalog(try Self.double(), at: Fixtures.now)
             for n in 0..<2 {
                 let order = try await ledger.createOrder(
                     NewOrder(
@@ -107,6 +111,44 @@ struct DeferredInsertsTests {
                 _ = try await ledger.fulfil(Fixtures.payment(order, txn: "double-\(n)"), at: Fixtures.now)
             }
             #expect(try await ledger.holdings(userID: "user-double", at: Fixtures.now).balances.map(\.amount) == [130])
+        }
+    }
+
+    /// On PostgreSQL an adopted order and its payment are held (their ids reserved by the lookup) and the first grant
+    /// joins them; the second grant of the same balance must still wait for a statement of its own.
+    @Test(
+        "an order adopted after its submission's lookup, for a product granting one balance twice, credits both",
+        arguments: TestEngine.available)
+    func adoptedWithTwoGrantsOfOneRow(engine: TestEngine) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(try Self.double(), at: Fixtures.now)
+            let identity = Fixtures.randomIdentity()
+            let outcome = try await ledger.atomically { ledger in
+                _ = try await ledger.storeInbound(
+                    InboxTests.signal("submission of double-1", kind: .submission), appliedAt: Fixtures.now,
+                    lookingUp: PaymentQuery(
+                        channel: .appStore, providerTransactionID: "double-1", chainOf: nil, order: nil))
+                var new = NewOrder(
+                    userID: "user-double", productID: "double", channel: .appStore,
+                    amount: Money(amountMinor: 600, currency: .cny), catalogVersionID: version.id, idempotency: nil,
+                    createdAt: Fixtures.now)
+                new.origin = .adopted
+                return try await ledger.fulfil(
+                    VerifiedPayment(
+                        channel: .appStore, providerTransactionID: "double-1", orderNo: identity.orderNo,
+                        amount: Money(amountMinor: 600, currency: .cny), cause: .app, evidence: "inbox:1",
+                        sandbox: false),
+                    adopting: new, as: identity, at: Fixtures.now)
+            }
+            guard case .fulfilled? = outcome else {
+                Issue.record("\(String(describing: outcome))")
+                return
+            }
+            #expect(try await ledger.holdings(userID: "user-double", at: Fixtures.now).balances.map(\.amount) == [65])
+            #expect(
+                try await ledger.events(orderNo: identity.orderNo).map(\.kind.rawValue) == [
+                    "created", "paid", "fulfilled",
+                ])
         }
     }
 

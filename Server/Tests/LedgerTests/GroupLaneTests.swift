@@ -113,14 +113,64 @@ struct GroupLaneTests {
             ])
     }
 
-    @Test("a lone write that meets a deadlock hears it")
-    func loneDeadlockIsAnswered() async throws {
-        let script = Script()
-        let writer = CommitChainTests.writer(on: script, maxGroupSize: 8, transient: { $0 is Deadlock })
-        let task = await CommitChainTests.submit("a", to: writer, on: script, fails: { Deadlock() })
-        #expect(await task.value == .failure(Refused(statement: "\(Deadlock())")))
-        await writer.close()
-        #expect(script.log == ["BEGIN", "a", "ROLLBACK"])
+    @Test("a lone write that meets a deadlock runs once more: it commits then, or hears the second")
+    func loneDeadlockRunsAgainOnce() async throws {
+        for (deadlocks, answer) in [
+            (1, Result<String, Refused>.success("a")), (2, .failure(Refused(statement: "\(Deadlock())"))),
+        ] {
+            let script = Script()
+            let writer = CommitChainTests.writer(on: script, maxGroupSize: 8, transient: { $0 is Deadlock })
+            let left = DeadlocksLeft(deadlocks)
+            let task = await CommitChainTests.submit("a", to: writer, on: script, fails: { left.next() })
+            #expect(await task.value == answer)
+            await writer.close()
+            let second = deadlocks == 1 ? ["BEGIN", "a", "COMMIT"] : ["BEGIN", "a", "ROLLBACK"]
+            #expect(script.log == ["BEGIN", "a", "ROLLBACK"] + second, "\(deadlocks) deadlocks")
+        }
+    }
+
+    /// PostgresNIO answers a prepared statement's error as a `PostgresError`, not the `PSQLError` of an unnamed one:
+    /// the writer must know a deadlock in either.
+    @Test(
+        "PostgreSQL: two replicas' writes that lock two rows in opposite orders deadlock; the one PostgreSQL stops runs again, and both commit",
+        .enabled(if: TestEngine.postgresURL != nil, "needs PostgreSQL"))
+    func realDeadlockRunsAgain() async throws {
+        try await TestEngine.postgres.withTwoPools { one, two in
+            try await one.database.withSession { db in
+                try await db.raw("CREATE TABLE deadlock_rows (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)").run()
+                try await db.raw("INSERT INTO deadlock_rows (id, n) VALUES (1, 0), (2, 0)").run()
+            }
+            let runs = Mutex(0)
+            let locked = [Gate(), Gate()]
+            // Each write locks its first row, waits (its first run only) until the other has locked its own, then
+            // asks for the other's row.
+            let write = { @Sendable (database: LedgerDatabase, first: Int, add: Int) async throws in
+                try await database.transaction { db in
+                    let run = runs.withLock { runs in
+                        runs += 1
+                        return runs
+                    }
+                    try await db.raw("UPDATE deadlock_rows SET n = n + \(bind: add) WHERE id = \(bind: first)").run()
+                    if run <= 2 {
+                        locked[first - 1].open()
+                        await locked[2 - first].wait()
+                    }
+                    try await db.raw("UPDATE deadlock_rows SET n = n + \(bind: add) WHERE id = \(bind: 3 - first)")
+                        .run()
+                }
+            }
+            async let a: Void = write(one.database, 1, 1)
+            async let b: Void = write(two.database, 2, 10)
+            try await a
+            try await b
+            #expect(runs.withLock { $0 } == 3, "one of the two ran again")
+            let rows = try await one.database.read { db in
+                try await db.raw("SELECT n FROM deadlock_rows ORDER BY id").all().map {
+                    try $0.decode(column: "n", as: Int.self)
+                }
+            }
+            #expect(rows == [11, 11])
+        }
     }
 
     typealias Refused = CommitChainTests.Refused

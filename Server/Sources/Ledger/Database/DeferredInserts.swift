@@ -9,13 +9,16 @@ import Synchronization
 ///   holding the rows until the end changes no answer; they commit with the write or not at all, in the order added.
 /// - changes (a grant's balance or entitlement and its record), held only until the write's next statement of any
 ///   kind (``WriteConnection`` runs them first, so that statement sees them) or its end. An App Store submission's
-///   grant is the last change before its end, and now travels with its events: one statement fewer per submission.
+///   grant is the last change before its end, and now travels with its events: one statement fewer per submission;
+///   on PostgreSQL the order it adopts and its payment travel with them too (``ReservedPayment``): one fewer again.
 final class DeferredInserts: Sendable {
     private struct Pending {
         /// Per statement head (`INSERT INTO table (columns) VALUES `), in the order first used: its rows, in order.
         var rows: [(head: String, rows: [LedgerSQL])] = []
         /// Changes held until the next statement, in order.
         var changes: [LedgerSQL] = []
+        /// Whether the changes held only change rows of their own (``hold(_:ownRows:)``).
+        var onlyOwnRows = false
     }
 
     private let pending = Mutex(Pending())
@@ -32,11 +35,14 @@ final class DeferredInserts: Sendable {
 
     /// Holds `statements` (none reading what another writes) until the write's next statement or its end; false,
     /// holding nothing, when changes are held already: two changes of one row must not run as one statement, so the
-    /// caller runs those held first.
-    func hold(_ statements: [LedgerSQL]) -> Bool {
+    /// caller runs those held first. Statements that change only rows of their own, which no other change of the
+    /// write touches (`ownRows`: a payment, with its id reserved, and the order it pays or adopts), are joined by
+    /// the next changes.
+    func hold(_ statements: [LedgerSQL], ownRows: Bool = false) -> Bool {
         pending.withLock { pending in
-            guard pending.changes.isEmpty else { return false }
-            pending.changes = statements
+            guard pending.changes.isEmpty || pending.onlyOwnRows else { return false }
+            pending.onlyOwnRows = ownRows && (pending.changes.isEmpty || pending.onlyOwnRows)
+            pending.changes += statements
             return true
         }
     }
@@ -46,7 +52,7 @@ final class DeferredInserts: Sendable {
     /// Runs the changes held, if any, on the write's connection.
     func flushChanges(_ db: any SQLDatabase) async throws {
         let changes = pending.withLock { pending in
-            defer { pending.changes = [] }
+            defer { (pending.changes, pending.onlyOwnRows) = ([], false) }
             return pending.changes
         }
         try await LedgerDatabase.runTogether(changes, on: db)
@@ -86,14 +92,15 @@ extension LedgerDatabase {
     }
 
     /// Runs `statements` (none reading what another writes, none answering anything) together: inside a write, held
-    /// until its next statement or its end, where they join what else is held; at once otherwise.
-    static func change(_ statements: [LedgerSQL], on db: any SQLDatabase) async throws {
+    /// until its next statement or its end, where they join what else is held; at once otherwise. `ownRows`: they
+    /// change only rows no other change of the write touches (``DeferredInserts/hold(_:ownRows:)``).
+    static func change(_ statements: [LedgerSQL], on db: any SQLDatabase, ownRows: Bool = false) async throws {
         guard let deferred = (db as? WriteConnection)?.deferred else {
             return try await runTogether(statements, on: db)
         }
-        if !deferred.hold(statements) {
+        if !deferred.hold(statements, ownRows: ownRows) {
             try await deferred.flushChanges(db)
-            _ = deferred.hold(statements)
+            _ = deferred.hold(statements, ownRows: ownRows)
         }
     }
 }

@@ -26,7 +26,8 @@ import Synchronization
 /// Groups that run at once (`ordered`) must not deadlock over rows: each runs its writes in the order of their keys
 /// (``PendingWrite/lockOrder``), so the rows keyed by them (a user's balances) are locked in the same order by every
 /// group. A write whose body failed with a deadlock or a serialization failure of its database (`transient`), in a
-/// group of several, is not answered with it: the group is rolled back and each of its writes runs again alone.
+/// group of several, is not answered with it: the group is rolled back and each of its writes runs again alone; a
+/// write alone runs once more.
 final class GroupCommitWriter: Sendable {
     /// Lends a lane a connection for one group.
     typealias Session = @Sendable (@escaping @Sendable (any SQLDatabase) async -> Void) async throws -> Void
@@ -205,9 +206,10 @@ final class GroupCommitWriter: Sendable {
 
     /// Runs `group` in transactions of its own, in the one open on `db` first when `inOpenTransaction`. When
     /// `chaining`, the commit may take the next group and open its transaction: that group is returned, to run next
-    /// on `db`.
+    /// on `db`. A write alone that fails with a `transient` error runs once more (`rerun`).
     private func execute(
-        _ group: [any PendingWrite], on db: any SQLDatabase, inOpenTransaction: Bool = false, chaining: Bool = false
+        _ group: [any PendingWrite], on db: any SQLDatabase, inOpenTransaction: Bool = false, chaining: Bool = false,
+        rerun: Bool = true
     ) async -> [any PendingWrite]? {
         if group.count == 1, group[0].exclusive {
             _ = await group[0].run(db)
@@ -240,9 +242,12 @@ final class GroupCommitWriter: Sendable {
                     pending.forEach { $0.abandoned(error) }
                     return nil
                 }
-                if pending.count > 1, pending[failed].failure.map(transient) == true {
-                    for alone in pending { _ = await execute([alone], on: db) }
-                    return nil
+                if pending[failed].failure.map(transient) == true {
+                    if pending.count > 1 {
+                        for alone in pending { _ = await execute([alone], on: db) }
+                        return nil
+                    }
+                    if rerun { return await execute(pending, on: db, rerun: false) }
                 }
                 pending.remove(at: failed).committed()
                 continue

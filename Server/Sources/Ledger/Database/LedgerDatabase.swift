@@ -69,10 +69,21 @@ public final class LedgerDatabase: Sendable {
             session: { [source] body in try await source.writeSession(body) })
     }
 
-    /// PostgreSQL's deadlock (`40P01`) and serialization failure (`40001`): a transaction that may succeed run again.
+    /// PostgreSQL's deadlock (`40P01`) and serialization failure (`40001`), and a payment whose provider transaction
+    /// another transaction recorded since the write looked (`23505` on `payment_transactions`, ``ReservedPayment``):
+    /// a transaction that may succeed run again.
+    /// PostgresNIO answers a prepared statement's error as a `PostgresError`, any other's as a `PSQLError`.
     static func isTransient(_ error: any Error) -> Bool {
-        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
-        return state == "40P01" || state == "40001"
+        let state: String?
+        let table: String?
+        if let error = error as? PSQLError {
+            (state, table) = (error.serverInfo?[.sqlState], error.serverInfo?[.tableName])
+        } else if case .server(let server)? = error as? PostgresError {
+            (state, table) = (server.fields[.sqlState], server.fields[.tableName])
+        } else {
+            return false
+        }
+        return state == "40P01" || state == "40001" || (state == "23505" && table == "payment_transactions")
     }
 
     final class FirstError: Sendable {

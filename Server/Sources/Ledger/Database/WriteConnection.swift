@@ -23,6 +23,8 @@ final class WriteConnection: InsertedRowIDs, Sendable {
     let heldOrders: HeldOrders
     /// ``LedgerDatabase/keepsWebhookEvents`` of its database.
     let keepsWebhookEvents: Bool
+    /// The ids its lookup reserved for the payment it may record.
+    let reservedPayment = ReservedPayment.Slot()
 
     init(
         base: any SQLDatabase, database: ObjectIdentifier, deferred: DeferredInserts,

@@ -14,6 +14,21 @@ extension SQLLedger {
         return try await database.transaction(joining: write) { db in
             let order = Self.created(new, as: identity)
             let plan = OrderLifecycle.paying(order, with: payment)
+            if let reserved = LedgerDatabase.reservedPayment(db)?.take(for: payment) {
+                // The order and its payment wait, with their grants and history, for the write's last statement.
+                try await LedgerDatabase.change(
+                    [
+                        Self.orderInsert(
+                            new, as: identity, id: reserved.orderID, status: plan.status, updatedAt: date,
+                            sandbox: payment.sandbox),
+                        Self.paymentInsert(
+                            payment, id: reserved.paymentID, orderID: reserved.orderID, userID: new.userID, at: date),
+                    ], on: db, ownRows: true)
+                try await Self.recordCreation(db, orderID: reserved.orderID, order, new)
+                return try await settle(
+                    db, payment, paymentID: reserved.paymentID, waiting: reserved.reversalWaits,
+                    orderID: reserved.orderID, order, catalogVersionID: new.catalogVersionID, plan, at: date)
+            }
             // The order is inserted as the payment leaves it (never written twice), and only with its payment.
             let orderInsert = Self.orderInsert(
                 new, as: identity, status: plan.status, updatedAt: date, sandbox: payment.sandbox)

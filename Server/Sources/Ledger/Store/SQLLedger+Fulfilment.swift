@@ -10,6 +10,20 @@ extension SQLLedger {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
             let plan = OrderLifecycle.paying(unpaid, with: payment)
+            if let reserved = LedgerDatabase.reservedPayment(db)?.take(for: payment) {
+                // The payment and the order's new status wait, with the grants and history, for the write's last
+                // statement.
+                try await LedgerDatabase.change(
+                    [
+                        Self.paymentInsert(
+                            payment, id: reserved.paymentID, orderID: orderID, userID: unpaid.userID, at: date),
+                        Self.statusUpdate(
+                            orderID: orderID, to: plan.status, sandbox: payment.sandbox, amount: plan.amount, at: date),
+                    ], on: db, ownRows: true)
+                return try await settle(
+                    db, payment, paymentID: reserved.paymentID, waiting: reserved.reversalWaits, orderID: orderID,
+                    plan.priced(unpaid), catalogVersionID: catalogVersionID, plan, at: date)
+            }
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
             // a concurrent or replayed insert of the same provider transaction finds the row and changes nothing.
             let values = Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: unpaid.userID, at: date)
@@ -82,9 +96,18 @@ extension SQLLedger {
         return InsertedPayment(id: id, waiting: (waiting ?? 0) != 0)
     }
 
-    static let paymentInsertColumns: LedgerSQL = """
-        (channel, provider_txn_id, order_id, user_id, amount_minor, currency, cause, evidence, recorded_at, original_txn_id, offer)
-        """
+    static let paymentInsertColumns = LedgerSQL("(" + paymentColumnNames + ")")
+    private static let paymentColumnNames =
+        "channel, provider_txn_id, order_id, user_id, amount_minor, currency, cause, evidence, recorded_at, original_txn_id, offer"
+
+    /// The insert of a payment whose id PostgreSQL reserved (``ReservedPayment``), for the order `orderID`: its
+    /// provider transaction recorded before fails it.
+    static func paymentInsert(_ payment: VerifiedPayment, id: Int64, orderID: Int64, userID: String, at date: Date)
+        -> LedgerSQL
+    {
+        LedgerSQL("INSERT INTO payment_transactions (id, " + paymentColumnNames + ") OVERRIDING SYSTEM VALUE VALUES (")
+            + "\(bind: id), " + paymentValues(payment, orderID: "\(bind: orderID)", userID: userID, at: date) + ")"
+    }
 
     /// The values of a payment's row, in ``paymentInsertColumns``' order; `orderID` is an expression.
     static func paymentValues(_ payment: VerifiedPayment, orderID: LedgerSQL, userID: String, at date: Date)

@@ -148,16 +148,36 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         _ new: NewOrder, as identity: OrderIdentity, status: OrderStatus = .created, updatedAt: Date? = nil,
         sandbox: Bool = false
     ) -> LedgerSQL {
-        """
-        INSERT INTO orders (order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor,
-                            currency, origin, idempotency_key, request_sha256, created_at, updated_at, sandbox)
-        VALUES (\(bind: identity.orderNo), \(bind: identity.orderUUID.text(lowercase: true)), \(bind: new.userID),
-                \(bind: new.productID), \(bind: new.catalogVersionID), \(bind: new.channel.rawValue), \(bind: status.rawValue),
-                \(bind: new.amount.amountMinor), \(bind: new.amount.currency.code), \(bind: new.origin.rawValue),
-                \(bind: new.idempotency?.key), \(bind: new.idempotency?.requestSHA256), \(bind: new.createdAt.millisecondsSince1970),
-                \(bind: (updatedAt ?? new.createdAt).millisecondsSince1970), \(bind: sandbox))
-        ON CONFLICT DO NOTHING
-        """
+        "INSERT INTO orders " + orderRow(new, as: identity, status: status, updatedAt: updatedAt, sandbox: sandbox)
+            + " ON CONFLICT DO NOTHING"
+    }
+
+    /// The insert of an order whose id PostgreSQL reserved (``ReservedPayment``): a conflict fails it.
+    static func orderInsert(
+        _ new: NewOrder, as identity: OrderIdentity, id: Int64, status: OrderStatus, updatedAt: Date, sandbox: Bool
+    ) -> LedgerSQL {
+        "INSERT INTO orders "
+            + orderRow(new, as: identity, status: status, updatedAt: updatedAt, sandbox: sandbox, id: id)
+    }
+
+    /// An order's columns and values, as `INSERT INTO orders` takes them; with the `id` PostgreSQL reserved for it.
+    private static func orderRow(
+        _ new: NewOrder, as identity: OrderIdentity, status: OrderStatus, updatedAt: Date?, sandbox: Bool,
+        id: Int64? = nil
+    ) -> LedgerSQL {
+        let columns: LedgerSQL = """
+            order_no, order_uuid, user_id, product_id, catalog_version_id, channel, status, amount_minor,
+            currency, origin, idempotency_key, request_sha256, created_at, updated_at, sandbox)
+            """
+        let values: LedgerSQL = """
+            \(bind: identity.orderNo), \(bind: identity.orderUUID.text(lowercase: true)), \(bind: new.userID),
+            \(bind: new.productID), \(bind: new.catalogVersionID), \(bind: new.channel.rawValue), \(bind: status.rawValue),
+            \(bind: new.amount.amountMinor), \(bind: new.amount.currency.code), \(bind: new.origin.rawValue),
+            \(bind: new.idempotency?.key), \(bind: new.idempotency?.requestSHA256), \(bind: new.createdAt.millisecondsSince1970),
+            \(bind: (updatedAt ?? new.createdAt).millisecondsSince1970), \(bind: sandbox))
+            """
+        guard let id else { return "(" + columns + " VALUES (" + values }
+        return "(id, " + columns + " OVERRIDING SYSTEM VALUE VALUES (\(bind: id), " + values
     }
 
     /// `new` as created: the order its insert stored, to the millisecond.
@@ -255,16 +275,19 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         let segment = InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
         let stored = try await database.transaction(joining: write) { [database] db in
             try await Self.keep(segment, known: database.knownInboxSegments, db)
-            // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain).
+            // The lookup's snapshot is the statement's: it does not see the entry (which waits for no chain). The
+            // ids of the order and payment the write may record are reserved with it (``ReservedPayment``).
             guard
                 let row = try await db.sql(
                     """
                     WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date, segment: segment)) RETURNING id)
-                    SELECT (SELECT id FROM stored) AS inbox_id, lookup.* FROM (\(Self.lookup(query, locking: Self.locksOrders(db)))) AS lookup
+                    SELECT (SELECT id FROM stored) AS inbox_id, lookup.*, \(ReservedPayment.columns(query.channel, query.providerTransactionID))
+                    FROM (\(Self.lookup(query, locking: Self.locksOrders(db)))) AS lookup
                     """
                 ).first()
             else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
             let lookup = try Self.decodeLookup(row, query, in: db)
+            if lookup.payment == nil { LedgerDatabase.reservedPayment(db)?.keep(try ReservedPayment(row, query)) }
             if let id = try row.decode(column: "inbox_id", as: Int64?.self) {
                 return (InboxEntry(id: id, isNew: true, processed: true), lookup)
             }
