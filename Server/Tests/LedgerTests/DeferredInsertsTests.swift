@@ -13,6 +13,14 @@ import Testing
 struct DeferredInsertsTests {
     struct Abandoned: Error {}
 
+    /// An order of `double` (``double()``'s product) for `user-double`.
+    static func doubleOrder(_ version: CatalogVersion) -> NewOrder {
+        NewOrder(
+            userID: "user-double", productID: "double", channel: .appStore,
+            amount: Money(amountMinor: 600, currency: .cny), catalogVersionID: version.id, idempotency: nil,
+            createdAt: Fixtures.now)
+    }
+
     /// A catalog whose one product grants one balance twice.
     static func double() throws -> Catalog {
         try Catalog(
@@ -101,13 +109,8 @@ struct DeferredInsertsTests {
         try await engine.withLedger { _, ledger in
             let version = try await ledger.saveCatalog(try Self.double(), at: Fixtures.now)
             for n in 0..<2 {
-                let order = try await ledger.createOrder(
-                    NewOrder(
-                        userID: "user-double", productID: "double", channel: .appStore,
-                        amount: Money(amountMinor: 600, currency: .cny),
-                        catalogVersionID: version.id, idempotency: nil, createdAt: Fixtures.now),
-                    identity: Fixtures.randomIdentity
-                ).order
+                let order = try await ledger.createOrder(Self.doubleOrder(version), identity: Fixtures.randomIdentity)
+                    .order
                 _ = try await ledger.fulfil(Fixtures.payment(order, txn: "double-\(n)"), at: Fixtures.now)
             }
             #expect(try await ledger.holdings(userID: "user-double", at: Fixtures.now).balances.map(\.amount) == [130])
@@ -128,10 +131,7 @@ struct DeferredInsertsTests {
                     InboxTests.signal("submission of double-1", kind: .submission), appliedAt: Fixtures.now,
                     lookingUp: PaymentQuery(
                         channel: .appStore, providerTransactionID: "double-1", chainOf: nil, order: nil))
-                var new = NewOrder(
-                    userID: "user-double", productID: "double", channel: .appStore,
-                    amount: Money(amountMinor: 600, currency: .cny), catalogVersionID: version.id, idempotency: nil,
-                    createdAt: Fixtures.now)
+                var new = Self.doubleOrder(version)
                 new.origin = .adopted
                 return try await ledger.fulfil(
                     VerifiedPayment(
