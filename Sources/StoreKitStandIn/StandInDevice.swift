@@ -97,8 +97,10 @@ public final class StandInDevice: Sendable {
         self.asksToBuy = asksToBuy
         self.killedAfterCharge = killedAfterCharge
         self.unkindness = unkindness
+        // A real device's URLSession waits 60 seconds for an answer (`timeoutIntervalForRequest`'s default); the
+        // 15 seconds this waited could be outlasted by the sandbox on two cores shared with the whole parallel suite.
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 15
+        configuration.timeoutIntervalForRequest = 60
         session = URLSession(configuration: configuration)
     }
 

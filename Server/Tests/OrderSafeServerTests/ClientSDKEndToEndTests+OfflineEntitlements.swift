@@ -16,7 +16,7 @@ import FoundationNetworking
 extension ClientSDKEndToEndTests {
     /// The OrderSafe API down (every call but the public catalog refused) while `down` says so.
     final class APIOutage: HTTPTransport {
-        let real = URLSessionTransport()
+        let real = ClientSDKEndToEndTests.liveTransport()
         let down = Mutex(false)
 
         func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {

@@ -46,9 +46,12 @@ struct ClientSDKEndToEndTests {
         try await AlipayFlowTests.live(settings) { base, alice in try await body(base, alice, folder) }
     }
 
-    /// The app on a phone of `user`'s. Its requests wait up to 90 seconds for an answer, not the SDK's 20: these live
-    /// servers share two cores with the whole parallel suite, which has starved a request past 20 seconds (CI, stop 91:
-    /// `sendAppTransaction` timed out in `appTransactionKeptPerUser`).
+    /// The transport of the apps these tests run against a live server: its requests wait up to 90 seconds for an
+    /// answer, not the SDK's 20. These servers share two cores with the whole parallel suite, which has starved a
+    /// request past 20 seconds (CI, stop 91: `sendAppTransaction` timed out in `appTransactionKeptPerUser`).
+    static func liveTransport() -> URLSessionTransport { URLSessionTransport(timeout: 90) }
+
+    /// The app on a phone of `user`'s (``liveTransport()``).
     static func app(base: String, token: String, user: String, journal: URL) -> OrderSafe {
         let apps = SandboxPaymentApps(base: base)
         return OrderSafe(
@@ -57,7 +60,7 @@ struct ClientSDKEndToEndTests {
                 wechatPay: apps,
                 confirmation: ConfirmationPolicy(
                     firstDelay: 0.05, maxDelay: 0.5, timeout: 20)),
-            transport: URLSessionTransport(timeout: 90))
+            transport: Self.liveTransport())
     }
 
     /// The user's balance as the server says it now. A read, so asked again when the request timed out all the same.

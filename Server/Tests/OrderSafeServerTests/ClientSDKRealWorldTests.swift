@@ -18,7 +18,7 @@ extension ClientSDKEndToEndTests {
     /// Forwards every request to the server (which records what it is sent) and rewrites App Store submissions'
     /// answers, as a broken proxy or gateway would.
     final class RewritingProxy: HTTPTransport {
-        let real = URLSessionTransport()
+        let real = ClientSDKEndToEndTests.liveTransport()
         let rewrite = Mutex<(@Sendable (Int, Data) -> (Int, Data))?>(nil)
 
         func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
@@ -127,7 +127,7 @@ extension ClientSDKEndToEndTests {
         try await AlipayFlowTests.live(wrong) { url, alice in
             StandInDevice.connect(StandInDevice(server: URL(string: url)!, deviceID: "held-phone"))
             let safe = Self.app(
-                base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
+                base: url, token: alice, journal: journal, transport: Self.liveTransport(), clock: clock)
             for _ in 0..<3 {
                 let outcome = await safe.purchase("coins_60", through: .appStore)
                 #expect(outcome.state == .underReview, "\(outcome.name)")
@@ -152,7 +152,7 @@ extension ClientSDKEndToEndTests {
             // The app's next launch, once its wait is over: every transaction answered recorded, and finished.
             clock.advance(by: 31)
             let safe = Self.app(
-                base: url, token: alice, journal: journal, transport: URLSessionTransport(), clock: clock)
+                base: url, token: alice, journal: journal, transport: Self.liveTransport(), clock: clock)
             let outcomes = await safe.start()
             #expect(outcomes.filter { $0.state == .fulfilled }.count == 3, "\(outcomes.map(\.name))")
             #expect(await StoreKitClient().unfinished().isEmpty)
@@ -173,7 +173,7 @@ extension ClientSDKEndToEndTests {
                     server: URL(string: base)!, deviceID: "unkind-phone",
                     unkindness: .init(interruptsPurchases: true, syncFailure: .userCancelled)))
             let safe = Self.app(
-                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+                base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: clock)
             let interrupted = await safe.purchase("coins_60", through: .appStore)
             #expect(
                 interrupted.state == .awaitingConfirmation && interrupted.storeMayHaveCharged, "\(interrupted.name)")
@@ -219,7 +219,7 @@ extension ClientSDKEndToEndTests {
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "elsewhere-phone"))
             let clock = MovableClock()
             var safe = Self.app(
-                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+                base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: clock)
             #expect(await safe.purchase("vip_monthly", through: .appStore).state == .fulfilled)
             let vip = try #require(
                 await StoreKitClient().currentEntitlements().first {
@@ -257,7 +257,7 @@ extension ClientSDKEndToEndTests {
             #expect(delivered.map(\.offerType) == [nil, nil, .code, nil])
             #expect(delivered.map(\.offerID) == [nil, nil, "SPRING300", nil])
             // The next launch records each for alice and finishes it.
-            safe = Self.app(base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+            safe = Self.app(base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: clock)
             let outcomes = await safe.start()
             #expect(outcomes.count == 4 && outcomes.allSatisfy { $0.state == .fulfilled }, "\(outcomes.map(\.name))")
             #expect(outcomes.contains { $0.orderNo == order.orderNo }, "the iPad's order is the one paid")
@@ -305,7 +305,7 @@ extension ClientSDKEndToEndTests {
                     server: URL(string: base)!, deviceID: "sometimes-phone",
                     unkindness: .init(transactionVerificationFailure: { $0 % 2 == 0 ? .invalidSignature : nil })))
             let safe = Self.app(
-                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: MovableClock())
+                base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: MovableClock())
             let first = await safe.purchase("coins_60", through: .appStore)
             let second = await safe.purchase("coins_60", through: .appStore)
             #expect(first.state == .fulfilled && second.state == .fulfilled, "\(first.name) \(second.name)")
@@ -333,7 +333,7 @@ extension ClientSDKEndToEndTests {
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "alice-phone"))
             let alices = Self.app(
                 base: base, token: alice, journal: folder.appendingPathComponent("alice"),
-                transport: URLSessionTransport(), clock: clock)
+                transport: Self.liveTransport(), clock: clock)
             #expect(await alices.purchase("vip_monthly", through: .appStore).state == .fulfilled)
             let vip = try #require(await StoreKitClient().currentEntitlements().first)
             let renewal = try await AlipayFlowTests.request(
@@ -349,7 +349,7 @@ extension ClientSDKEndToEndTests {
             #expect(await StoreKitClient().unfinished().map { String($0.id) } == [renewalID])
             let bobs = Self.app(
                 base: base, token: bob, user: "bob", journal: folder.appendingPathComponent("bob"),
-                transport: URLSessionTransport(), clock: clock)
+                transport: Self.liveTransport(), clock: clock)
             var shownToBob: [PurchaseOutcome] = []
             let (_, events) = bobs.follow()
             let watcher = Task {
@@ -411,7 +411,7 @@ extension ClientSDKEndToEndTests {
                 StandInDevice(server: URL(string: base)!, deviceID: "tokenless-phone", asksToBuy: true))
             let clock = MovableClock()
             let child = Self.app(
-                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+                base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: clock)
             let pending = await child.purchase("coins_60", through: .appStore)
             #expect(pending.state == .pending)
             await child.stop()
@@ -420,7 +420,7 @@ extension ClientSDKEndToEndTests {
             #expect(await StoreKitClient().unfinished().first?.appAccountToken == nil, "approved without the token")
 
             let relaunched = Self.app(
-                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+                base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: clock)
             let outcomes = await relaunched.start()
             #expect(outcomes.map(\.state) == [.fulfilled], "\(outcomes.map(\.name))")
             #expect(await StoreKitClient().unfinished().isEmpty)
@@ -443,7 +443,7 @@ extension ClientSDKEndToEndTests {
             StandInDevice.connect(StandInDevice(server: URL(string: base)!, deviceID: "shared-phone", asksToBuy: true))
             let clock = MovableClock()
             let child = Self.app(
-                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+                base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: clock)
             #expect(await child.purchase("coins_60", through: .appStore).state == .pending)
             await child.stop()
             let device = base + "/sandbox/appstore/devices/shared-phone"
@@ -452,7 +452,7 @@ extension ClientSDKEndToEndTests {
             // Bob has the phone now, and asks for the same product himself: the approval is of alice's request (his
             // came after it), so his launch neither submits nor finishes it.
             let bobs = Self.app(
-                base: base, token: bob, user: "bob", journal: folder, transport: URLSessionTransport(), clock: clock)
+                base: base, token: bob, user: "bob", journal: folder, transport: Self.liveTransport(), clock: clock)
             let bobsRequest = await bobs.purchase("coins_60", through: .appStore)
             #expect(bobsRequest.state == .pending)
             let relaunched = await bobs.start()
@@ -465,7 +465,7 @@ extension ClientSDKEndToEndTests {
 
             // Alice signs in again: hers, credited once, finished.
             let alices = Self.app(
-                base: base, token: alice, journal: folder, transport: URLSessionTransport(), clock: clock)
+                base: base, token: alice, journal: folder, transport: Self.liveTransport(), clock: clock)
             #expect(await alices.start().map(\.state) == [.fulfilled])
             #expect(await StoreKitClient().unfinished().isEmpty)
             let coins = try await Self.balance(alices, "coins")
