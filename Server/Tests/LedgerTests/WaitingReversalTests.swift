@@ -48,6 +48,46 @@ struct WaitingReversalTests {
         }
     }
 
+    /// A submission's entry asks with its lookup whether a reversal waits for the transaction (``ReservedPayment``):
+    /// the payment's insert then does not ask again, and the refund must still win in that write, whether the payment
+    /// adopts an order or pays one the user created before.
+    @Test(
+        "refund first, then a submission whose entry's lookup found it waiting: refunded in that write, adopting or paying",
+        arguments: TestEngine.available, [true, false])
+    func refundFirstFoundByTheLookup(engine: TestEngine, adopting: Bool) async throws {
+        try await engine.withLedger { _, ledger in
+            let version = try await ledger.saveCatalog(Fixtures.catalog, at: Fixtures.now)
+            let created = try await ledger.createOrder(Fixtures.newOrder(version), identity: Fixtures.randomIdentity)
+                .order
+            #expect(try await ledger.reverse(Self.refund("t1"), at: Fixtures.now) == .unknownPayment)
+            let query = PaymentQuery(
+                channel: .appStore, providerTransactionID: "t1", chainOf: nil,
+                order: adopting ? nil : .uuid(created.orderUUID))
+            let outcome = try await ledger.atomically { write -> FulfilmentOutcome? in
+                let (_, lookup) = try await write.storeInbound(
+                    InboxTests.signal("submission of t1", kind: .submission), appliedAt: Fixtures.now,
+                    lookingUp: query)
+                #expect(lookup.payment == nil)
+                guard adopting else {
+                    return try await write.fulfil(
+                        AdoptionTests.payment(OrderIdentity(orderNo: created.orderNo, orderUUID: created.orderUUID)),
+                        at: AdoptionTests.later)
+                }
+                let identity = Fixtures.randomIdentity()
+                return try await write.fulfil(
+                    AdoptionTests.payment(identity), adopting: AdoptionTests.adoption(version), as: identity,
+                    at: AdoptionTests.later)
+            }
+            guard case .fulfilled(let order)? = outcome else {
+                Issue.record("\(String(describing: outcome))")
+                return
+            }
+            #expect(order.status == .refunded)
+            #expect(
+                try await ledger.holdings(userID: order.userID, at: AdoptionTests.later).balances.first?.amount == 0)
+        }
+    }
+
     @Test("the audit trail names the refund's evidence and the payment's", arguments: TestEngine.available)
     func audit(engine: TestEngine) async throws {
         try await engine.withLedger { _, ledger in

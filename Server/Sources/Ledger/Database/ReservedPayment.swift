@@ -2,36 +2,45 @@ import OrderSafeModel
 import SQLKit
 import Synchronization
 
-/// The ids PostgreSQL handed a write ahead for the order and payment it may record for one provider transaction, and
-/// whether a reversal waited for that transaction then: asked with the write's first statement (an App Store
-/// submission's entry and lookup), so that its payment and the order it pays (its new status) or adopts (its row)
-/// go to the database with the grants and history, as one statement at the write's end, where they were a statement
-/// of their own before it.
+/// What a write's first statement (an App Store submission's entry and lookup) learnt ahead for the payment the write
+/// may record for one provider transaction: whether a reversal waited for that transaction then, and on PostgreSQL
+/// the ids it handed out for the order and the payment, so that the payment and the order it pays (its new status) or
+/// adopts (its row) go to the database with the grants and history, as one statement at the write's end, where they
+/// were a statement of their own before it. SQLite numbers its own rows; there the payment's insert only skips asking
+/// whether a reversal waits (its writer is alone: nothing records one between the lookup and the insert).
 ///
-/// The payment's insert then has no `ON CONFLICT`: should another transaction record the same provider transaction
-/// meanwhile, the unique key fails the write's last statement, and the write runs again from its start
+/// The payment's insert then has no `ON CONFLICT` on PostgreSQL: should another transaction record the same provider
+/// transaction meanwhile, the unique key fails the write's last statement, and the write runs again from its start
 /// (``LedgerDatabase/isTransient(_:)``), whose lookup then finds the payment recorded. A reversal recorded after the
-/// ids were handed out is applied by the inbox sweep, as one that passed its payment is.
+/// lookup is applied by the inbox sweep, as one that passed its payment is.
 struct ReservedPayment: Sendable {
-    let orderID: Int64
-    let paymentID: Int64
+    /// The ids PostgreSQL handed out for the order and the payment; nil on SQLite.
+    let ids: (order: Int64, payment: Int64)?
     let channel: Channel
     let providerTransactionID: String
     let reversalWaits: Bool
 
-    /// The columns a lookup of `channel`'s `providerTransactionID` selects to reserve them (``init(_:_:)`` reads them).
-    static func columns(_ channel: Channel, _ providerTransactionID: String) -> LedgerSQL {
-        """
-        nextval(pg_get_serial_sequence('orders', 'id')) AS reserved_order_id,
-        nextval(pg_get_serial_sequence('payment_transactions', 'id')) AS reserved_payment_id,
-        (SELECT COUNT(*) FROM waiting_reversals w
-         WHERE w.channel = \(bind: channel.rawValue) AND w.provider_txn_id = \(bind: providerTransactionID)) AS reserved_waiting
-        """
+    /// The columns a lookup of `channel`'s `providerTransactionID` selects (``init(_:_:reservingIDs:)`` reads them):
+    /// whether a reversal waits for it, and when `reservingIDs` (PostgreSQL) the two ids.
+    static func columns(_ channel: Channel, _ providerTransactionID: String, reservingIDs: Bool) -> LedgerSQL {
+        let waiting: LedgerSQL = """
+            (SELECT COUNT(*) FROM waiting_reversals w
+             WHERE w.channel = \(bind: channel.rawValue) AND w.provider_txn_id = \(bind: providerTransactionID)) AS reserved_waiting
+            """
+        guard reservingIDs else { return waiting }
+        return """
+            nextval(pg_get_serial_sequence('orders', 'id')) AS reserved_order_id,
+            nextval(pg_get_serial_sequence('payment_transactions', 'id')) AS reserved_payment_id,
+            """ + waiting
     }
 
-    init(_ row: any SQLRow, _ query: PaymentQuery) throws {
-        orderID = try row.decode(column: "reserved_order_id", as: Int64.self)
-        paymentID = try row.decode(column: "reserved_payment_id", as: Int64.self)
+    init(_ row: any SQLRow, _ query: PaymentQuery, reservingIDs: Bool) throws {
+        ids =
+            reservingIDs
+            ? (
+                try row.decode(column: "reserved_order_id", as: Int64.self),
+                try row.decode(column: "reserved_payment_id", as: Int64.self)
+            ) : nil
         channel = query.channel
         providerTransactionID = query.providerTransactionID
         reversalWaits = try row.decode(column: "reserved_waiting", as: Int64.self) > 0

@@ -14,20 +14,21 @@ extension SQLLedger {
         return try await database.transaction(joining: write) { db in
             let order = Self.created(new, as: identity)
             let plan = OrderLifecycle.paying(order, with: payment)
-            if let reserved = LedgerDatabase.reservedPayment(db)?.take(for: payment) {
+            let reserved = LedgerDatabase.reservedPayment(db)?.take(for: payment)
+            if let reserved, let ids = reserved.ids {
                 // The order and its payment wait, with their grants and history, for the write's last statement.
                 try await LedgerDatabase.change(
                     [
                         Self.orderInsert(
-                            new, as: identity, id: reserved.orderID, status: plan.status, updatedAt: date,
+                            new, as: identity, id: ids.order, status: plan.status, updatedAt: date,
                             sandbox: payment.sandbox),
                         Self.paymentInsert(
-                            payment, id: reserved.paymentID, orderID: reserved.orderID, userID: new.userID, at: date),
+                            payment, id: ids.payment, orderID: ids.order, userID: new.userID, at: date),
                     ], on: db, ownRows: true)
-                try await Self.recordCreation(db, orderID: reserved.orderID, order, new)
+                try await Self.recordCreation(db, orderID: ids.order, order, new)
                 return try await settle(
-                    db, payment, paymentID: reserved.paymentID, waiting: reserved.reversalWaits,
-                    orderID: reserved.orderID, order, catalogVersionID: new.catalogVersionID, plan, at: date)
+                    db, payment, paymentID: ids.payment, waiting: reserved.reversalWaits,
+                    orderID: ids.order, order, catalogVersionID: new.catalogVersionID, plan, at: date)
             }
             // The order is inserted as the payment leaves it (never written twice), and only with its payment.
             let orderInsert = Self.orderInsert(
@@ -53,7 +54,8 @@ extension SQLLedger {
                 orderID = id
                 paid = try await Self.insertPayment(
                     db, payment,
-                    values: Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date))
+                    values: Self.paymentValues(payment, orderID: "\(bind: orderID)", userID: new.userID, at: date),
+                    waiting: reserved?.reversalWaits)
             }
             guard let paid else {
                 // Recorded before (another replica's submission of it, committed since the caller looked): the

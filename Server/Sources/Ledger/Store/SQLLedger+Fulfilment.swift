@@ -10,18 +10,19 @@ extension SQLLedger {
                 throw LedgerError.unknownOrder(payment.orderNo)
             }
             let plan = OrderLifecycle.paying(unpaid, with: payment)
-            if let reserved = LedgerDatabase.reservedPayment(db)?.take(for: payment) {
+            let reserved = LedgerDatabase.reservedPayment(db)?.take(for: payment)
+            if let reserved, let ids = reserved.ids {
                 // The payment and the order's new status wait, with the grants and history, for the write's last
                 // statement.
                 try await LedgerDatabase.change(
                     [
                         Self.paymentInsert(
-                            payment, id: reserved.paymentID, orderID: orderID, userID: unpaid.userID, at: date),
+                            payment, id: ids.payment, orderID: orderID, userID: unpaid.userID, at: date),
                         Self.statusUpdate(
                             orderID: orderID, to: plan.status, sandbox: payment.sandbox, amount: plan.amount, at: date),
                     ], on: db, ownRows: true)
                 return try await settle(
-                    db, payment, paymentID: reserved.paymentID, waiting: reserved.reversalWaits, orderID: orderID,
+                    db, payment, paymentID: ids.payment, waiting: reserved.reversalWaits, orderID: orderID,
                     plan.priced(unpaid), catalogVersionID: catalogVersionID, plan, at: date)
             }
             // The unique (channel, provider_txn_id) constraint is what makes fulfilment exactly-once:
@@ -39,7 +40,7 @@ extension SQLLedger {
                             + " AND EXISTS (SELECT 1 FROM paid)) SELECT id, waiting FROM paid"
                     ).first())
             } else {
-                paid = try await Self.insertPayment(db, payment, values: values)
+                paid = try await Self.insertPayment(db, payment, values: values, waiting: reserved?.reversalWaits)
                 if paid != nil { try await db.sql(update).run() }
             }
             guard let paid else {
@@ -73,19 +74,21 @@ extension SQLLedger {
     }
 
     /// A payment inserted on SQLite with `values` (``paymentValues(_:orderID:userID:at:)``), nil when its provider
-    /// transaction was recorded before; then whether a reversal waits for it, asked apart. Not with `RETURNING`:
+    /// transaction was recorded before; then whether a reversal waits for it: `waiting` when the write's lookup
+    /// asked (``ReservedPayment``), else asked apart. Not with `RETURNING`:
     /// SQLite runs one as a trigger that fills an ephemeral table, and the insert then keeps a statement journal, a
     /// copy of every page it changes (the row's and its indexes'), five allocations a page: without it a fresh
     /// submission's statement journal went from 31 allocations to 10 (a uprobe on `malloc` under load), its
     /// allocations from 195 to 175.
-    static func insertPayment(_ db: any SQLDatabase, _ payment: VerifiedPayment, values: LedgerSQL) async throws
-        -> InsertedPayment?
-    {
+    static func insertPayment(
+        _ db: any SQLDatabase, _ payment: VerifiedPayment, values: LedgerSQL, waiting known: Bool? = nil
+    ) async throws -> InsertedPayment? {
         guard
             let id = try await db.insertedID(
                 "INSERT INTO payment_transactions " + paymentInsertColumns + " VALUES (" + values
                     + ") ON CONFLICT (channel, provider_txn_id) DO NOTHING")
         else { return nil }
+        if let known { return InsertedPayment(id: id, waiting: known) }
         let waiting = try await db.sql(
             """
             SELECT EXISTS (SELECT 1 FROM waiting_reversals

@@ -25,8 +25,8 @@ extension SQLLedger {
 
     /// The lookup of `query` as one row whatever is found: the payment's columns are NULL when it is not recorded,
     /// the named order's (``namedOrderColumns``) when there is none or none was asked. `locking`: the named order is
-    /// locked (`FOR UPDATE`) as a payment of it would (``locksOrders(_:)``).
-    static func lookup(_ query: PaymentQuery, locking: Bool = false) -> LedgerSQL {
+    /// locked (`FOR UPDATE`) as a payment of it would (``locksOrders(_:)``). `also`: more columns to select.
+    static func lookup(_ query: PaymentQuery, locking: Bool = false, also columns: LedgerSQL? = nil) -> LedgerSQL {
         var lookup: LedgerSQL = """
             SELECT \(unsafeRaw: Self.paymentColumns), (
                 SELECT c.user_id FROM payment_transactions c
@@ -34,6 +34,7 @@ extension SQLLedger {
                 ORDER BY c.id LIMIT 1) AS chain_owner,
                 (SELECT COUNT(*) FROM inbox i WHERE i.chain = \(bind: query.chainOf) AND i.processed_at IS NULL) AS awaiting
             """
+        if let columns { lookup += ", " + columns }
         if let order = query.order {
             let named: LedgerSQL =
                 switch order {

@@ -267,9 +267,20 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         -> (entry: InboxEntry, lookup: PaymentLookup)
     {
         guard database.engine == .postgres else {
-            // SQLite takes no data-changing WITH, and a statement more costs it no round trip.
+            // SQLite takes no data-changing WITH, and a statement more costs it no round trip. Its lookup asks whether a
+            // reversal waits for the transaction (``ReservedPayment``): the payment's insert then need not.
             let entry = try await storeInbound(keyed, appliedAt: date)
-            return (entry, try await payment(query))
+            return try await database.transaction(joining: write) { db in
+                guard
+                    let row = try await db.sql(
+                        Self.lookup(
+                            query,
+                            also: ReservedPayment.columns(
+                                query.channel, query.providerTransactionID, reservingIDs: false))
+                    ).first()
+                else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
+                return (entry, try Self.lookedUp(row, query, reservingIDs: false, in: db))
+            }
         }
         let (signal, headers, sha) = (keyed.signal, keyed.headers, keyed.sha256)
         let segment = InboxSegment(splitting: signal.body, known: database.knownInboxSegments)
@@ -281,13 +292,12 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
                 let row = try await db.sql(
                     """
                     WITH stored AS (\(Self.inboxInsert(signal, headers: headers, sha256: sha, appliedAt: date, segment: segment)) RETURNING id)
-                    SELECT (SELECT id FROM stored) AS inbox_id, lookup.*, \(ReservedPayment.columns(query.channel, query.providerTransactionID))
+                    SELECT (SELECT id FROM stored) AS inbox_id, lookup.*, \(ReservedPayment.columns(query.channel, query.providerTransactionID, reservingIDs: true))
                     FROM (\(Self.lookup(query, locking: Self.locksOrders(db)))) AS lookup
                     """
                 ).first()
             else { throw LedgerCorruption(detail: "a lookup of one row returned none") }
-            let lookup = try Self.decodeLookup(row, query, in: db)
-            if lookup.payment == nil { LedgerDatabase.reservedPayment(db)?.keep(try ReservedPayment(row, query)) }
+            let lookup = try Self.lookedUp(row, query, reservingIDs: true, in: db)
             if let id = try row.decode(column: "inbox_id", as: Int64?.self) {
                 return (InboxEntry(id: id, isNew: true, processed: true), lookup)
             }
@@ -295,6 +305,18 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
         }
         await noteKept(segment)
         return stored
+    }
+
+    /// The lookup an entry's statement made, and when it found no payment, what it learnt ahead for the one the write
+    /// may record (``ReservedPayment``), kept for it.
+    private static func lookedUp(_ row: any SQLRow, _ query: PaymentQuery, reservingIDs: Bool, in db: any SQLDatabase)
+        throws -> PaymentLookup
+    {
+        let lookup = try Self.decodeLookup(row, query, in: db)
+        if lookup.payment == nil {
+            LedgerDatabase.reservedPayment(db)?.keep(try ReservedPayment(row, query, reservingIDs: reservingIDs))
+        }
+        return lookup
     }
 
     /// Inserts the entry (as applied at `appliedAt`, when given: verified, so its JWS header is kept apart), or
