@@ -268,9 +268,10 @@ public struct SQLLedger: LedgerTransactions, LedgerWrite, WebhookOutbox, Stateme
     {
         guard database.engine == .postgres else {
             // SQLite takes no data-changing WITH, and a statement more costs it no round trip. Its lookup asks whether a
-            // reversal waits for the transaction (``ReservedPayment``): the payment's insert then need not.
+            // reversal waits for the transaction (``ReservedPayment``): the payment's insert then need not. It reads on
+            // the write's connection, where what it learns is kept for the payment (a reader's keeps nothing).
             let entry = try await storeInbound(keyed, appliedAt: date)
-            return try await database.transaction(joining: write) { db in
+            return try await database.read(joining: write) { db in
                 guard
                     let row = try await db.sql(
                         Self.lookup(
