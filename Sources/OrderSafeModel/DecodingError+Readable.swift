@@ -1,6 +1,8 @@
 extension DecodingError {
-    /// A one-line explanation naming the JSON path, for error messages shown to API callers and operators.
-    public var readableDescription: String {
+    /// A one-line explanation naming the JSON path, for error messages shown to API callers and operators. The
+    /// server's (`@_spi(OrderSafeServer)`): OrderSafeKit re-exports this module, and a member added to Foundation's
+    /// type would meet any other library's of the same name in an app.
+    @_spi(OrderSafeServer) public var readableDescription: String {
         func path(_ codingPath: [any CodingKey]) -> String {
             let joined = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return joined.isEmpty ? "the document" : String(joined.drop { $0 == "." })

@@ -1,7 +1,7 @@
 import Foundation
 import Ledger
 import Logging
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 
 /// What an App Store statement day costs as the ledger grows: `--users N` customers who bought through the App Store

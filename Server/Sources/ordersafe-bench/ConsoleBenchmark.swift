@@ -1,7 +1,7 @@
 import Foundation
 import Ledger
 import Logging
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 
 /// The console's lists at scale: seeds a database with `--orders` orders (and payments for the fulfilled ones), then

@@ -3,7 +3,7 @@ import Engine
 import Foundation
 import Ledger
 import Logging
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 import Sandbox
 import WeChatPay

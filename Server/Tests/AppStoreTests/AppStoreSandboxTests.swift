@@ -1,7 +1,7 @@
 import ChannelSupport
 import Crypto
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Testing
 
 @testable import AppStore

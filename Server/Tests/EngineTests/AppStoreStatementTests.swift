@@ -1,6 +1,6 @@
 import ChannelSupport
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Testing
 
 @testable import AppStore

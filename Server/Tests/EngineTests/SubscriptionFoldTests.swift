@@ -1,6 +1,6 @@
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Testing
 
 @testable import Engine

@@ -1,7 +1,7 @@
 import Foundation
 import Ledger
 import LedgerTestSupport
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 import Testing
 

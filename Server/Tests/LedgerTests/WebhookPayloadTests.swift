@@ -1,7 +1,7 @@
 import Foundation
 import Ledger
 import LedgerTestSupport
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Testing
 
 /// Webhook payloads are written without `JSONEncoder`, and must be the very bytes it writes with the API's settings:

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Ledger
 import LedgerTestSupport
 import NIOCore
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Sandbox
 import Testing
 

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LedgerTestSupport
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import Testing
 
 @testable import OrderSafeServer

@@ -1,5 +1,5 @@
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SwiftASN1
 
 /// Reads App Store receipts: the PKCS#7 (CMS SignedData) container in BER, indefinite lengths included, and the

@@ -1,7 +1,7 @@
 import ChannelSupport
 import Crypto
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import X509
 
 /// Verifies and decodes the App Store's signed data: transactions, renewal info, notifications (with their

@@ -1,7 +1,7 @@
 import AppStore
 import ChannelSupport
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 extension AppStorePayments {
     /// Pulls the App Store's notification history for `start…end` and processes every notification through the

@@ -1,6 +1,7 @@
 import Foundation
 import Ledger
 import Logging
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// The App Store's notification history, pulled every hour through the App Store Server API (a chore the job
 /// runner runs): what the App Store sent and never delivered is processed as if it had been posted.

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 extension AppStorePayments {
     /// Verifies the app's signed `AppTransaction` (as a transaction is: Apple's chain, this app's bundle and Apple

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 extension AppStorePayments {
     /// Signs promotional offer `offerID` for the purchase of order `orderNo`: the user's own unpaid App Store order

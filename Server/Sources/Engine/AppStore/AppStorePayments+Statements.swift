@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// The App Store's statement of a day, read from the App Store Server API: Apple publishes no daily file a merchant
 /// can download through it (its financial reports are monthly, in App Store Connect), so the day is listed from the

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// One verified App Store transaction, whichever way it arrived (StoreKit 2 JWS, a StoreKit 1 receipt entry, a
 /// notification), reduced to what binding and fulfilment need.

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 
 /// Applies the ledger's forward-only migrations, each in its own transaction, safely from several replicas at once.

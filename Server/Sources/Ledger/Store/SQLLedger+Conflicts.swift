@@ -1,5 +1,5 @@
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 import SQLKit
 
 extension SQLLedger {

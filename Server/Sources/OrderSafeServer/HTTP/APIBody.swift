@@ -1,6 +1,6 @@
 import ChannelSupport
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// How an API request body becomes its type, with a 400 `invalid_json` naming what is wrong: well-formed JSON, no
 /// member named twice anywhere, only the documented members, none of them `null`, each of its type.

@@ -2,7 +2,7 @@ import AppStore
 import ChannelSupport
 import Crypto
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// A local App Store: records purchases, signs transactions, renewal info and notifications with its own
 /// authority exactly as the App Store does (ES256, `x5c` of leaf, intermediate and root carrying Apple's OIDs),

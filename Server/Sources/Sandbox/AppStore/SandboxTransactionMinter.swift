@@ -1,5 +1,5 @@
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// Signs new sandbox App Store transactions in bulk, on every core and off the sandbox's actor, for load tests: each
 /// is signed by the sandbox's authority exactly as its purchases are (so a server trusting the sandbox verifies them),

@@ -1,6 +1,6 @@
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// A user's subscriptions from what the App Store said, one per subscription group. Per chain: the newest version of
 /// each transaction and of the renewal information (``SubscriptionSignal/supersedes(_:)``: Apple's `signedDate`, so

@@ -1,6 +1,6 @@
 import Foundation
 import Ledger
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// The subscriptions a user holds, as `GET /v1/me/subscriptions` and the console show them.
 public struct Subscriptions: Sendable {
