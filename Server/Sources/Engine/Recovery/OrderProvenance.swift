@@ -1,6 +1,6 @@
 import ChannelSupport
 import Foundation
-import OrderSafeModel
+@_spi(OrderSafeServer) import OrderSafeModel
 
 /// What a payment carries to rebuild its order when the ledger has lost it (a database restored from a backup older
 /// than the payment): the product and the user, in the provider's own field for the merchant's data — WeChat Pay's
