@@ -244,7 +244,8 @@ let package = Package(
             dependencies: [
                 "Ledger", .product(name: "OrderSafeModel", package: client),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLKit", package: "sql-kit"), .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/LedgerTestSupport"),
         .testTarget(

@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import Logging
 import OrderSafeModel
+import PostgresKit
 import SQLKit
 import Testing
 
@@ -40,21 +41,43 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
             try await Self.migrate(.sqliteFile(path: path))
             return try await body(.sqliteFile(path: path))
         case .postgres:
-            let name =
-                "ordersafe_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
-            try await Self.admin("CREATE DATABASE \(name)")
-            var components = URLComponents(string: Self.postgresURL!)!
-            components.path = "/\(name)"
-            let url = DatabaseURL.postgres(url: components.string!)
+            if PostgresDatabaseGate.holding { return try await Self.withPostgresDatabase(body) }
+            await PostgresDatabaseGate.shared.acquire()
             do {
-                try await Self.migrate(url)
-                let result = try await body(url)
-                try await Self.admin("DROP DATABASE \(name) WITH (FORCE)")
+                let result = try await PostgresDatabaseGate.$holding.withValue(true) {
+                    try await Self.withPostgresDatabase(body)
+                }
+                await PostgresDatabaseGate.shared.release()
                 return result
             } catch {
-                try? await Self.admin("DROP DATABASE \(name) WITH (FORCE)")
+                await PostgresDatabaseGate.shared.release()
                 throw error
             }
+        }
+    }
+
+    private static func withPostgresDatabase<R>(_ body: (DatabaseURL) async throws -> R) async throws -> R {
+        let name = "ordersafe_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
+        do {
+            try await admin("CREATE DATABASE \(name)")
+        } catch let error as PSQLError {
+            // PostgresNIO's description of its error is generic on purpose (it may hold data); a test's is not.
+            throw PostgresTestFailure(description: "CREATE DATABASE \(name): \(String(reflecting: error))")
+        }
+        var components = URLComponents(string: postgresURL!)!
+        components.path = "/\(name)"
+        let url = DatabaseURL.postgres(url: components.string!)
+        do {
+            try await migrate(url)
+            let result = try await body(url)
+            try await admin("DROP DATABASE \(name) WITH (FORCE)")
+            return result
+        } catch let error as PSQLError {
+            try? await admin("DROP DATABASE \(name) WITH (FORCE)")
+            throw PostgresTestFailure(description: String(reflecting: error))
+        } catch {
+            try? await admin("DROP DATABASE \(name) WITH (FORCE)")
+            throw error
         }
     }
 
@@ -114,4 +137,10 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
         }
         try await database.shutdown()
     }
+}
+
+/// A PostgreSQL error as PostgresNIO describes it to a programmer (`String(reflecting:)`): the server's message and
+/// code, which its plain description hides.
+public struct PostgresTestFailure: Error, CustomStringConvertible {
+    public let description: String
 }

@@ -1,0 +1,44 @@
+import Foundation
+import NIOCore
+
+/// How many PostgreSQL test databases may be open at once, so that the suite's connections stay under the cluster's
+/// `max_connections` (scripts/lib/postgres.sh) whatever the order Swift Testing runs tests in.
+///
+/// Each database's pools open up to 4 connections per event loop (one per core) and keep them until they shut down.
+/// Unbounded, the whole suite at once held 273 of 300 at its peak on 2 cores (polled every 0.2 s); a CI run that
+/// crossed 300 failed 20 tests with "sorry, too many clients already". The budget gives each open database two pools
+/// of its own (the replica tests) and one admin connection: 11 databases on 2 cores. Set
+/// `ORDERSAFE_TEST_POSTGRES_DATABASES` to choose another number.
+actor PostgresDatabaseGate {
+    static let shared = PostgresDatabaseGate(
+        limit: ProcessInfo.processInfo.environment["ORDERSAFE_TEST_POSTGRES_DATABASES"].flatMap { Int($0) }
+            ?? max(2, connectionBudget / (2 * 4 * System.coreCount + 1)))
+
+    /// The connections the suite's databases may hold: `max_connections` less room for the admin statements of
+    /// databases being created and dropped.
+    static let connectionBudget = 200
+
+    /// Set while a task holds a database, so that a second database it opens (nested) does not wait for itself.
+    @TaskLocal static var holding = false
+
+    private var available: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { available = max(1, limit) }
+
+    func acquire() async {
+        if available > 0 {
+            available -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            available += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}
