@@ -32,43 +32,45 @@ enum AppStoreDayBenchmark {
         defer { try? FileManager.default.removeItem(at: folder) }
         var logger = Logger(label: "ordersafe.bench")
         logger.logLevel = .warning
-        let database = try LedgerDatabase(
+        return try await LedgerDatabase.with(
             url: try DatabaseURL(parsing: "sqlite:\(folder.path)/ledger.sqlite"), maxConnectionsPerEventLoop: 2,
-            logger: logger)
-        defer { Task { try? await database.shutdown() } }
-        _ = try await Migrator(database: database, logger: logger).migrate()
-        let ledger = SQLLedger(database: database)
-        let catalog = try Catalog(
-            json: try Data(
-                contentsOf: URL(fileURLWithPath: "Sources/OrderSafeServer/Resources/catalog.example.json")))
-        let version = try await ledger.saveCatalog(catalog, at: Date())
-        let day = Date(timeIntervalSince1970: TimeInterval(1_795_000_000 - 1_795_000_000 % 86400))
-        let seedStart = ContinuousClock.now
-        try await seed(database, version: version, users: users, dayStart: day)
-        let seeded = StatementBenchmark.seconds(since: seedStart)
+            logger: logger
+        ) { database in
+            _ = try await Migrator(database: database, logger: logger).migrate()
+            let ledger = SQLLedger(database: database)
+            let catalog = try Catalog(
+                json: try Data(
+                    contentsOf: URL(fileURLWithPath: "Sources/OrderSafeServer/Resources/catalog.example.json")))
+            let version = try await ledger.saveCatalog(catalog, at: Date())
+            let day = Date(timeIntervalSince1970: TimeInterval(1_795_000_000 - 1_795_000_000 % 86400))
+            let seedStart = ContinuousClock.now
+            try await seed(database, version: version, users: users, dayStart: day)
+            let seeded = StatementBenchmark.seconds(since: seedStart)
 
-        // The baseline: every customer's latest transaction (what the day asked Apple about before).
-        let everyoneStart = ContinuousClock.now
-        let everyone = try await database.withSession { db in
-            try await db.raw(
-                """
-                SELECT provider_txn_id FROM payment_transactions WHERE id IN (
-                    SELECT MAX(id) FROM payment_transactions WHERE channel = 'appstore' GROUP BY user_id)
-                """
-            ).all().count
+            // The baseline: every customer's latest transaction (what the day asked Apple about before).
+            let everyoneStart = ContinuousClock.now
+            let everyone = try await database.withSession { db in
+                try await db.raw(
+                    """
+                    SELECT provider_txn_id FROM payment_transactions WHERE id IN (
+                        SELECT MAX(id) FROM payment_transactions WHERE channel = 'appstore' GROUP BY user_id)
+                    """
+                ).all().count
+            }
+            let everyoneSeconds = StatementBenchmark.seconds(since: everyoneStart)
+            let activeStart = ContinuousClock.now
+            let active = try await ledger.latestTransactionOfActiveUsers(
+                channel: .appStore, from: day.addingTimeInterval(-86400), before: day.addingTimeInterval(86400 + 3600))
+            let activeSeconds = StatementBenchmark.seconds(since: activeStart)
+            print(
+                String(
+                    format:
+                        "  %9d customers (seeded in %.1f s): histories asked %d (baseline %d, %.0fx fewer); the ledger names them in %.3f s (baseline query %.3f s)",
+                    users, seeded, active.count, everyone, Double(everyone) / Double(max(active.count, 1)),
+                    activeSeconds,
+                    everyoneSeconds))
+            return active.count == activeUsers && everyone == users
         }
-        let everyoneSeconds = StatementBenchmark.seconds(since: everyoneStart)
-        let activeStart = ContinuousClock.now
-        let active = try await ledger.latestTransactionOfActiveUsers(
-            channel: .appStore, from: day.addingTimeInterval(-86400), before: day.addingTimeInterval(86400 + 3600))
-        let activeSeconds = StatementBenchmark.seconds(since: activeStart)
-        print(
-            String(
-                format:
-                    "  %9d customers (seeded in %.1f s): histories asked %d (baseline %d, %.0fx fewer); the ledger names them in %.3f s (baseline query %.3f s)",
-                users, seeded, active.count, everyone, Double(everyone) / Double(max(active.count, 1)), activeSeconds,
-                everyoneSeconds))
-        return active.count == activeUsers && everyone == users
     }
 
     /// `users` customers with an App Store order and payment three days before `dayStart`; the first

@@ -92,31 +92,33 @@ enum StatementBenchmark {
 
         var logger = Logger(label: "ordersafe.bench")
         logger.logLevel = .warning
-        let database = try LedgerDatabase(
-            url: try DatabaseURL(parsing: arguments[1]), maxConnectionsPerEventLoop: 2, logger: logger)
-        defer { Task { try? await database.shutdown() } }
-        let ledger = SQLLedger(database: database)
-        let sample = min(lines, 50_000)
-        let lookupStart = ContinuousClock.now
-        for index in 0..<sample {
-            guard try await ledger.payment(channel: .wechatPay, providerTransactionID: transactionID(index)) != nil
-            else { fatalError("seeded payment \(index) missing") }
+        return try await LedgerDatabase.with(
+            url: try DatabaseURL(parsing: arguments[1]), maxConnectionsPerEventLoop: 2, logger: logger
+        ) { database in
+            let ledger = SQLLedger(database: database)
+            let sample = min(lines, 50_000)
+            let lookupStart = ContinuousClock.now
+            for index in 0..<sample {
+                guard try await ledger.payment(channel: .wechatPay, providerTransactionID: transactionID(index)) != nil
+                else { fatalError("seeded payment \(index) missing") }
+            }
+            let lookups = Double(sample) / seconds(since: lookupStart)
+            let reconciler = StatementReconciler(
+                ledger: ledger, sources: [.wechatPay: Published(statement: statement)], clock: SystemClock(),
+                logger: logger)
+            let compareStart = ContinuousClock.now
+            let result = try await reconciler.reconcile(.wechatPay, day: day)
+            let compare = seconds(since: compareStart)
+            report("the ledger's lookup of one payment (sample)", lookups, unit: "lines/s")
+            report("compare the day (statement ↔ ledger, both ways)", Double(lines) / compare, unit: "lines/s")
+            print(
+                String(
+                    format:
+                        "  ratio to the lookup alone: %.2f; %.1f s for the day; matched %d, flagged %d; peak memory %.0f MB",
+                    Double(lines) / compare / lookups, compare, result.matched.count, result.flagged.count,
+                    peakMemoryMB()))
+            return result.matched.count == lines && result.flagged.count == 0
         }
-        let lookups = Double(sample) / seconds(since: lookupStart)
-        let reconciler = StatementReconciler(
-            ledger: ledger, sources: [.wechatPay: Published(statement: statement)], clock: SystemClock(),
-            logger: logger)
-        let compareStart = ContinuousClock.now
-        let result = try await reconciler.reconcile(.wechatPay, day: day)
-        let compare = seconds(since: compareStart)
-        report("the ledger's lookup of one payment (sample)", lookups, unit: "lines/s")
-        report("compare the day (statement ↔ ledger, both ways)", Double(lines) / compare, unit: "lines/s")
-        print(
-            String(
-                format:
-                    "  ratio to the lookup alone: %.2f; %.1f s for the day; matched %d, flagged %d; peak memory %.0f MB",
-                Double(lines) / compare / lookups, compare, result.matched.count, result.flagged.count, peakMemoryMB()))
-        return result.matched.count == lines && result.flagged.count == 0
     }
 
     static let day = StatementDay("2026-11-25")!

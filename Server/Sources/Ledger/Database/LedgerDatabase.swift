@@ -166,10 +166,12 @@ public final class LedgerDatabase: Sendable {
     }
 
     /// Opens the database, runs `body` with it, and closes it however `body` ends (one-shot commands).
-    public static func with<R: Sendable>(url: DatabaseURL, logger: Logger, _ body: (LedgerDatabase) async throws -> R)
-        async throws -> R
-    {
-        let database = try LedgerDatabase(url: url, logger: logger)
+    public static func with<R: Sendable>(
+        url: DatabaseURL, maxConnectionsPerEventLoop: Int = 4, logger: Logger,
+        _ body: (LedgerDatabase) async throws -> R
+    ) async throws -> R {
+        let database = try LedgerDatabase(
+            url: url, maxConnectionsPerEventLoop: maxConnectionsPerEventLoop, logger: logger)
         let result: R
         do {
             result = try await body(database)
