@@ -82,16 +82,10 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
     }
 
     /// A fresh, migrated, empty database of this engine with one pool; dropped by `body`'s end.
-    public func withLedger<R>(_ body: (LedgerDatabase, SQLLedger) async throws -> R) async throws -> R {
+    public func withLedger<R: Sendable>(_ body: (LedgerDatabase, SQLLedger) async throws -> R) async throws -> R {
         try await withDatabaseURL { url in
-            let database = try LedgerDatabase(url: url, logger: TestLog.logger)
-            do {
-                let result = try await body(database, SQLLedger(database: database))
-                try await database.shutdown()
-                return result
-            } catch {
-                try? await database.shutdown()
-                throw error
+            try await LedgerDatabase.with(url: url, logger: TestLog.logger) { database in
+                try await body(database, SQLLedger(database: database))
             }
         }
     }
@@ -99,43 +93,26 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
     /// Two pools on one fresh database of this engine: two replicas.
     public func withTwoPools(_ body: (SQLLedger, SQLLedger) async throws -> Void) async throws {
         try await withDatabaseURL { url in
-            let (one, two) = (
-                try LedgerDatabase(url: url, logger: TestLog.logger),
-                try LedgerDatabase(url: url, logger: TestLog.logger)
-            )
-            do {
-                try await body(SQLLedger(database: one), SQLLedger(database: two))
-            } catch {
-                try? await one.shutdown()
-                try? await two.shutdown()
-                throw error
+            try await LedgerDatabase.with(url: url, logger: TestLog.logger) { one in
+                try await LedgerDatabase.with(url: url, logger: TestLog.logger) { two in
+                    try await body(SQLLedger(database: one), SQLLedger(database: two))
+                }
             }
-            try await one.shutdown()
-            try await two.shutdown()
         }
     }
 
     private static func migrate(_ url: DatabaseURL) async throws {
-        let database = try LedgerDatabase(url: url, logger: TestLog.logger)
-        do {
+        _ = try await LedgerDatabase.with(url: url, logger: TestLog.logger) { database in
             try await Migrator(database: database, logger: TestLog.logger).migrate()
-        } catch {
-            try? await database.shutdown()
-            throw error
         }
-        try await database.shutdown()
     }
 
     private static func admin(_ statement: String) async throws {
-        let database = try LedgerDatabase(
-            url: .postgres(url: postgresURL!), maxConnectionsPerEventLoop: 1, logger: TestLog.logger)
-        do {
+        try await LedgerDatabase.with(
+            url: .postgres(url: postgresURL!), maxConnectionsPerEventLoop: 1, logger: TestLog.logger
+        ) { database in
             try await database.withSession { db in try await db.raw(SQLQueryString(statement)).run() }
-        } catch {
-            try? await database.shutdown()
-            throw error
         }
-        try await database.shutdown()
     }
 }
 
