@@ -5,10 +5,10 @@ import NIOCore
 /// `max_connections` (scripts/lib/postgres.sh) whatever the order Swift Testing runs tests in.
 ///
 /// Each database's pools open up to 4 connections per event loop (one per core) and keep them until they shut down.
-/// Unbounded, the whole suite at once held 273 of 300 at its peak on 2 cores (polled every 0.2 s); a CI run that
-/// crossed 300 failed 20 tests with "sorry, too many clients already". The budget gives each open database two pools
-/// of its own (the replica tests) and one admin connection: 11 databases on 2 cores. Set
-/// `ORDERSAFE_TEST_POSTGRES_DATABASES` to choose another number.
+/// Unbounded, the whole suite at once held 273 of 300 at its peak on 2 cores (polled every 0.2 s); a CI run failed 20
+/// tests at once, and the same suite on a cluster of 200 fails them with "sorry, too many clients already" (53300).
+/// The budget gives each open database two pools of its own (the replica tests) and one admin connection: 11
+/// databases on 2 cores. Set `ORDERSAFE_TEST_POSTGRES_DATABASES` to choose another number.
 actor PostgresDatabaseGate {
     static let shared = PostgresDatabaseGate(
         limit: ProcessInfo.processInfo.environment["ORDERSAFE_TEST_POSTGRES_DATABASES"].flatMap { Int($0) }
@@ -19,14 +19,28 @@ actor PostgresDatabaseGate {
     static let connectionBudget = 200
 
     /// Set while a task holds a database, so that a second database it opens (nested) does not wait for itself.
-    @TaskLocal static var holding = false
+    @TaskLocal private static var holding = false
+
+    /// Runs `body` once a database may be opened, and gives its place to the next when `body` ends.
+    static func admitting<R>(_ body: () async throws -> R) async throws -> R {
+        if holding { return try await body() }
+        await shared.acquire()
+        do {
+            let result = try await $holding.withValue(true) { try await body() }
+            await shared.release()
+            return result
+        } catch {
+            await shared.release()
+            throw error
+        }
+    }
 
     private var available: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     init(limit: Int) { available = max(1, limit) }
 
-    func acquire() async {
+    private func acquire() async {
         if available > 0 {
             available -= 1
             return
@@ -34,7 +48,7 @@ actor PostgresDatabaseGate {
         await withCheckedContinuation { waiting.append($0) }
     }
 
-    func release() {
+    private func release() {
         if waiting.isEmpty {
             available += 1
         } else {

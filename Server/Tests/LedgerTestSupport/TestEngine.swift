@@ -41,18 +41,7 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
             try await Self.migrate(.sqliteFile(path: path))
             return try await body(.sqliteFile(path: path))
         case .postgres:
-            if PostgresDatabaseGate.holding { return try await Self.withPostgresDatabase(body) }
-            await PostgresDatabaseGate.shared.acquire()
-            do {
-                let result = try await PostgresDatabaseGate.$holding.withValue(true) {
-                    try await Self.withPostgresDatabase(body)
-                }
-                await PostgresDatabaseGate.shared.release()
-                return result
-            } catch {
-                await PostgresDatabaseGate.shared.release()
-                throw error
-            }
+            return try await PostgresDatabaseGate.admitting { try await Self.withPostgresDatabase(body) }
         }
     }
 
@@ -60,9 +49,8 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
         let name = "ordersafe_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
         do {
             try await admin("CREATE DATABASE \(name)")
-        } catch let error as PSQLError {
-            // PostgresNIO's description of its error is generic on purpose (it may hold data); a test's is not.
-            throw PostgresTestFailure(description: "CREATE DATABASE \(name): \(String(reflecting: error))")
+        } catch {
+            throw PostgresTestFailure.readable(error)
         }
         var components = URLComponents(string: postgresURL!)!
         components.path = "/\(name)"
@@ -72,12 +60,9 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
             let result = try await body(url)
             try await admin("DROP DATABASE \(name) WITH (FORCE)")
             return result
-        } catch let error as PSQLError {
-            try? await admin("DROP DATABASE \(name) WITH (FORCE)")
-            throw PostgresTestFailure(description: String(reflecting: error))
         } catch {
             try? await admin("DROP DATABASE \(name) WITH (FORCE)")
-            throw error
+            throw PostgresTestFailure.readable(error)
         }
     }
 
@@ -120,4 +105,11 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
 /// code, which its plain description hides.
 public struct PostgresTestFailure: Error, CustomStringConvertible {
     public let description: String
+
+    /// `error` itself, or when it is PostgresNIO's, whose description is generic on purpose (it may hold data), a
+    /// failure that says what the server said.
+    static func readable(_ error: any Error) -> any Error {
+        guard let error = error as? PSQLError else { return error }
+        return PostgresTestFailure(description: String(reflecting: error))
+    }
 }
