@@ -9,7 +9,8 @@ import NIOCore
 /// tests at once, and the same suite on a cluster of 200 fails them with "sorry, too many clients already" (53300).
 /// The budget gives each open database two pools of its own (the replica tests) and one admin connection: 11
 /// databases on 2 cores. Set `ORDERSAFE_TEST_POSTGRES_DATABASES` to choose another number.
-actor PostgresDatabaseGate {
+public actor PostgresDatabaseGate {
+    /// The suite's gate (``TestEngine``).
     static let shared = PostgresDatabaseGate(
         limit: ProcessInfo.processInfo.environment["ORDERSAFE_TEST_POSTGRES_DATABASES"].flatMap { Int($0) }
             ?? max(2, connectionBudget / (2 * 4 * System.coreCount + 1)))
@@ -18,27 +19,31 @@ actor PostgresDatabaseGate {
     /// databases being created and dropped.
     static let connectionBudget = 200
 
-    /// Set while a task holds a database, so that a second database it opens (nested) does not wait for itself.
-    @TaskLocal private static var holding = false
-
-    /// Runs `body` once a database may be opened, and gives its place to the next when `body` ends.
-    static func admitting<R>(_ body: () async throws -> R) async throws -> R {
-        if holding { return try await body() }
-        await shared.acquire()
-        do {
-            let result = try await $holding.withValue(true) { try await body() }
-            await shared.release()
-            return result
-        } catch {
-            await shared.release()
-            throw error
-        }
-    }
+    /// The gates the current task holds a place in, so that a second database it opens (nested) does not wait for
+    /// itself.
+    @TaskLocal private static var holding: Set<ObjectIdentifier> = []
 
     private var available: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    init(limit: Int) { available = max(1, limit) }
+    /// A gate that lets `limit` (at least one) in at once.
+    public init(limit: Int) { available = max(1, limit) }
+
+    /// Runs `body` once this gate has a place for it, and gives the place to the next when `body` ends, however it
+    /// ends. A task already inside runs `body` at once.
+    public nonisolated func admitting<R>(_ body: () async throws -> R) async throws -> R {
+        let gate = ObjectIdentifier(self)
+        if Self.holding.contains(gate) { return try await body() }
+        await acquire()
+        do {
+            let result = try await Self.$holding.withValue(Self.holding.union([gate])) { try await body() }
+            await release()
+            return result
+        } catch {
+            await release()
+            throw error
+        }
+    }
 
     private func acquire() async {
         if available > 0 {

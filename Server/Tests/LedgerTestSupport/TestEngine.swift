@@ -41,7 +41,7 @@ public enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Senda
             try await Self.migrate(.sqliteFile(path: path))
             return try await body(.sqliteFile(path: path))
         case .postgres:
-            return try await PostgresDatabaseGate.admitting { try await Self.withPostgresDatabase(body) }
+            return try await PostgresDatabaseGate.shared.admitting { try await Self.withPostgresDatabase(body) }
         }
     }
 
