@@ -61,11 +61,16 @@ release_profile_load() {
     echo "the instrumented server did not start:" >&2; tail -5 "$work/log" >&2; failed=1
   else
     local quiet=(env ORDERSAFE_SERVER_DATA_DIR="$work/data" LLVM_PROFILE_FILE="$work/unused-%p.profraw")
-    for user in $(seq 1 100); do "${quiet[@]}" "$bin" token --user "train-$user" --lifetime 3600; done >"$work/tokens"
-    "${quiet[@]}" "$bin" sandbox mint --count 40000 --product com.example.ordersafe.coins60 >"$work/jws"
+    for user in $(seq 1 100); do
+      "${quiet[@]}" "$bin" token --user "train-$user" --lifetime 3600 || failed=1
+    done >"$work/tokens"
+    "${quiet[@]}" "$bin" sandbox mint --count 40000 --product com.example.ordersafe.coins60 >"$work/jws" || failed=1
     head -4000 "$work/jws" >"$work/repeats"
-    wrk -t2 -c16 -d10s -s "$script" "http://127.0.0.1:$port" -- "$work/jws" "$work/tokens" 0 1 2 >/dev/null || failed=1
-    wrk -t2 -c16 -d5s -s "$script" "http://127.0.0.1:$port" -- "$work/repeats" "$work/tokens" 0 1 2 >/dev/null || failed=1
+    # The submissions answered, not refused: a profile of error answers would lay the binary out for them.
+    wrk -t2 -c16 -d10s -s "$script" "http://127.0.0.1:$port" -- "$work/jws" "$work/tokens" 0 1 2 >"$work/wrk" || failed=1
+    wrk -t2 -c16 -d5s -s "$script" "http://127.0.0.1:$port" -- "$work/repeats" "$work/tokens" 0 1 2 >>"$work/wrk" ||
+      failed=1
+    if grep -E "Non-2xx|Socket errors" "$work/wrk" >&2; then failed=1; fi
   fi
   # The counts are written when the server exits: it is stopped as a service manager would, and waited for.
   kill -TERM "$pid" 2>/dev/null
