@@ -1,9 +1,9 @@
 @_spi(OrderSafeServer) import OrderSafeModel
 import Testing
 
-/// `ByteScan` answers what a byte-by-byte loop answers: its word-at-a-time test must never pass over a byte it should
-/// stop at, whatever the byte's value, where it sits in a word, what surrounds it or where the search starts.
-@Suite("ByteScan: searches eight bytes at a time, answered as byte by byte")
+/// `ByteScan` answers what a byte-by-byte loop answers: its sixteen-bytes-at-a-time test must never pass over a byte it
+/// should stop at, whatever the byte's value, where it sits in a vector, what surrounds it or where the search starts.
+@Suite("ByteScan: searches sixteen bytes at a time, answered as byte by byte")
 struct ByteScanTests {
     /// The reference: the first byte at or after `start` below 0x20, a quote, a backslash or `extra`.
     static func firstSpecial(_ bytes: [UInt8], from start: Int, also extra: UInt8) -> Int {
@@ -21,16 +21,16 @@ struct ByteScanTests {
     }
 
     @Test(
-        "every byte value at every place of runs up to three words long, among ordinary, high and boundary bytes, from every start"
+        "every byte value at every place of runs up to a vector and a half and of two and three vectors, among ordinary, high and boundary bytes, from every start"
     )
     func everyByteEverywhere() {
-        // 0x21 and 0x7F sit beside the bounds the word test uses; 0xFF sets every high bit; 0x5B and 0x5D beside the
-        // backslash, 0x2E and 0x30 beside the slash.
+        // 0x21 and 0x7F sit beside the bounds the test compares with; 0xFF sets every high bit; 0x5B and 0x5D beside
+        // the backslash, 0x2E and 0x30 beside the slash.
         let fillers: [UInt8] = [UInt8(ascii: "A"), 0x21, 0x7F, 0xFF, 0x5B, 0x2E]
         var mismatches = 0
         for extra in [UInt8(ascii: "\""), UInt8(ascii: "/")] {
             for filler in fillers {
-                for length in 1...24 {
+                for length in Array(1...24) + [31, 32, 33, 47, 48] {
                     for place in 0..<length {
                         for value in 0...255 {
                             var bytes = [UInt8](repeating: filler, count: length)

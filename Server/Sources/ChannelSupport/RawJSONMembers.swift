@@ -99,7 +99,7 @@ public enum RawJSONMembers {
             let start = index
             try expect(UInt8(ascii: "\""))
             while true {
-                // To the next quote, backslash or control character, eight bytes at a time.
+                // To the next quote, backslash or control character, sixteen bytes at a time.
                 index = bytes.withUnsafeBufferPointer { [index, end] in
                     ByteScan.firstJSONSpecial(in: UnsafeBufferPointer(rebasing: $0[..<min(end, $0.count)]), from: index)
                 }

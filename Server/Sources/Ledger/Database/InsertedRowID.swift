@@ -1,22 +1,16 @@
 import SQLKit
 
-/// A connection that tells the id of the row an insert made without being asked `RETURNING id`. SQLite runs a
-/// `RETURNING` clause as a trigger: the insert then keeps a statement journal (a copy of every page it changes, the
-/// order's ten indexes' included) and gathers its rows in a temporary table first: an order's insert took 53–57 µs
-/// with `RETURNING id`, 47–50 µs without (docs/benchmarks.md). SQLite's connection answers from `sqlite3_changes` and `sqlite3_last_insert_rowid` instead.
-protocol InsertedRowIDs: SQLDatabase {
-    /// Runs `insert` and answers the row id of the one row it inserted, nil when it inserted none.
-    func insertedRowID(_ insert: LedgerSQL) async throws -> Int64?
-}
-
 extension SQLDatabase {
     /// Runs `insert` — one row into a table whose `id` is its row id, that may do nothing on a conflict — and answers
-    /// the id of the row it inserted, nil when it inserted none: on SQLite as the connection tells it, elsewhere
-    /// through `RETURNING id`.
+    /// the id of the row it inserted, nil when it inserted none: on the ledger's SQLite connections as the connection
+    /// tells it (``PreparedSQLiteConnection/insertedRowID(_:)``), elsewhere through `RETURNING id`. SQLite runs a
+    /// `RETURNING` clause as a trigger: the insert then keeps a statement journal (a copy of every page it changes,
+    /// the order's ten indexes' included) and gathers its rows in a temporary table first: an order's insert took
+    /// 53–57 µs with `RETURNING id`, 47–50 µs without (docs/benchmarks.md). The connections are told apart by a cast
+    /// to their classes, which compares one type; a cast to a protocol looked its conformances up at every insert.
     func insertedID(_ insert: LedgerSQL) async throws -> Int64? {
-        if let connection = self as? any InsertedRowIDs {
-            return try await connection.insertedRowID(insert)
-        }
+        if let write = self as? WriteConnection { return try await write.insertedRowID(insert) }
+        if let connection = self as? PreparedSQLiteConnection { return try connection.insertedRowID(insert) }
         return try await sql(insert + " RETURNING id").first()?.decode(column: "id", as: Int64.self)
     }
 }

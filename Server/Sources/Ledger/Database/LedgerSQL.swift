@@ -1,6 +1,7 @@
 import Foundation
 import SQLKit
 import SQLiteKit
+import Synchronization
 
 /// One of the ledger's statements with its values, written as an `SQLQueryString` is
 /// (`"SELECT … WHERE id = \(bind: id)"`) and made ready for SQLite as it is written: its text with `?` for each
@@ -378,15 +379,46 @@ extension Collection<LedgerSQL> {
     }
 }
 
-/// A ``LedgerSQL`` statement on a database, to run or to read rows from (SQLKit's fetching: `run()`, `all()`,
-/// `first()`, `first(decoding:)`…).
+/// A ``LedgerSQL`` statement on a database, to run or to read rows from (`run()`, `all()`, `first()`; SQLKit's other
+/// fetching too).
 final class LedgerSQLBuilder: SQLQueryFetcher {
-    let query: any SQLExpression
+    let statement: LedgerSQL
     let database: any SQLDatabase
+    var query: any SQLExpression { statement }
 
     init(_ statement: LedgerSQL, on database: any SQLDatabase) {
-        query = statement
+        self.statement = statement
         self.database = database
+    }
+
+    /// Runs the statement.
+    func run() async throws {
+        if try await sqliteRows() != nil { return }
+        try await database.execute(sql: statement) { _ in }
+    }
+
+    /// The statement's rows.
+    func all() async throws -> [any SQLRow] {
+        if let rows = try await sqliteRows() { return rows }
+        let rows = Mutex<[any SQLRow]>([])
+        try await database.execute(sql: statement) { row in rows.withLock { $0.append(row) } }
+        return rows.withLock { $0 }
+    }
+
+    /// The statement's first row, if any.
+    func first() async throws -> (any SQLRow)? {
+        if let rows = try await sqliteRows() { return rows.first }
+        return try await all().first
+    }
+
+    /// On the ledger's own SQLite connections, the rows as the connection read them; nil elsewhere. SQLKit's fetching
+    /// casts the builder to a protocol at each `first()`, boxes a list of rows and a closure, and reaches the
+    /// connection through two existentials and a cast of the statement back from one; this is one cast of the database
+    /// to a class.
+    private func sqliteRows() async throws -> [PreparedSQLiteRow]? {
+        if let write = database as? WriteConnection { return try await write.sqliteRows(of: statement) }
+        if let connection = database as? PreparedSQLiteConnection { return try connection.rows(of: statement) }
+        return nil
     }
 }
 

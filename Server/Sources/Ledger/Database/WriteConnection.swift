@@ -11,7 +11,7 @@ import SQLKit
 /// A class: the write's steps cast their `any SQLDatabase` to it (``LedgerDatabase/heldOrders(_:)`` and the like) many
 /// times a submission, and a cast to a class copies a reference where one to a struct of six fields copied the struct
 /// out of its existential's box, retaining each field.
-final class WriteConnection: InsertedRowIDs, Sendable {
+final class WriteConnection: SQLDatabase, Sendable {
     let base: any SQLDatabase
     /// The ``LedgerDatabase`` whose write this is.
     let database: ObjectIdentifier
@@ -25,6 +25,8 @@ final class WriteConnection: InsertedRowIDs, Sendable {
     let keepsWebhookEvents: Bool
     /// The ids its lookup reserved for the payment it may record.
     let reservedPayment = ReservedPayment.Slot()
+    /// `base`, when it is the ledger's SQLite writer: statements run on it directly (``LedgerSQLBuilder``).
+    private let sqlite: PreparedSQLiteConnection?
 
     init(
         base: any SQLDatabase, database: ObjectIdentifier, deferred: DeferredInserts,
@@ -36,6 +38,7 @@ final class WriteConnection: InsertedRowIDs, Sendable {
         self.failure = failure
         self.heldOrders = heldOrders
         self.keepsWebhookEvents = keepsWebhookEvents
+        sqlite = base as? PreparedSQLiteConnection
     }
 
     var logger: Logger { base.logger }
@@ -49,9 +52,20 @@ final class WriteConnection: InsertedRowIDs, Sendable {
         try await base.execute(sql: query, onRow)
     }
 
+    /// Runs `insert` after the changes the write holds and answers the row id it inserted
+    /// (``SQLDatabase/insertedID(_:)``).
     func insertedRowID(_ insert: LedgerSQL) async throws -> Int64? {
         try await flushHeldChanges()
+        if let sqlite { return try sqlite.insertedRowID(insert) }
         return try await base.insertedID(insert)
+    }
+
+    /// Runs `statement` and answers its rows when the write's connection is the ledger's SQLite writer; nil (and
+    /// nothing run) on any other.
+    func sqliteRows(of statement: LedgerSQL) async throws -> [PreparedSQLiteRow]? {
+        guard let sqlite else { return nil }
+        try await flushHeldChanges()
+        return try sqlite.rows(of: statement)
     }
 
     /// Runs the changes the write holds, before any other statement of it.
