@@ -400,15 +400,20 @@ final class LedgerSQLBuilder: SQLQueryFetcher {
     /// The statement's rows.
     func all() async throws -> [any SQLRow] {
         if let rows = try await sqliteRows() { return rows }
-        let rows = Mutex<[any SQLRow]>([])
-        try await database.execute(sql: statement) { row in rows.withLock { $0.append(row) } }
-        return rows.withLock { $0 }
+        return try await executedRows()
     }
 
     /// The statement's first row, if any.
     func first() async throws -> (any SQLRow)? {
         if let rows = try await sqliteRows() { return rows.first }
-        return try await all().first
+        return try await executedRows().first
+    }
+
+    /// The rows as any other database answers them (SQLKit's `execute`).
+    private func executedRows() async throws -> [any SQLRow] {
+        let rows = Mutex<[any SQLRow]>([])
+        try await database.execute(sql: statement) { row in rows.withLock { $0.append(row) } }
+        return rows.withLock { $0 }
     }
 
     /// On the ledger's own SQLite connections, the rows as the connection read them; nil elsewhere. SQLKit's fetching
