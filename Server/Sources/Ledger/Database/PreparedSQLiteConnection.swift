@@ -356,16 +356,14 @@ private struct StatementText: Hashable {
     /// The bytes hashed at each end.
     private static let ends = 16
 
+    /// Equal texts hash alike whatever their storage: `withUTF8` makes a copy contiguous first when it is not (the
+    /// ledger's own texts always are).
     func hash(into hasher: inout Hasher) {
-        let utf8 = text.utf8
-        hasher.combine(utf8.count)
-        let hashed = utf8.withContiguousStorageIfAvailable { bytes in
+        var text = text
+        text.withUTF8 { bytes in
+            hasher.combine(bytes.count)
             hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.prefix(Self.ends))))
             hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(Self.ends))))
-        }
-        if hashed == nil {
-            utf8.prefix(Self.ends).forEach { hasher.combine($0) }
-            utf8.suffix(Self.ends).forEach { hasher.combine($0) }
         }
     }
 }
