@@ -22,11 +22,16 @@ import Foundation
 
     /// Whether `a` and `b` hold the same bytes (`memcmp`).
     @_spi(OrderSafeServer) public static func equal(_ a: ArraySlice<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.withUnsafeBufferPointer { equal($0, b) }
+    }
+
+    /// Whether `a` and `b` hold the same bytes (`memcmp`).
+    @_spi(OrderSafeServer) public static func equal(
+        _ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
         guard a.count == b.count else { return false }
-        return a.withUnsafeBufferPointer { a in
-            guard let first = a.baseAddress, let second = b.baseAddress else { return true }  // both empty
-            return memcmp(first, second, a.count) == 0
-        }
+        guard let first = a.baseAddress, let second = b.baseAddress else { return true }  // both empty
+        return memcmp(first, second, a.count) == 0
     }
 
     /// The index of the first byte at or after `start` that a JSON string cannot hold as it is — a control character

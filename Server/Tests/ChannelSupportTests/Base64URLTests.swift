@@ -26,19 +26,31 @@ struct Base64URLTests {
         return Data(base64Encoded: Data(standard)).map(Array.init)
     }
 
+    /// How many texts made of `symbols`, of each of `lengths`, decode otherwise than ``foundation(_:)`` decodes them.
+    static func mismatches(_ symbols: String, lengths: ClosedRange<Int>) -> Int {
+        var texts: [[UInt8]] = [[]]
+        var mismatches = 0
+        for length in 1...lengths.upperBound {
+            texts = texts.flatMap { text in symbols.utf8.map { text + [$0] } }
+            guard lengths.contains(length) else { continue }
+            for text in texts where Base64URL.decode(text[...]) != foundation(text) { mismatches += 1 }
+        }
+        return mismatches
+    }
+
     @Test(
         "every text of up to five symbols from the edges of the alphabet, padding, the standard alphabet's two and a stranger"
     )
     func everyShortText() {
         // A and / are the alphabet's ends (0 and 63 as - and _), Q and R differ in a low bit a partial group drops.
-        let symbols = Array("AQR_-z9=+/.".utf8)
-        var texts: [[UInt8]] = [[]]
-        var mismatches = 0
-        for _ in 1...5 {
-            texts = texts.flatMap { text in symbols.map { text + [$0] } }
-            for text in texts where Base64URL.decode(text[...]) != Self.foundation(text) { mismatches += 1 }
-        }
-        #expect(mismatches == 0)
+        #expect(Self.mismatches("AQR_-z9=+/.", lengths: 1...5) == 0)
+    }
+
+    @Test("every text of six to eight symbols from a symbol, the alphabet's last, padding and a stranger")
+    func everyTextAcrossGroups() {
+        // Longer than a group, so that groups decoded four symbols at once meet padding, a stranger and a group begun
+        // byte by byte at every offset.
+        #expect(Self.mismatches("Q_=.", lengths: 6...8) == 0)
     }
 
     @Test("RFC 4648's vectors, unpadded and padded; a slice decodes from its own start")

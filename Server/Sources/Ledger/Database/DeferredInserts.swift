@@ -84,7 +84,7 @@ extension LedgerDatabase {
     /// write's connection, gathered with the write's other rows for the same table; at once otherwise.
     static func insert(_ head: String, rows: [LedgerSQL], on db: any SQLDatabase) async throws {
         guard !rows.isEmpty else { return }
-        if let deferred = (db as? WriteConnection)?.deferred {
+        if let deferred = db.exactly(WriteConnection.self)?.deferred {
             deferred.add(head, rows: rows)
         } else {
             for statement in DeferredInserts.statements(head, rows: rows, on: db) { try await db.sql(statement).run() }
@@ -95,7 +95,7 @@ extension LedgerDatabase {
     /// until its next statement or its end, where they join what else is held; at once otherwise. `ownRows`: they
     /// change only rows no other change of the write touches (``DeferredInserts/hold(_:ownRows:)``).
     static func change(_ statements: [LedgerSQL], on db: any SQLDatabase, ownRows: Bool = false) async throws {
-        guard let deferred = (db as? WriteConnection)?.deferred else {
+        guard let deferred = db.exactly(WriteConnection.self)?.deferred else {
             return try await runTogether(statements, on: db)
         }
         if !deferred.hold(statements, ownRows: ownRows) {

@@ -293,25 +293,40 @@ protocol PendingWrite: Sendable {
     func abandoned(_ error: any Error)
 }
 
-/// A caller's write and the continuation that answers it, exactly once.
-final class Write<R: Sendable>: PendingWrite {
+/// A caller's write and the continuation that answers it, exactly once. Not generic: the result is kept as an
+/// `any Sendable` and the caller's type appears only in the closure that resumes its continuation. As a generic class
+/// (or with the result in a generic box), each call through ``PendingWrite`` ran generic code that looked up the
+/// metadata of the result's optional, the continuation and their tuple at every access, the callers' types being
+/// unknown where the engine asks the ledger for a transaction (43 of a fresh submission's 133 lookups, about 20,000
+/// instructions: `scripts/bench/instructions`, docs/benchmarks.md).
+final class Write: PendingWrite {
     let exclusive: Bool
     let lockOrder: String?
-    private let body: @Sendable (any SQLDatabase) async throws -> R
-    private let state: Mutex<(continuation: CheckedContinuation<R, any Error>?, outcome: Result<R, any Error>?)>
+    private let body: @Sendable (any SQLDatabase) async throws -> any Sendable
+    /// Resumes the caller's continuation with `outcome`.
+    private let resume: @Sendable (_ outcome: Result<any Sendable, any Error>) -> Void
+    /// What the body returned or threw when it last ran, and whether the caller was answered.
+    private let state = Mutex<(outcome: Result<any Sendable, any Error>?, answered: Bool)>((nil, false))
 
-    init(
+    init<R: Sendable>(
         exclusive: Bool, lockOrder: String? = nil, body: @escaping @Sendable (any SQLDatabase) async throws -> R,
         continuation: CheckedContinuation<R, any Error>
     ) {
         self.exclusive = exclusive
         self.lockOrder = lockOrder
-        self.body = body
-        state = Mutex((continuation, nil))
+        self.body = { db in try await body(db) }
+        resume = { outcome in
+            switch outcome {
+            case .success(let value as R): continuation.resume(returning: value)
+            case .success(let value):
+                continuation.resume(throwing: LedgerCorruption(detail: "a write returned a \(type(of: value))"))
+            case .failure(let error): continuation.resume(throwing: error)
+            }
+        }
     }
 
     func run(_ db: any SQLDatabase) async -> Bool {
-        let outcome: Result<R, any Error>
+        let outcome: Result<any Sendable, any Error>
         do {
             outcome = .success(try await body(db))
         } catch {
@@ -340,11 +355,12 @@ final class Write<R: Sendable>: PendingWrite {
         }
     }
 
-    private func answer(_ result: (Result<R, any Error>?) -> Result<R, any Error>) {
-        let taken = state.withLock { state in
-            defer { state.continuation = nil }
-            return state.continuation.map { ($0, result(state.outcome)) }
+    private func answer(_ result: (Result<any Sendable, any Error>?) -> Result<any Sendable, any Error>) {
+        let taken = state.withLock { state -> Result<any Sendable, any Error>? in
+            guard !state.answered else { return nil }
+            state.answered = true
+            return result(state.outcome)
         }
-        if let (continuation, result) = taken { continuation.resume(with: result) }
+        if let taken { resume(taken) }
     }
 }

@@ -36,7 +36,7 @@ final class HeldOrders: Sendable {
 
 extension LedgerDatabase {
     /// The orders held by the write `db` is the connection of; nil outside a write.
-    static func heldOrders(_ db: any SQLDatabase) -> HeldOrders? { (db as? WriteConnection)?.heldOrders }
+    static func heldOrders(_ db: any SQLDatabase) -> HeldOrders? { db.exactly(WriteConnection.self)?.heldOrders }
 
     /// Called by every statement that changes an order row: a copy held by ``HeldOrders`` is no longer the row.
     static func orderChanged(id: Int64, on db: any SQLDatabase) {

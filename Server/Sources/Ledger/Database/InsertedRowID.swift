@@ -6,11 +6,11 @@ extension SQLDatabase {
     /// tells it (``PreparedSQLiteConnection/insertedRowID(_:)``), elsewhere through `RETURNING id`. SQLite runs a
     /// `RETURNING` clause as a trigger: the insert then keeps a statement journal (a copy of every page it changes,
     /// the order's ten indexes' included) and gathers its rows in a temporary table first: an order's insert took
-    /// 53–57 µs with `RETURNING id`, 47–50 µs without (docs/benchmarks.md). The connections are told apart by a cast
-    /// to their classes, which compares one type; a cast to a protocol looked its conformances up at every insert.
+    /// 53–57 µs with `RETURNING id`, 47–50 µs without (docs/benchmarks.md). The connections are told apart by their
+    /// types (``SQLDatabase/exactly(_:)``); a cast to a protocol looked its conformances up at every insert.
     func insertedID(_ insert: LedgerSQL) async throws -> Int64? {
-        if let write = self as? WriteConnection { return try await write.insertedRowID(insert) }
-        if let connection = self as? PreparedSQLiteConnection { return try connection.insertedRowID(insert) }
+        if let write = exactly(WriteConnection.self) { return try await write.insertedRowID(insert) }
+        if let connection = exactly(PreparedSQLiteConnection.self) { return try connection.insertedRowID(insert) }
         return try await sql(insert + " RETURNING id").first()?.decode(column: "id", as: Int64.self)
     }
 }

@@ -94,7 +94,9 @@ public final class LedgerDatabase: Sendable {
 
     /// The write `db` is the connection of, when it is one of this database's writes.
     private func write(of db: (any SQLDatabase)?) -> WriteConnection? {
-        guard let connection = db as? WriteConnection, connection.database == ObjectIdentifier(self) else { return nil }
+        guard let connection = db?.exactly(WriteConnection.self), connection.database == ObjectIdentifier(self) else {
+            return nil
+        }
         return connection
     }
 

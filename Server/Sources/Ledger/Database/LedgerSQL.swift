@@ -418,11 +418,13 @@ final class LedgerSQLBuilder: SQLQueryFetcher {
 
     /// On the ledger's own SQLite connections, the rows as the connection read them; nil elsewhere. SQLKit's fetching
     /// casts the builder to a protocol at each `first()`, boxes a list of rows and a closure, and reaches the
-    /// connection through two existentials and a cast of the statement back from one; this is one cast of the database
-    /// to a class.
+    /// connection through two existentials and a cast of the statement back from one; this compares the database's
+    /// type (``SQLDatabase/exactly(_:)``).
     private func sqliteRows() async throws -> [PreparedSQLiteRow]? {
-        if let write = database as? WriteConnection { return try await write.sqliteRows(of: statement) }
-        if let connection = database as? PreparedSQLiteConnection { return try connection.rows(of: statement) }
+        if let write = database.exactly(WriteConnection.self) { return try await write.sqliteRows(of: statement) }
+        if let connection = database.exactly(PreparedSQLiteConnection.self) {
+            return try connection.rows(of: statement)
+        }
         return nil
     }
 }

@@ -69,6 +69,6 @@ struct ReservedPayment: Sendable {
 extension LedgerDatabase {
     /// The reservation of the write `db` is the connection of; nil outside a write.
     static func reservedPayment(_ db: any SQLDatabase) -> ReservedPayment.Slot? {
-        (db as? WriteConnection)?.reservedPayment
+        db.exactly(WriteConnection.self)?.reservedPayment
     }
 }

@@ -38,7 +38,7 @@ final class WriteConnection: SQLDatabase, Sendable {
         self.failure = failure
         self.heldOrders = heldOrders
         self.keepsWebhookEvents = keepsWebhookEvents
-        sqlite = base as? PreparedSQLiteConnection
+        sqlite = base.exactly(PreparedSQLiteConnection.self)
     }
 
     var logger: Logger { base.logger }
@@ -89,6 +89,6 @@ final class WriteConnection: SQLDatabase, Sendable {
 extension LedgerDatabase {
     /// Whether the write `db` keeps webhook events (``keepsWebhookEvents``); outside a write, they are kept.
     static func keepsWebhookEvents(_ db: any SQLDatabase) -> Bool {
-        (db as? WriteConnection)?.keepsWebhookEvents ?? true
+        db.exactly(WriteConnection.self)?.keepsWebhookEvents ?? true
     }
 }

@@ -10,6 +10,9 @@ public struct KeyedSignal: Sendable {
     let headers: String
     /// What identifies the signal among the entries of its channel and kind.
     public let digest: SHA256Digest
+    /// The digest in lowercase hex, as `inbox.body_sha256` holds it (made once: a fresh submission asked for it six
+    /// times).
+    let sha256: String
 
     /// Throws when the headers cannot be stored (they are not encodable as JSON).
     public init(_ signal: InboundSignal) throws {
@@ -24,12 +27,10 @@ public struct KeyedSignal: Sendable {
         }
         signal.body.withUnsafeBytes { hash.update(bufferPointer: $0) }
         digest = hash.finalize()
+        sha256 = digest.hexString
     }
 
     /// Where the write keeping it takes its locks among the writes of its transaction (``LedgerTransactions/
     /// atomically(lockOrder:_:)``): by its headers (whose user's rows it changes), then by its digest.
     public var lockOrder: String { headers + "\u{0}" + sha256 }
-
-    /// The digest in lowercase hex, as `inbox.body_sha256` holds it.
-    var sha256: String { digest.hexString }
 }

@@ -24,7 +24,7 @@ struct UserAuthMiddleware: RouterMiddleware {
     /// The request's user, or the refusal its token earns (spending its address's budget).
     func user(of request: Request, context: Context) async throws -> AuthenticatedUser {
         do {
-            return try await authenticator.authenticate(authorization: request.headers[.authorization])
+            return try await authenticator.authenticate(authorization: request.headers.value(of: .authorization))
         } catch {
             if let addresses, userRoutes.isSignedIn(request),
                 let retryAfter = addresses.take("address:" + (context.clientAddress ?? "unknown"))
@@ -58,9 +58,9 @@ struct AdminAuthMiddleware: RouterMiddleware {
                 headers: [.retryAfter: "60"])
         }
         do {
-            context.operatorName = try keys.authenticate(authorization: request.headers[.authorization])
+            context.operatorName = try keys.authenticate(authorization: request.headers.value(of: .authorization))
         } catch {
-            if request.headers[.authorization] != nil {  // a key was tried (no key at all guesses nothing)
+            if request.headers.value(of: .authorization) != nil {  // a key was tried (no key at all guesses nothing)
                 _ = wrongKeys.take("sign-in:" + address)
                 context.logger.warning("admin API key refused", metadata: ["address": "\(address)"])
             }

@@ -15,7 +15,7 @@ enum ProviderNotification {
         var kept: [String: String] = [:]
         for name in names {
             guard let field = HTTPField.Name(name) else { continue }
-            let value = request.headers[field]
+            let value = request.headers.value(of: field)
             if let value, value.utf8.count > maxHeaderBytes { return nil }
             if let value { kept[name] = value } else if field == .contentType { kept[name] = "" }
         }

@@ -159,7 +159,7 @@ struct ConsoleController: Sendable {
         var values = frame(page, title: page.texts["error_title"] ?? "", section: .none)
         values["message"] = message
         values["backLink"] =
-            Self.localPath(page.request.headers[.referer].flatMap { URL(string: $0)?.path }) ?? "/admin"
+            Self.localPath(page.request.headers.value(of: .referer).flatMap { URL(string: $0)?.path }) ?? "/admin"
         return views.page("error", values, status: status)
     }
 
@@ -176,7 +176,9 @@ struct ConsoleController: Sendable {
     static func form<T: Decodable>(
         _ type: T.Type, _ request: Request, _ context: OrderSafeRequestContext, csrf accept: (String) -> Bool
     ) async throws -> T {
-        guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
+        guard
+            request.headers.value(of: .contentType)?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
+        else {
             throw ConsolePageError.unsupportedForm
         }
         let text: String

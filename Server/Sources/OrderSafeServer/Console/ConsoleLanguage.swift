@@ -13,7 +13,7 @@ enum ConsoleLanguage: String, Sendable, CaseIterable {
             self = chosen
             return
         }
-        self = Self.preferred(acceptLanguage: request.headers[.acceptLanguage] ?? "")
+        self = Self.preferred(acceptLanguage: request.headers.value(of: .acceptLanguage) ?? "")
     }
 
     /// The first of our languages in the header's order of preference (`q` weights honoured, at most 32 entries).

@@ -34,7 +34,7 @@ extension Request {
 
     /// Decodes a JSON body of at most `limit` bytes, with a 4xx ``APIError`` for anything malformed.
     func decodeJSON<T: APIRequestBody>(_ type: T.Type, limit: Int, context: OrderSafeRequestContext) async throws -> T {
-        if let contentType = headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
+        if let contentType = headers.value(of: .contentType), !contentType.lowercased().hasPrefix("application/json") {
             throw APIError(
                 status: .unsupportedMediaType, code: "unsupported_media_type",
                 message: "the body must be application/json")

@@ -14,7 +14,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         -> Response
     {
         var context = context
-        let offered = request.headers[.requestID]
+        let offered = request.headers.value(of: .requestID)
         let id = offered.flatMap(Self.isWellFormed) == true ? offered! : context.id
         context.logger[metadataKey: "request_id"] = .string(id)
         var response = try await next(request, context)

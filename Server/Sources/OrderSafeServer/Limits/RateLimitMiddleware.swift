@@ -55,7 +55,7 @@ struct UserRoutes: Sendable {
 
     /// A request the address does not answer for: a bearer token to a user route.
     func isSignedIn(_ request: Request) -> Bool {
-        guard request.headers[.authorization]?.hasPrefix("Bearer ") == true else { return false }
+        guard request.headers.value(of: .authorization)?.hasPrefix("Bearer ") == true else { return false }
         let path = request.uri.path
         return path == "/v1/orders" || prefixes.contains { path.hasPrefix($0) }
     }

@@ -52,7 +52,7 @@ struct AdminController {
         group.post("orders/:order_no/refund") { request, context in
             let orderNo = try context.parameters.require("order_no")
             var reason: String?
-            if request.headers[.contentLength] != "0", request.headers[.contentType] != nil {
+            if request.headers.value(of: .contentLength) != "0", request.headers.value(of: .contentType) != nil {
                 reason = try await request.decodeJSON(RefundRequest.self, limit: 4096, context: context).reason.map {
                     String($0.prefix(80))
                 }

@@ -18,7 +18,7 @@ struct CatalogController {
     func addRoutes(to group: RouterGroup<OrderSafeRequestContext>) {
         group.get("catalog") { request, context in
             var answer = CatalogResponse(version: catalog.catalog.version, products: catalog.catalog.products)
-            guard request.headers[.authorization] != nil else {
+            guard request.headers.value(of: .authorization) != nil else {
                 var response = try Response.json(answer)
                 response.headers[.cacheControl] = "public, max-age=300"
                 return response

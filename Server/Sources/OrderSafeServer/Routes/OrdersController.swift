@@ -64,7 +64,7 @@ struct OrdersController {
     /// The `Idempotency-Key` header, if present: 1 to 255 printable ASCII characters, not in a namespace a channel
     /// keys the orders it makes itself with (``PaymentChannel/reservedIdempotencyPrefix``).
     static func idempotencyKey(_ request: Request, reserved registry: ChannelRegistry) throws -> String? {
-        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard let key = request.headers.value(of: .idempotencyKey) else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw APIError.badRequest(
                 "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
