@@ -58,6 +58,14 @@ struct LedgerSQLTests {
                 "SELECT * FROM o WHERE k IN (\(literals: [Kind.submission, .notify], joinedBy: ", ")) AND \(ident: "we\"ird") = \(bind: "?") LIMIT \(literal: 10)",
                 "SELECT * FROM o WHERE k IN (\(literals: ["submission", "notify"], joinedBy: ", ")) AND \(ident: "we\"ird") = \(bind: "?") LIMIT \(literal: 10)"
             ),
+            // A chain of sums: values on both sides of a `+` (the left one's list grown), and text without values
+            // before a statement with them (its list taken whole, then moved along by the text before it).
+            (
+                "UPDATE t SET a = \(bind: 1)" + ", b = \(bind: "x")" + " WHERE " + "c = \(bind: Int64(3)) AND d IN ("
+                    + rows.joined(separator: ", ") + ")",
+                SQLQueryString("UPDATE t SET a = \(bind: 1)") + ", b = \(bind: "x")" + " WHERE "
+                    + "c = \(bind: Int64(3)) AND d IN (" + rowsKit.joined(separator: ", ") + ")"
+            ),
             ("BEGIN IMMEDIATE", "BEGIN IMMEDIATE"),
             // Text that is not ASCII around the values, a combining accent right after one (the byte after `?` then
             // starts no character of its own).
