@@ -35,15 +35,20 @@ struct ConnectionStateHandlerTests {
         }
 
         var isOpen: Bool { channel.isActive }
+
+        /// Open a second before the timeout runs out from now; closed when it does.
+        func expectClosedAfterTheTimeout(sourceLocation: SourceLocation = #_sourceLocation) {
+            advance(29)
+            #expect(isOpen, sourceLocation: sourceLocation)
+            advance(1)
+            #expect(!isOpen, sourceLocation: sourceLocation)
+        }
     }
 
     @Test("a connection that sends nothing is closed the timeout after its opening, not before")
     func neverUsed() throws {
         let connection = try Connection()
-        connection.advance(29)
-        #expect(connection.isOpen)
-        connection.advance(1)
-        #expect(!connection.isOpen)
+        connection.expectClosedAfterTheTimeout()
     }
 
     @Test("each response starts the idle time again: a connection used every 20 s stays open; idle for 30 s it closes")
@@ -55,10 +60,7 @@ struct ConnectionStateHandlerTests {
             try connection.responseEnds()
             #expect(connection.isOpen)
         }
-        connection.advance(29)
-        #expect(connection.isOpen)
-        connection.advance(1)
-        #expect(!connection.isOpen)
+        connection.expectClosedAfterTheTimeout()
     }
 
     @Test("a request in progress is never cut off; the timeout runs from its response's end")
@@ -69,10 +71,7 @@ struct ConnectionStateHandlerTests {
         connection.advance(100)
         #expect(connection.isOpen)
         try connection.responseEnds()
-        connection.advance(29)
-        #expect(connection.isOpen)
-        connection.advance(1)
-        #expect(!connection.isOpen)
+        connection.expectClosedAfterTheTimeout()
     }
 
     @Test("a request that arrives as the timeout falls, and ends after it, keeps the connection open")
@@ -83,9 +82,6 @@ struct ConnectionStateHandlerTests {
         connection.advance(2)
         #expect(connection.isOpen)
         try connection.responseEnds()
-        connection.advance(29)
-        #expect(connection.isOpen)
-        connection.advance(1)
-        #expect(!connection.isOpen)
+        connection.expectClosedAfterTheTimeout()
     }
 }
