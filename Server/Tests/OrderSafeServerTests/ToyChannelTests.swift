@@ -239,7 +239,7 @@ struct ToyChannel: PaymentChannel {
 
     func addRoutes(notifications: RouterGroup<OrderSafeRequestContext>, users: RouterGroup<OrderSafeRequestContext>) {
         notifications.post(RouterPath(Self.notificationRoute)) { request, context in
-            let body = try await request.collectBody(upTo: 4096, context: context)
+            let body = try await request.body.collect(upTo: 4096)
             let headers = ProviderNotification.keptHeaders(request, ["x-toy-signature"]) ?? [:]
             let refusal = try await payments.handle(body: Array(buffer: body), headers: headers)
             return ProviderNotification.text(

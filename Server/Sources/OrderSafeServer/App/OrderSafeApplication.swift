@@ -75,7 +75,11 @@ public enum OrderSafeApplication {
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [ConnectionStateHandler(timeout: headTimeout, limiter: connections)],
+                    additionalChannelHandlers: [
+                        ConnectionStateHandler(
+                            timeout: headTimeout, bodyTimeout: .seconds(Int64(settings.server.requestTimeoutSeconds)),
+                            limiter: connections)
+                    ],
                     idleTimeout: headTimeout)),
             configuration: .init(
                 address: .hostname(settings.server.host, port: settings.server.port), serverName: "OrderSafe"),
@@ -149,10 +153,7 @@ public enum OrderSafeApplication {
         router.add(
             middleware: MethodNotAllowedMiddleware(
                 routes: try RouteTable(openAPIDocument: openAPIDocument, unmounted: unmounted)))
-        router.add(
-            middleware: ConnectionPolicyMiddleware(
-                trustForwardedFor: settings.server.trustForwardedFor,
-                bodyDeadline: .seconds(settings.server.requestTimeoutSeconds)))
+        if settings.server.trustForwardedFor { router.add(middleware: ForwardedForMiddleware()) }
         let addresses =
             settings.limits.perAddressPerMinute > 0
             ? RateLimiter(perMinute: settings.limits.perAddressPerMinute, clock: clock) : nil

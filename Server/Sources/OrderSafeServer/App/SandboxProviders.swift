@@ -99,7 +99,7 @@ public struct SandboxProviders: Sendable {
         }
         if let tokens {
             router.post("sandbox/token") { request, context in
-                let body = try await request.decodeJSON(SandboxTokenRequest.self, limit: 4096, context: context)
+                let body = try await request.decodeJSON(SandboxTokenRequest.self, limit: 4096)
                 guard !body.user.isEmpty, body.user.count <= 128 else {
                     throw APIError(
                         status: .badRequest, code: "invalid_request", message: "user must be 1 to 128 characters")

@@ -183,7 +183,7 @@ struct ConsoleController: Sendable {
         }
         let text: String
         do {
-            text = String(buffer: try await request.collectBody(upTo: maxFormBytes, context: context))
+            text = String(buffer: try await request.body.collect(upTo: maxFormBytes))
         } catch {
             throw ConsolePageError.formTooLarge
         }

@@ -8,7 +8,7 @@ public struct OrderSafeRequestContext: RequestContext {
     var user: AuthenticatedUser?
     /// The operator behind an admin request (`admin`, or a named operator key's name).
     var operatorName: String?
-    /// The peer's IP address as the connection shows it; ``ConnectionPolicyMiddleware`` may replace it with the
+    /// The peer's IP address as the connection shows it; ``ForwardedForMiddleware`` may replace it with the
     /// proxy's word. Read from the connection only when asked for: a signed-in request never asks, and the address's
     /// text cost a lock, a copy and `inet_ntop` at every request (0.2% of a submission's samples).
     var clientAddress: String? {
@@ -16,9 +16,8 @@ public struct OrderSafeRequestContext: RequestContext {
         set { givenAddress = newValue }
     }
     private var givenAddress: String?
-    /// The connection, closed when a body does not arrive within `bodyDeadline` (``Request/collectBody(upTo:context:)``).
+    /// The connection the request came on.
     let channel: any Channel
-    var bodyDeadline: Duration = .seconds(30)
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

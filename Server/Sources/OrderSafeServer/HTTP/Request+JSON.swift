@@ -4,36 +4,22 @@ import NIOCore
 import OrderSafeModel
 
 extension Request {
-    /// The body, at most `limit` bytes, arriving within the context's `bodyDeadline` (`server.request_timeout_seconds`):
-    /// a body trickled slower than that closes the connection instead of holding it, and a graceful shutdown, open.
-    func collectBody(upTo limit: Int, context: OrderSafeRequestContext) async throws -> ByteBuffer {
-        let channel = context.channel
-        let deadline = context.bodyDeadline
-        let watchdog = Task {
-            try await Task.sleep(for: deadline)
-            try? await channel.close()
-        }
-        defer { watchdog.cancel() }
-        var request = self
-        return try await request.collectBody(upTo: limit)
-    }
-
     /// For an action that takes no body: at most an empty JSON object's few bytes are taken (and ignored); more is
     /// refused with 413 before it is read, not drained.
-    func expectNoBody(context: OrderSafeRequestContext) async throws {
+    func expectNoBody() async throws {
         do {
-            _ = try await collectBody(upTo: Self.noBodyBytes, context: context)
+            _ = try await body.collect(upTo: Self.noBodyBytes)
         } catch is NIOTooManyBytesError {
             throw APIError(
                 status: .contentTooLarge, code: "body_too_large", message: "this action takes no request body")
         }
     }
 
-    /// What ``expectNoBody(context:)`` lets through: `{}` and some white space, as some clients send.
+    /// What ``expectNoBody()`` lets through: `{}` and some white space, as some clients send.
     static let noBodyBytes = 16
 
     /// Decodes a JSON body of at most `limit` bytes, with a 4xx ``APIError`` for anything malformed.
-    func decodeJSON<T: APIRequestBody>(_ type: T.Type, limit: Int, context: OrderSafeRequestContext) async throws -> T {
+    func decodeJSON<T: APIRequestBody>(_ type: T.Type, limit: Int) async throws -> T {
         if let contentType = headers.value(of: .contentType), !contentType.lowercased().hasPrefix("application/json") {
             throw APIError(
                 status: .unsupportedMediaType, code: "unsupported_media_type",
@@ -41,7 +27,7 @@ extension Request {
         }
         var body: ByteBuffer
         do {
-            body = try await collectBody(upTo: limit, context: context)
+            body = try await self.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw APIError(status: .contentTooLarge, code: "body_too_large", message: "the body exceeds \(limit) bytes")
         }

@@ -1,7 +1,7 @@
 import Hummingbird
 
 /// Answers 429 with `Retry-After` when the caller's bucket is empty. The caller is the authenticated user behind
-/// ``UserAuthMiddleware``, otherwise the client address (see ``ConnectionPolicyMiddleware``). A request with a user token to a
+/// ``UserAuthMiddleware``, otherwise the client address (see ``ForwardedForMiddleware``). A request with a user token to a
 /// user route is not the address's: carrier-grade NAT puts thousands of phones behind one address, so signed-in
 /// users are limited each on their own, and a token that fails spends its address's budget instead
 /// (``UserAuthMiddleware``).

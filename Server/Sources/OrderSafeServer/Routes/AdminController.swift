@@ -53,7 +53,7 @@ struct AdminController {
             let orderNo = try context.parameters.require("order_no")
             var reason: String?
             if request.headers.value(of: .contentLength) != "0", request.headers.value(of: .contentType) != nil {
-                reason = try await request.decodeJSON(RefundRequest.self, limit: 4096, context: context).reason.map {
+                reason = try await request.decodeJSON(RefundRequest.self, limit: 4096).reason.map {
                     String($0.prefix(80))
                 }
             }
@@ -65,12 +65,12 @@ struct AdminController {
         group.post("orders/:order_no/resolve") { request, context in
             let orderNo = try context.parameters.require("order_no")
             // 1,000 characters, each escaped as two \uXXXX units at worst: 12,000 bytes of valid body.
-            let note = try await request.decodeJSON(ResolveRequest.self, limit: 16 * 1024, context: context).note
+            let note = try await request.decodeJSON(ResolveRequest.self, limit: 16 * 1024).note
             try await desk.resolve(orderNo: orderNo, note: note, operatorName: context.operator)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
         }
         group.post("orders/:order_no/query") { request, context in
-            try await request.expectNoBody(context: context)
+            try await request.expectNoBody()
             let orderNo = try context.parameters.require("order_no")
             try await desk.query(orderNo: orderNo, operatorName: context.operator)
             return try Response.json(AdminOrderDetail(try await dossier(orderNo)))
@@ -113,17 +113,17 @@ struct AdminController {
         }
         for channel in desk.heldChannels {
             group.post(RouterPath("\(channel.rawValue)/held/replay")) { request, context in
-                try await request.expectNoBody(context: context)
+                try await request.expectNoBody()
                 return try Response.json(try await desk.replayHeld(channel, operatorName: context.operator))
             }
         }
         group.post("inbox/:id/replay") { request, context in
-            try await request.expectNoBody(context: context)
+            try await request.expectNoBody()
             try await desk.replay(id: try context.parameters.require("id"), operatorName: context.operator)
             return try Response.json(["replayed": true])
         }
         group.post("webhooks/:event_id/redeliver") { request, context in
-            try await request.expectNoBody(context: context)
+            try await request.expectNoBody()
             try await desk.redeliver(
                 eventID: try context.parameters.require("event_id"), operatorName: context.operator)
             return try Response.json(["scheduled": true], status: .accepted)

@@ -24,7 +24,7 @@ struct OrdersController {
     func clientResult(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let orderNo = try context.parameters.require("order_no")
-        let hint = try await request.decodeJSON(ClientResultRequest.self, limit: 4096, context: context)
+        let hint = try await request.decodeJSON(ClientResultRequest.self, limit: 4096)
         let order = try await orders.order(
             number: orderNo, userID: user.id, rebuildingThrough: hint.channel.flatMap { channels[$0]?.settler })
         let (settled, answer) = try await orders.recordClientResult(hint, for: order, reconciler: reconciler)
@@ -42,7 +42,7 @@ struct OrdersController {
     func create(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let key = try Self.idempotencyKey(request, reserved: channels.registry)
-        let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes, context: context)
+        let body = try await request.decodeJSON(CreateOrderRequest.self, limit: maxBodyBytes)
         let creation = try await orders.createOrder(body, userID: user.id, idempotencyKey: key)
         var response = OrderResponse(order: creation.order)
         try await channels[body.channel]?.invoke(creation.order, into: &response)

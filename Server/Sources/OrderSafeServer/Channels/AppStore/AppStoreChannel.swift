@@ -69,7 +69,7 @@ struct AppStoreChannel: PaymentChannel {
         notifications.post(RouterPath(Self.notificationRoute)) { request, context in
             let body: ByteBuffer
             do {
-                body = try await request.collectBody(upTo: 256 * 1024, context: context)
+                body = try await request.body.collect(upTo: 256 * 1024)
             } catch {
                 throw APIError(status: .contentTooLarge, code: "body_too_large", message: "the body exceeds 256 KiB")
             }

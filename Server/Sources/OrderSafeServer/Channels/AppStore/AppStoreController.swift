@@ -39,7 +39,7 @@ struct AppStoreController {
     func noteAppTransaction(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let body = try await request.decodeJSON(
-            AppTransactionBody.self, limit: AppTransactionError.maxBytes + 64, context: context)
+            AppTransactionBody.self, limit: AppTransactionError.maxBytes + 64)
         let purchases = try await payments.noteAppTransaction(body.signedAppTransaction, userID: user.id)
         context.logger.info("appstore app transaction", metadata: ["apple_ids": "\(purchases.purchases.count)"])
         return try Response.json(purchases)
@@ -58,7 +58,7 @@ struct AppStoreController {
     func signOffer(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let offerID = try context.parameters.require("offer_id")
-        let body = try await request.decodeJSON(OfferRequest.self, limit: 4096, context: context)
+        let body = try await request.decodeJSON(OfferRequest.self, limit: 4096)
         let signed = try await payments.signOffer(offerID, orderNo: body.orderNo, userID: user.id)
         context.logger.info(
             "appstore offer signed", metadata: ["order_no": "\(body.orderNo)", "offer_id": "\(offerID)"])
@@ -68,7 +68,7 @@ struct AppStoreController {
     /// Restore: re-grants what the user owns, idempotently, following the App Store's history.
     func sync(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let body = try await request.decodeJSON(AppStoreSyncRequest.self, limit: Self.maxBodyBytes, context: context)
+        let body = try await request.decodeJSON(AppStoreSyncRequest.self, limit: Self.maxBodyBytes)
         let response = try await payments.sync(body, userID: user.id)
         context.logger.info(
             "appstore sync",
@@ -79,7 +79,7 @@ struct AppStoreController {
     func submit(request: Request, context: OrderSafeRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let submission = try await request.decodeJSON(
-            AppStoreSubmission.self, limit: Self.maxBodyBytes, context: context)
+            AppStoreSubmission.self, limit: Self.maxBodyBytes)
         let response = try await payments.submit(submission, userID: user.id)
         for result in response.transactions {
             context.logger.info(

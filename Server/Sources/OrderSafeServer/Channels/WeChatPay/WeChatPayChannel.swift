@@ -65,7 +65,7 @@ struct WeChatPayChannel: PaymentChannel {
         notifications.post(RouterPath(Self.notificationRoute)) { request, context in
             let body: ByteBuffer
             do {
-                body = try await request.collectBody(upTo: 64 * 1024, context: context)
+                body = try await request.body.collect(upTo: 64 * 1024)
             } catch {
                 return Self.failure("body too large", status: 413)
             }
